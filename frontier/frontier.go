@@ -1,0 +1,684 @@
+// Package frontier decides which URL is fetched next and when: a Mercator
+// frontier with priority levels in front and one queue per host behind,
+// ordered by a min-heap of each host's next allowed fetch time.
+//
+// It is pure crawl logic: time comes from Options.Now, queued URLs live in a
+// Store, and it does no other I/O. A Frontier is safe for concurrent use.
+//
+// Invariants (checked by tests): a host never has more than MaxParallel
+// leases out, an IP never more than IPMaxParallel; a host is never leased
+// before its next allowed time; a URL is leased to one worker at a time; a
+// lease not completed by its deadline is re-offered (at-least-once).
+package frontier
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/trawl-crawler/trawl/partition"
+)
+
+// Item is one URL waiting in the frontier.
+type Item struct {
+	URL       string // canonical URL (urlnorm.Canonical)
+	Host      string // politeness key (urlnorm.HostKey)
+	Depth     int    // links followed from a seed; 0 for seeds
+	Level     int    // priority level, 0 highest; clamped to Options.Levels-1
+	Redirects int    // redirects followed to reach this URL
+	Attempts  int    // earlier attempts that ended in a retryable failure
+}
+
+// Options configures a Frontier. A zero field takes the default named.
+type Options struct {
+	// Levels is the number of priority levels. Default 3.
+	Levels int
+	// MinDelay is the least gap between two fetches to one host. Default 1s.
+	MinDelay time.Duration
+	// MaxDelay caps a host's delay as backoff grows it. Default 10m.
+	MaxDelay time.Duration
+	// MaxRetryAfter caps how long a Retry-After header can park a host.
+	// Default 1h.
+	MaxRetryAfter time.Duration
+	// MaxParallel is the number of fetches a host may have in flight.
+	// Default 1.
+	MaxParallel int
+	// IPMaxParallel is the number of fetches all hosts on one IP address
+	// may have in flight together. Default 2.
+	IPMaxParallel int
+	// HostBudget is the number of URLs leased per host in this crawl;
+	// what is queued past it is dropped. 0 means no budget.
+	HostBudget int
+	// LeaseTimeout is how long a worker holds a lease before it is
+	// re-offered. Default 5m.
+	LeaseTimeout time.Duration
+	// Window is how many queued items per host and level are held in
+	// memory. Default 16.
+	Window int
+	// Store holds the queues. Default: a new MemStore.
+	Store Store
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.Levels == 0 {
+		o.Levels = 3
+	}
+	if o.MinDelay == 0 {
+		o.MinDelay = time.Second
+	}
+	if o.MaxDelay == 0 {
+		o.MaxDelay = 10 * time.Minute
+	}
+	if o.MaxRetryAfter == 0 {
+		o.MaxRetryAfter = time.Hour
+	}
+	if o.MaxParallel == 0 {
+		o.MaxParallel = 1
+	}
+	if o.IPMaxParallel == 0 {
+		o.IPMaxParallel = 2
+	}
+	if o.LeaseTimeout == 0 {
+		o.LeaseTimeout = 5 * time.Minute
+	}
+	if o.Window == 0 {
+		o.Window = 16
+	}
+	if o.Store == nil {
+		o.Store = &MemStore{}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Validate reports every field that is out of range.
+func (o Options) Validate() error {
+	var errs []error
+	bad := func(field string, v any, why string) {
+		errs = append(errs, fmt.Errorf("frontier: option %s = %v: %s", field, v, why))
+	}
+	if o.Levels < 0 || o.Levels > 16 {
+		bad("Levels", o.Levels, "want 1..16")
+	}
+	if o.MinDelay < 0 {
+		bad("MinDelay", o.MinDelay, "negative")
+	}
+	if o.MaxDelay < 0 || (o.MaxDelay > 0 && o.MaxDelay < o.MinDelay) {
+		bad("MaxDelay", o.MaxDelay, "negative or below MinDelay")
+	}
+	if o.MaxRetryAfter < 0 {
+		bad("MaxRetryAfter", o.MaxRetryAfter, "negative")
+	}
+	if o.MaxParallel < 0 {
+		bad("MaxParallel", o.MaxParallel, "negative")
+	}
+	if o.IPMaxParallel < 0 {
+		bad("IPMaxParallel", o.IPMaxParallel, "negative")
+	}
+	if o.HostBudget < 0 {
+		bad("HostBudget", o.HostBudget, "negative")
+	}
+	if o.LeaseTimeout < 0 {
+		bad("LeaseTimeout", o.LeaseTimeout, "negative")
+	}
+	if o.Window < 0 {
+		bad("Window", o.Window, "negative")
+	}
+	return errors.Join(errs...)
+}
+
+// Lease is a URL handed to one worker. The worker must Complete it.
+type Lease struct {
+	Item     Item
+	ID       uint64
+	Start    time.Time // when it was leased
+	Deadline time.Time // when it is re-offered if not completed
+
+	host     *hostState
+	prevNext time.Time // host's next allowed time before this lease
+	ip       string    // IP charged for this lease ("" if none)
+	done     bool
+}
+
+// Outcome is what became of a lease.
+type Outcome struct {
+	// Status is the HTTP status of the response, 0 if there was none.
+	Status int
+	// Failed reports a network failure (connect error, reset); Timeout a
+	// time-out. Both back the host off like a 503.
+	Failed, Timeout bool
+	// ResponseTime is how long the fetch took; the next gap is at least
+	// ten times this.
+	ResponseTime time.Duration
+	// RetryAfter is the server's Retry-After, 0 if none.
+	RetryAfter time.Duration
+	// NotStarted reports that no request was sent (robots disallowed, IP
+	// cap, DNS failure): the host's gap is not charged.
+	NotStarted bool
+	// Requeue puts the item back at the head of its host's queue: the
+	// slot was used for something else first (robots.txt), or the fetch is
+	// to be retried.
+	Requeue bool
+	// DropHost discards the host's queue (robots.txt stays unavailable).
+	DropHost bool
+}
+
+// Errors returned by Complete.
+var (
+	ErrLeaseExpired = errors.New("frontier: lease expired before completion")
+	ErrLeaseDone    = errors.New("frontier: lease already completed")
+)
+
+// Frontier is the crawl's to-do list. Create it with New.
+type Frontier struct {
+	opts Options
+
+	mu       sync.Mutex
+	hosts    map[string]*hostState
+	ready    hostHeap // hosts with work, under their parallel cap, ordered by next allowed time
+	ipFlight map[string]int
+	ipParked map[string][]*hostState // hosts waiting for their IP's cap
+	leases   []*Lease               // in lease order; deadlines are ascending
+	nextID   uint64
+	queued   int // items in windows and store
+	inFlight int
+	dropped  int
+	changed  chan struct{}
+}
+
+type hostState struct {
+	name        string
+	part        partition.ID
+	ip          string
+	window      [][]Item // per level, head first
+	stored      []int    // per level, items in the Store not yet in window
+	tick        uint64   // drives the biased level selector
+	inFlight    int
+	nextAllowed time.Time
+	crawlDelay  time.Duration
+	backoff     time.Duration
+	leased      int // towards HostBudget
+	dead        bool
+	parked      bool
+	heapIdx     int // index in ready, -1 if not there
+}
+
+// New returns an empty Frontier.
+func New(opts Options) (*Frontier, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Frontier{
+		opts:     opts.withDefaults(),
+		hosts:    make(map[string]*hostState),
+		ipFlight: make(map[string]int),
+		ipParked: make(map[string][]*hostState),
+		changed:  make(chan struct{}, 1),
+	}, nil
+}
+
+// Changed is signalled (without blocking) whenever work may have become
+// available: items added, a lease completed or a host unparked. Waiters
+// select on it together with the wait Lease returned.
+func (f *Frontier) Changed() <-chan struct{} { return f.changed }
+
+func (f *Frontier) signal() {
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (f *Frontier) host(name string) *hostState {
+	h := f.hosts[name]
+	if h == nil {
+		h = &hostState{
+			name:    name,
+			part:    partition.Of(name),
+			window:  make([][]Item, f.opts.Levels),
+			stored:  make([]int, f.opts.Levels),
+			heapIdx: -1,
+		}
+		f.hosts[name] = h
+	}
+	return h
+}
+
+// Add queues items. The caller has already checked they are new; the
+// frontier does not de-duplicate. Items of a host whose budget is spent or
+// whose queue was dropped are discarded and counted in Stats.Dropped.
+func (f *Frontier) Add(items ...Item) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// Group by host and level so the store sees one Push per queue.
+	type qk struct {
+		host  string
+		level int
+	}
+	groups := make(map[qk][]Item)
+	var order []qk
+	for _, it := range items {
+		it.Level = max(0, min(it.Level, f.opts.Levels-1))
+		h := f.host(it.Host)
+		if h.dead || f.overBudget(h) {
+			f.dropped++
+			continue
+		}
+		k := qk{it.Host, it.Level}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], it)
+	}
+	var errs []error
+	for _, k := range order {
+		g := groups[k]
+		if err := f.opts.Store.Push(k.host, k.level, g); err != nil {
+			errs = append(errs, fmt.Errorf("frontier: queue %d URLs for %s: %w", len(g), k.host, err))
+			continue
+		}
+		h := f.hosts[k.host]
+		h.stored[k.level] += len(g)
+		f.queued += len(g)
+		f.schedule(h)
+	}
+	f.signal()
+	return errors.Join(errs...)
+}
+
+func (f *Frontier) overBudget(h *hostState) bool {
+	return f.opts.HostBudget > 0 && h.leased >= f.opts.HostBudget
+}
+
+func (h *hostState) pending() int {
+	n := 0
+	for l := range h.window {
+		n += len(h.window[l]) + h.stored[l]
+	}
+	return n
+}
+
+// schedule puts h in the ready heap if it has work, room for another lease
+// and is not parked; otherwise takes it out.
+func (f *Frontier) schedule(h *hostState) {
+	want := !h.dead && !h.parked && h.inFlight < f.opts.MaxParallel && h.pending() > 0
+	switch {
+	case want && h.heapIdx < 0:
+		heap.Push(&f.ready, h)
+	case want:
+		heap.Fix(&f.ready, h.heapIdx)
+	case h.heapIdx >= 0:
+		heap.Remove(&f.ready, h.heapIdx)
+	}
+}
+
+// Lease hands out the next URL that may be fetched now. If none may, it
+// returns nil and how long until one may (wait < 0: nothing is queued that
+// could become ready by time alone; wait for Changed).
+func (f *Frontier) Lease() (*Lease, time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.opts.Now()
+	f.expire(now)
+	for f.ready.Len() > 0 {
+		h := f.ready[0]
+		if h.nextAllowed.After(now) {
+			return nil, f.wait(now)
+		}
+		if f.overBudget(h) {
+			f.dropHost(h)
+			continue
+		}
+		if h.ip != "" && f.ipFlight[h.ip] >= f.opts.IPMaxParallel {
+			f.park(h)
+			continue
+		}
+		it, ok := f.take(h)
+		if !ok {
+			f.schedule(h)
+			continue
+		}
+		return f.lease(h, it, now), 0
+	}
+	return nil, f.wait(now)
+}
+
+// wait is how long until the frontier may have something to lease.
+func (f *Frontier) wait(now time.Time) time.Duration {
+	w := time.Duration(-1)
+	if f.ready.Len() > 0 {
+		w = max(0, f.ready[0].nextAllowed.Sub(now))
+	}
+	if len(f.leases) > 0 {
+		d := max(0, f.leases[0].Deadline.Sub(now))
+		if w < 0 || d < w {
+			w = d
+		}
+	}
+	return w
+}
+
+func (f *Frontier) lease(h *hostState, it Item, now time.Time) *Lease {
+	f.nextID++
+	l := &Lease{
+		Item:     it,
+		ID:       f.nextID,
+		Start:    now,
+		Deadline: now.Add(f.opts.LeaseTimeout),
+		host:     h,
+		prevNext: h.nextAllowed,
+		ip:       h.ip,
+	}
+	h.inFlight++
+	h.leased++
+	f.inFlight++
+	if l.ip != "" {
+		f.ipFlight[l.ip]++
+	}
+	if f.opts.MaxParallel > 1 {
+		// The next fetch may start one delay after this one, while this
+		// one is still in flight; Complete pushes it later if need be.
+		h.nextAllowed = now.Add(f.delay(h))
+	}
+	f.leases = append(f.leases, l)
+	f.schedule(h)
+	return l
+}
+
+// take removes the next item of h, choosing the level by a biased round
+// robin: level i gets weight 2^(Levels-1-i), so every level is served.
+func (f *Frontier) take(h *hostState) (Item, bool) {
+	L := f.opts.Levels
+	total := uint64(1)<<L - 1
+	slot := h.tick % total
+	h.tick++
+	want, span := 0, uint64(1)<<(L-1)
+	for slot >= span && want < L-1 {
+		slot -= span
+		span >>= 1
+		want++
+	}
+	for i := range L {
+		l := (want + i) % L
+		if len(h.window[l]) == 0 && h.stored[l] > 0 {
+			f.refill(h, l)
+		}
+		if w := h.window[l]; len(w) > 0 {
+			it := w[0]
+			w[0] = Item{}
+			h.window[l] = w[1:]
+			f.queued--
+			return it, true
+		}
+	}
+	return Item{}, false
+}
+
+func (f *Frontier) refill(h *hostState, level int) {
+	items, err := f.opts.Store.Pop(h.name, level, f.opts.Window)
+	if err != nil || len(items) == 0 {
+		// The store lost track; forget its count rather than spin.
+		f.queued -= h.stored[level]
+		h.stored[level] = 0
+		return
+	}
+	h.stored[level] -= len(items)
+	h.window[level] = append(h.window[level], items...)
+}
+
+func (f *Frontier) park(h *hostState) {
+	h.parked = true
+	f.ipParked[h.ip] = append(f.ipParked[h.ip], h)
+	f.schedule(h)
+}
+
+func (f *Frontier) unparkIP(ip string) {
+	for _, h := range f.ipParked[ip] {
+		h.parked = false
+		f.schedule(h)
+	}
+	delete(f.ipParked, ip)
+}
+
+func (f *Frontier) dropHost(h *hostState) {
+	n, _ := f.opts.Store.Drop(h.name)
+	for l := range h.window {
+		n += len(h.window[l])
+		f.queued -= len(h.window[l]) + h.stored[l]
+		h.window[l] = nil
+		h.stored[l] = 0
+	}
+	f.dropped += n
+	h.dead = true
+	f.schedule(h)
+}
+
+// delay is the host's current gap between fetches.
+func (f *Frontier) delay(h *hostState) time.Duration {
+	return min(max(f.opts.MinDelay, h.crawlDelay, h.backoff), f.opts.MaxDelay)
+}
+
+// expire re-offers leases whose deadline has passed.
+func (f *Frontier) expire(now time.Time) {
+	n := 0
+	for n < len(f.leases) && !f.leases[n].Deadline.After(now) {
+		l := f.leases[n]
+		f.release(l)
+		l.host.leased-- // re-offered: it does not spend budget twice
+		f.pushFront(l.host, l.Item)
+		n++
+	}
+	if n > 0 {
+		clear(f.leases[:n])
+		f.leases = f.leases[n:]
+	}
+}
+
+// release undoes a lease's in-flight accounting.
+func (f *Frontier) release(l *Lease) {
+	l.done = true
+	h := l.host
+	h.inFlight--
+	f.inFlight--
+	if l.ip != "" {
+		f.ipFlight[l.ip]--
+		if f.ipFlight[l.ip] <= 0 {
+			delete(f.ipFlight, l.ip)
+		}
+		f.unparkIP(l.ip)
+	}
+	f.schedule(h)
+}
+
+func (f *Frontier) pushFront(h *hostState, it Item) {
+	if h.dead {
+		f.dropped++
+		return
+	}
+	l := it.Level
+	h.window[l] = append([]Item{it}, h.window[l]...)
+	f.queued++
+	f.schedule(h)
+}
+
+// SetIP records the IP address a host resolved to, for the IP-level cap.
+// It reports whether lease l (of that host) may go ahead: false means the
+// IP is at its cap and the caller should Complete l with Requeue and
+// NotStarted.
+func (f *Frontier) SetIP(l *Lease, ip string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := l.host
+	h.ip = ip
+	if l.done || l.ip == ip {
+		return l.ip == ip
+	}
+	if l.ip != "" {
+		f.ipFlight[l.ip]--
+		if f.ipFlight[l.ip] <= 0 {
+			delete(f.ipFlight, l.ip)
+		}
+		f.unparkIP(l.ip)
+	}
+	l.ip = ""
+	if f.ipFlight[ip] >= f.opts.IPMaxParallel {
+		return false
+	}
+	l.ip = ip
+	f.ipFlight[ip]++
+	return true
+}
+
+// SetCrawlDelay records a host's robots.txt Crawl-delay.
+func (f *Frontier) SetCrawlDelay(host string, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.host(host).crawlDelay = d
+}
+
+// Complete ends a lease with its outcome and sets when the host may be
+// contacted next: the gap max(MinDelay, Crawl-delay, 10 x response time,
+// backoff) counts from now, the moment the fetch finished, so the gap the
+// server sees between request starts is never shorter than the rule.
+// 429, 503, time-outs and network failures double the host's backoff (up to
+// MaxDelay) and a Retry-After is honoured (up to MaxRetryAfter); successes
+// shrink the backoff by a quarter.
+func (f *Frontier) Complete(l *Lease, o Outcome) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l.done {
+		if l.Deadline.After(f.opts.Now()) {
+			return ErrLeaseDone
+		}
+		return ErrLeaseExpired
+	}
+	f.removeLease(l)
+	now := f.opts.Now()
+	h := l.host
+	f.release(l)
+	if o.NotStarted {
+		// No request went out: the host's clock is as it was.
+		h.nextAllowed = l.prevNext
+	} else {
+		f.politeness(h, o, now)
+	}
+	if o.NotStarted || o.Requeue {
+		h.leased-- // no page was fetched for this item, or it will be again
+	}
+	if o.Requeue && !o.DropHost {
+		f.pushFront(h, l.Item)
+	}
+	if o.DropHost {
+		f.dropHost(h)
+	}
+	f.schedule(h)
+	f.signal()
+	return nil
+}
+
+func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
+	base := max(f.opts.MinDelay, h.crawlDelay, 10*o.ResponseTime)
+	if o.Status == 429 || o.Status == 503 || o.Timeout || o.Failed {
+		h.backoff = min(max(2*h.backoff, 2*base), f.opts.MaxDelay)
+	} else if h.backoff > 0 {
+		h.backoff = h.backoff * 3 / 4
+		if h.backoff <= base {
+			h.backoff = 0
+		}
+	}
+	gap := min(max(base, h.backoff), max(f.opts.MaxDelay, base))
+	next := now.Add(gap)
+	if ra := min(o.RetryAfter, f.opts.MaxRetryAfter); ra > 0 && now.Add(ra).After(next) {
+		next = now.Add(ra)
+	}
+	if f.opts.MaxParallel == 1 || next.After(h.nextAllowed) {
+		h.nextAllowed = next
+	}
+}
+
+func (f *Frontier) removeLease(l *Lease) {
+	for i, x := range f.leases {
+		if x == l {
+			copy(f.leases[i:], f.leases[i+1:])
+			f.leases[len(f.leases)-1] = nil
+			f.leases = f.leases[:len(f.leases)-1]
+			return
+		}
+	}
+}
+
+// Stats is a snapshot of the frontier's size.
+type Stats struct {
+	Queued   int // items waiting
+	InFlight int // leases out
+	Hosts    int // hosts known
+	Ready    int // hosts with work that may be leased now
+	Waiting  int // hosts with work whose next allowed time is in the future
+	Parked   int // hosts with work waiting for their IP's cap
+	Backoff  int // hosts with a backoff above their base delay
+	Dropped  int // items discarded (budget, dead hosts)
+}
+
+// Stats returns a snapshot.
+func (f *Frontier) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.opts.Now()
+	s := Stats{Queued: f.queued, InFlight: f.inFlight, Hosts: len(f.hosts), Dropped: f.dropped}
+	for _, h := range f.ready {
+		if h.nextAllowed.After(now) {
+			s.Waiting++
+		} else {
+			s.Ready++
+		}
+	}
+	for _, hs := range f.ipParked {
+		s.Parked += len(hs)
+	}
+	for _, h := range f.hosts {
+		if h.backoff > 0 {
+			s.Backoff++
+		}
+	}
+	return s
+}
+
+// Done reports whether nothing is queued and nothing is in flight: the
+// crawl is exhausted.
+func (f *Frontier) Done() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.queued == 0 && f.inFlight == 0
+}
+
+// hostHeap is a min-heap of hosts by next allowed time.
+type hostHeap []*hostState
+
+func (q hostHeap) Len() int { return len(q) }
+func (q hostHeap) Less(i, j int) bool {
+	return q[i].nextAllowed.Before(q[j].nextAllowed)
+}
+func (q hostHeap) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].heapIdx = i
+	q[j].heapIdx = j
+}
+func (q *hostHeap) Push(x any) {
+	h := x.(*hostState)
+	h.heapIdx = len(*q)
+	*q = append(*q, h)
+}
+func (q *hostHeap) Pop() any {
+	old := *q
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	h.heapIdx = -1
+	return h
+}

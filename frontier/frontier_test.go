@@ -1,0 +1,380 @@
+package frontier
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// clock is a fake clock that tests move by hand.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func newTest(t *testing.T, o Options) (*Frontier, *clock) {
+	t.Helper()
+	c := &clock{t: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	o.Now = c.now
+	f, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, c
+}
+
+func item(host string, n int) Item {
+	return Item{URL: fmt.Sprintf("http://%s/p%d", host, n), Host: host}
+}
+
+func mustLease(t *testing.T, f *Frontier) *Lease {
+	t.Helper()
+	l, wait := f.Lease()
+	if l == nil {
+		t.Fatalf("Lease() = nil, wait %v; want a lease", wait)
+	}
+	return l
+}
+
+func noLease(t *testing.T, f *Frontier, wantWait time.Duration) {
+	t.Helper()
+	l, wait := f.Lease()
+	if l != nil {
+		t.Fatalf("Lease() = %s, want none", l.Item.URL)
+	}
+	if wait != wantWait {
+		t.Fatalf("Lease() wait = %v, want %v", wait, wantWait)
+	}
+}
+
+func TestGapCountsFromCompletion(t *testing.T) {
+	f, c := newTest(t, Options{MinDelay: time.Second})
+	f.Add(item("a.test", 1), item("a.test", 2))
+	l := mustLease(t, f)
+	noLease(t, f, 5*time.Minute) // host busy: only the lease deadline is ahead
+	c.advance(20 * time.Millisecond)
+	if err := f.Complete(l, Outcome{Status: 200, ResponseTime: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	noLease(t, f, time.Second)
+	c.advance(999 * time.Millisecond)
+	noLease(t, f, time.Millisecond)
+	c.advance(time.Millisecond)
+	mustLease(t, f)
+}
+
+func TestGapRules(t *testing.T) {
+	tests := []struct {
+		name       string
+		crawlDelay time.Duration
+		outcomes   []Outcome
+		wantGap    time.Duration // after the last outcome
+	}{
+		{"min delay", 0, []Outcome{{Status: 200}}, time.Second},
+		{"crawl-delay", 3 * time.Second, []Outcome{{Status: 200}}, 3 * time.Second},
+		{"ten times response time", 0, []Outcome{{Status: 200, ResponseTime: 250 * time.Millisecond}}, 2500 * time.Millisecond},
+		{"429 doubles", 0, []Outcome{{Status: 429}}, 2 * time.Second},
+		{"503 twice", 0, []Outcome{{Status: 503}, {Status: 503}}, 4 * time.Second},
+		{"timeout", 0, []Outcome{{Timeout: true}}, 2 * time.Second},
+		{"failure", 0, []Outcome{{Failed: true}}, 2 * time.Second},
+		{"retry-after longer", 0, []Outcome{{Status: 429, RetryAfter: 30 * time.Second}}, 30 * time.Second},
+		{"retry-after capped", 0, []Outcome{{Status: 503, RetryAfter: 48 * time.Hour}}, time.Hour},
+		{"backoff ceiling", 0, []Outcome{{Status: 503}, {Status: 503}, {Status: 503}, {Status: 503}, {Status: 503}, {Status: 503}, {Status: 503}}, 60 * time.Second},
+		{"decays slowly", 0, []Outcome{{Status: 503}, {Status: 503}, {Status: 503}, {Status: 200}}, 6 * time.Second},
+		{"back to base", 0, []Outcome{{Status: 503}, {Status: 200}, {Status: 200}, {Status: 200}}, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, c := newTest(t, Options{MinDelay: time.Second, MaxDelay: time.Minute})
+			if tt.crawlDelay > 0 {
+				f.SetCrawlDelay("a.test", tt.crawlDelay)
+			}
+			for i, o := range tt.outcomes {
+				f.Add(item("a.test", i))
+				l, wait := f.Lease()
+				if l == nil {
+					c.advance(wait)
+					l = mustLease(t, f)
+				}
+				if err := f.Complete(l, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.Add(item("a.test", 99))
+			if _, wait := f.Lease(); wait != tt.wantGap {
+				t.Errorf("gap after %v = %v, want %v", tt.outcomes, wait, tt.wantGap)
+			}
+		})
+	}
+}
+
+func TestNotStartedKeepsClock(t *testing.T) {
+	f, c := newTest(t, Options{MinDelay: time.Second})
+	f.Add(item("a.test", 1), item("a.test", 2))
+	l := mustLease(t, f)
+	c.advance(10 * time.Millisecond)
+	f.Complete(l, Outcome{NotStarted: true}) // e.g. robots disallowed
+	mustLease(t, f)                            // no gap: nothing was sent
+}
+
+func TestRequeueComesBackFirst(t *testing.T) {
+	f, c := newTest(t, Options{MinDelay: time.Second})
+	f.Add(item("a.test", 1), item("a.test", 2))
+	l := mustLease(t, f)
+	f.Complete(l, Outcome{Status: 200, Requeue: true}) // slot used for robots.txt
+	c.advance(time.Second)
+	if l2 := mustLease(t, f); l2.Item.URL != l.Item.URL {
+		t.Errorf("after requeue leased %s, want %s", l2.Item.URL, l.Item.URL)
+	}
+}
+
+func TestLeaseExpiryReoffers(t *testing.T) {
+	f, c := newTest(t, Options{MinDelay: time.Second, LeaseTimeout: time.Minute})
+	f.Add(item("a.test", 1))
+	l := mustLease(t, f)
+	noLease(t, f, time.Minute)
+	c.advance(time.Minute)
+	l2 := mustLease(t, f)
+	if l2.Item.URL != l.Item.URL || l2.ID == l.ID {
+		t.Fatalf("re-offered %s (id %d), want %s with a new id", l2.Item.URL, l2.ID, l.Item.URL)
+	}
+	if err := f.Complete(l, Outcome{Status: 200}); err != ErrLeaseExpired {
+		t.Errorf("Complete(expired) = %v, want ErrLeaseExpired", err)
+	}
+	if err := f.Complete(l2, Outcome{Status: 200}); err != nil {
+		t.Errorf("Complete(re-offered) = %v", err)
+	}
+	if err := f.Complete(l2, Outcome{Status: 200}); err != ErrLeaseDone {
+		t.Errorf("Complete twice = %v, want ErrLeaseDone", err)
+	}
+	if !f.Done() {
+		t.Error("Done() = false after the only item completed")
+	}
+}
+
+func TestIPCap(t *testing.T) {
+	f, _ := newTest(t, Options{MinDelay: time.Second, IPMaxParallel: 2})
+	for _, h := range []string{"a.test", "b.test", "c.test"} {
+		f.Add(item(h, 1), item(h, 2))
+	}
+	var ls []*Lease
+	for range 3 {
+		l := mustLease(t, f)
+		if !f.SetIP(l, "10.0.0.1") {
+			f.Complete(l, Outcome{NotStarted: true, Requeue: true})
+			continue
+		}
+		ls = append(ls, l)
+	}
+	if len(ls) != 2 {
+		t.Fatalf("%d leases went ahead on one IP, want 2", len(ls))
+	}
+	// All three hosts now know their IP; the third is parked.
+	noLease(t, f, 5*time.Minute)
+	if s := f.Stats(); s.Parked != 1 {
+		t.Errorf("Stats().Parked = %d, want 1", s.Parked)
+	}
+	f.Complete(ls[0], Outcome{Status: 200})
+	l := mustLease(t, f) // the parked host, whose clock was not charged
+	if l.Item.Host == ls[0].Item.Host || l.Item.Host == ls[1].Item.Host {
+		t.Errorf("after unpark leased %s, want the third host", l.Item.Host)
+	}
+}
+
+func TestHostBudget(t *testing.T) {
+	f, c := newTest(t, Options{MinDelay: time.Millisecond, HostBudget: 3})
+	for i := range 10 {
+		f.Add(item("a.test", i))
+	}
+	got := 0
+	for range 20 {
+		l, wait := f.Lease()
+		if l == nil {
+			if wait < 0 {
+				break
+			}
+			c.advance(wait)
+			continue
+		}
+		got++
+		f.Complete(l, Outcome{Status: 200})
+	}
+	if got != 3 {
+		t.Errorf("leased %d URLs with budget 3", got)
+	}
+	if s := f.Stats(); s.Dropped != 7 || s.Queued != 0 || !f.Done() {
+		t.Errorf("Stats() = %+v, want 7 dropped, nothing queued", s)
+	}
+	f.Add(item("a.test", 50))
+	if s := f.Stats(); s.Dropped != 8 {
+		t.Errorf("Add after budget: Dropped = %d, want 8", s.Dropped)
+	}
+}
+
+func TestDropHost(t *testing.T) {
+	f, _ := newTest(t, Options{MinDelay: time.Millisecond})
+	f.Add(item("a.test", 1), item("a.test", 2), item("b.test", 1))
+	l := mustLease(t, f)
+	f.Complete(l, Outcome{Status: 500, Requeue: true, DropHost: true})
+	l2 := mustLease(t, f)
+	if l2.Item.Host == l.Item.Host {
+		t.Fatalf("leased %s from a dropped host", l2.Item.URL)
+	}
+	f.Complete(l2, Outcome{Status: 200})
+	if !f.Done() {
+		t.Errorf("not done: %+v", f.Stats())
+	}
+}
+
+func TestPriorityIsBiasedButFair(t *testing.T) {
+	f, c := newTest(t, Options{MinDelay: time.Millisecond, Levels: 3})
+	for i := range 70 {
+		it := item("a.test", i)
+		it.Level = i % 3
+		f.Add(it)
+	}
+	count := [3]int{}
+	for range 14 {
+		l, wait := f.Lease()
+		if l == nil {
+			c.advance(wait)
+			l = mustLease(t, f)
+		}
+		count[l.Item.Level]++
+		f.Complete(l, Outcome{Status: 200})
+	}
+	if count != [3]int{8, 4, 2} {
+		t.Errorf("levels served in 14 leases = %v, want [8 4 2]", count)
+	}
+}
+
+func TestHostsInterleave(t *testing.T) {
+	// Many hosts with work: none waits behind another's gap.
+	f, c := newTest(t, Options{MinDelay: time.Second})
+	for h := range 50 {
+		for i := range 3 {
+			f.Add(item(fmt.Sprintf("h%d.test", h), i))
+		}
+	}
+	var ls []*Lease
+	for {
+		l, _ := f.Lease()
+		if l == nil {
+			break
+		}
+		ls = append(ls, l)
+	}
+	if len(ls) != 50 {
+		t.Fatalf("leased %d at once from 50 hosts, want 50", len(ls))
+	}
+	c.advance(time.Millisecond)
+	for _, l := range ls {
+		f.Complete(l, Outcome{Status: 200})
+	}
+	if _, wait := f.Lease(); wait != time.Second {
+		t.Errorf("wait = %v, want 1s", wait)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	err := Options{MinDelay: -1, MaxParallel: -1, Levels: 99}.Validate()
+	if err == nil {
+		t.Fatal("Validate() = nil for bad options")
+	}
+	for _, field := range []string{"MinDelay", "MaxParallel", "Levels"} {
+		if !contains(err.Error(), field) {
+			t.Errorf("Validate() = %q, does not name %s", err, field)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSimulatedInvariants drives random work through the frontier with a
+// fake clock and checks its invariants after every step.
+func TestSimulatedInvariants(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		maxPar := 1 + rng.IntN(2)
+		f, c := newTest(t, Options{MinDelay: 100 * time.Millisecond, MaxParallel: maxPar, IPMaxParallel: 3, LeaseTimeout: 24 * time.Hour})
+		const hosts, perHost = 12, 15
+		for h := range hosts {
+			for i := range perHost {
+				f.Add(item(fmt.Sprintf("h%d.test", h), i))
+			}
+		}
+		lastDone := map[string]time.Time{}
+		inFlight := map[string]int{}
+		ipFlight := map[string]int{}
+		completed := map[string]bool{}
+		var out []*Lease
+		for step := 0; step < 20000 && !f.Done(); step++ {
+			switch rng.IntN(3) {
+			case 0, 1:
+				l, wait := f.Lease()
+				if l == nil {
+					if wait > 0 {
+						// Never as far as a lease deadline: expiry is
+						// tested on its own.
+						c.advance(min(wait, time.Second))
+					}
+					continue
+				}
+				h := l.Item.Host
+				if completed[l.Item.URL] {
+					t.Fatalf("seed %d: %s leased after it completed", seed, l.Item.URL)
+				}
+				if maxPar == 1 && !lastDone[h].IsZero() && c.now().Sub(lastDone[h]) < 100*time.Millisecond {
+					t.Fatalf("seed %d: %s leased %v after last completion", seed, h, c.now().Sub(lastDone[h]))
+				}
+				ip := fmt.Sprintf("ip%d", len(h)%3)
+				if !f.SetIP(l, ip) {
+					f.Complete(l, Outcome{NotStarted: true, Requeue: true})
+					continue
+				}
+				inFlight[h]++
+				ipFlight[ip]++
+				if inFlight[h] > maxPar || ipFlight[ip] > 3 {
+					t.Fatalf("seed %d step %d: %s (lease ip %q) in flight host %d ip %d: %v", seed, step, h, l.ip, inFlight[h], ipFlight[ip], ipFlight)
+				}
+				out = append(out, l)
+			case 2:
+				if len(out) == 0 {
+					continue
+				}
+				i := rng.IntN(len(out))
+				l := out[i]
+				out = append(out[:i], out[i+1:]...)
+				c.advance(time.Duration(rng.IntN(20)) * time.Millisecond)
+				o := Outcome{Status: 200, ResponseTime: time.Millisecond}
+				if rng.IntN(10) == 0 {
+					o = Outcome{Status: 503, Requeue: true}
+				}
+				if err := f.Complete(l, o); err != nil {
+					t.Fatalf("seed %d: Complete: %v", seed, err)
+				}
+				inFlight[l.Item.Host]--
+				ipFlight[fmt.Sprintf("ip%d", len(l.Item.Host)%3)]--
+				lastDone[l.Item.Host] = c.now()
+				if !o.Requeue {
+					completed[l.Item.URL] = true
+				}
+			}
+		}
+		if len(completed) != hosts*perHost {
+			t.Errorf("seed %d: completed %d of %d (stats %+v)", seed, len(completed), hosts*perHost, f.Stats())
+		}
+	}
+}
