@@ -184,7 +184,7 @@ type Frontier struct {
 	ready    hostHeap // hosts with work, under their parallel cap, ordered by next allowed time
 	ipFlight map[string]int
 	ipParked map[string][]*hostState // hosts waiting for their IP's cap
-	leases   []*Lease               // in lease order; deadlines are ascending
+	leases   []*Lease                // in lease order; deadlines are ascending
 	nextID   uint64
 	queued   int // items in windows and store
 	inFlight int
