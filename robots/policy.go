@@ -1,0 +1,125 @@
+package robots
+
+import (
+	"net/url"
+	"time"
+)
+
+// MaxRedirects is how many redirects the crawler follows when fetching
+// /robots.txt (RFC 9309 2.3.1.2: at least five). A 3xx status reaching
+// FromResult means the chain was longer, and counts as unreachable.
+const MaxRedirects = 5
+
+// FetchResult is the outcome of fetching one origin's /robots.txt, after the
+// crawler has followed up to MaxRedirects redirects.
+type FetchResult struct {
+	Status int       // final HTTP status; ignored when Err is set
+	Body   []byte    // response body; only read for a 2xx status
+	Err    error     // network or protocol error; non-nil means unreachable
+	At     time.Time // when the fetch finished; zero means "now" to a Cache
+}
+
+// kind is what a Policy does.
+type kind int
+
+const (
+	kindRules       kind = iota // a parsed robots.txt decides
+	kindAllowAll                // no restrictions (4xx, or long outage without a copy)
+	kindDisallowAll             // robots.txt unreachable: nothing may be fetched
+)
+
+// Policy is what one origin's robots.txt allows now. It is immutable and
+// safe for concurrent use. A nil *Policy allows everything.
+type Policy struct {
+	kind   kind
+	robots *Robots
+	status int
+	at     time.Time
+}
+
+// FromResult applies RFC 9309 2.3.1 to a fetch: a 2xx status parses the
+// body; a 4xx status other than 429 means there are no restrictions
+// ("unavailable" in the RFC); 429, 5xx, any other status (3xx means too many redirects) and a network
+// error mean the file is unreachable and everything is disallowed.
+func FromResult(r FetchResult) *Policy {
+	p := &Policy{status: r.Status, at: r.At}
+	switch {
+	case r.Err != nil:
+		p.kind, p.status = kindDisallowAll, 0
+	case r.Status >= 200 && r.Status <= 299:
+		p.kind, p.robots = kindRules, Parse(r.Body)
+	case r.Status >= 400 && r.Status <= 499 && r.Status != 429:
+		p.kind = kindAllowAll
+	default:
+		p.kind = kindDisallowAll
+	}
+	return p
+}
+
+// allowAll is the policy used when no robots.txt applies.
+func allowAll(at time.Time) *Policy { return &Policy{kind: kindAllowAll, at: at} }
+
+// Allowed reports whether agent (a product token) may fetch u. Only u's path
+// and query are looked at; the caller picks the policy of u's origin.
+// /robots.txt is always allowed, even while the origin is unreachable.
+func (p *Policy) Allowed(agent string, u *url.URL) bool {
+	if p == nil {
+		return true
+	}
+	switch p.kind {
+	case kindAllowAll:
+		return true
+	case kindDisallowAll:
+		return normalizePath(pathQueryOf(u)) == "/robots.txt"
+	}
+	return p.robots.AllowedURL(agent, u)
+}
+
+// CrawlDelay returns the Crawl-delay that applies to agent, if any.
+func (p *Policy) CrawlDelay(agent string) (time.Duration, bool) {
+	if p == nil || p.kind != kindRules {
+		return 0, false
+	}
+	return p.robots.CrawlDelay(agent)
+}
+
+// Unavailable reports whether the policy disallows everything because
+// robots.txt could not be fetched (RFC 9309 calls this "unreachable": 429,
+// 5xx, network errors, too many redirects). The crawler must retry later.
+func (p *Policy) Unavailable() bool {
+	return p != nil && p.kind == kindDisallowAll
+}
+
+// Sitemaps returns the Sitemap URLs listed in the robots.txt, if any.
+func (p *Policy) Sitemaps() []string {
+	if p == nil || p.kind != kindRules {
+		return nil
+	}
+	return p.robots.Sitemaps()
+}
+
+// Robots returns the parsed file behind the policy, or nil when the policy
+// did not come from a 2xx response. Use it for Warnings.
+func (p *Policy) Robots() *Robots {
+	if p == nil {
+		return nil
+	}
+	return p.robots
+}
+
+// Status returns the HTTP status of the fetch the policy came from; 0 when
+// the fetch failed or the policy was made up (see Cache).
+func (p *Policy) Status() int {
+	if p == nil {
+		return 0
+	}
+	return p.status
+}
+
+// FetchedAt returns the FetchResult.At of the fetch the policy came from.
+func (p *Policy) FetchedAt() time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	return p.at
+}
