@@ -1,0 +1,366 @@
+// Package fetch downloads one URL per call over HTTP/1.1, for the crawler's
+// fixed pool of workers. It never follows redirects (it returns them), dials
+// only addresses its IP guard permits (checked after resolution, so DNS
+// rebinding cannot bypass it), and bounds every fetch in time (connect,
+// first byte, total) and size (headers, body, decoded body).
+// A Fetcher is safe for concurrent use; its DNS cache and connection pool
+// are bounded.
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// acceptEncoding is sent with every request; decode undoes both codings.
+const acceptEncoding = "gzip, deflate"
+
+// Request is one URL to fetch with GET.
+type Request struct {
+	URL *url.URL
+	// Header holds extra request headers, e.g. If-None-Match. Host,
+	// User-Agent, Accept-Encoding and the hop-by-hop headers are set by
+	// the Fetcher and may not appear here.
+	Header http.Header
+}
+
+// Response is what a fetch received. Body holds the payload as transferred
+// and Decoded the same after content decoding; both are capped.
+type Response struct {
+	URL    string      // the request URL
+	Status int         // status code
+	Header http.Header // response headers as parsed by net/http
+	IP     netip.Addr  // the address actually connected to
+
+	// RawRequest is the request line and headers as sent, ending in an
+	// empty line. It is rebuilt in net/http's order (Host, User-Agent,
+	// then the rest sorted by name), not captured from the wire.
+	RawRequest []byte
+	// RawResponseHeader is the status line and headers, ending in an empty
+	// line, rebuilt from the parsed response with headers sorted by name.
+	// Transfer-Encoding is dropped because Body is de-chunked.
+	RawResponseHeader []byte
+
+	Body    []byte // payload as transferred (content coding kept), at most MaxBodyBytes
+	Decoded []byte // Body after content decoding (the same slice for identity), at most MaxDecodedBytes
+	// DecodeErr says why Body could not be decoded (corrupt gzip,
+	// unsupported coding); Decoded is then nil. The response is still
+	// worth archiving, so this is not a fetch error.
+	DecodeErr error
+
+	// MediaType comes from Content-Type, lower-case without parameters.
+	// When Content-Type is missing the body is read whatever its type and
+	// sniffed with http.DetectContentType; "" if there was no body either.
+	MediaType string
+	// Truncated is "" for a complete body, "length" when MaxBodyBytes or
+	// MaxDecodedBytes stopped reading, and "time" when FirstByteTimeout or
+	// TotalTimeout expired during the body: what was read is kept and
+	// Fetch returns no error.
+	Truncated string
+	// BodySkipped is set when Content-Type named a type outside
+	// AcceptTypes: the body was not read and Body is nil.
+	BodySkipped bool
+	// Location is, for a 3xx with a Location header, its value resolved
+	// against the request URL; otherwise "".
+	Location string
+
+	Start     time.Time     // when Fetch began
+	FirstByte time.Duration // Start → response headers read
+	Duration  time.Duration // Start → body done
+}
+
+// Fetcher fetches URLs. Create it with New and release its idle
+// connections with Close.
+type Fetcher struct {
+	opts      Options
+	accept    map[string]bool
+	resolver  Resolver
+	dns       *dnsCache
+	dialer    *net.Dialer
+	transport *http.Transport
+	client    *http.Client
+}
+
+// New returns a Fetcher for opts, or the errors of opts.Validate.
+func New(opts Options) (*Fetcher, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	f := &Fetcher{
+		opts:     opts,
+		accept:   make(map[string]bool, len(opts.AcceptTypes)),
+		resolver: opts.Resolver,
+		dns:      newDNSCache(opts.DNSCacheTTL, opts.DNSCacheSize, opts.Now),
+		dialer:   &net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second},
+	}
+	for _, t := range opts.AcceptTypes {
+		f.accept[t] = true
+	}
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	f.transport = &http.Transport{
+		Proxy:                  nil, // a proxy would dial on our behalf, past the guard
+		DialContext:            f.dial,
+		TLSClientConfig:        opts.TLSConfig.Clone(),
+		TLSHandshakeTimeout:    opts.ConnectTimeout,
+		DisableCompression:     true,
+		MaxIdleConns:           maxIdleConns,
+		MaxIdleConnsPerHost:    opts.MaxIdleConnsPerHost,
+		IdleConnTimeout:        idleConnTimeout,
+		MaxResponseHeaderBytes: opts.MaxHeaderBytes,
+		Protocols:              protocols,
+	}
+	f.client = &http.Client{
+		Transport: f.transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	return f, nil
+}
+
+// Close closes idle connections. In-flight fetches are not interrupted; the
+// Fetcher stays usable.
+func (f *Fetcher) Close() {
+	f.transport.CloseIdleConnections()
+}
+
+// reservedHeaders are set by the Fetcher or by net/http and may not be
+// given in Request.Header.
+var reservedHeaders = map[string]bool{
+	"Host": true, "User-Agent": true, "Accept-Encoding": true, "Connection": true,
+	"Content-Length": true, "Transfer-Encoding": true, "Te": true, "Trailer": true,
+	"Upgrade": true, "Keep-Alive": true, "Proxy-Connection": true, "Proxy-Authorization": true,
+}
+
+// Fetch GETs req.URL. Errors are *Error; see Class. A response whose
+// headers arrived is returned without error whatever its status, including
+// when a time-out cut its body short (Truncated "time"). If ctx ends first,
+// the error has ClassCanceled and no Response is returned.
+func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
+	if req == nil || req.URL == nil {
+		return nil, &Error{Class: ClassRequest, Err: errors.New("no URL")}
+	}
+	u := req.URL
+	urlStr := u.String()
+	hreq, err := f.newRequest(req)
+	if err != nil {
+		return nil, &Error{Class: ClassRequest, URL: urlStr, Err: err}
+	}
+
+	start := f.opts.Now()
+	fctx, cancelTotal := context.WithTimeoutCause(ctx, f.opts.TotalTimeout, errTotalTimeout)
+	defer cancelTotal()
+	rctx, cancelReq := context.WithCancelCause(fctx)
+	defer cancelReq(nil)
+
+	var (
+		mu          sync.Mutex // guards the fields below: trace hooks run on transport goroutines
+		ip          netip.Addr
+		gotConn     bool
+		headersDone bool
+		fbTimer     *time.Timer
+	)
+	trace := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			ap, _ := netip.ParseAddrPort(info.Conn.RemoteAddr().String())
+			mu.Lock()
+			gotConn, ip = true, ap.Addr().Unmap()
+			mu.Unlock()
+		},
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			mu.Lock()
+			if !headersDone && fbTimer == nil {
+				fbTimer = time.AfterFunc(f.opts.FirstByteTimeout, func() { cancelReq(errFirstByteTimeout) })
+			}
+			mu.Unlock()
+		},
+	}
+	hreq = hreq.WithContext(httptrace.WithClientTrace(rctx, trace))
+
+	hresp, err := f.client.Do(hreq)
+	firstByte := f.opts.Now()
+	mu.Lock()
+	headersDone = true
+	if fbTimer != nil {
+		fbTimer.Stop()
+	}
+	connected, connIP := gotConn, ip
+	mu.Unlock()
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		class, cause := classify(ctx, rctx, err, connected)
+		return nil, &Error{Class: class, URL: urlStr, Err: cause}
+	}
+	defer hresp.Body.Close()
+
+	resp := &Response{
+		URL:               urlStr,
+		Status:            hresp.StatusCode,
+		Header:            hresp.Header,
+		IP:                connIP,
+		RawRequest:        rawRequest(hreq),
+		RawResponseHeader: rawResponseHeader(hresp),
+		MediaType:         mediaType(hresp.Header.Get("Content-Type")),
+		Start:             start,
+		FirstByte:         firstByte.Sub(start),
+	}
+	if loc := hresp.Header.Get("Location"); loc != "" && hresp.StatusCode >= 300 && hresp.StatusCode < 400 {
+		if lu, err := u.Parse(loc); err == nil {
+			resp.Location = lu.String()
+		}
+	}
+	if resp.MediaType != "" && !f.accept[resp.MediaType] {
+		resp.BodySkipped = true
+		resp.Duration = f.opts.Now().Sub(start)
+		return resp, nil
+	}
+
+	body, truncated, err := readCapped(hresp.Body, f.opts.MaxBodyBytes, hresp.ContentLength)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &Error{Class: ClassCanceled, URL: urlStr, Err: context.Cause(ctx)}
+		}
+		if cause := context.Cause(rctx); cause != errTotalTimeout && cause != errFirstByteTimeout {
+			return nil, &Error{Class: ClassBody, URL: urlStr, Err: fmt.Errorf("read body after %d bytes: %w", len(body), err)}
+		}
+		resp.Truncated = "time"
+	} else if truncated {
+		resp.Truncated = "length"
+	}
+	resp.Body = body
+
+	encoding := strings.Join(hresp.Header.Values("Content-Encoding"), ",")
+	decoded, dtrunc, derr := decode(body, encoding, f.opts.MaxDecodedBytes, resp.Truncated != "")
+	resp.Decoded, resp.DecodeErr = decoded, derr
+	if dtrunc && resp.Truncated == "" {
+		resp.Truncated = "length"
+	}
+	if resp.MediaType == "" {
+		switch {
+		case derr == nil && len(decoded) > 0:
+			resp.MediaType = sniff(decoded)
+		case derr != nil && len(body) > 0:
+			resp.MediaType = sniff(body)
+		}
+	}
+	resp.Duration = f.opts.Now().Sub(start)
+	return resp, nil
+}
+
+// newRequest builds the GET request for req, checking the URL and the
+// extra headers.
+func (f *Fetcher) newRequest(req *Request) (*http.Request, error) {
+	u := req.URL
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("unsupported scheme %q", u.Scheme)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, errors.New("no host")
+	}
+	if u.User != nil {
+		return nil, errors.New("user info in URL")
+	}
+	h := make(http.Header, len(req.Header)+2)
+	for k, vs := range req.Header {
+		ck := http.CanonicalHeaderKey(k)
+		if reservedHeaders[ck] || strings.HasPrefix(ck, "Proxy-") {
+			return nil, fmt.Errorf("header %q is set by the fetcher", k)
+		}
+		if !httpguts.ValidHeaderFieldName(k) {
+			return nil, fmt.Errorf("invalid header name %q", k)
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return nil, fmt.Errorf("invalid value %q for header %q", v, k)
+			}
+		}
+		h[ck] = append(h[ck], vs...)
+	}
+	h["User-Agent"] = []string{f.opts.UserAgent}
+	h["Accept-Encoding"] = []string{acceptEncoding}
+	return &http.Request{
+		Method:     http.MethodGet,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     h,
+		Host:       u.Host,
+	}, nil
+}
+
+// excludeRequest and excludeResponse are headers rawRequest and
+// rawResponseHeader write separately or not at all.
+var (
+	excludeRequest  = map[string]bool{"Host": true, "User-Agent": true}
+	excludeResponse = map[string]bool{"Transfer-Encoding": true}
+)
+
+// rawRequest rebuilds the request head the way net/http writes it for a
+// direct (proxy-less) HTTP/1.1 GET.
+func rawRequest(req *http.Request) []byte {
+	host := req.Host
+	if h, err := httpguts.PunycodeHostPort(host); err == nil {
+		host = h
+	}
+	host = removeZone(host)
+	var b bytes.Buffer
+	b.Grow(256)
+	b.WriteString("GET ")
+	b.WriteString(req.URL.RequestURI())
+	b.WriteString(" HTTP/1.1\r\nHost: ")
+	b.WriteString(host)
+	b.WriteString("\r\nUser-Agent: ")
+	b.WriteString(req.Header.Get("User-Agent"))
+	b.WriteString("\r\n")
+	req.Header.WriteSubset(&b, excludeRequest) //nolint:errcheck // bytes.Buffer does not fail
+	b.WriteString("\r\n")
+	return b.Bytes()
+}
+
+// removeZone drops an IPv6 zone from a host[:port], as RFC 6874 asks of
+// clients (and net/http does).
+func removeZone(host string) string {
+	if !strings.HasPrefix(host, "[") {
+		return host
+	}
+	i := strings.LastIndex(host, "]")
+	if i < 0 {
+		return host
+	}
+	j := strings.LastIndex(host[:i], "%")
+	if j < 0 {
+		return host
+	}
+	return host[:j] + host[i:]
+}
+
+// rawResponseHeader rebuilds the response head from the parsed response.
+func rawResponseHeader(resp *http.Response) []byte {
+	var b bytes.Buffer
+	b.Grow(512)
+	b.WriteString(resp.Proto)
+	b.WriteString(" ")
+	b.WriteString(resp.Status)
+	b.WriteString("\r\n")
+	resp.Header.WriteSubset(&b, excludeResponse) //nolint:errcheck // bytes.Buffer does not fail
+	b.WriteString("\r\n")
+	return b.Bytes()
+}

@@ -1,0 +1,211 @@
+package fetch
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// Default values for zero Options fields.
+const (
+	DefaultDNSCacheTTL         = 5 * time.Minute
+	DefaultDNSCacheSize        = 100_000
+	DefaultConnectTimeout      = 10 * time.Second
+	DefaultFirstByteTimeout    = 30 * time.Second
+	DefaultTotalTimeout        = 2 * time.Minute
+	DefaultMaxBodyBytes        = 10 << 20
+	DefaultMaxDecodedBytes     = 50 << 20
+	DefaultMaxHeaderBytes      = 256 << 10
+	DefaultMaxIdleConnsPerHost = 2
+)
+
+// defaultAcceptTypes are the media types whose bodies are downloaded when
+// Options.AcceptTypes is empty.
+var defaultAcceptTypes = []string{"text/html", "application/xhtml+xml", "text/plain", "application/xml", "text/xml"}
+
+// Limits of the connection pool that are not configurable.
+const (
+	maxIdleConns    = 1024 // idle connections over all hosts
+	idleConnTimeout = 90 * time.Second
+)
+
+// Options configures a Fetcher. Only UserAgent is required; every other
+// zero field takes the default named beside it.
+type Options struct {
+	// UserAgent is the full User-Agent header value, e.g.
+	// "trawl/0.1 (+https://example.org/bot)". Required.
+	UserAgent string
+
+	// Hosts maps lower-case ASCII (punycode) host names to addresses. It
+	// is consulted before the DNS cache and the Resolver; its entries never
+	// expire. Tests and the synthetic web use it; no system file is touched.
+	Hosts map[string][]netip.Addr
+
+	// Resolver looks up names not in Hosts. If nil, net.DefaultResolver is
+	// used (system DNS and /etc/hosts).
+	Resolver Resolver
+
+	// DNSCacheTTL is how long a successful lookup is reused. If zero,
+	// DefaultDNSCacheTTL. Failed lookups are not cached.
+	DNSCacheTTL time.Duration
+
+	// DNSCacheSize bounds the number of cached host names; when full, the
+	// oldest entry is evicted. If zero, DefaultDNSCacheSize.
+	DNSCacheSize int
+
+	// AllowNets are prefixes the IP guard lets through even though they are
+	// loopback, private, link-local, unspecified, multicast, CGNAT,
+	// reserved or cloud-metadata addresses. Empty: all of those are refused.
+	AllowNets []netip.Prefix
+
+	// ConnectTimeout bounds the DNS lookup, the TCP connect and the TLS
+	// handshake, each. If zero, DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+
+	// FirstByteTimeout bounds the wait from the request being written to
+	// the response headers being read. If zero, DefaultFirstByteTimeout.
+	FirstByteTimeout time.Duration
+
+	// TotalTimeout bounds the whole fetch, body included. If zero,
+	// DefaultTotalTimeout.
+	TotalTimeout time.Duration
+
+	// MaxBodyBytes caps the body as transferred (content coding kept).
+	// If zero, DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+
+	// MaxDecodedBytes caps the body after content decoding, so that a
+	// compression bomb stops there. If zero, DefaultMaxDecodedBytes.
+	MaxDecodedBytes int64
+
+	// MaxHeaderBytes caps the response header block. If zero,
+	// DefaultMaxHeaderBytes.
+	MaxHeaderBytes int64
+
+	// AcceptTypes lists the media types (lower-case, no parameters) whose
+	// bodies are downloaded. If empty: text/html, application/xhtml+xml,
+	// text/plain, application/xml and text/xml.
+	AcceptTypes []string
+
+	// MaxIdleConnsPerHost bounds the keep-alive connections kept per host.
+	// If zero, DefaultMaxIdleConnsPerHost.
+	MaxIdleConnsPerHost int
+
+	// TLSConfig is cloned for HTTPS connections. If nil, net/http's
+	// defaults apply (system roots).
+	TLSConfig *tls.Config
+
+	// Now is the clock for Response.Start, FirstByte, Duration and DNS
+	// cache expiry. If nil, time.Now. Time-outs use real timers.
+	Now func() time.Time
+}
+
+// Validate reports every invalid field of o, by name. Zero values are valid
+// (they select defaults) except for UserAgent.
+func (o *Options) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("fetch: Options.%s: "+format, append([]any{field}, args...)...))
+	}
+	switch {
+	case o.UserAgent == "":
+		bad("UserAgent", "required")
+	case !httpguts.ValidHeaderFieldValue(o.UserAgent) || strings.TrimSpace(o.UserAgent) != o.UserAgent:
+		bad("UserAgent", "%q is not a valid header value", o.UserAgent)
+	}
+	for host, addrs := range o.Hosts {
+		if host == "" || host != strings.ToLower(host) || strings.HasSuffix(host, ".") {
+			bad("Hosts", "key %q must be a lower-case host name without trailing dot", host)
+		}
+		if len(addrs) == 0 {
+			bad("Hosts", "%q has no addresses", host)
+		}
+		for _, a := range addrs {
+			if !a.IsValid() {
+				bad("Hosts", "%q has an invalid address", host)
+			}
+		}
+	}
+	for _, p := range o.AllowNets {
+		if !p.IsValid() {
+			bad("AllowNets", "invalid prefix %v", p)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"DNSCacheTTL", o.DNSCacheTTL}, {"ConnectTimeout", o.ConnectTimeout},
+		{"FirstByteTimeout", o.FirstByteTimeout}, {"TotalTimeout", o.TotalTimeout},
+	} {
+		if d.v < 0 {
+			bad(d.name, "negative duration %v", d.v)
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{
+		{"DNSCacheSize", int64(o.DNSCacheSize)}, {"MaxBodyBytes", o.MaxBodyBytes},
+		{"MaxDecodedBytes", o.MaxDecodedBytes}, {"MaxHeaderBytes", o.MaxHeaderBytes},
+		{"MaxIdleConnsPerHost", int64(o.MaxIdleConnsPerHost)},
+	} {
+		if n.v < 0 {
+			bad(n.name, "negative value %d", n.v)
+		}
+	}
+	for _, t := range o.AcceptTypes {
+		typ, sub, ok := strings.Cut(t, "/")
+		if !ok || typ == "" || sub == "" || t != mediaType(t) || strings.ContainsAny(t, " \t") {
+			bad("AcceptTypes", "%q is not a lower-case type/subtype", t)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns o with every zero field set to its default.
+func (o Options) withDefaults() Options {
+	if o.Resolver == nil {
+		o.Resolver = net.DefaultResolver
+	}
+	if o.DNSCacheTTL == 0 {
+		o.DNSCacheTTL = DefaultDNSCacheTTL
+	}
+	if o.DNSCacheSize == 0 {
+		o.DNSCacheSize = DefaultDNSCacheSize
+	}
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.FirstByteTimeout == 0 {
+		o.FirstByteTimeout = DefaultFirstByteTimeout
+	}
+	if o.TotalTimeout == 0 {
+		o.TotalTimeout = DefaultTotalTimeout
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxDecodedBytes == 0 {
+		o.MaxDecodedBytes = DefaultMaxDecodedBytes
+	}
+	if o.MaxHeaderBytes == 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if len(o.AcceptTypes) == 0 {
+		o.AcceptTypes = defaultAcceptTypes
+	}
+	if o.MaxIdleConnsPerHost == 0 {
+		o.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
