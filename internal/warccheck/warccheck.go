@@ -1,0 +1,108 @@
+// Package warccheck validates WARC files independently of the Go code that
+// wrote them, by running tools/warcvalidate/validate.mjs (the npm package
+// warcio) under Node and decoding its JSON report. It is a test helper: it
+// needs node on PATH and `npm ci --prefix tools/warcvalidate` run once. It
+// holds no state and is safe for concurrent use.
+package warccheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// Report is the JSON object validate.mjs prints.
+type Report struct {
+	Files     int            `json:"files"`     // files read
+	Records   int            `json:"records"`   // records in all files
+	ByType    map[string]int `json:"byType"`    // records per WARC-Type
+	Responses []Response     `json:"responses"` // response records in file order
+	Errors    []string       `json:"errors"`    // every problem found; empty if the files are valid
+}
+
+// Response is one response record as warcio read it.
+type Response struct {
+	URI    string `json:"uri"`    // WARC-Target-URI
+	Status int    `json:"status"` // HTTP status code
+	File   string `json:"file"`   // file as passed to Validate
+	Offset int64  `json:"offset"` // offset of the record's gzip member
+	Length int64  `json:"length"` // length of that gzip member
+}
+
+// Script is the validator's path relative to the repository root.
+const Script = "tools/warcvalidate/validate.mjs"
+
+// InstallHint is the command that installs the validator's dependencies.
+const InstallHint = "npm ci --prefix tools/warcvalidate"
+
+// Validate runs the validator over files and returns its report. The error is
+// nil when the validator ran, even if it found problems (see Report.Errors);
+// it is non-nil when node or the validator's node_modules are missing, or
+// the validator could not run or report.
+func Validate(files ...string) (*Report, error) {
+	if len(files) == 0 {
+		return nil, errors.New("warccheck: validate: no files")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("warccheck: node not found on PATH (install Node.js 20+, then run %q in %s): %w", InstallHint, root, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "tools", "warcvalidate", "node_modules", "warcio")); err != nil {
+		return nil, fmt.Errorf("warccheck: warcio is not installed: run %q in %s", InstallHint, root)
+	}
+	abs := make([]string, len(files))
+	for i, f := range files {
+		if abs[i], err = filepath.Abs(f); err != nil {
+			return nil, fmt.Errorf("warccheck: validate %s: %w", f, err)
+		}
+	}
+	cmd := exec.Command(node, append([]string{filepath.Join(root, Script)}, abs...)...)
+	cmd.Dir = root
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var exitErr *exec.ExitError
+	if runErr != nil && !(errors.As(runErr, &exitErr) && exitErr.ExitCode() == 1) {
+		return nil, fmt.Errorf("warccheck: run %s: %w; stderr: %s", Script, runErr, stderr.Bytes())
+	}
+	var r Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		return nil, fmt.Errorf("warccheck: decode report of %s: %w; stdout: %q; stderr: %s", Script, err, stdout.Bytes(), stderr.Bytes())
+	}
+	if runErr != nil && len(r.Errors) == 0 {
+		return nil, fmt.Errorf("warccheck: %s exited 1 but reported no error; stderr: %s", Script, stderr.Bytes())
+	}
+	// Report paths as the caller gave them.
+	for i := range r.Responses {
+		for j, a := range abs {
+			if r.Responses[i].File == a {
+				r.Responses[i].File = files[j]
+			}
+		}
+	}
+	return &r, nil
+}
+
+// repoRoot walks up from the working directory to the directory holding go.mod.
+func repoRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("warccheck: find repository root: %w", err)
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("warccheck: find repository root: no go.mod in %s or above", wd)
+		}
+	}
+}

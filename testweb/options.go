@@ -1,0 +1,150 @@
+package testweb
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Options shape a generated web. The zero value of every field means its
+// default; Generate fills the defaults in one place (withDefaults).
+type Options struct {
+	// Seed drives every random choice: equal Options give equal webs.
+	Seed int64
+	// Hosts is the number of ordinary hosts, big ones included. Zero means 300.
+	Hosts int
+	// BigHosts is how many of Hosts are big. Zero means 3 (capped at Hosts);
+	// negative means none.
+	BigHosts int
+	// BigPages is the number of regular HTML pages of a big host. Zero means 40.
+	BigPages int
+	// MinPages and MaxPages bound the regular HTML pages of a small host
+	// (special resources such as redirects and robots probes come on top).
+	// Zero means 3 and 15.
+	MinPages, MaxPages int
+	// MinPageBytes and MaxPageBytes bound the size of a regular HTML page.
+	// Zero means 20 KiB and 60 KiB.
+	MinPageBytes, MaxPageBytes int
+	// Latency and MaxLatency bound the per-host delay before the first byte
+	// of every response; each host draws its own value once. Zero means 2 ms
+	// and 20 ms; a negative Latency means no delay at all.
+	Latency, MaxLatency time.Duration
+	// Domain is the suffix of every host name. Zero means "trawl.test".
+	Domain string
+	// Port is the TCP port in every URL. Zero before Serve; Serve fills it
+	// in. If set before Serve, Serve binds exactly this port.
+	Port int
+	// SharedIPHosts is how many small hosts share an IP address, in groups
+	// of three (rounded down). Zero means Hosts/30 groups (at least one);
+	// negative means every host has its own address.
+	SharedIPHosts int
+	// Hostile adds five hostile hosts (malformed HTML, lying Content-Length,
+	// slow drip, endless body, broken gzip), linked from ordinary pages.
+	Hostile bool
+}
+
+// Defaults of Options, in one place.
+const (
+	defaultHosts        = 300
+	defaultBigHosts     = 3
+	defaultBigPages     = 40
+	defaultMinPages     = 3
+	defaultMaxPages     = 15
+	defaultMinPageBytes = 20 << 10
+	defaultMaxPageBytes = 60 << 10
+	defaultLatency      = 2 * time.Millisecond
+	defaultMaxLatency   = 20 * time.Millisecond
+	defaultDomain       = "trawl.test"
+)
+
+// withDefaults returns o with every zero field set to its default.
+func (o Options) withDefaults() Options {
+	if o.Hosts == 0 {
+		o.Hosts = defaultHosts
+	}
+	switch {
+	case o.BigHosts == 0:
+		o.BigHosts = min(defaultBigHosts, o.Hosts)
+	case o.BigHosts < 0:
+		o.BigHosts = 0
+	}
+	if o.BigPages == 0 {
+		o.BigPages = defaultBigPages
+	}
+	if o.MinPages == 0 {
+		o.MinPages = defaultMinPages
+	}
+	if o.MaxPages == 0 {
+		o.MaxPages = max(defaultMaxPages, o.MinPages)
+	}
+	if o.MinPageBytes == 0 {
+		o.MinPageBytes = defaultMinPageBytes
+	}
+	if o.MaxPageBytes == 0 {
+		o.MaxPageBytes = max(defaultMaxPageBytes, o.MinPageBytes)
+	}
+	switch {
+	case o.Latency < 0:
+		o.Latency, o.MaxLatency = 0, 0
+	case o.Latency == 0 && o.MaxLatency == 0:
+		o.Latency, o.MaxLatency = defaultLatency, defaultMaxLatency
+	case o.MaxLatency == 0:
+		o.MaxLatency = o.Latency
+	}
+	if o.Domain == "" {
+		o.Domain = defaultDomain
+	}
+	o.Domain = strings.ToLower(o.Domain)
+	switch {
+	case o.SharedIPHosts == 0:
+		o.SharedIPHosts = 3 * max(1, o.Hosts/30)
+	case o.SharedIPHosts < 0:
+		o.SharedIPHosts = 0
+	}
+	o.SharedIPHosts -= o.SharedIPHosts % 3
+	if small := o.Hosts - o.BigHosts; o.SharedIPHosts > small {
+		o.SharedIPHosts = small - small%3
+	}
+	return o
+}
+
+// Validate reports every bad field of o (after defaults) by name.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("testweb: options: %s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if o.Hosts < 1 || o.Hosts > 40000 {
+		bad("Hosts", "%d not in 1..40000", o.Hosts)
+	}
+	if o.BigHosts > o.Hosts {
+		bad("BigHosts", "%d more than Hosts %d", o.BigHosts, o.Hosts)
+	}
+	if o.BigPages < 1 {
+		bad("BigPages", "%d < 1", o.BigPages)
+	}
+	if o.MinPages < 1 {
+		bad("MinPages", "%d < 1", o.MinPages)
+	}
+	if o.MaxPages < o.MinPages {
+		bad("MaxPages", "%d < MinPages %d", o.MaxPages, o.MinPages)
+	}
+	if o.MinPageBytes < 1 {
+		bad("MinPageBytes", "%d < 1", o.MinPageBytes)
+	}
+	if o.MaxPageBytes < o.MinPageBytes {
+		bad("MaxPageBytes", "%d < MinPageBytes %d", o.MaxPageBytes, o.MinPageBytes)
+	}
+	if o.MaxLatency < o.Latency {
+		bad("MaxLatency", "%v < Latency %v", o.MaxLatency, o.Latency)
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		bad("Port", "%d not in 0..65535", o.Port)
+	}
+	if strings.ContainsAny(o.Domain, "/:?#@ ") || strings.HasPrefix(o.Domain, ".") || strings.HasSuffix(o.Domain, ".") {
+		bad("Domain", "%q is not a host name", o.Domain)
+	}
+	return errors.Join(errs...)
+}

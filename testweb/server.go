@@ -1,0 +1,459 @@
+package testweb
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ServeOptions tune a Server. The zero value of every field means its
+// default.
+type ServeOptions struct {
+	// MaxLog bounds the request log; requests past it are counted in
+	// Dropped but not recorded. Zero means 10,000,000 entries (about 1.5 GB
+	// at the limit; a crawl test stays far below).
+	MaxLog int
+	// Now is the clock the log's times come from. Nil means time.Now.
+	Now func() time.Time
+	// DripInterval is the pause between bytes of the slow-drip host. Zero
+	// means 50 ms.
+	DripInterval time.Duration
+	// DripBytes is how many bytes the slow-drip host sends. Zero means 60
+	// (three seconds at the default interval).
+	DripBytes int
+	// EndlessBytes is where the endless host's body stops. Zero means 20 MiB.
+	EndlessBytes int64
+	// PortAttempts is how many ports Serve tries before giving up when the
+	// web has no port yet. Zero means 50.
+	PortAttempts int
+}
+
+func (o ServeOptions) withDefaults() ServeOptions {
+	if o.MaxLog == 0 {
+		o.MaxLog = 10_000_000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.DripInterval == 0 {
+		o.DripInterval = 50 * time.Millisecond
+	}
+	if o.DripBytes == 0 {
+		o.DripBytes = 60
+	}
+	if o.EndlessBytes == 0 {
+		o.EndlessBytes = 20 << 20
+	}
+	if o.PortAttempts == 0 {
+		o.PortAttempts = 50
+	}
+	return o
+}
+
+// Validate reports every bad field of o by name.
+func (o ServeOptions) Validate() error {
+	var errs []error
+	if o.MaxLog < 0 {
+		errs = append(errs, fmt.Errorf("testweb: serve options: MaxLog: %d < 0", o.MaxLog))
+	}
+	if o.DripInterval < 0 {
+		errs = append(errs, fmt.Errorf("testweb: serve options: DripInterval: %v < 0", o.DripInterval))
+	}
+	if o.DripBytes < 0 {
+		errs = append(errs, fmt.Errorf("testweb: serve options: DripBytes: %d < 0", o.DripBytes))
+	}
+	if o.EndlessBytes < 0 {
+		errs = append(errs, fmt.Errorf("testweb: serve options: EndlessBytes: %d < 0", o.EndlessBytes))
+	}
+	if o.PortAttempts < 0 {
+		errs = append(errs, fmt.Errorf("testweb: serve options: PortAttempts: %d < 0", o.PortAttempts))
+	}
+	return errors.Join(errs...)
+}
+
+// Request is one request the web answered, as the server saw it.
+type Request struct {
+	Host      string     // from the Host header, lower case, port stripped
+	IP        netip.Addr // the local address the request arrived on
+	Method    string
+	Path      string    // the request target as received: escaped path + "?" + query
+	Start     time.Time // when the handler started
+	End       time.Time // when the handler returned
+	UserAgent string
+	Status    int
+	Bytes     int64 // body bytes written
+}
+
+// Server serves a Web: every host on its own loopback address (hosts of a
+// shared-IP group on one) and one common port, chosen by virtual host from
+// the Host header. It records every request in arrival order.
+type Server struct {
+	web  *Web
+	opts ServeOptions
+	port int
+	srv  *http.Server
+	lns  []net.Listener
+	done chan struct{}
+	serv sync.WaitGroup // Serve goroutines
+
+	mu        sync.Mutex
+	idle      *sync.Cond // signalled when active drops to zero
+	active    int        // handlers running
+	closed    bool
+	log       []Request
+	dropped   int64
+	robotHits map[*host]int
+	closeOnce sync.Once
+}
+
+// Serve starts serving web on loopback. If the web has no port yet, Serve
+// picks one that is free on every host address and sets it on the web;
+// otherwise it binds the web's port. Close the Server when done.
+func Serve(web *Web, opts ServeOptions) (*Server, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	var ips []netip.Addr
+	for _, h := range web.hosts {
+		if !slices.Contains(ips, h.ip) {
+			ips = append(ips, h.ip)
+		}
+	}
+	s := &Server{web: web, opts: opts, done: make(chan struct{}), robotHits: make(map[*host]int)}
+	s.idle = sync.NewCond(&s.mu)
+	attempts := opts.PortAttempts
+	if web.Port() != 0 {
+		attempts = 1
+	}
+	var err error
+	for range attempts {
+		if s.lns, err = listenAll(ips, web.Port()); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("testweb: serve %d hosts: %w", len(web.hosts), err)
+	}
+	s.port = s.lns[0].Addr().(*net.TCPAddr).Port
+	web.port.Store(int64(s.port))
+	s.srv = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	for _, ln := range s.lns {
+		s.serv.Add(1)
+		go func() {
+			defer s.serv.Done()
+			_ = s.srv.Serve(ln) // returns http.ErrServerClosed on Close
+		}()
+	}
+	return s, nil
+}
+
+// listenAll binds every address on one port: port, or if zero the port the
+// system gives the first address.
+func listenAll(ips []netip.Addr, port int) ([]net.Listener, error) {
+	var lns []net.Listener
+	for _, ip := range ips {
+		ln, err := net.Listen("tcp", netip.AddrPortFrom(ip, uint16(port)).String())
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("listen %s port %d: %w", ip, port, err)
+		}
+		if port == 0 {
+			port = ln.Addr().(*net.TCPAddr).Port
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
+}
+
+// Port is the TCP port every host listens on.
+func (s *Server) Port() int { return s.port }
+
+// Web is the web being served.
+func (s *Server) Web() *Web { return s.web }
+
+// Seeds returns the web's entry URLs (see Web.Seeds).
+func (s *Server) Seeds() []string { return s.web.Seeds() }
+
+// Resolver maps every host name (lower case) to its loopback address, for a
+// fetcher's static hosts option.
+func (s *Server) Resolver() map[string][]netip.Addr {
+	out := make(map[string][]netip.Addr, len(s.web.hosts))
+	for _, h := range s.web.hosts {
+		out[h.name] = []netip.Addr{h.ip}
+	}
+	return out
+}
+
+// Log returns a copy of the request log in arrival order. Requests still
+// being answered have a zero End.
+func (s *Server) Log() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.log)
+}
+
+// Dropped is the number of requests not logged because the log was full.
+func (s *Server) Dropped() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
+// Close stops every listener, cuts open connections, interrupts latency
+// sleeps and slow bodies, and waits for every handler to return. It is safe
+// to call more than once.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.done)
+		err = s.srv.Close()
+		s.serv.Wait()
+		s.mu.Lock()
+		s.closed = true
+		for s.active > 0 {
+			s.idle.Wait()
+		}
+		s.mu.Unlock()
+	})
+	return err
+}
+
+// recorder counts what a handler writes.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(p)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// sleep waits d or until the server closes or the request ends; it reports
+// whether the full time passed.
+func (s *Server) sleep(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.done:
+	case <-r.Context().Done():
+	}
+	return false
+}
+
+// ServeHTTP answers one request and records it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := s.opts.Now()
+	var ip netip.Addr
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+			ip = ap.Addr()
+		}
+	}
+	name, _ := splitHostPort(r.Host)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		http.Error(w, "closing", http.StatusServiceUnavailable)
+		return
+	}
+	idx := -1
+	if len(s.log) < s.opts.MaxLog {
+		idx = len(s.log)
+		s.log = append(s.log, Request{Host: name, IP: ip, Method: r.Method, Path: r.RequestURI,
+			Start: start, UserAgent: r.UserAgent()})
+	} else {
+		s.dropped++
+	}
+	s.active++
+	s.mu.Unlock()
+
+	rec := &recorder{ResponseWriter: w}
+	defer func() {
+		end := s.opts.Now()
+		s.mu.Lock()
+		if idx >= 0 {
+			e := &s.log[idx]
+			e.End, e.Status, e.Bytes = end, rec.status, rec.bytes
+			if e.Status == 0 {
+				e.Status = http.StatusOK
+			}
+		}
+		s.active--
+		if s.active == 0 {
+			s.idle.Broadcast()
+		}
+		s.mu.Unlock()
+	}()
+	s.answer(rec, r, name)
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
+	h := s.web.byName[name]
+	if h == nil {
+		http.Error(w, "testweb: no such host: "+name, http.StatusMisdirectedRequest)
+		return
+	}
+	if !s.sleep(r, h.latency) {
+		return
+	}
+	uri := r.RequestURI
+	if !strings.HasPrefix(uri, "/") { // absolute-form
+		if u, err := url.Parse(uri); err == nil {
+			uri = u.RequestURI()
+		}
+	}
+	pq := canonRequestURI(uri)
+	switch {
+	case pq == "/robots.txt":
+		s.serveRobots(w, r, h)
+		return
+	case pq == "/robots-real.txt" && h.robotsReal:
+		send(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(h.robots.text()))
+		return
+	case h.trap && isTrapPath(pq):
+		var y, m int
+		var rest string
+		if n, _ := fmt.Sscanf(pq, "/calendar/%4d/%2d%s", &y, &m, &rest); n == 2 && y > 0 && m >= 1 && m <= 12 &&
+			pq == fmt.Sprintf("/calendar/%04d/%02d", y, m) {
+			send(w, r, http.StatusOK, "text/html; charset=utf-8", s.web.renderCalendar(h, y, m))
+			return
+		}
+	}
+	res := h.byPQ[pq]
+	if res == nil {
+		http.Error(w, "testweb: not found: "+pq, http.StatusNotFound)
+		return
+	}
+	switch res.kind {
+	case kindHTML:
+		send(w, r, http.StatusOK, res.contentType(), s.web.renderHTML(res))
+	case kindPDF:
+		send(w, r, http.StatusOK, res.contentType(), renderPDF(res.seed))
+	case kindPNG:
+		send(w, r, http.StatusOK, res.contentType(), renderPNG(res.seed))
+	case kindRedirect:
+		w.Header().Set("Location", s.web.withPort(res.loc))
+		send(w, r, res.status, "text/html; charset=utf-8", []byte("<html><body>moved</body></html>\n"))
+	case kindHostile:
+		s.serveHostile(w, r, h, res)
+	default:
+		http.Error(w, "testweb: not found: "+pq, http.StatusNotFound)
+	}
+}
+
+// send writes a complete response with an exact Content-Length.
+func send(w http.ResponseWriter, r *http.Request, status int, ctype string, body []byte) {
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body) // a client that went away is not the server's problem
+	}
+}
+
+func (s *Server) serveRobots(w http.ResponseWriter, r *http.Request, h *host) {
+	switch h.robots {
+	case robotsNotFound:
+		http.Error(w, "no robots.txt", http.StatusNotFound)
+	case robotsServerError:
+		http.Error(w, "robots.txt is broken", http.StatusInternalServerError)
+	case robotsRedirect:
+		w.Header().Set("Location", "/robots-real.txt")
+		send(w, r, http.StatusMovedPermanently, "text/plain; charset=utf-8", []byte("moved\n"))
+	case robotsTooMany:
+		s.mu.Lock()
+		s.robotHits[h]++
+		n := s.robotHits[h]
+		s.mu.Unlock()
+		if n <= robotsTooManyCount {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		send(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(h.robots.text()))
+	default:
+		send(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(h.robots.text()))
+	}
+}
+
+func (s *Server) serveHostile(w http.ResponseWriter, r *http.Request, h *host, res *resource) {
+	switch h.hostile {
+	case hostileJunk:
+		send(w, r, http.StatusOK, "text/html", hostileJunkBody(res.seed))
+	case hostileLength:
+		body := []byte("<html><body><p>this body is much shorter than its Content-Length says</p>\n")
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Length", strconv.Itoa(100*len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body) // the server then cuts the connection
+	case hostileDrip:
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusOK)
+		rc := http.NewResponseController(w)
+		body := strings.Repeat("<p>drip</p>", s.opts.DripBytes/11+1)[:s.opts.DripBytes]
+		for i := range len(body) {
+			if _, err := io.WriteString(w, body[i:i+1]); err != nil {
+				return
+			}
+			if rc.Flush() != nil || !s.sleep(r, s.opts.DripInterval) {
+				return
+			}
+		}
+	case hostileEndless:
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusOK)
+		chunk := []byte(strings.Repeat("<p>and on and on</p>\n", 1560))
+		for sent := int64(0); sent < s.opts.EndlessBytes; {
+			n := min(int64(len(chunk)), s.opts.EndlessBytes-sent)
+			if _, err := w.Write(chunk[:n]); err != nil {
+				return
+			}
+			sent += n
+			select {
+			case <-s.done:
+				return
+			default:
+			}
+		}
+	case hostileGzip:
+		w.Header().Set("Content-Encoding", "gzip")
+		send(w, r, http.StatusOK, "text/html", []byte("this is not gzip at all, whatever the header says\n"))
+	}
+}

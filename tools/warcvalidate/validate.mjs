@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+// validate.mjs FILE... — an independent check of WARC files with the npm
+// package warcio (not with the Go code that wrote them).
+//
+// For every file it reads every record with warcio's WARCParser twice:
+//   1. parseHttp: false — the raw block, to check WARC-Block-Digest;
+//   2. parseHttp: true  — warcio's own split of HTTP headers and payload, to
+//      check WARC-Payload-Digest and read the response status.
+// warcio.js parses digests but never verifies them, so this script hashes the
+// bytes itself (sha1, sha256, sha512 or md5; base16, base32 or base64).
+// It also checks: each file begins with a warcinfo record; every record is
+// WARC/1.1 with the mandatory fields; each record is its own gzip member
+// (members follow each other with no gap up to the end of the file); record
+// IDs are unique; WARC-Concurrent-To and WARC-Warcinfo-ID name records that
+// exist.
+//
+// It prints one JSON object on stdout:
+//   {"files": N, "records": N, "byType": {"warcinfo": N, ...},
+//    "responses": [{"uri", "status", "file", "offset", "length"}], "errors": [...]}
+// and exits 1 if there is any error, 2 on bad usage.
+
+import { createHash } from "node:crypto";
+import { createReadStream, statSync } from "node:fs";
+import { WARCParser } from "warcio";
+
+const HASHES = { sha1: "sha1", "sha-1": "sha1", sha256: "sha256", "sha-256": "sha256", sha512: "sha512", "sha-512": "sha512", md5: "md5" };
+const B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+function base32Decode(s) {
+  s = s.toUpperCase().replace(/=+$/, "");
+  const out = [];
+  let bits = 0;
+  let value = 0;
+  for (const c of s) {
+    const i = B32.indexOf(c);
+    if (i < 0) return null;
+    value = (value << 5) | i;
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
+}
+
+// parseDigest turns "sha1:ABC..." into {algo, bytes}, or a string error.
+function parseDigest(field) {
+  const i = field.indexOf(":");
+  if (i < 0) return `digest ${JSON.stringify(field)} has no "algorithm:" prefix`;
+  const algo = HASHES[field.slice(0, i).toLowerCase()];
+  if (!algo) return `digest ${JSON.stringify(field)}: unsupported algorithm`;
+  const value = field.slice(i + 1);
+  const size = createHash(algo).digest().length;
+  let bytes = null;
+  if (value.length === size * 2 && /^[0-9a-fA-F]+$/.test(value)) {
+    bytes = Buffer.from(value, "hex");
+  } else if (value.replace(/=+$/, "").length === Math.ceil((size * 8) / 5)) {
+    bytes = base32Decode(value);
+  } else {
+    const b = Buffer.from(value, "base64");
+    if (b.length === size) bytes = b;
+  }
+  if (!bytes || bytes.length !== size) return `digest ${JSON.stringify(field)}: value is not ${algo} in base16, base32 or base64`;
+  return { algo, bytes };
+}
+
+// checkDigest hashes all chunks of reader and compares to the header value.
+async function checkDigest(reader, field, what, where, errors) {
+  const d = field ? parseDigest(field) : null;
+  const h = createHash(d && typeof d === "object" ? d.algo : "sha1");
+  for await (const chunk of reader) h.update(chunk);
+  if (!field) {
+    errors.push(`${where}: missing ${what}`);
+  } else if (typeof d === "string") {
+    errors.push(`${where}: ${what}: ${d}`);
+  } else if (!h.digest().equals(d.bytes)) {
+    errors.push(`${where}: ${what} ${field} does not match the content`);
+  }
+}
+
+const REQUIRED = ["WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length"];
+
+async function validateFile(file, report, ids, refs) {
+  const errors = report.errors;
+  const size = statSync(file).size;
+
+  // Pass 1: raw blocks, framing, headers.
+  const pass1 = [];
+  {
+    const parser = new WARCParser(createReadStream(file), { parseHttp: false });
+    let index = 0;
+    for await (const record of parser) {
+      const type = record.warcType;
+      const where = `${file}: record ${index} (${type})`;
+      if (record.warcHeaders.statusline !== "WARC/1.1") {
+        errors.push(`${where}: version line ${JSON.stringify(record.warcHeaders.statusline)}, want "WARC/1.1"`);
+      }
+      for (const name of REQUIRED) {
+        if (!record.warcHeader(name)) errors.push(`${where}: missing ${name}`);
+      }
+      if (index === 0 && type !== "warcinfo") errors.push(`${where}: the first record is not warcinfo`);
+      const id = record.warcHeader("WARC-Record-ID");
+      if (id) {
+        if (ids.has(id)) errors.push(`${where}: duplicate WARC-Record-ID ${id}`);
+        ids.add(id);
+      }
+      if (type === "request" || type === "response") {
+        for (const name of ["WARC-Target-URI", "WARC-Warcinfo-ID", "WARC-Concurrent-To"]) {
+          const v = record.warcHeader(name);
+          if (!v) errors.push(`${where}: missing ${name}`);
+          else if (name !== "WARC-Target-URI") refs.push({ where, name, id: v });
+        }
+        const ct = record.warcHeader("Content-Type") || "";
+        if (!ct.startsWith(`application/http;msgtype=${type}`)) {
+          errors.push(`${where}: Content-Type ${JSON.stringify(ct)}`);
+        }
+      }
+      await checkDigest(record.reader, record.warcHeader("WARC-Block-Digest"), "WARC-Block-Digest", where, errors);
+      pass1.push({ type, offset: parser.offset, length: parser.recordLength });
+      index++;
+    }
+  }
+  if (pass1.length === 0) errors.push(`${file}: no records`);
+  for (let i = 0; i < pass1.length; i++) {
+    const end = i + 1 < pass1.length ? pass1[i + 1].offset : size;
+    const r = pass1[i];
+    if (r.offset + r.length !== end) {
+      errors.push(`${file}: record ${i} (${r.type}) at offset ${r.offset} is ${r.length} bytes but the next starts at ${end}: not one gzip member per record`);
+    }
+  }
+
+  // Pass 2: HTTP parsed by warcio; payload digests and statuses.
+  {
+    const parser = new WARCParser(createReadStream(file), { parseHttp: true });
+    let index = 0;
+    for await (const record of parser) {
+      const type = record.warcType;
+      const where = `${file}: record ${index} (${type})`;
+      if (type === "request" || type === "response") {
+        if (!record.httpHeaders) {
+          errors.push(`${where}: warcio found no HTTP headers`);
+        }
+        await checkDigest(record.reader, record.warcHeader("WARC-Payload-Digest"), "WARC-Payload-Digest", where, errors);
+      } else {
+        await record.skipFully();
+      }
+      report.records++;
+      report.byType[type] = (report.byType[type] || 0) + 1;
+      if (type === "response") {
+        report.responses.push({
+          uri: record.warcTargetURI,
+          status: record.httpHeaders ? Number(record.httpHeaders.statusCode) : 0,
+          file,
+          offset: parser.offset,
+          length: parser.recordLength,
+        });
+      }
+      index++;
+    }
+    if (index !== pass1.length) errors.push(`${file}: ${pass1.length} records raw but ${index} with HTTP parsing`);
+  }
+}
+
+async function main(files) {
+  if (files.length === 0) {
+    process.stderr.write("usage: validate.mjs FILE...\n");
+    process.exit(2);
+  }
+  const report = { files: 0, records: 0, byType: {}, responses: [], errors: [] };
+  const ids = new Set();
+  const refs = [];
+  for (const file of files) {
+    report.files++;
+    try {
+      await validateFile(file, report, ids, refs);
+    } catch (e) {
+      report.errors.push(`${file}: ${e && e.message ? e.message : String(e)}`);
+    }
+  }
+  for (const r of refs) {
+    if (!ids.has(r.id)) report.errors.push(`${r.where}: ${r.name} ${r.id} names no record in the files read`);
+  }
+  process.stdout.write(JSON.stringify(report) + "\n");
+  process.exitCode = report.errors.length > 0 ? 1 : 0;
+}
+
+await main(process.argv.slice(2));

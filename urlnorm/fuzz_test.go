@@ -1,0 +1,82 @@
+package urlnorm
+
+import (
+	"net/url"
+	"testing"
+)
+
+var fuzzSeeds = []string{
+	"http://example.com/",
+	"HTTPS://User:Pw@Bücher.Example:443/a/./b/../%7Ec?utm_source=x&b=2&a=1#f",
+	"http://[2001:db8::1]:8080/%2F%zz?q='x'&&r",
+	"http://0x7f.1/a b|c^d",
+	"//cdn.example.net/x.js?z&a=%41",
+	"../../up?x=1#y",
+	"http://a.b.c.xn--pokxncvks/",
+	"javascript:alert(1)",
+}
+
+func addSeeds(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	c := loadWHATWG(f)
+	for _, tc := range c.OK {
+		f.Add(tc.Input)
+	}
+	for _, tc := range c.Failures {
+		f.Add(tc.Input)
+	}
+}
+
+// FuzzParse checks that Parse never panics, returns only http(s) URLs, and
+// that its result's String is a fixed point of Parse.
+func FuzzParse(f *testing.F) {
+	addSeeds(f)
+	base, _ := url.Parse("http://example.org/foo/bar?q#f")
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := Parse(s, base)
+		if err != nil {
+			return
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			t.Fatalf("Parse(%q) = %q: scheme %q", s, u, u.Scheme)
+		}
+		s1 := u.String()
+		p, err := Parse(s1, nil)
+		if err != nil {
+			t.Fatalf("Parse(%q) = %q, which does not re-parse: %v", s, s1, err)
+		}
+		if s2 := p.String(); s2 != s1 {
+			t.Fatalf("Parse(%q) = %q, which re-parses to %q", s, s1, s2)
+		}
+	})
+}
+
+// FuzzNormalize checks that Normalize never panics, is idempotent, and that
+// its output re-parses to itself, both for URLs from Parse and from net/url.
+func FuzzNormalize(f *testing.F) {
+	addSeeds(f)
+	base, _ := url.Parse("https://example.org/foo/bar")
+	f.Fuzz(func(t *testing.T, s string) {
+		if u, err := Parse(s, base); err == nil {
+			checkCanonical(t, u)
+		}
+		if u, err := url.Parse(s); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == "" {
+			n := Normalize(u)
+			if again := Normalize(n).String(); again != n.String() {
+				t.Fatalf("Normalize(Normalize(%q)) = %q, want %q", s, again, n)
+			}
+		}
+	})
+}
+
+func BenchmarkCanonical(b *testing.B) {
+	base, _ := url.Parse("https://www.example.com/news/2024/today.html?page=2")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Canonical("../sport/article.html?id=7&utm_source=feed#comments", base); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package warc
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults applied by Options.withDefaults.
+const (
+	DefaultPrefix      = "trawl"
+	DefaultMaxFileSize = 1 << 30 // 1 GiB
+	DefaultSoftware    = "trawl"
+)
+
+// Options configures a Writer. Dir is required; every other zero field takes
+// the default named in its comment.
+type Options struct {
+	// Dir is the directory the WARC files are written to. It is created
+	// (with parents) if missing.
+	Dir string
+	// Prefix starts every file name. If empty, DefaultPrefix ("trawl") is
+	// used. It may not contain a path separator.
+	Prefix string
+	// MaxFileSize is the size in bytes (compressed, as on disk) a file may
+	// reach before the writer starts the next one. If zero, DefaultMaxFileSize
+	// (1 GiB) is used. A single exchange larger than this still gets written,
+	// into a file of its own.
+	MaxFileSize int64
+	// Software is the warcinfo "software" field. If empty, DefaultSoftware is used.
+	Software string
+	// Info holds extra warcinfo fields (operator, robots, http-header-user-agent,
+	// isPartOf, ...), written in sorted key order after software, format and
+	// conformsTo, which it may not redefine.
+	Info map[string]string
+	// Now is the clock used for file names and warcinfo dates. If nil,
+	// time.Now is used.
+	Now func() time.Time
+}
+
+// reservedInfo are the warcinfo fields the writer itself sets.
+var reservedInfo = map[string]bool{"software": true, "format": true, "conformsto": true}
+
+// withDefaults returns a copy of o with every zero field given its default.
+func (o Options) withDefaults() Options {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.MaxFileSize == 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.Software == "" {
+		o.Software = DefaultSoftware
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Validate reports every bad field of o by name. Zero fields that have a
+// default are valid.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Dir == "" {
+		errs = append(errs, errors.New("Dir is required"))
+	}
+	if strings.ContainsAny(o.Prefix, `/\`) || strings.ContainsFunc(o.Prefix, isCTLOrSpace) {
+		errs = append(errs, fmt.Errorf("Prefix %q: must not contain a path separator, space or control character", o.Prefix))
+	}
+	if o.MaxFileSize < 0 {
+		errs = append(errs, fmt.Errorf("MaxFileSize %d: must not be negative", o.MaxFileSize))
+	}
+	if strings.ContainsFunc(o.Software, isCTL) {
+		errs = append(errs, fmt.Errorf("Software %q: must not contain control characters", o.Software))
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.Info)) {
+		v := o.Info[k]
+		switch {
+		case k == "" || strings.ContainsFunc(k, isCTLOrSpace) || strings.ContainsRune(k, ':'):
+			errs = append(errs, fmt.Errorf("Info key %q: must be a non-empty token without ':', space or control characters", k))
+		case reservedInfo[strings.ToLower(k)]:
+			errs = append(errs, fmt.Errorf("Info key %q: set by the writer (use Software)", k))
+		case strings.ContainsFunc(v, isCTL):
+			errs = append(errs, fmt.Errorf("Info[%q] = %q: must not contain control characters", k, v))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("warc: invalid options: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+func isCTL(r rune) bool        { return r < 0x20 || r == 0x7f }
+func isCTLOrSpace(r rune) bool { return r <= 0x20 || r == 0x7f }
