@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/trawl-crawler/trawl/crawl"
+)
+
+func init() {
+	register("crawl", "crawl from seed URLs", cmdCrawl)
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// crawlFlags are the flags shared by crawl and demo.
+type crawlFlags struct {
+	data        string
+	domains     multiFlag
+	maxDepth    int
+	maxPages    int
+	minDelay    time.Duration
+	concurrency int
+	userAgent   string
+	allowNets   multiFlag
+	progress    time.Duration
+}
+
+func (cf *crawlFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&cf.data, "data", "./trawl-data", "data directory (WARC files, summary.json)")
+	fs.Var(&cf.domains, "domain", "crawl only this domain and its subdomains (repeatable; default: the seeds' hosts)")
+	fs.IntVar(&cf.maxDepth, "max-depth", 0, "most links followed from a seed (0: no limit)")
+	fs.IntVar(&cf.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
+	fs.DurationVar(&cf.minDelay, "min-delay", time.Second, "least gap between two fetches to one host")
+	fs.IntVar(&cf.concurrency, "concurrency", 64, "fetch workers")
+	fs.StringVar(&cf.userAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
+	fs.Var(&cf.allowNets, "allow-net", "allow connecting to addresses in this CIDR that the IP guard refuses (repeatable)")
+	fs.DurationVar(&cf.progress, "progress", 0, "progress line interval (default: live on a terminal, every 5s otherwise)")
+}
+
+func (cf *crawlFlags) options(seeds []string) (crawl.Options, error) {
+	o := crawl.Options{
+		Seeds:       seeds,
+		DataDir:     cf.data,
+		Domains:     cf.domains,
+		MaxDepth:    cf.maxDepth,
+		MaxPages:    cf.maxPages,
+		MinDelay:    cf.minDelay,
+		Concurrency: cf.concurrency,
+		UserAgent:   cf.userAgent,
+	}
+	for _, s := range cf.allowNets {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return o, fmt.Errorf("--allow-net %q: want a CIDR such as 127.0.0.0/8: %w", s, err)
+		}
+		o.AllowNets = append(o.AllowNets, p)
+	}
+	return o, nil
+}
+
+func cmdCrawl(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: trawl crawl [flags] [SEED...]")
+		fs.PrintDefaults()
+	}
+	var cf crawlFlags
+	cf.register(fs)
+	seedsFile := fs.String("seeds", "", "file of seed URLs, one per line (# comments)")
+	hostsFile := fs.String("hosts", "", "file mapping names to addresses, /etc/hosts format, asked before DNS")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	seeds := fs.Args()
+	if *seedsFile != "" {
+		more, err := readLines(*seedsFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
+			return 2
+		}
+		seeds = append(seeds, more...)
+	}
+	if len(seeds) == 0 {
+		fmt.Fprintln(stderr, "trawl crawl: no seeds: give URLs as arguments or --seeds FILE")
+		return 2
+	}
+	opts, err := cf.options(seeds)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
+		return 2
+	}
+	if *hostsFile != "" {
+		if opts.Hosts, err = readHostsFile(*hostsFile); err != nil {
+			fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
+			return 2
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runCrawl(ctx, opts, cf.progress, stdout, stderr)
+}
+
+// runCrawl runs one crawl with progress on stderr and the summary on
+// stdout. Exit code 0 when the crawl ended normally (exhausted, a limit,
+// or a signal), 1 on a fatal error.
+func runCrawl(ctx context.Context, opts crawl.Options, every time.Duration, stdout, stderr io.Writer) int {
+	c, err := crawl.New(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl: %v\n", err)
+		return 1
+	}
+	done := make(chan struct{})
+	progressDone := make(chan struct{})
+	go func() {
+		defer close(progressDone)
+		showProgress(c, every, stderr, done)
+	}()
+	sum, err := c.Run(ctx)
+	close(done)
+	<-progressDone
+	printSummary(stdout, sum, opts.DataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// showProgress redraws one status line on a terminal, or prints a line
+// every interval otherwise, until done is closed.
+func showProgress(c *crawl.Crawler, every time.Duration, w io.Writer, done <-chan struct{}) {
+	tty := false
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		tty = true
+	}
+	if every == 0 {
+		every = 5 * time.Second
+		if tty {
+			every = 500 * time.Millisecond
+		}
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			if tty {
+				fmt.Fprintf(w, "\r\033[K%s\n", progressLine(c.Progress()))
+			}
+			return
+		case <-t.C:
+			if tty {
+				fmt.Fprintf(w, "\r\033[K%s", progressLine(c.Progress()))
+			} else {
+				fmt.Fprintln(w, progressLine(c.Progress()))
+			}
+		}
+	}
+}
+
+// progressLine is one line of live progress.
+func progressLine(p crawl.Progress) string {
+	return fmt.Sprintf("%6.0fs  %d pages  %.1f pages/s  %d queued  hosts: %d active, %d waiting, %d backoff  errors: %s",
+		p.Elapsed.Seconds(), p.Pages, p.PagesPerSecond, p.Queued,
+		p.HostsReady+p.InFlight, p.HostsWaiting, p.HostsBackoff, countsString(p.Errors))
+}
+
+func countsString(m map[string]int64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func printSummary(w io.Writer, s *crawl.Summary, dataDir string) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(w, "crawl %s after %.1fs\n", s.StopReason, s.ElapsedSeconds)
+	fmt.Fprintf(w, "  pages       %d (%.1f/s), %d requests incl. %d robots.txt, %.1f MB\n",
+		s.Pages, s.PagesPerSecond, s.Requests, s.RobotsFetches, float64(s.Bytes)/1e6)
+	fmt.Fprintf(w, "  status      %s\n", countsString(s.Status))
+	fmt.Fprintf(w, "  errors      %s\n", countsString(s.Errors))
+	fmt.Fprintf(w, "  discovered  %d URLs on %d hosts; %d still queued, %d dropped, %d disallowed by robots.txt, %d out of scope\n",
+		s.Discovered, s.Hosts, s.Queued, s.Dropped, s.RobotsDisallowed, s.OutOfScope)
+	fmt.Fprintf(w, "  warc        %d file(s) in %s\n", len(s.WARCFiles), dataDir)
+	fmt.Fprintf(w, "  summary     %s/summary.json\n", strings.TrimRight(dataDir, "/"))
+	if s.Error != "" {
+		fmt.Fprintf(w, "  error       %s\n", s.Error)
+	}
+}
+
+// readLines reads non-empty, non-comment lines.
+func readLines(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// readHostsFile reads "ADDRESS NAME..." lines (/etc/hosts format).
+func readHostsFile(path string) (map[string][]netip.Addr, error) {
+	lines, err := readLines(path)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string][]netip.Addr)
+	var errs []error
+	for i, line := range lines {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			errs = append(errs, fmt.Errorf("%s: line %d: want ADDRESS NAME, got %q", path, i+1, line))
+			continue
+		}
+		a, err := netip.ParseAddr(fields[0])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: line %d: %w", path, i+1, err))
+			continue
+		}
+		for _, name := range fields[1:] {
+			name = strings.ToLower(name)
+			m[name] = append(m[name], a)
+		}
+	}
+	return m, errors.Join(errs...)
+}

@@ -1,0 +1,640 @@
+// Package crawl runs the crawl loop on one node: it wires the frontier, the
+// fetcher, the WARC writer, the link extractor, URL normalisation, scope and
+// the URL-seen gate together, with a fixed pool of workers.
+//
+// The pipeline (one Crawler, bounded everywhere):
+//
+//	dispatcher ──lease──▶ work chan (cap 0) ──▶ N workers
+//	   ▲                                         │ resolve + IP cap (frontier.SetIP)
+//	   │ frontier.Changed / wait                 │ robots.txt (robots.Cache; fetched in the host's own slot)
+//	   │                                         │ fetch (fetch.Fetcher) ──▶ WARC (warc.Writer), before parsing
+//	   │                                         │ links.Extract ▶ urlnorm ▶ scope ▶ urlseen
+//	   └──────── frontier.Add / Complete ◀───────┘
+//
+// A worker slot is taken before a lease is asked for, so a lease never
+// waits in a queue and the host's clock starts when the fetch can. Lock
+// order: Crawler.mu is never held while calling into the frontier, the
+// robots cache or the seen set (each has its own lock).
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trawl-crawler/trawl/fetch"
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/links"
+	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/scope"
+	"github.com/trawl-crawler/trawl/urlnorm"
+	"github.com/trawl-crawler/trawl/urlseen"
+	"github.com/trawl-crawler/trawl/warc"
+)
+
+// Crawler is one crawl. Create it with New, start it with Run.
+type Crawler struct {
+	opts     Options
+	agent    string
+	scope    scope.Rules
+	frontier *frontier.Frontier
+	fetcher  *fetch.Fetcher
+	robots   *robots.Cache
+	seen     urlseen.Set
+	warc     *warc.Writer
+	stats    stats
+
+	mu          sync.Mutex
+	robotsState map[string]*robotsProgress // origin → fetch in progress
+	fatal       error                      // first error that stops the crawl
+	stopReason  string
+}
+
+// robotsProgress tracks an origin's robots.txt fetch across leases.
+type robotsProgress struct {
+	next     string // redirect target still to fetch, "" for /robots.txt
+	hops     int
+	failures int
+}
+
+// New prepares a crawl: it validates opts, creates DataDir and opens the
+// first WARC file.
+func New(opts Options) (*Crawler, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	c := &Crawler{
+		opts:        opts,
+		agent:       agentToken(opts.UserAgent),
+		seen:        &urlseen.Mem{},
+		robotsState: make(map[string]*robotsProgress),
+	}
+	c.stats.errors = make(map[string]int64)
+	c.stats.status = make(map[string]int64)
+
+	seeds, domains, err := c.parseSeeds()
+	if err != nil {
+		return nil, err
+	}
+	if len(opts.Domains) > 0 {
+		domains = opts.Domains
+	}
+	c.scope = scope.Rules{Domains: domains, MaxDepth: opts.MaxDepth}.WithDefaults()
+
+	if c.frontier, err = frontier.New(frontier.Options{
+		MinDelay:   opts.MinDelay,
+		HostBudget: opts.HostBudget,
+		// A lease outlives the longest fetch plus the WARC write.
+		LeaseTimeout: opts.FetchTimeout + time.Minute,
+	}); err != nil {
+		return nil, err
+	}
+	if c.robots, err = robots.NewCache(robots.CacheOptions{}); err != nil {
+		return nil, err
+	}
+	if c.fetcher, err = fetch.New(fetch.Options{
+		UserAgent:    opts.UserAgent,
+		Hosts:        opts.Hosts,
+		AllowNets:    opts.AllowNets,
+		TotalTimeout: opts.FetchTimeout,
+		MaxBodyBytes: opts.MaxBodyBytes,
+	}); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		c.fetcher.Close()
+		return nil, fmt.Errorf("crawl: create data directory: %w", err)
+	}
+	if c.warc, err = warc.NewWriter(warc.Options{
+		Dir:         filepath.Join(opts.DataDir, "warc"),
+		MaxFileSize: opts.WARCMaxSize,
+		Software:    "trawl/0.1",
+		Info: map[string]string{
+			"http-header-user-agent": opts.UserAgent,
+			"robots":                 "obey",
+		},
+	}); err != nil {
+		c.fetcher.Close()
+		return nil, err
+	}
+	var items []frontier.Item
+	for _, u := range seeds {
+		if isNew, _ := c.seen.Add(u.String()); isNew {
+			items = append(items, frontier.Item{URL: u.String(), Host: urlnorm.HostKey(u)})
+		}
+	}
+	if err := c.frontier.Add(items...); err != nil {
+		return nil, err
+	}
+	c.stats.queuedTotal.Add(int64(len(items)))
+	return c, nil
+}
+
+// parseSeeds canonicalises the seeds and returns them with their hosts
+// (the default scope).
+func (c *Crawler) parseSeeds() ([]*url.URL, []string, error) {
+	var seeds []*url.URL
+	var domains []string
+	var errs []error
+	for _, s := range c.opts.Seeds {
+		u, err := urlnorm.Parse(strings.TrimSpace(s), nil)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("crawl: seed %q: %w", s, err))
+			continue
+		}
+		u = urlnorm.Normalize(u)
+		seeds = append(seeds, u)
+		domains = append(domains, urlnorm.HostKey(u))
+	}
+	return seeds, domains, errors.Join(errs...)
+}
+
+// Run crawls until the frontier is exhausted, MaxPages is reached, ctx is
+// cancelled (SIGINT) or a fatal error (a WARC write failing) stops it. It
+// closes the WARC file, writes DataDir/summary.json and returns the
+// summary. In-flight fetches are cancelled on ctx; what they fetched is
+// not archived and their URLs are counted as still queued.
+func (c *Crawler) Run(ctx context.Context) (*Summary, error) {
+	c.stats.start = time.Now()
+	fetchCtx, cancelFetches := context.WithCancel(ctx)
+	defer cancelFetches()
+
+	work := make(chan *frontier.Lease)
+	slots := make(chan struct{}, c.opts.Concurrency)
+	var wg sync.WaitGroup
+	for range c.opts.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l := range work {
+				c.handle(fetchCtx, l)
+				<-slots
+			}
+		}()
+	}
+
+	reason := c.dispatch(ctx, work, slots)
+	close(work)
+	wg.Wait()
+	c.fetcher.Close()
+	werr := c.warc.Close()
+
+	c.mu.Lock()
+	if c.stopReason == "" {
+		c.stopReason = reason
+	}
+	fatal := c.fatal
+	c.mu.Unlock()
+	if fatal == nil && werr != nil {
+		fatal = fmt.Errorf("crawl: close WARC: %w", werr)
+	}
+	sum := c.summary()
+	if fatal != nil {
+		sum.Error = fatal.Error()
+	}
+	if err := sum.write(filepath.Join(c.opts.DataDir, "summary.json")); err != nil && fatal == nil {
+		fatal = err
+	}
+	return sum, fatal
+}
+
+// dispatch leases work for idle workers until there is no more, and
+// returns why it stopped.
+func (c *Crawler) dispatch(ctx context.Context, work chan<- *frontier.Lease, slots chan struct{}) string {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		// Take a worker slot first, so that a lease is only made when a
+		// worker can start on it.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return "signal"
+		}
+		for {
+			if reason := c.stopping(); reason != "" {
+				<-slots
+				return reason
+			}
+			l, wait := c.frontier.Lease()
+			if l != nil {
+				work <- l
+				break
+			}
+			if c.frontier.Done() {
+				<-slots
+				return "exhausted"
+			}
+			if wait < 0 {
+				wait = time.Hour
+			}
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-c.frontier.Changed():
+				timer.Stop() // Go 1.23 timers: no stale tick survives Stop
+
+			case <-ctx.Done():
+				<-slots
+				return "signal"
+			}
+		}
+	}
+}
+
+// stopping returns a non-empty reason once the crawl must stop leasing.
+func (c *Crawler) stopping() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fatal != nil {
+		return "error"
+	}
+	if c.opts.MaxPages > 0 && c.stats.pagesStarted.Load() >= int64(c.opts.MaxPages) {
+		return "max-pages"
+	}
+	return ""
+}
+
+func (c *Crawler) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fatal == nil {
+		c.fatal = err
+		c.opts.Logger.Error("crawl stops", "err", err)
+	}
+}
+
+// complete ends a lease; an error here is a bug or an expired lease.
+func (c *Crawler) complete(l *frontier.Lease, o frontier.Outcome) {
+	if err := c.frontier.Complete(l, o); err != nil {
+		c.opts.Logger.Warn("complete lease", "url", l.Item.URL, "err", err)
+	}
+}
+
+// handle processes one lease from start to Complete.
+func (c *Crawler) handle(ctx context.Context, l *frontier.Lease) {
+	u, err := url.Parse(l.Item.URL)
+	if err != nil { // canonical URLs always parse; a bug if not
+		c.stats.addError("internal")
+		c.complete(l, frontier.Outcome{NotStarted: true})
+		return
+	}
+	ip, err := c.fetcher.Resolve(ctx, u.Hostname())
+	if err != nil {
+		if ctx.Err() != nil {
+			c.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
+			return
+		}
+		// The whole host is unreachable: drop its queue.
+		c.stats.addError(string(fetch.ClassOf(err)))
+		c.opts.Logger.Info("host unreachable", "host", l.Item.Host, "err", err)
+		c.complete(l, frontier.Outcome{NotStarted: true, DropHost: true})
+		return
+	}
+	if !c.frontier.SetIP(l, ip.String()) {
+		c.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
+		return
+	}
+	origin := u.Scheme + "://" + u.Host
+	pol, ok := c.robots.Lookup(origin)
+	if !ok || pol.Unavailable() {
+		c.fetchRobots(ctx, l, origin)
+		return
+	}
+	if !pol.Allowed(c.agent, u) {
+		c.stats.robotsDisallowed.Add(1)
+		c.complete(l, frontier.Outcome{NotStarted: true})
+		return
+	}
+	if c.opts.MaxPages > 0 && c.stats.pagesStarted.Add(1) > int64(c.opts.MaxPages) {
+		c.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
+		return
+	} else if c.opts.MaxPages == 0 {
+		c.stats.pagesStarted.Add(1)
+	}
+	c.fetchPage(ctx, l, u)
+}
+
+// fetchRobots fetches (one hop of) origin's robots.txt in l's slot and
+// puts l's item back: robots.txt fetches count towards the host's gap.
+func (c *Crawler) fetchRobots(ctx context.Context, l *frontier.Lease, origin string) {
+	c.mu.Lock()
+	st := c.robotsState[origin]
+	if st == nil {
+		st = &robotsProgress{}
+		c.robotsState[origin] = st
+	}
+	target := st.next
+	c.mu.Unlock()
+	if target == "" {
+		target = origin + "/robots.txt"
+	}
+	tu, _ := url.Parse(target)
+	resp, err := c.fetcher.Fetch(ctx, &fetch.Request{URL: tu})
+	c.stats.requests.Add(1)
+	if err != nil && ctx.Err() != nil {
+		c.complete(l, frontier.Outcome{Requeue: true, Failed: true})
+		return
+	}
+	if resp != nil {
+		c.stats.robotsFetches.Add(1)
+		if !c.archive(resp) {
+			c.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
+			return
+		}
+	}
+	o := frontier.Outcome{Requeue: true}
+	res := robots.FetchResult{Err: err, At: time.Now()}
+	if resp != nil {
+		o.Status, o.ResponseTime = resp.Status, resp.Duration
+		res.Status, res.Body = resp.Status, resp.Decoded
+		if resp.Truncated != "" && resp.Truncated != "length" {
+			res.Err = fmt.Errorf("crawl: robots.txt %s: body cut off (%s)", target, resp.Truncated)
+		}
+		if resp.Status >= 300 && resp.Status < 400 && resp.Location != "" {
+			c.mu.Lock()
+			st.hops++
+			if st.hops <= robots.MaxRedirects {
+				st.next = resp.Location
+				c.mu.Unlock()
+				c.complete(l, o) // next hop in the host's next slot
+				return
+			}
+			c.mu.Unlock()
+		}
+	} else {
+		o.Failed = true
+		c.stats.addError(string(fetch.ClassOf(err)))
+	}
+	pol := c.robots.Store(origin, res)
+	c.mu.Lock()
+	st.next, st.hops = "", 0
+	if pol.Unavailable() {
+		st.failures++
+	} else {
+		st.failures = 0
+	}
+	failures := st.failures
+	c.mu.Unlock()
+	if pol.Unavailable() {
+		c.stats.addError("robots-unavailable")
+		o.Failed = true // back the host off
+		if failures >= c.opts.RobotsAttempts {
+			c.opts.Logger.Info("robots.txt unavailable; dropping host", "origin", origin, "attempts", failures)
+			o.DropHost = true
+		}
+		c.complete(l, o)
+		return
+	}
+	if d, ok := pol.CrawlDelay(c.agent); ok {
+		c.frontier.SetCrawlDelay(l.Item.Host, d)
+	}
+	c.complete(l, o)
+}
+
+// archive writes resp to the WARC. A failure stops the crawl.
+func (c *Crawler) archive(resp *fetch.Response) bool {
+	_, err := c.warc.Write(&warc.Exchange{
+		URL:            resp.URL,
+		IP:             resp.IP.String(),
+		Date:           resp.Start,
+		Request:        resp.RawRequest,
+		ResponseHeader: resp.RawResponseHeader,
+		Body:           resp.Body,
+		Truncated:      resp.Truncated,
+	})
+	if err != nil {
+		c.fail(fmt.Errorf("crawl: archive %s: %w", resp.URL, err))
+		return false
+	}
+	c.stats.bytes.Add(int64(len(resp.Body)))
+	return true
+}
+
+func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u *url.URL) {
+	it := l.Item
+	resp, err := c.fetcher.Fetch(ctx, &fetch.Request{URL: u})
+	c.stats.requests.Add(1)
+	if err != nil {
+		if ctx.Err() != nil {
+			c.complete(l, frontier.Outcome{Requeue: true, Failed: true})
+			return
+		}
+		class := fetch.ClassOf(err)
+		c.stats.addError(string(class))
+		o := frontier.Outcome{Failed: class != fetch.ClassTimeout, Timeout: class == fetch.ClassTimeout}
+		if class == fetch.ClassBlocked {
+			o = frontier.Outcome{NotStarted: true}
+		} else if retryable(class) && it.Attempts < c.opts.MaxRetries {
+			l.Item.Attempts++
+			o.Requeue = true
+		}
+		c.opts.Logger.Debug("fetch failed", "url", it.URL, "err", err)
+		c.complete(l, o)
+		return
+	}
+	if !c.archive(resp) {
+		c.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
+		return
+	}
+	c.stats.pages.Add(1)
+	c.stats.addStatus(resp.Status)
+	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start)}
+	switch {
+	case resp.Status == 429 || resp.Status == 503:
+		if it.Attempts < c.opts.MaxRetries {
+			l.Item.Attempts++
+			o.Requeue = true
+		}
+	case resp.Status >= 300 && resp.Status < 400:
+		if resp.Location != "" {
+			c.redirect(it, resp.Location)
+		}
+	case resp.Status >= 200 && resp.Status < 300:
+		c.extract(it, u, resp)
+	}
+	c.complete(l, o)
+}
+
+// retryable reports whether a fetch that failed this way may succeed if
+// tried again later: a server that did not answer in time or refused the
+// connection may recover; one that sent a malformed or cut-off response
+// will most likely send it again.
+func retryable(c fetch.Class) bool {
+	return c == fetch.ClassTimeout || c == fetch.ClassConnect
+}
+
+// redirect queues a redirect's target through the same gates as a link.
+func (c *Crawler) redirect(it frontier.Item, location string) {
+	if it.Redirects+1 > c.opts.MaxRedirects {
+		c.stats.addError("redirect-chain")
+		return
+	}
+	t, err := urlnorm.Parse(location, nil)
+	if err != nil {
+		c.stats.addError("bad-location")
+		return
+	}
+	c.enqueue([]*url.URL{t}, it.Depth, it.Redirects+1)
+}
+
+// extract parses an HTML page's links and queues the new ones.
+func (c *Crawler) extract(it frontier.Item, u *url.URL, resp *fetch.Response) {
+	if resp.MediaType != "text/html" && resp.MediaType != "application/xhtml+xml" {
+		return
+	}
+	if _, noFollow := links.XRobotsTag(resp.Header.Values("X-Robots-Tag"), c.agent); noFollow {
+		return
+	}
+	page := links.Extract(resp.Decoded, c.agent)
+	if page.NoFollow {
+		return
+	}
+	base := u
+	if page.BaseHref != "" {
+		if b, err := urlnorm.Parse(page.BaseHref, u); err == nil {
+			base = b
+		}
+	}
+	targets := make([]*url.URL, 0, len(page.Links))
+	for _, ln := range page.Links {
+		if ln.NoFollow || !followable(ln) {
+			continue
+		}
+		t, err := urlnorm.Parse(ln.Ref, base)
+		if err != nil {
+			c.stats.badLinks.Add(1)
+			continue
+		}
+		targets = append(targets, t)
+	}
+	c.enqueue(targets, it.Depth+1, 0)
+}
+
+// followable reports whether a link leads to something worth fetching as
+// a page: not a stylesheet, icon or script resource.
+func followable(ln links.Link) bool {
+	if ln.Tag != "link" {
+		return true
+	}
+	for _, rel := range strings.Fields(ln.Rel) {
+		switch rel {
+		case "stylesheet", "icon", "preload", "prefetch", "dns-prefetch", "preconnect", "modulepreload", "manifest", "apple-touch-icon":
+			return false
+		}
+	}
+	return true
+}
+
+// enqueue normalises, scope-checks and seen-checks targets and queues the
+// new ones.
+func (c *Crawler) enqueue(targets []*url.URL, depth, redirects int) {
+	items := make([]frontier.Item, 0, len(targets))
+	for _, t := range targets {
+		t = urlnorm.Normalize(t)
+		if err := c.scope.Check(t, depth); err != nil {
+			c.stats.outOfScope.Add(1)
+			continue
+		}
+		s := t.String()
+		isNew, err := c.seen.Add(s)
+		if err != nil {
+			c.fail(fmt.Errorf("crawl: seen-check %s: %w", s, err))
+			return
+		}
+		if !isNew {
+			continue
+		}
+		items = append(items, frontier.Item{
+			URL:       s,
+			Host:      urlnorm.HostKey(t),
+			Depth:     depth,
+			Level:     min(depth, 2),
+			Redirects: redirects,
+		})
+	}
+	if len(items) == 0 {
+		return
+	}
+	if err := c.frontier.Add(items...); err != nil {
+		c.fail(err)
+		return
+	}
+	c.stats.queuedTotal.Add(int64(len(items)))
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// Progress returns a snapshot of the crawl's counters.
+func (c *Crawler) Progress() Progress {
+	fs := c.frontier.Stats()
+	p := c.stats.snapshot()
+	p.Queued, p.InFlight, p.Hosts = fs.Queued, fs.InFlight, fs.Hosts
+	p.HostsReady, p.HostsWaiting, p.HostsBackoff = fs.Ready, fs.Waiting, fs.Backoff
+	p.Dropped = fs.Dropped
+	return p
+}
+
+func (c *Crawler) summary() *Summary {
+	p := c.Progress()
+	c.mu.Lock()
+	reason := c.stopReason
+	c.mu.Unlock()
+	return &Summary{
+		Progress:   p,
+		StopReason: reason,
+		Finished:   time.Now().UTC(),
+		WARCFiles:  c.warc.Files(),
+		UserAgent:  c.opts.UserAgent,
+		Seeds:      c.opts.Seeds,
+	}
+}
+
+// Summary is what a crawl did; Run writes it to DataDir/summary.json.
+type Summary struct {
+	Progress
+	StopReason string    `json:"stop_reason"` // exhausted, max-pages, signal, error
+	Error      string    `json:"error,omitempty"`
+	Finished   time.Time `json:"finished"`
+	WARCFiles  []string  `json:"warc_files"`
+	UserAgent  string    `json:"user_agent"`
+	Seeds      []string  `json:"seeds"`
+}
+
+func (s *Summary) write(path string) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("crawl: encode summary: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("crawl: write %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("crawl: write %s: %w", path, err)
+	}
+	return nil
+}

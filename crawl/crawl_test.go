@@ -1,0 +1,229 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/trawl-crawler/trawl/internal/warccheck"
+	"github.com/trawl-crawler/trawl/testweb"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+
+// harness is one crawl of one synthetic web.
+type harness struct {
+	srv  *testweb.Server
+	opts Options
+}
+
+func newHarness(t *testing.T, web testweb.Options, gap time.Duration) *harness {
+	t.Helper()
+	srv, err := testweb.Serve(testweb.Generate(web), testweb.ServeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return &harness{srv: srv, opts: Options{
+		Seeds:       srv.Seeds(),
+		DataDir:     t.TempDir(),
+		Domains:     []string{srv.Web().Options().Domain},
+		MinDelay:    gap,
+		Concurrency: 32,
+		AllowNets:   loopback,
+		Hosts:       srv.Resolver(),
+		MaxDepth:    12,
+	}}
+}
+
+func (h *harness) run(t *testing.T, ctx context.Context) *Summary {
+	t.Helper()
+	c, err := New(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := c.Run(ctx)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return sum
+}
+
+func (h *harness) analyze(minCoverage float64) *testweb.Report {
+	return testweb.Analyze(h.srv.Web(), h.srv.Log(), testweb.AnalyzeOptions{
+		Seeds:            h.opts.Seeds,
+		Agent:            "trawl",
+		Gap:              h.opts.MinDelay,
+		MaxDepth:         h.opts.MaxDepth,
+		Domain:           h.opts.Domains[0],
+		MaxParallel:      1,
+		MaxParallelPerIP: 2,
+		MinCoverage:      minCoverage,
+	})
+}
+
+// TestCrawlIsPoliteAndComplete crawls a synthetic web with short gaps and
+// judges the crawl from the web's own request log only.
+func TestCrawlIsPoliteAndComplete(t *testing.T) {
+	h := newHarness(t, testweb.Options{Seed: 7, Hosts: 60, BigPages: 25, Hostile: true}, 40*time.Millisecond)
+	sum := h.run(t, context.Background())
+	rep := h.analyze(0.99)
+	if p := rep.Problems(); len(p) > 0 {
+		t.Fatalf("the web's log shows %d problems:\n%s\n%s", len(p), strings.Join(p, "\n"), rep)
+	}
+	if sum.StopReason != "exhausted" {
+		t.Errorf("StopReason = %q, want exhausted", sum.StopReason)
+	}
+	// A calendar links forward and back, so the depth cap lets a crawl walk
+	// at most MaxDepth months each way from where it entered.
+	for host, n := range rep.TrapFetches {
+		if n > 2*h.opts.MaxDepth {
+			t.Errorf("%s: %d calendar-trap fetches, want at most 2 x MaxDepth = %d", host, n, 2*h.opts.MaxDepth)
+		}
+	}
+	t.Logf("%s", rep)
+	checkWARC(t, h, sum)
+}
+
+// checkWARC validates every WARC file with the independent reader and
+// checks that every request the web answered has a response record.
+func checkWARC(t *testing.T, h *harness, sum *Summary) {
+	t.Helper()
+	if len(sum.WARCFiles) == 0 {
+		t.Fatal("no WARC files written")
+	}
+	rep, err := warccheck.Validate(sum.WARCFiles...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) > 0 {
+		t.Fatalf("warcio found %d errors: %v", len(rep.Errors), rep.Errors)
+	}
+	archived := map[string]bool{}
+	for _, r := range rep.Responses {
+		archived[r.URI] = true
+	}
+	port := h.srv.Port()
+	missing := 0
+	for _, req := range h.srv.Log() {
+		u := fmt.Sprintf("http://%s:%d%s", req.Host, port, req.Path)
+		if req.Status == 0 || archived[u] {
+			continue
+		}
+		// A body cut off mid-read by a hostile server is a fetch error,
+		// not a response; those hosts are listed by name.
+		if strings.HasPrefix(req.Host, "hostile") {
+			continue
+		}
+		missing++
+		if missing <= 10 {
+			t.Errorf("fetched but not archived: %s (status %d)", u, req.Status)
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d fetched URLs have no response record", missing)
+	}
+	if _, err := os.Stat(filepath.Join(h.opts.DataDir, "summary.json")); err != nil {
+		t.Errorf("summary.json: %v", err)
+	}
+}
+
+func TestCrawlStopsAtMaxPages(t *testing.T) {
+	h := newHarness(t, testweb.Options{Seed: 3, Hosts: 20}, 20*time.Millisecond)
+	h.opts.MaxPages = 25
+	sum := h.run(t, context.Background())
+	if sum.StopReason != "max-pages" {
+		t.Errorf("StopReason = %q, want max-pages", sum.StopReason)
+	}
+	pages := 0
+	for _, r := range h.srv.Log() {
+		if !strings.HasPrefix(r.Path, "/robots") {
+			pages++
+		}
+	}
+	if pages > 25 {
+		t.Errorf("the web served %d pages, want at most 25", pages)
+	}
+	if p := h.analyze(0).Problems(); len(p) > 0 {
+		t.Errorf("problems: %s", strings.Join(p, "\n"))
+	}
+}
+
+func TestCrawlStopsOnCancel(t *testing.T) {
+	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 30}, 50*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	sum := h.run(t, ctx)
+	if sum.StopReason != "signal" {
+		t.Errorf("StopReason = %q, want signal", sum.StopReason)
+	}
+	if sum.Pages == 0 || sum.Queued == 0 {
+		t.Errorf("after cancel: %d pages, %d queued; want some of each", sum.Pages, sum.Queued)
+	}
+	for _, f := range sum.WARCFiles {
+		if strings.HasSuffix(f, ".open") {
+			t.Errorf("WARC file left open: %s", f)
+		}
+	}
+	rep, err := warccheck.Validate(sum.WARCFiles...)
+	if err != nil || len(rep.Errors) > 0 {
+		t.Fatalf("WARC after cancel: %v %v", err, rep)
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	_, err := New(Options{MinDelay: -1, Concurrency: -2, UserAgent: "/1.0"})
+	if err == nil {
+		t.Fatal("New accepted bad options")
+	}
+	for _, field := range []string{"Seeds", "MinDelay", "Concurrency", "UserAgent"} {
+		if !strings.Contains(err.Error(), field) {
+			t.Errorf("error %q does not name %s", err, field)
+		}
+	}
+	if _, err := New(Options{Seeds: []string{"mailto:x@y.test"}, DataDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "mailto") {
+		t.Errorf("New with a mailto seed: %v", err)
+	}
+}
+
+func TestAgentToken(t *testing.T) {
+	for _, c := range []struct{ ua, want string }{
+		{DefaultUserAgent, "trawl"},
+		{"My-Bot_2/1.0", "my-bot_"},
+		{"/1.0", ""},
+	} {
+		if got := agentToken(c.ua); got != c.want {
+			t.Errorf("agentToken(%q) = %q, want %q", c.ua, got, c.want)
+		}
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		v    string
+		want time.Duration
+	}{
+		{"", 0},
+		{"120", 2 * time.Minute},
+		{"-5", 0},
+		{"soon", 0},
+		{now.Add(90 * time.Second).UTC().Format(http.TimeFormat), 90 * time.Second},
+		{now.Add(-time.Hour).UTC().Format(http.TimeFormat), 0},
+	} {
+		h := map[string][]string{"Retry-After": {c.v}}
+		if got := retryAfter(h, now); got != c.want {
+			t.Errorf("retryAfter(%q) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}
