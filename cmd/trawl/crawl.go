@@ -46,7 +46,7 @@ type crawlFlags struct {
 func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&cf.data, "data", "./trawl-data", "data directory (WARC files, summary.json)")
 	fs.Var(&cf.domains, "domain", "crawl only this domain and its subdomains (repeatable; default: the seeds' hosts)")
-	fs.IntVar(&cf.maxDepth, "max-depth", 0, "most links followed from a seed (0: no limit)")
+	fs.IntVar(&cf.maxDepth, "max-depth", 20, "most links followed from a seed (0: no limit)")
 	fs.IntVar(&cf.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
 	fs.DurationVar(&cf.minDelay, "min-delay", time.Second, "least gap between two fetches to one host")
 	fs.IntVar(&cf.concurrency, "concurrency", 64, "fetch workers")
@@ -266,3 +266,5 @@ func readHostsFile(path string) (map[string][]netip.Addr, error) {
 	}
 	return m, errors.Join(errs...)
 }
+
+func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
