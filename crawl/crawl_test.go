@@ -182,11 +182,11 @@ func TestCrawlStopsOnCancel(t *testing.T) {
 }
 
 func TestNewRejectsBadOptions(t *testing.T) {
-	_, err := New(Options{MinDelay: -1, Concurrency: -2, UserAgent: "/1.0"})
+	_, err := New(Options{MaxDepth: -1, Concurrency: -2, UserAgent: "/1.0"})
 	if err == nil {
 		t.Fatal("New accepted bad options")
 	}
-	for _, field := range []string{"Seeds", "MinDelay", "Concurrency", "UserAgent"} {
+	for _, field := range []string{"Seeds", "MaxDepth", "Concurrency", "UserAgent"} {
 		if !strings.Contains(err.Error(), field) {
 			t.Errorf("error %q does not name %s", err, field)
 		}

@@ -30,7 +30,8 @@ type Options struct {
 	// fetches do not count); 0 means no limit.
 	MaxPages int
 	// MinDelay is the least gap between two fetches to one host.
-	// Default 1s.
+	// Default 1s; negative means no minimum (Crawl-delay, ten times the
+	// response time and backoff still apply).
 	MinDelay time.Duration
 	// Concurrency is the number of fetch workers. Default 64.
 	Concurrency int
@@ -118,9 +119,6 @@ func (o Options) Validate() error {
 	}
 	if o.MaxPages < 0 {
 		bad("MaxPages", o.MaxPages, "negative")
-	}
-	if o.MinDelay < 0 {
-		bad("MinDelay", o.MinDelay, "negative")
 	}
 	if o.Concurrency < 0 || o.Concurrency > 10000 {
 		bad("Concurrency", o.Concurrency, "want 1..10000")

@@ -35,7 +35,8 @@ type Item struct {
 type Options struct {
 	// Levels is the number of priority levels. Default 3.
 	Levels int
-	// MinDelay is the least gap between two fetches to one host. Default 1s.
+	// MinDelay is the least gap between two fetches to one host. Default
+	// 1s; negative means no minimum (the other rules still apply).
 	MinDelay time.Duration
 	// MaxDelay caps a host's delay as backoff grows it. Default 10m.
 	MaxDelay time.Duration
@@ -67,8 +68,11 @@ func (o Options) withDefaults() Options {
 	if o.Levels == 0 {
 		o.Levels = 3
 	}
-	if o.MinDelay == 0 {
+	switch {
+	case o.MinDelay == 0:
 		o.MinDelay = time.Second
+	case o.MinDelay < 0:
+		o.MinDelay = 0
 	}
 	if o.MaxDelay == 0 {
 		o.MaxDelay = 10 * time.Minute
@@ -105,9 +109,6 @@ func (o Options) Validate() error {
 	}
 	if o.Levels < 0 || o.Levels > 16 {
 		bad("Levels", o.Levels, "want 1..16")
-	}
-	if o.MinDelay < 0 {
-		bad("MinDelay", o.MinDelay, "negative")
 	}
 	if o.MaxDelay < 0 || (o.MaxDelay > 0 && o.MaxDelay < o.MinDelay) {
 		bad("MaxDelay", o.MaxDelay, "negative or below MinDelay")

@@ -282,11 +282,11 @@ func TestHostsInterleave(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	err := Options{MinDelay: -1, MaxParallel: -1, Levels: 99}.Validate()
+	err := Options{MaxDelay: -1, MaxParallel: -1, Levels: 99}.Validate()
 	if err == nil {
 		t.Fatal("Validate() = nil for bad options")
 	}
-	for _, field := range []string{"MinDelay", "MaxParallel", "Levels"} {
+	for _, field := range []string{"MaxDelay", "MaxParallel", "Levels"} {
 		if !contains(err.Error(), field) {
 			t.Errorf("Validate() = %q, does not name %s", err, field)
 		}

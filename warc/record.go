@@ -2,9 +2,9 @@ package warc
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/rand"
 	"fmt"
+	"github.com/klauspost/compress/gzip"
 	"maps"
 	"slices"
 	"strings"

@@ -66,6 +66,12 @@ func (cf *crawlFlags) options(seeds []string) (crawl.Options, error) {
 		Concurrency: cf.concurrency,
 		UserAgent:   cf.userAgent,
 	}
+	if cf.minDelay == 0 {
+		o.MinDelay = -1 // "--min-delay 0" means no minimum, not the default
+	}
+	if cf.minDelay < 0 {
+		return o, fmt.Errorf("--min-delay %v is negative", cf.minDelay)
+	}
 	for _, s := range cf.allowNets {
 		p, err := netip.ParsePrefix(s)
 		if err != nil {

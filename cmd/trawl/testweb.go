@@ -32,6 +32,9 @@ func cmdTestweb(args []string, stdout, stderr io.Writer) int {
 	port := fs.Int("port", 0, "port to serve on (0: pick a free one)")
 	out := fs.String("out", "", "directory to write hosts (IP NAME lines) and seeds.txt into")
 	dur := fs.Duration("for", 0, "stop after this long (0: until SIGINT or SIGTERM)")
+	latency := fs.Duration("latency", 0, "least per-host latency before the first byte (0: the default, 2ms; negative: none)")
+	maxLatency := fs.Duration("max-latency", 0, "most per-host latency (0: the default, 20ms)")
+	bigPages := fs.Int("big-pages", 0, "pages of each big host (0: the default, 40)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -46,7 +49,8 @@ func cmdTestweb(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl testweb: --for %v is negative\n", *dur)
 		return 2
 	}
-	opts := testweb.Options{Seed: *seed, Hosts: *hosts, Hostile: *hostile, Port: *port}
+	opts := testweb.Options{Seed: *seed, Hosts: *hosts, Hostile: *hostile, Port: *port,
+		Latency: *latency, MaxLatency: *maxLatency, BigPages: *bigPages}
 	if err := opts.Validate(); err != nil {
 		fmt.Fprintf(stderr, "trawl testweb: %v\n", err)
 		return 2

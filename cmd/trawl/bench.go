@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/trawl-crawler/trawl/crawl"
+)
+
+func init() {
+	register("bench", "measure the crawler: bench crawl", cmdBench)
+}
+
+func cmdBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "crawl" {
+		fmt.Fprintln(stderr, "usage: trawl bench crawl [flags]")
+		return 2
+	}
+	return benchCrawl(args[1:], stdout, stderr)
+}
+
+// benchResult is what `trawl bench crawl --json` prints.
+type benchResult struct {
+	Hosts         int     `json:"hosts"`
+	Latency       string  `json:"latency"`
+	MinDelay      string  `json:"min_delay"`
+	Concurrency   int     `json:"concurrency"`
+	Pages         int64   `json:"pages"`
+	Requests      int64   `json:"requests"`
+	Seconds       float64 `json:"seconds"`
+	PagesPerSec   float64 `json:"pages_per_s"`
+	CPUSeconds    float64 `json:"cpu_s"`
+	CPUMsPerPage  float64 `json:"cpu_ms_per_page"`
+	CPUsBusy      float64 `json:"cpus_busy"` // CPU seconds per wall second
+	MBPerSec      float64 `json:"mb_per_s"`
+	StopReason    string  `json:"stop_reason"`
+	ServerProcess bool    `json:"server_in_own_process"`
+}
+
+// benchCrawl serves the synthetic web from a child process (so that the
+// CPU measured is the crawler's alone), crawls it, and reports throughput
+// and CPU per page.
+func benchCrawl(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench crawl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	hosts := fs.Int("hosts", 200, "hosts in the synthetic web")
+	latency := fs.Duration("latency", 5*time.Millisecond, "per-host latency before the first byte")
+	minDelay := fs.Duration("min-delay", 0, "least gap between fetches to one host (0: none)")
+	concurrency := fs.Int("concurrency", 256, "fetch workers")
+	seed := fs.Int64("seed", 1, "seed of the synthetic web")
+	bigPages := fs.Int("big-pages", 0, "pages of each big host (0: the default)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the crawl to this file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "trawl-bench-")
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	lat := strconv.Quote(latency.String())
+	server := exec.Command(exe, "testweb", "--seed", strconv.FormatInt(*seed, 10),
+		"--hosts", strconv.Itoa(*hosts), "--latency", lat[1:len(lat)-1], "--max-latency", lat[1:len(lat)-1],
+		"--big-pages", strconv.Itoa(*bigPages), "--out", filepath.Join(dir, "web"), "--for", "30m")
+	server.Stdout, server.Stderr = io.Discard, stderr
+	if err := server.Start(); err != nil {
+		fmt.Fprintf(stderr, "trawl bench: start synthetic web: %v\n", err)
+		return 1
+	}
+	defer func() {
+		server.Process.Signal(syscall.SIGTERM)
+		server.Wait()
+	}()
+	seedsFile := filepath.Join(dir, "web", "seeds.txt")
+	var seeds []string
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if seeds, err = readLines(seedsFile); err == nil && len(seeds) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(stderr, "trawl bench: synthetic web did not start: no %s after 60s\n", seedsFile)
+			return 1
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	hostMap, err := readHostsFile(filepath.Join(dir, "web", "hosts"))
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+		return 1
+	}
+	md := *minDelay
+	if md == 0 {
+		md = -1
+	}
+	c, err := crawl.New(crawl.Options{
+		Seeds:       seeds,
+		DataDir:     filepath.Join(dir, "data"),
+		MinDelay:    md,
+		Concurrency: *concurrency,
+		AllowNets:   []netip.Prefix{mustPrefix("127.0.0.0/8")},
+		Hosts:       hostMap,
+		Domains:     []string{"trawl.test"},
+		MaxDepth:    20,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+		return 1
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cpu0 := cpuTime()
+	start := time.Now()
+	sum, err := c.Run(context.Background())
+	wall := time.Since(start).Seconds()
+	cpu := (cpuTime() - cpu0).Seconds()
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+		return 1
+	}
+	r := benchResult{
+		Hosts: *hosts, Latency: latency.String(), MinDelay: minDelay.String(), Concurrency: *concurrency,
+		Pages: sum.Pages, Requests: sum.Requests, Seconds: wall, StopReason: sum.StopReason,
+		PagesPerSec: float64(sum.Pages) / wall, CPUSeconds: cpu, CPUsBusy: cpu / wall,
+		MBPerSec: float64(sum.Bytes) / 1e6 / wall, ServerProcess: true,
+	}
+	if sum.Pages > 0 {
+		r.CPUMsPerPage = cpu * 1000 / float64(sum.Pages)
+	}
+	if *asJSON {
+		json.NewEncoder(stdout).Encode(r)
+		return 0
+	}
+	fmt.Fprintf(stdout, "crawl of %d hosts (%v latency, min delay %v, %d workers; web served by a separate process)\n",
+		r.Hosts, *latency, *minDelay, r.Concurrency)
+	fmt.Fprintf(stdout, "  pages         %d (%d requests), %s\n", r.Pages, r.Requests, r.StopReason)
+	fmt.Fprintf(stdout, "  wall          %.2f s\n", r.Seconds)
+	fmt.Fprintf(stdout, "  pages/s       %.0f\n", r.PagesPerSec)
+	fmt.Fprintf(stdout, "  CPU           %.2f s (%.2f CPUs busy)\n", r.CPUSeconds, r.CPUsBusy)
+	fmt.Fprintf(stdout, "  CPU-ms/page   %.3f\n", r.CPUMsPerPage)
+	fmt.Fprintf(stdout, "  MB/s          %.1f\n", r.MBPerSec)
+	return 0
+}
+
+// cpuTime is the user+system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
