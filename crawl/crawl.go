@@ -89,7 +89,7 @@ func New(opts Options) (*Crawler, error) {
 	if len(opts.Domains) > 0 {
 		domains = opts.Domains
 	}
-	c.scope = scope.Rules{Domains: domains, MaxDepth: opts.MaxDepth}.WithDefaults()
+	c.scope = scope.Rules{Domains: domains, MaxDepth: opts.MaxDepth, MaxShapeRun: opts.MaxShapeRun}.WithDefaults()
 
 	if c.frontier, err = frontier.New(frontier.Options{
 		MinDelay:   opts.MinDelay,
@@ -458,7 +458,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u *url.URL) 
 		}
 	case resp.Status >= 300 && resp.Status < 400:
 		if resp.Location != "" {
-			c.redirect(it, resp.Location)
+			c.redirect(it, u, resp.Location)
 		}
 	case resp.Status >= 200 && resp.Status < 300:
 		c.extract(it, u, resp)
@@ -475,7 +475,7 @@ func retryable(c fetch.Class) bool {
 }
 
 // redirect queues a redirect's target through the same gates as a link.
-func (c *Crawler) redirect(it frontier.Item, location string) {
+func (c *Crawler) redirect(it frontier.Item, u *url.URL, location string) {
 	if it.Redirects+1 > c.opts.MaxRedirects {
 		c.stats.addError("redirect-chain")
 		return
@@ -485,7 +485,7 @@ func (c *Crawler) redirect(it frontier.Item, location string) {
 		c.stats.addError("bad-location")
 		return
 	}
-	c.enqueue([]*url.URL{t}, it.Depth, it.Redirects+1)
+	c.enqueue(it, u, []*url.URL{t}, it.Depth, it.Redirects+1)
 }
 
 // extract parses an HTML page's links and queues the new ones.
@@ -518,7 +518,7 @@ func (c *Crawler) extract(it frontier.Item, u *url.URL, resp *fetch.Response) {
 		}
 		targets = append(targets, t)
 	}
-	c.enqueue(targets, it.Depth+1, 0)
+	c.enqueue(it, u, targets, it.Depth+1, 0)
 }
 
 // followable reports whether a link leads to something worth fetching as
@@ -536,13 +536,21 @@ func followable(ln links.Link) bool {
 	return true
 }
 
-// enqueue normalises, scope-checks and seen-checks targets and queues the
-// new ones.
-func (c *Crawler) enqueue(targets []*url.URL, depth, redirects int) {
+// enqueue normalises, scope-checks and seen-checks candidates and queues
+// the new ones. from is the page they were found on.
+func (c *Crawler) enqueue(from frontier.Item, fromURL *url.URL, targets []*url.URL, depth, redirects int) {
 	items := make([]frontier.Item, 0, len(targets))
 	for _, t := range targets {
 		t = urlnorm.Normalize(t)
+		run := scope.ShapeRun(fromURL, from.ShapeRun, t)
+		if redirects > 0 {
+			run = from.ShapeRun // a redirect is not a link
+		}
 		if err := c.scope.Check(t, depth); err != nil {
+			c.stats.outOfScope.Add(1)
+			continue
+		}
+		if err := c.scope.CheckShapeRun(t, run); err != nil {
 			c.stats.outOfScope.Add(1)
 			continue
 		}
@@ -561,6 +569,7 @@ func (c *Crawler) enqueue(targets []*url.URL, depth, redirects int) {
 			Depth:     depth,
 			Level:     min(depth, 2),
 			Redirects: redirects,
+			ShapeRun:  run,
 		})
 	}
 	if len(items) == 0 {

@@ -26,6 +26,10 @@ type Options struct {
 	Domains []string
 	// MaxDepth is the most links followed from a seed; 0 means no limit.
 	MaxDepth int
+	// MaxShapeRun caps consecutive links between URLs of one shape, the
+	// mark of calendars and other endless page families (scope.Rules).
+	// Default scope.DefaultMaxShapeRun; negative means no cap.
+	MaxShapeRun int
 	// MaxPages stops the crawl after this many page fetches (robots.txt
 	// fetches do not count); 0 means no limit.
 	MaxPages int

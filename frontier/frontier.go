@@ -29,6 +29,7 @@ type Item struct {
 	Level     int    // priority level, 0 highest; clamped to Options.Levels-1
 	Redirects int    // redirects followed to reach this URL
 	Attempts  int    // earlier attempts that ended in a retryable failure
+	ShapeRun  int    // consecutive links within one URL shape (scope.ShapeRun)
 }
 
 // Options configures a Frontier. A zero field takes the default named.

@@ -51,6 +51,10 @@ type Rules struct {
 	// If zero, DefaultMaxQueryParams is used; if negative, the count is
 	// unlimited.
 	MaxQueryParams int
+	// MaxShapeRun is the most consecutive links between URLs of one
+	// Shape (see CheckShapeRun). If zero, DefaultMaxShapeRun is used; if
+	// negative, runs are not checked.
+	MaxShapeRun int
 }
 
 // WithDefaults returns a copy of r with zero trap limits set to their
@@ -68,6 +72,9 @@ func (r Rules) WithDefaults() Rules {
 	}
 	if r.MaxQueryParams == 0 {
 		r.MaxQueryParams = DefaultMaxQueryParams
+	}
+	if r.MaxShapeRun == 0 {
+		r.MaxShapeRun = DefaultMaxShapeRun
 	}
 	if r.Domains != nil {
 		ds := make([]string, len(r.Domains))
@@ -107,6 +114,7 @@ const (
 	ReasonPathSegments    Reason = "path-segments"
 	ReasonRepeatedSegment Reason = "repeated-segment"
 	ReasonQueryParams     Reason = "query-params"
+	ReasonShapeRun        Reason = "shape-run"
 )
 
 // Rejection is the error Check returns for a URL out of scope.

@@ -41,6 +41,7 @@ type crawlFlags struct {
 	userAgent   string
 	allowNets   multiFlag
 	progress    time.Duration
+	shapeRun    int
 }
 
 func (cf *crawlFlags) register(fs *flag.FlagSet) {
@@ -52,6 +53,7 @@ func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&cf.concurrency, "concurrency", 64, "fetch workers")
 	fs.StringVar(&cf.userAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
 	fs.Var(&cf.allowNets, "allow-net", "allow connecting to addresses in this CIDR that the IP guard refuses (repeatable)")
+	fs.IntVar(&cf.shapeRun, "max-shape-run", 0, "most consecutive links between URLs of one shape, e.g. calendar months (0: the default, 3; -1: no cap)")
 	fs.DurationVar(&cf.progress, "progress", 0, "progress line interval (default: live on a terminal, every 5s otherwise)")
 }
 
@@ -65,6 +67,7 @@ func (cf *crawlFlags) options(seeds []string) (crawl.Options, error) {
 		MinDelay:    cf.minDelay,
 		Concurrency: cf.concurrency,
 		UserAgent:   cf.userAgent,
+		MaxShapeRun: cf.shapeRun,
 	}
 	if cf.minDelay == 0 {
 		o.MinDelay = -1 // "--min-delay 0" means no minimum, not the default
@@ -224,21 +227,27 @@ func printSummary(w io.Writer, s *crawl.Summary, dataDir string) {
 	}
 }
 
-// readLines reads non-empty, non-comment lines.
-func readLines(path string) ([]string, error) {
+// numberedLine is a non-empty, non-comment line of a file and its number.
+type numberedLine struct {
+	n    int
+	text string
+}
+
+// readNumbered reads the non-empty lines of path that are not # comments.
+func readNumbered(path string) ([]numberedLine, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var out []string
+	var out []numberedLine
 	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		out = append(out, line)
+		out = append(out, numberedLine{n, line})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -246,23 +255,33 @@ func readLines(path string) ([]string, error) {
 	return out, nil
 }
 
+// readLines reads the non-empty lines of path that are not # comments.
+func readLines(path string) ([]string, error) {
+	lines, err := readNumbered(path)
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l.text
+	}
+	return out, err
+}
+
 // readHostsFile reads "ADDRESS NAME..." lines (/etc/hosts format).
 func readHostsFile(path string) (map[string][]netip.Addr, error) {
-	lines, err := readLines(path)
+	lines, err := readNumbered(path)
 	if err != nil {
 		return nil, err
 	}
 	m := make(map[string][]netip.Addr)
 	var errs []error
-	for i, line := range lines {
-		fields := strings.Fields(line)
+	for _, line := range lines {
+		fields := strings.Fields(line.text)
 		if len(fields) < 2 {
-			errs = append(errs, fmt.Errorf("%s: line %d: want ADDRESS NAME, got %q", path, i+1, line))
+			errs = append(errs, fmt.Errorf("%s: line %d: want ADDRESS NAME, got %q", path, line.n, line.text))
 			continue
 		}
 		a, err := netip.ParseAddr(fields[0])
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: line %d: %w", path, i+1, err))
+			errs = append(errs, fmt.Errorf("%s: line %d: %w", path, line.n, err))
 			continue
 		}
 		for _, name := range fields[1:] {

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// signal.NotifyContext starts os/signal's loop once per process; it is
+	// not a leak of any one test.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("os/signal.signal_recv"), goleak.IgnoreTopFunction("os/signal.loop"))
+}
+
+func TestUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(nil, &out, &errb); code != 2 {
+		t.Errorf("run() = %d, want 2", code)
+	}
+	for _, name := range []string{"crawl", "demo", "robots", "url", "testweb", "bench"} {
+		if !strings.Contains(errb.String(), "  "+name) {
+			t.Errorf("usage does not list %q:\n%s", name, errb.String())
+		}
+	}
+	errb.Reset()
+	if code := run([]string{"nope"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "nope"`) {
+		t.Errorf("run(nope) = %d, %q", code, errb.String())
+	}
+}
+
+// TestDemo runs the README's first command on a small web with short gaps.
+func TestDemo(t *testing.T) {
+	data := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"demo", "--hosts", "15", "--min-delay", "20ms", "--data", data, "--progress", "200ms"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("trawl demo = %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"crawl exhausted", "coverage 1.000", "no politeness problems", "x the critical path"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(errb.String(), "pages/s") {
+		t.Errorf("no progress lines on stderr:\n%s", errb.String())
+	}
+	var sum struct {
+		Pages      int      `json:"pages"`
+		StopReason string   `json:"stop_reason"`
+		WARCFiles  []string `json:"warc_files"`
+	}
+	b, err := os.ReadFile(filepath.Join(data, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	if sum.Pages == 0 || sum.StopReason != "exhausted" || len(sum.WARCFiles) == 0 {
+		t.Errorf("summary.json = %s", b)
+	}
+}
+
+func TestCrawlFlagErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "no seeds"},
+		{[]string{"--allow-net", "nonsense", "http://a.test/"}, "--allow-net"},
+		{[]string{"--min-delay", "-1s", "http://a.test/"}, "negative"},
+		{[]string{"--seeds", "/nonexistent/seeds.txt"}, "/nonexistent/seeds.txt"},
+		{[]string{"--data", "x", "--hosts", "/nonexistent/hosts", "http://a.test/"}, "/nonexistent/hosts"},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"crawl"}, tt.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("trawl crawl %q = %d, stderr %q; want 2 and %q", tt.args, code, errb.String(), tt.want)
+		}
+	}
+}
+
+func TestReadHostsFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "hosts")
+	os.WriteFile(p, []byte("# comment\n127.0.0.2 a.test B.test\n127.0.0.3 c.test\n"), 0o644)
+	m, err := readHostsFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 3 || m["b.test"][0].String() != "127.0.0.2" || m["c.test"][0].String() != "127.0.0.3" {
+		t.Errorf("readHostsFile = %v", m)
+	}
+	os.WriteFile(p, []byte("# hosts\n127.0.0.2\nnot-an-ip a.test\n"), 0o644)
+	_, err = readHostsFile(p)
+	if err == nil || !strings.Contains(err.Error(), "line 2:") || !strings.Contains(err.Error(), "line 3:") {
+		t.Errorf("bad hosts file: err = %v, want it to name lines 2 and 3", err)
+	}
+}
