@@ -119,6 +119,7 @@ func TestWithDefaults(t *testing.T) {
 		MaxPathSegments:    5,
 		MaxRepeatedSegment: DefaultMaxRepeatedSegment,
 		MaxQueryParams:     -1,
+		MaxShapeRun:        DefaultMaxShapeRun,
 	}
 	if strings.Join(got.Domains, ",") != strings.Join(want.Domains, ",") {
 		t.Errorf("WithDefaults().Domains = %q, want %q", got.Domains, want.Domains)
