@@ -191,7 +191,24 @@ func TestCrawlStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 30}, 50*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
+	defer cancel()
+	// Cancel once the web has answered some pages, however slow the machine.
+	go func() {
+		deadline := time.Now().Add(time.Minute)
+		for ctx.Err() == nil && time.Now().Before(deadline) {
+			pages := 0
+			for _, r := range h.srv.Log() {
+				if r.Status == 200 && !strings.HasPrefix(r.Path, "/robots") {
+					pages++
+				}
+			}
+			if pages >= 10 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
 	sum := h.run(t, ctx)
 	if sum.StopReason != "signal" {
 		t.Errorf("StopReason = %q, want signal", sum.StopReason)
