@@ -1,0 +1,275 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/trawl-crawler/trawl/partition"
+)
+
+// FormatVersion is the version of the on-disk format: the key layout drawn
+// below, the value encodings in docs/storage.md and partition.Count. It is
+// stored under MetaKey("version") as a 4-byte big-endian integer. Any change
+// to the layout, to a value encoding that older code cannot read, or to the
+// partition hash must increase it; Open refuses a store of another version.
+const FormatVersion uint32 = 1
+
+// Key layout. This is part of the on-disk format (FormatVersion): changing
+// it makes every existing store unreadable.
+//
+//	meta (not per host):
+//	+------+----------------------+
+//	| 'm'  | name (bytes)         |
+//	+------+----------------------+
+//
+//	per-host kinds:
+//	+------+-----------+-----------------+------+------------------------+
+//	| kind | partition | host            | 0x00 | suffix (by kind)       |
+//	| 1 B  | 2 B, BE   | politeness key, |      |                        |
+//	|      |           | never holds 0x00|      |                        |
+//	+------+-----------+-----------------+------+------------------------+
+//
+//	kind 'h' host state:  suffix empty
+//	kind 'q' queue item:  suffix = level (1 B) | seq (8 B, big-endian)
+//	kind 'u' URL state:   suffix = canonical URL bytes (to the end of the key)
+//	kind 'r' robots.txt:  suffix = origin "scheme://host:port" (to the end)
+//
+// partition is partition.Of(host). Because the partition follows the kind
+// byte, PartitionPrefix(kind, p) bounds every key of one kind in one
+// partition, and a host's keys of one kind are contiguous. Queue keys sort by
+// level, then by sequence number, within a host.
+
+// Kind is the first byte of every key.
+type Kind byte
+
+// The key kinds.
+const (
+	KindMeta   Kind = 'm'
+	KindHost   Kind = 'h'
+	KindQueue  Kind = 'q'
+	KindURL    Kind = 'u'
+	KindRobots Kind = 'r'
+)
+
+// perHost reports whether keys of kind k carry a partition and a host.
+func (k Kind) perHost() bool {
+	switch k {
+	case KindHost, KindQueue, KindURL, KindRobots:
+		return true
+	}
+	return false
+}
+
+func (k Kind) String() string {
+	switch k {
+	case KindMeta:
+		return "meta"
+	case KindHost:
+		return "host"
+	case KindQueue:
+		return "queue"
+	case KindURL:
+		return "url"
+	case KindRobots:
+		return "robots"
+	}
+	return fmt.Sprintf("kind(%#x)", byte(k))
+}
+
+// hostSep ends the host name in a per-host key.
+const hostSep = 0x00
+
+// queueSuffixLen is the length of a queue key's suffix: level and sequence.
+const queueSuffixLen = 1 + 8
+
+// Key is a decoded key. Only the fields of its Kind are set: Name for meta;
+// Part and Host for every per-host kind; Level and Seq for queue items; URL
+// for URL state; Origin for robots.
+type Key struct {
+	Kind   Kind
+	Name   string
+	Part   partition.ID
+	Host   string
+	Level  uint8
+	Seq    uint64
+	URL    string
+	Origin string
+}
+
+// Encode returns the bytes of k. For per-host kinds, Part is recomputed from
+// Host, so a Key built by hand need not set it.
+func (k Key) Encode() []byte {
+	switch k.Kind {
+	case KindMeta:
+		return MetaKey(k.Name)
+	case KindHost:
+		return HostKey(k.Host)
+	case KindQueue:
+		return QueueKey(k.Host, k.Level, k.Seq)
+	case KindURL:
+		return URLKey(k.Host, k.URL)
+	case KindRobots:
+		return RobotsKey(k.Host, k.Origin)
+	}
+	return []byte{byte(k.Kind)}
+}
+
+// appendHostPrefix appends kind, partition, host and the separator. host
+// must not contain 0x00; canonical host names (urlnorm.HostKey) never do.
+func appendHostPrefix(dst []byte, kind Kind, host string) []byte {
+	p := partition.Of(host)
+	dst = append(dst, byte(kind), byte(p>>8), byte(p))
+	dst = append(dst, host...)
+	return append(dst, hostSep)
+}
+
+// MetaKey returns the key of the crawl metadata item name.
+func MetaKey(name string) []byte {
+	return append([]byte{byte(KindMeta)}, name...)
+}
+
+// HostKey returns the key of host's politeness state. host is a politeness
+// key (urlnorm.HostKey) and never contains 0x00.
+func HostKey(host string) []byte {
+	return appendHostPrefix(make([]byte, 0, 4+len(host)), KindHost, host)
+}
+
+// QueuePrefix returns the prefix shared by every queue item of host.
+func QueuePrefix(host string) []byte {
+	return appendHostPrefix(make([]byte, 0, 4+len(host)), KindQueue, host)
+}
+
+// QueueKey returns the key of host's queue item at priority level with
+// sequence number seq.
+func QueueKey(host string, level uint8, seq uint64) []byte {
+	k := appendHostPrefix(make([]byte, 0, 4+len(host)+queueSuffixLen), KindQueue, host)
+	k = append(k, level)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+// URLKey returns the key of the per-URL state of url, a canonical URL whose
+// politeness key is host.
+func URLKey(host, url string) []byte {
+	return AppendURLKey(make([]byte, 0, 4+len(host)+len(url)), host, url)
+}
+
+// AppendURLKey appends URLKey(host, url) to dst, for callers that reuse a
+// buffer.
+func AppendURLKey(dst []byte, host, url string) []byte {
+	return append(appendHostPrefix(dst, KindURL, host), url...)
+}
+
+// RobotsKey returns the key of the robots.txt copy of origin
+// ("scheme://host:port") whose politeness key is host.
+func RobotsKey(host, origin string) []byte {
+	return append(appendHostPrefix(make([]byte, 0, 4+len(host)+len(origin)), KindRobots, host), origin...)
+}
+
+// KindPrefix returns the prefix shared by every key of kind.
+func KindPrefix(kind Kind) []byte { return []byte{byte(kind)} }
+
+// PartitionPrefix returns the prefix shared by every key of a per-host kind
+// in partition part, so that a partition can be scanned, copied or deleted
+// as a unit.
+func PartitionPrefix(kind Kind, part partition.ID) []byte {
+	return []byte{byte(kind), byte(part >> 8), byte(part)}
+}
+
+// PrefixEnd returns the smallest key greater than every key with prefix,
+// for use as an exclusive upper bound; nil means there is none.
+func PrefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// ErrMalformedKey is wrapped by every error of DecodeKey.
+var ErrMalformedKey = errors.New("malformed key")
+
+func malformed(key []byte, why string) error {
+	return fmt.Errorf("store: decode key %q: %w: %s", key, ErrMalformedKey, why)
+}
+
+// DecodeKey decodes a key written by this package. It returns an error
+// wrapping ErrMalformedKey for an unknown kind, a truncated key, a missing
+// host separator, an empty host, a partition that is not the host's, or a
+// suffix of the wrong length. For every key it accepts, Encode gives back the
+// same bytes.
+func DecodeKey(key []byte) (Key, error) {
+	if len(key) == 0 {
+		return Key{}, malformed(key, "empty")
+	}
+	k := Key{Kind: Kind(key[0])}
+	if k.Kind == KindMeta {
+		k.Name = string(key[1:])
+		return k, nil
+	}
+	if !k.Kind.perHost() {
+		return Key{}, malformed(key, "unknown kind")
+	}
+	if len(key) < 3 {
+		return Key{}, malformed(key, "no partition")
+	}
+	k.Part = partition.ID(binary.BigEndian.Uint16(key[1:3]))
+	rest := key[3:]
+	i := strings.IndexByte(string(rest), hostSep)
+	if i < 0 {
+		return Key{}, malformed(key, "no host separator")
+	}
+	if i == 0 {
+		return Key{}, malformed(key, "empty host")
+	}
+	k.Host = string(rest[:i])
+	if partition.Of(k.Host) != k.Part {
+		return Key{}, malformed(key, fmt.Sprintf("partition %d is not host %q's (%d)", k.Part, k.Host, partition.Of(k.Host)))
+	}
+	suffix := rest[i+1:]
+	switch k.Kind {
+	case KindHost:
+		if len(suffix) != 0 {
+			return Key{}, malformed(key, "host key with a suffix")
+		}
+	case KindQueue:
+		if len(suffix) != queueSuffixLen {
+			return Key{}, malformed(key, fmt.Sprintf("queue suffix of %d bytes, want %d", len(suffix), queueSuffixLen))
+		}
+		k.Level = suffix[0]
+		k.Seq = binary.BigEndian.Uint64(suffix[1:])
+	case KindURL:
+		k.URL = string(suffix)
+	case KindRobots:
+		k.Origin = string(suffix)
+	}
+	return k, nil
+}
+
+// DecodeQueueKey decodes a queue item key.
+func DecodeQueueKey(key []byte) (host string, level uint8, seq uint64, err error) {
+	k, err := DecodeKey(key)
+	if err == nil && k.Kind != KindQueue {
+		err = malformed(key, "not a queue key")
+	}
+	if err != nil {
+		return "", 0, 0, err
+	}
+	return k.Host, k.Level, k.Seq, nil
+}
+
+// DecodeURLKey decodes a URL state key into the host and the canonical URL.
+func DecodeURLKey(key []byte) (host, url string, err error) {
+	k, err := DecodeKey(key)
+	if err == nil && k.Kind != KindURL {
+		err = malformed(key, "not a URL key")
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return k.Host, k.URL, nil
+}

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/trawl-crawler/trawl/partition"
+)
+
+func TestKeyEncoding(t *testing.T) {
+	// a.test is in partition 14 (partition's golden values): 0x00 0x0e.
+	cases := []struct {
+		name string
+		got  []byte
+		want string
+	}{
+		{"MetaKey", MetaKey("version"), "mversion"},
+		{"HostKey", HostKey("a.test"), "h\x00\x0ea.test\x00"},
+		{"QueuePrefix", QueuePrefix("a.test"), "q\x00\x0ea.test\x00"},
+		{"QueueKey", QueueKey("a.test", 2, 0x0102030405060708), "q\x00\x0ea.test\x00\x02\x01\x02\x03\x04\x05\x06\x07\x08"},
+		{"URLKey", URLKey("a.test", "http://a.test/x"), "u\x00\x0ea.test\x00http://a.test/x"},
+		{"AppendURLKey", AppendURLKey([]byte("pre"), "a.test", "http://a.test/"), "preu\x00\x0ea.test\x00http://a.test/"},
+		{"RobotsKey", RobotsKey("a.test", "https://a.test:443"), "r\x00\x0ea.test\x00https://a.test:443"},
+		{"PartitionPrefix", PartitionPrefix(KindURL, 14), "u\x00\x0e"},
+		{"PartitionPrefix high", PartitionPrefix(KindQueue, 255), "q\x00\xff"},
+		{"PrefixEnd", PrefixEnd([]byte("u\x00\xff")), "u\x01"},
+		{"PrefixEnd all ff", PrefixEnd([]byte("\xff\xff")), ""},
+	}
+	for _, c := range cases {
+		if string(c.got) != c.want {
+			t.Errorf("%s = %q, want %q", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestDecodeKey(t *testing.T) {
+	good := []Key{
+		{Kind: KindMeta, Name: "version"},
+		{Kind: KindMeta},
+		{Kind: KindHost, Host: "a.test"},
+		{Kind: KindQueue, Host: "www.bbc.co.uk", Level: 7, Seq: 1 << 60},
+		{Kind: KindURL, Host: "[::1]", URL: "http://[::1]:8080/a?b=c\x00d"},
+		{Kind: KindURL, Host: "a.test"},
+		{Kind: KindRobots, Host: "a.test", Origin: "http://a.test:80"},
+	}
+	for _, k := range good {
+		if k.Kind != KindMeta {
+			k.Part = partition.Of(k.Host)
+		}
+		enc := k.Encode()
+		got, err := DecodeKey(enc)
+		if err != nil || got != k {
+			t.Errorf("DecodeKey(%q) = %+v, %v; want %+v", enc, got, err, k)
+		}
+		if !bytes.HasPrefix(enc, KindPrefix(k.Kind)) {
+			t.Errorf("key %q lacks kind prefix %q", enc, KindPrefix(k.Kind))
+		}
+		if k.Kind != KindMeta && !bytes.HasPrefix(enc, PartitionPrefix(k.Kind, k.Part)) {
+			t.Errorf("key %q lacks partition prefix %q", enc, PartitionPrefix(k.Kind, k.Part))
+		}
+	}
+	bad := []struct{ name, key string }{
+		{"empty", ""},
+		{"unknown kind", "zabc"},
+		{"short partition", "h\x00"},
+		{"no separator", "h\x00\x0ea.test"},
+		{"empty host", "h\x00\x0e\x00"},
+		{"wrong partition", "h\x00\x0fa.test\x00"},
+		{"host with suffix", "h\x00\x0ea.test\x00x"},
+		{"short queue suffix", "q\x00\x0ea.test\x00\x01\x02"},
+		{"long queue suffix", "q\x00\x0ea.test\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a"},
+	}
+	for _, c := range bad {
+		if k, err := DecodeKey([]byte(c.key)); !errors.Is(err, ErrMalformedKey) {
+			t.Errorf("DecodeKey(%q) [%s] = %+v, %v; want ErrMalformedKey", c.key, c.name, k, err)
+		}
+	}
+	if _, _, _, err := DecodeQueueKey(HostKey("a.test")); !errors.Is(err, ErrMalformedKey) {
+		t.Errorf("DecodeQueueKey(host key) err = %v, want ErrMalformedKey", err)
+	}
+	if h, l, s, err := DecodeQueueKey(QueueKey("a.test", 3, 9)); h != "a.test" || l != 3 || s != 9 || err != nil {
+		t.Errorf("DecodeQueueKey(QueueKey(a.test, 3, 9)) = %q, %d, %d, %v", h, l, s, err)
+	}
+	if _, _, err := DecodeURLKey(QueueKey("a.test", 3, 9)); !errors.Is(err, ErrMalformedKey) {
+		t.Errorf("DecodeURLKey(queue key) err = %v, want ErrMalformedKey", err)
+	}
+	if h, u, err := DecodeURLKey(URLKey("a.test", "http://a.test/")); h != "a.test" || u != "http://a.test/" || err != nil {
+		t.Errorf("DecodeURLKey(URLKey(a.test, http://a.test/)) = %q, %q, %v", h, u, err)
+	}
+}
+
+// TestQueueKeyOrder checks that a host's queue keys sort by level, then seq.
+func TestQueueKeyOrder(t *testing.T) {
+	seq := [][]byte{
+		QueueKey("a.test", 0, 0), QueueKey("a.test", 0, 1), QueueKey("a.test", 0, 256),
+		QueueKey("a.test", 0, 1<<63), QueueKey("a.test", 1, 0), QueueKey("a.test", 255, 0),
+	}
+	for i := 1; i < len(seq); i++ {
+		if bytes.Compare(seq[i-1], seq[i]) >= 0 {
+			t.Errorf("QueueKey order: %q >= %q", seq[i-1], seq[i])
+		}
+		if !bytes.HasPrefix(seq[i], QueuePrefix("a.test")) {
+			t.Errorf("QueueKey %q lacks QueuePrefix", seq[i])
+		}
+	}
+}
+
+// FuzzDecodeKey: no panic; a key that decodes encodes back to itself; and
+// a key encoded from decoded parts decodes to them.
+func FuzzDecodeKey(f *testing.F) {
+	f.Add([]byte("mversion"))
+	f.Add(HostKey("a.test"))
+	f.Add(QueueKey("a.test", 1, 2))
+	f.Add(URLKey("a.test", "http://a.test/"))
+	f.Add(RobotsKey("a.test", "http://a.test:80"))
+	f.Add([]byte("q\x00\x0ea.test\x00"))
+	f.Fuzz(func(t *testing.T, key []byte) {
+		k, err := DecodeKey(key)
+		if err != nil {
+			if !errors.Is(err, ErrMalformedKey) {
+				t.Fatalf("DecodeKey(%q) error %v does not wrap ErrMalformedKey", key, err)
+			}
+			return
+		}
+		if enc := k.Encode(); !bytes.Equal(enc, key) {
+			t.Fatalf("Encode(DecodeKey(%q)) = %q, want the input", key, enc)
+		}
+		k2, err := DecodeKey(k.Encode())
+		if err != nil || k2 != k {
+			t.Fatalf("DecodeKey(Encode(%+v)) = %+v, %v", k, k2, err)
+		}
+	})
+}

@@ -1,0 +1,517 @@
+// Package store is trawl's one embedded Pebble store per data directory
+// (DATA/state): it opens and checks the store, owns the key encoding (keys.go)
+// and the format version, and commits batches durably.
+//
+// A DB is safe for concurrent use. Invariants: every key starts with its
+// Kind (keys.go); a store holds MetaKey("version") = FormatVersion; once a
+// write fails, the DB refuses every later write and reports the failure from
+// Err until it is closed and reopened, so no commit is acknowledged that is
+// not durable.
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Options configures Open. The zero value is valid.
+type Options struct {
+	// FS is the file system the store lives on. If nil, vfs.Default (the
+	// operating system's) is used. Tests pass vfs.NewMem() or an
+	// error-injecting wrapper.
+	FS vfs.FS
+	// Logger receives Pebble's messages (info at Debug level). If nil,
+	// slog.Default() is used.
+	Logger *slog.Logger
+	// CacheSize is the size in bytes of Pebble's block cache. If zero,
+	// DefaultCacheSize is used.
+	CacheSize int64
+	// Now is the clock for the store's creation time. If nil, time.Now.
+	Now func() time.Time
+}
+
+// DefaultCacheSize is the block cache size used when Options.CacheSize is 0.
+const DefaultCacheSize = 64 << 20
+
+// Validate reports every bad field of o by name.
+func (o Options) Validate() error {
+	var errs []error
+	if o.CacheSize < 0 {
+		errs = append(errs, fmt.Errorf("store: Options.CacheSize = %d, want >= 0", o.CacheSize))
+	}
+	return errors.Join(errs...)
+}
+
+func (o Options) withDefaults() Options {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Meta item names.
+const (
+	metaVersion = "version"
+	metaCreated = "created"
+)
+
+// ErrNotFound is returned by Get for a missing key.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrClosed is returned by every operation on a closed DB.
+var ErrClosed = errors.New("store: closed")
+
+// DB is an open store.
+type DB struct {
+	dir   string
+	fs    vfs.FS
+	log   *slog.Logger
+	cache interface{ Unref() }
+
+	// mu guards closed: operations hold it shared, Close exclusively, so
+	// that Pebble (which panics on use after close) is never used closed.
+	mu     sync.RWMutex
+	closed bool
+	pdb    *pebble.DB
+
+	failMu sync.Mutex
+	failed error
+}
+
+// Open opens the store in dir, creating dir and an empty store if dir is
+// missing or empty. An existing store must hold FormatVersion. Open refuses,
+// with an error naming the file or the versions: a file in dir that is not
+// part of a Pebble store, a store without a MANIFEST, a store Pebble cannot
+// read (corrupt CURRENT, MANIFEST or OPTIONS), a store of another format
+// version, and a store locked by another open DB.
+func Open(dir string, opts Options) (*DB, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	fs := opts.FS
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	sort.Strings(names)
+	existing := false
+	for _, name := range names {
+		switch {
+		case name == "CURRENT":
+			return nil, fmt.Errorf("store: open %s: %s: a store of Pebble format 1 or a foreign file; trawl's stores never hold one", dir, fs.PathJoin(dir, name))
+		case !isPebbleFile(name):
+			return nil, fmt.Errorf("store: open %s: foreign file %s: not part of a trawl store (remove it, or use another directory)", dir, fs.PathJoin(dir, name))
+		case strings.HasPrefix(name, "marker.manifest.") || strings.HasPrefix(name, "MANIFEST-"):
+			existing = true
+		}
+	}
+	if len(names) > 0 && !existing {
+		return nil, fmt.Errorf("store: open %s: no MANIFEST among %d files: not a complete store (an interrupted creation; remove the directory)", dir, len(names))
+	}
+
+	if !existing {
+		// A new directory's entry in its parent must be durable too, or a
+		// crash could lose the whole store along with acknowledged commits.
+		if err := syncParents(fs, dir); err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", dir, err)
+		}
+	}
+	db := &DB{dir: dir, fs: fs, log: opts.Logger}
+	cache := pebble.NewCache(opts.CacheSize)
+	db.cache = cache
+	popts := &pebble.Options{
+		FS:                 fs,
+		Cache:              cache,
+		Logger:             pebbleLogger{db},
+		ErrorIfNotExists:   existing,
+		FormatMajorVersion: pebble.FormatNewest,
+		EventListener: &pebble.EventListener{
+			BackgroundError: func(err error) { db.fail(err) },
+		},
+	}
+	pdb, err := pebble.Open(dir, popts)
+	if err != nil {
+		cache.Unref()
+		return nil, fmt.Errorf("store: open %s: %w", dir, nameBadFile(fs, dir, names, err))
+	}
+	db.pdb = pdb
+	if err := db.checkVersion(existing, opts.Now()); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// nameBadFile adds the file's name to err, Pebble's reason for refusing to
+// open dir, where Pebble's message lacks it: an OPTIONS file that does not
+// parse is reported without its name.
+func nameBadFile(fs vfs.FS, dir string, names []string, err error) error {
+	for _, name := range names {
+		if !strings.HasPrefix(name, "OPTIONS-") || strings.Contains(err.Error(), name) {
+			continue
+		}
+		path := fs.PathJoin(dir, name)
+		f, oerr := fs.Open(path)
+		if oerr != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		data, rerr := io.ReadAll(f)
+		f.Close()
+		if rerr != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if perr := (&pebble.Options{}).Parse(string(data), nil); perr != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return err
+}
+
+// syncParents fsyncs every ancestor directory of dir, so that its entry
+// (made by MkdirAll) survives a crash.
+func syncParents(fs vfs.FS, dir string) error {
+	for d := dir; ; {
+		parent := fs.PathDir(d)
+		if parent == d || parent == "" {
+			return nil
+		}
+		f, err := fs.OpenDir(parent)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("sync directory %s: %w", parent, err)
+		}
+		d = parent
+	}
+}
+
+// isPebbleFile reports whether name is one Pebble writes in its directory.
+func isPebbleFile(name string) bool {
+	digits := func(s string) bool {
+		if s == "" {
+			return false
+		}
+		for i := 0; i < len(s); i++ {
+			if (s[i] < '0' || s[i] > '9') && s[i] != '-' {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case name == "LOCK":
+		return true
+	case strings.HasPrefix(name, "MANIFEST-"):
+		return digits(name[len("MANIFEST-"):])
+	case strings.HasPrefix(name, "OPTIONS-"):
+		return digits(name[len("OPTIONS-"):])
+	case strings.HasPrefix(name, "marker."):
+		return true
+	case strings.HasSuffix(name, ".dbtmp"):
+		return strings.HasPrefix(name, "temporary.")
+	case strings.HasSuffix(name, ".log"):
+		return digits(strings.TrimSuffix(name, ".log"))
+	case strings.HasSuffix(name, ".sst"):
+		return digits(strings.TrimSuffix(name, ".sst"))
+	case strings.HasSuffix(name, ".blob"):
+		return digits(strings.TrimSuffix(name, ".blob"))
+	}
+	return false
+}
+
+func (db *DB) checkVersion(existing bool, now time.Time) error {
+	v, err := db.Get(MetaKey(metaVersion))
+	switch {
+	case errors.Is(err, ErrNotFound) && !existing:
+		b := db.NewBatch()
+		b.Set(MetaKey(metaVersion), binary.BigEndian.AppendUint32(nil, FormatVersion))
+		b.Set(MetaKey(metaCreated), binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano())))
+		if err := db.Commit(b); err != nil {
+			return err
+		}
+		// Flush the version into an sstable, so that it does not depend on
+		// the WAL, which Pebble may cut back at a torn or garbled tail.
+		if err := db.pdb.Flush(); err != nil {
+			return fmt.Errorf("store: %s: flush: %w", db.dir, err)
+		}
+		return nil
+	case errors.Is(err, ErrNotFound):
+		return fmt.Errorf("store: %s: no format version key: a Pebble store, but not trawl's", db.dir)
+	case err != nil:
+		return err
+	case len(v) != 4:
+		return fmt.Errorf("store: %s: format version key holds %d bytes, want 4", db.dir, len(v))
+	}
+	if got := binary.BigEndian.Uint32(v); got != FormatVersion {
+		return fmt.Errorf("store: %s: format version %d, this trawl reads %d", db.dir, got, FormatVersion)
+	}
+	return nil
+}
+
+// Dir is the directory the store lives in.
+func (db *DB) Dir() string { return db.dir }
+
+// Err returns the write failure that stopped the store, or nil. Once it is
+// non-nil every commit fails with it; close and reopen the store (after
+// freeing space, say) to go on from the last acknowledged commit.
+func (db *DB) Err() error {
+	db.failMu.Lock()
+	defer db.failMu.Unlock()
+	return db.failed
+}
+
+// fail records the first write failure.
+func (db *DB) fail(cause error) {
+	db.failMu.Lock()
+	defer db.failMu.Unlock()
+	if db.failed == nil {
+		db.failed = fmt.Errorf("store: %s: write failed, store stopped: %w", db.dir, cause)
+		db.log.Error("store: write failed, store stopped", "dir", db.dir, "err", cause)
+	}
+}
+
+// pebbleLogger routes Pebble's messages to slog. Pebble calls Fatalf on an
+// error it cannot recover from, such as a failed WAL sync during a commit or
+// a failed MANIFEST write (db.go commit path, version_set.go logAndApply),
+// and relies on it not returning. Here it returns, after marking the DB
+// failed: DB.Commit checks the mark after every Pebble commit, so such a
+// commit is reported as failed (Pebble itself returns nil after Fatalf), and
+// no later write is passed to Pebble.
+type pebbleLogger struct{ db *DB }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.db.log.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.db.log.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	var cause error
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			cause = err
+			break
+		}
+	}
+	if cause == nil {
+		cause = errors.New(msg)
+	} else {
+		cause = fmt.Errorf("%s: %w", strings.TrimSuffix(format[:max(0, strings.Index(format, "%"))], ": "), cause)
+	}
+	l.db.fail(cause)
+}
+
+// Batch is a set of writes committed atomically by DB.Commit or
+// DB.CommitNoSync. It is not safe for concurrent use. A Batch is consumed
+// by a commit or by Close; functions registered with OnDone then run once.
+type Batch struct {
+	db     *DB
+	b      *pebble.Batch
+	onDone []func(err error)
+	done   bool
+}
+
+// ErrDiscarded is passed to OnDone functions of a batch closed uncommitted.
+var ErrDiscarded = errors.New("store: batch discarded")
+
+// NewBatch returns an empty batch.
+func (db *DB) NewBatch() *Batch {
+	return &Batch{db: db, b: db.pdb.NewBatch()}
+}
+
+// errConsumed is returned by writes to a committed or closed batch.
+var errConsumed = errors.New("store: write to a committed or closed batch")
+
+// Set adds key = value to the batch. Both are copied. It fails only on a
+// consumed batch.
+func (b *Batch) Set(key, value []byte) error {
+	if b.done {
+		return errConsumed
+	}
+	return b.b.Set(key, value, nil)
+}
+
+// Delete adds the deletion of key to the batch. It fails only on a consumed
+// batch.
+func (b *Batch) Delete(key []byte) error {
+	if b.done {
+		return errConsumed
+	}
+	return b.b.Delete(key, nil)
+}
+
+// Count is the number of writes in the batch.
+func (b *Batch) Count() uint32 { return b.b.Count() }
+
+// OnDone registers f to run once the batch is committed (err == nil), has
+// failed to commit (err is the failure) or is closed uncommitted
+// (ErrDiscarded). f runs on the goroutine that commits or closes.
+func (b *Batch) OnDone(f func(err error)) { b.onDone = append(b.onDone, f) }
+
+// Close discards an uncommitted batch. Closing a committed batch does
+// nothing.
+func (b *Batch) Close() {
+	b.finish(ErrDiscarded)
+}
+
+func (b *Batch) finish(err error) {
+	if b.done {
+		return
+	}
+	b.done = true
+	b.b.Close()
+	for _, f := range b.onDone {
+		f(err)
+	}
+	b.onDone = nil
+}
+
+// Commit applies b atomically and returns once it is durable (its WAL
+// record is fsynced). It consumes b. An error means b may not be durable;
+// the DB is then failed (see Err).
+//
+// Group commit: concurrent Commits share fsyncs. This is Pebble's own
+// mechanism, not ours: Batch.Commit(pebble.Sync) enqueues the batch's WAL
+// record with a sync request (record.LogWriter.SyncRecordGeneralized pushes
+// a pendingSync), and the LogWriter's single flushLoop takes every pending
+// sync request queued so far, writes their records and issues one fsync for
+// all of them before waking each waiter (flushLoop → flushPending → syncQueue
+// .pop, pebble v2.1.7 record/log_writer.go). BenchmarkCommit shows the
+// effect: 32 concurrent committers get many more commits per second than 1.
+func (db *DB) Commit(b *Batch) error { return db.commit(b, pebble.Sync) }
+
+// CommitNoSync applies b atomically without waiting for it to be durable:
+// it becomes durable with the next Commit by anyone (the WAL is ordered) or
+// the next memtable flush, and is lost in a crash before then. It consumes b.
+func (db *DB) CommitNoSync(b *Batch) error { return db.commit(b, pebble.NoSync) }
+
+func (db *DB) commit(b *Batch, o *pebble.WriteOptions) error {
+	if b.done {
+		return fmt.Errorf("store: %s: commit of a consumed batch", db.dir)
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	err := db.commitLocked(b, o)
+	b.finish(err)
+	return err
+}
+
+func (db *DB) commitLocked(b *Batch, o *pebble.WriteOptions) error {
+	if db.closed {
+		return ErrClosed
+	}
+	if err := db.Err(); err != nil {
+		return err
+	}
+	if err := db.pdb.Apply(b.b, o); err != nil {
+		db.fail(err)
+		return fmt.Errorf("store: %s: commit: %w", db.dir, err)
+	}
+	// Pebble reports WAL failures through Logger.Fatalf and then returns nil.
+	return db.Err()
+}
+
+// Get returns a copy of the value of key, or ErrNotFound.
+func (db *DB) Get(key []byte) ([]byte, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return nil, ErrClosed
+	}
+	v, closer, err := db.pdb.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: get %q: %w", db.dir, key, err)
+	}
+	out := append([]byte(nil), v...)
+	closer.Close()
+	return out, nil
+}
+
+// Has reports whether key is present.
+func (db *DB) Has(key []byte) (bool, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return false, ErrClosed
+	}
+	_, closer, err := db.pdb.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: %s: get %q: %w", db.dir, key, err)
+	}
+	closer.Close()
+	return true, nil
+}
+
+// NewIter returns an iterator over the keys with prefix, in key order,
+// positioned before the first (call First). The caller must Close it before
+// closing the DB. Iterators see a consistent snapshot taken at creation.
+func (db *DB) NewIter(prefix []byte) (*pebble.Iterator, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return nil, ErrClosed
+	}
+	it, err := db.pdb.NewIter(&pebble.IterOptions{
+		LowerBound: append([]byte(nil), prefix...),
+		UpperBound: PrefixEnd(prefix),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: iterate %q: %w", db.dir, prefix, err)
+	}
+	return it, nil
+}
+
+// Close closes the store, waiting for commits in progress. It returns the
+// error Pebble reports (a failed DB may report its write failure again).
+// Closing twice returns ErrClosed.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return ErrClosed
+	}
+	db.closed = true
+	err := db.pdb.Close()
+	db.cache.Unref()
+	if err != nil {
+		return fmt.Errorf("store: %s: close: %w", db.dir, err)
+	}
+	return nil
+}

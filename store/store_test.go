@@ -1,0 +1,376 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func memOpts(fs vfs.FS) Options { return Options{FS: fs, Logger: quiet, CacheSize: 1 << 20} }
+
+func mustOpen(t testing.TB, dir string, opts Options) *DB {
+	t.Helper()
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatalf("Open(%q) = %v", dir, err)
+	}
+	return db
+}
+
+func TestOpenReopen(t *testing.T) {
+	fs := vfs.NewMem()
+	db := mustOpen(t, "/data/state", memOpts(fs))
+	b := db.NewBatch()
+	b.Set(HostKey("a.test"), []byte("v1"))
+	b.Set(URLKey("a.test", "http://a.test/"), []byte{1})
+	if err := db.Commit(b); err != nil {
+		t.Fatalf("Commit = %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	if err := db.Close(); !errors.Is(err, ErrClosed) {
+		t.Errorf("second Close = %v, want ErrClosed", err)
+	}
+	if _, err := db.Get(HostKey("a.test")); !errors.Is(err, ErrClosed) {
+		t.Errorf("Get after Close = %v, want ErrClosed", err)
+	}
+
+	db = mustOpen(t, "/data/state", memOpts(fs))
+	defer db.Close()
+	if v, err := db.Get(HostKey("a.test")); string(v) != "v1" || err != nil {
+		t.Errorf("Get(host a.test) = %q, %v; want v1", v, err)
+	}
+	if _, err := db.Get(HostKey("b.test")); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get(host b.test) = %v, want ErrNotFound", err)
+	}
+	if ok, err := db.Has(URLKey("a.test", "http://a.test/")); !ok || err != nil {
+		t.Errorf("Has(url) = %v, %v; want true", ok, err)
+	}
+	if v, err := db.Get(MetaKey(metaVersion)); err != nil || len(v) != 4 || v[3] != byte(FormatVersion) {
+		t.Errorf("Get(meta version) = %x, %v", v, err)
+	}
+}
+
+func TestIterPrefix(t *testing.T) {
+	db := mustOpen(t, "/s", memOpts(vfs.NewMem()))
+	defer db.Close()
+	b := db.NewBatch()
+	for i := 0; i < 5; i++ {
+		b.Set(QueueKey("a.test", 0, uint64(i)), []byte{byte(i)})
+	}
+	b.Set(QueueKey("b.test", 0, 0), nil)
+	b.Set(HostKey("a.test"), nil)
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	it, err := db.NewIter(QueuePrefix("a.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var seqs []uint64
+	for it.First(); it.Valid(); it.Next() {
+		_, _, seq, err := DecodeQueueKey(it.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, seq)
+	}
+	if fmt.Sprint(seqs) != "[0 1 2 3 4]" {
+		t.Errorf("queue of a.test = %v, want [0 1 2 3 4]", seqs)
+	}
+}
+
+func TestBatchOnDoneAndDiscard(t *testing.T) {
+	db := mustOpen(t, "/s", memOpts(vfs.NewMem()))
+	defer db.Close()
+	var got []error
+	b := db.NewBatch()
+	b.Set(MetaKey("x"), []byte("1"))
+	b.OnDone(func(err error) { got = append(got, err) })
+	b.Close()
+	b.Close()
+	if len(got) != 1 || !errors.Is(got[0], ErrDiscarded) {
+		t.Errorf("OnDone after Close got %v, want [ErrDiscarded]", got)
+	}
+	if err := b.Set(MetaKey("y"), nil); err == nil {
+		t.Errorf("Set on a closed batch = nil, want an error")
+	}
+	if err := db.Commit(b); err == nil {
+		t.Errorf("Commit of a closed batch = nil, want an error")
+	}
+	if _, err := db.Get(MetaKey("x")); !errors.Is(err, ErrNotFound) {
+		t.Errorf("discarded write visible: Get = %v", err)
+	}
+	got = nil
+	b = db.NewBatch()
+	b.Set(MetaKey("x"), []byte("1"))
+	b.OnDone(func(err error) { got = append(got, err) })
+	if err := db.CommitNoSync(b); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != nil {
+		t.Errorf("OnDone after commit got %v, want [nil]", got)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	err := Options{CacheSize: -1}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "CacheSize") {
+		t.Errorf("Validate(CacheSize -1) = %v, want an error naming CacheSize", err)
+	}
+	if _, err := Open("/s", Options{FS: vfs.NewMem(), CacheSize: -1}); err == nil {
+		t.Errorf("Open with CacheSize -1 = nil error")
+	}
+}
+
+// writeFile replaces name on fs with data.
+func writeFile(t *testing.T, fs vfs.FS, name string, data []byte) {
+	t.Helper()
+	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newStoreFiles creates a store in dir and returns its file names.
+func newStoreFiles(t *testing.T, fs vfs.FS, dir string) []string {
+	t.Helper()
+	db := mustOpen(t, dir, memOpts(fs))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	names, err := fs.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+func fileWithPrefix(names []string, prefix string) string {
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			return n
+		}
+	}
+	return ""
+}
+
+// TestOpenRefuses: every directory that is not a healthy trawl store of
+// this version gives an error naming the file, directory or versions.
+func TestOpenRefuses(t *testing.T) {
+	garbage := []byte("this is not what pebble wrote\n\x00\xff\xfe garbage garbage garbage")
+	cases := []struct {
+		name   string
+		setup  func(t *testing.T, fs vfs.FS) // prepares /s
+		wantIn []string                      // substrings of the error
+	}{
+		{"foreign file in empty dir", func(t *testing.T, fs vfs.FS) {
+			fs.MkdirAll("/s", 0o755)
+			writeFile(t, fs, "/s/notes.txt", []byte("hello"))
+		}, []string{"/s/notes.txt", "foreign"}},
+		{"foreign file next to a store", func(t *testing.T, fs vfs.FS) {
+			newStoreFiles(t, fs, "/s")
+			writeFile(t, fs, "/s/000001.warc.gz", garbage)
+		}, []string{"/s/000001.warc.gz"}},
+		{"only pebble debris", func(t *testing.T, fs vfs.FS) {
+			fs.MkdirAll("/s", 0o755)
+			writeFile(t, fs, "/s/000002.log", garbage)
+		}, []string{"/s", "no MANIFEST"}},
+		{"corrupt MANIFEST", func(t *testing.T, fs vfs.FS) {
+			names := newStoreFiles(t, fs, "/s")
+			writeFile(t, fs, "/s/"+fileWithPrefix(names, "MANIFEST-"), garbage)
+		}, []string{"/s", "MANIFEST-"}},
+		{"empty MANIFEST", func(t *testing.T, fs vfs.FS) {
+			names := newStoreFiles(t, fs, "/s")
+			writeFile(t, fs, "/s/"+fileWithPrefix(names, "MANIFEST-"), nil)
+		}, []string{"/s", "MANIFEST-"}},
+		{"corrupt OPTIONS", func(t *testing.T, fs vfs.FS) {
+			names := newStoreFiles(t, fs, "/s")
+			writeFile(t, fs, "/s/"+fileWithPrefix(names, "OPTIONS-"), garbage)
+		}, []string{"/s/OPTIONS-"}},
+		{"garbage CURRENT", func(t *testing.T, fs vfs.FS) {
+			newStoreFiles(t, fs, "/s")
+			writeFile(t, fs, "/s/CURRENT", garbage)
+		}, []string{"/s/CURRENT"}},
+		{"garbage CURRENT instead of the marker", func(t *testing.T, fs vfs.FS) {
+			names := newStoreFiles(t, fs, "/s")
+			fs.Remove("/s/" + fileWithPrefix(names, "marker.manifest."))
+			writeFile(t, fs, "/s/CURRENT", garbage)
+		}, []string{"/s/CURRENT"}},
+		{"marker names a missing MANIFEST", func(t *testing.T, fs vfs.FS) {
+			names := newStoreFiles(t, fs, "/s")
+			fs.Remove("/s/" + fileWithPrefix(names, "MANIFEST-"))
+		}, []string{"/s", "MANIFEST-"}},
+		{"pebble store without version", func(t *testing.T, fs vfs.FS) {
+			pdb, err := pebble.Open("/s", &pebble.Options{FS: fs, Logger: pebbleLogger{&DB{log: quiet}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pdb.Close()
+		}, []string{"/s", "no format version"}},
+		{"other format version", func(t *testing.T, fs vfs.FS) {
+			db := mustOpen(t, "/s", memOpts(fs))
+			b := db.NewBatch()
+			b.Set(MetaKey(metaVersion), []byte{0, 0, 0, 7})
+			if err := db.Commit(b); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+		}, []string{"store: /s: format version 7, this trawl reads 1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := vfs.NewMem()
+			c.setup(t, fs)
+			db, err := Open("/s", memOpts(fs))
+			if err == nil {
+				db.Close()
+				t.Fatalf("Open(/s) = nil error, want one containing %q", c.wantIn)
+			}
+			t.Logf("Open(/s) = %v", err)
+			for _, w := range c.wantIn {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Open(/s) = %q, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestOpenGarbageWAL: Pebble reads a WAL that is garbage from its start as
+// a torn tail and drops it; the store still opens with its format version,
+// which Open flushed to an sstable.
+func TestOpenGarbageWAL(t *testing.T) {
+	fs := vfs.NewMem()
+	names := newStoreFiles(t, fs, "/s")
+	wal := fileWithPrefix(names, "0")
+	if !strings.HasSuffix(wal, ".log") {
+		t.Fatalf("no WAL among %q", names)
+	}
+	writeFile(t, fs, "/s/"+wal, []byte("garbage garbage garbage garbage garbage"))
+	db := mustOpen(t, "/s", memOpts(fs))
+	defer db.Close()
+	if v, err := db.Get(MetaKey(metaVersion)); err != nil || len(v) != 4 {
+		t.Errorf("Get(meta version) after a garbage WAL = %x, %v", v, err)
+	}
+}
+
+// TestOpenLocked: a second Open of a store in use fails.
+func TestOpenLocked(t *testing.T) {
+	dir := t.TempDir()
+	db := mustOpen(t, dir, Options{Logger: quiet})
+	defer db.Close()
+	if db2, err := Open(dir, Options{Logger: quiet}); err == nil {
+		db2.Close()
+		t.Fatalf("second Open(%q) = nil error, want a lock error", dir)
+	} else if !strings.Contains(err.Error(), dir) {
+		t.Errorf("second Open = %q, want it to name %s", err, dir)
+	}
+}
+
+// enospc fails every write operation while on.
+type enospc struct{ on atomic.Bool }
+
+func (e *enospc) inj() errorfs.Injector {
+	return errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if op.Kind.ReadOrWrite() == errorfs.OpIsWrite && e.on.Load() {
+			return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
+		}
+		return nil
+	})
+}
+
+// TestDiskFull: with the disk full, commits fail with a clear error naming
+// the store, the DB reports itself failed, Close does not panic; after
+// space is freed, a reopened store holds every acknowledged commit, even
+// with everything that was never synced thrown away (a crash).
+func TestDiskFull(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	var full enospc
+	fs := errorfs.Wrap(mem, full.inj())
+	db := mustOpen(t, "/data/state", memOpts(fs))
+
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	var wg sync.WaitGroup
+	var failures int
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				if g == 0 && i == 50 {
+					full.on.Store(true)
+				}
+				k := fmt.Sprintf("g%d-%d", g, i)
+				b := db.NewBatch()
+				b.Set(URLKey("a.test", k), make([]byte, 100))
+				err := db.Commit(b)
+				mu.Lock()
+				if err == nil {
+					acked[k] = true
+				} else {
+					failures++
+				}
+				mu.Unlock()
+				if err != nil {
+					if !strings.Contains(err.Error(), "/data/state") || !errors.Is(err, syscall.ENOSPC) {
+						t.Errorf("Commit on a full disk = %v, want an error naming /data/state wrapping ENOSPC", err)
+					}
+					return
+				}
+				if i > 10000 {
+					t.Errorf("10000 commits after the disk filled, no error")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := db.Err(); err == nil || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Err() = %v, want the ENOSPC failure", err)
+	}
+	b := db.NewBatch()
+	b.Set(MetaKey("after"), nil)
+	if err := db.Commit(b); err == nil {
+		t.Errorf("Commit after failure = nil, want the failure")
+	}
+	db.Close() // may report the failure again; must not panic
+	if len(acked) < 50 || failures != 4 {
+		t.Fatalf("acked %d commits, %d failures; want >= 50 and 4", len(acked), failures)
+	}
+
+	full.on.Store(false)                           // space freed
+	crashed := mem.CrashClone(vfs.CrashCloneCfg{}) // only synced data survives
+	db = mustOpen(t, "/data/state", memOpts(crashed))
+	defer db.Close()
+	for k := range acked {
+		if ok, err := db.Has(URLKey("a.test", k)); !ok || err != nil {
+			t.Errorf("acknowledged commit %s lost after reopen (Has = %v, %v)", k, ok, err)
+		}
+	}
+}

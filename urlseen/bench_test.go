@@ -1,0 +1,99 @@
+package urlseen
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/trawl-crawler/trawl/store"
+)
+
+const benchBatch = 100
+
+func benchURLs(prefix string, n int) []string {
+	urls := make([]string, n)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("https://%s%d.example.com/articles/2024/page-%d.html", prefix, i%1000, i)
+	}
+	return urls
+}
+
+// benchDurable opens a store on the real file system, as a crawl does.
+func benchDurable(b *testing.B) (*store.DB, *Durable) {
+	db, err := store.Open(b.TempDir(), store.Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := NewDurable(db, DurableOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db, d
+}
+
+// BenchmarkDurableNew: new URLs in batches of 100, each batch committed
+// without sync (as its keys would be, with the frontier's queue items).
+// "check" stops at AddBatch (the seen check and staging); "commit" also
+// commits the batch to Pebble.
+func BenchmarkDurableNew(b *testing.B) {
+	for _, commit := range []bool{false, true} {
+		name := map[bool]string{false: "check", true: "commit"}[commit]
+		b.Run(name, func(b *testing.B) {
+			db, d := benchDurable(b)
+			defer db.Close()
+			urls := benchURLs("n", b.N+benchBatch)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += benchBatch {
+				bt := db.NewBatch()
+				if _, err := d.AddBatch(bt, urls[i:i+benchBatch]); err != nil {
+					b.Fatal(err)
+				}
+				if commit {
+					if err := db.CommitNoSync(bt); err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					bt.Close()
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "urls/s")
+		})
+	}
+}
+
+// BenchmarkDurableKnown: URLs already in the store (1,000,000 of them, so
+// the filter says "maybe" and Pebble is read), in batches of 100.
+func BenchmarkDurableKnown(b *testing.B) {
+	db, d := benchDurable(b)
+	defer db.Close()
+	const preload = 1_000_000
+	urls := benchURLs("k", preload)
+	for i := 0; i < preload; i += 1000 {
+		bt := db.NewBatch()
+		if _, err := d.AddBatch(bt, urls[i:i+1000]); err != nil {
+			b.Fatal(err)
+		}
+		if err := db.CommitNoSync(bt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Query in a scattered order, as links of many pages would arrive.
+	query := make([]string, 0, b.N+benchBatch)
+	for i := 0; len(query) < b.N+benchBatch; i++ {
+		query = append(query, urls[(i*7919)%preload])
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += benchBatch {
+		bt := db.NewBatch()
+		got, err := d.AddBatch(bt, query[i:i+benchBatch])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got[0] {
+			b.Fatalf("known URL %q reported new", query[i])
+		}
+		bt.Close()
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "urls/s")
+}

@@ -1,0 +1,279 @@
+package urlseen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bits-and-blooms/bloom/v3"
+
+	"github.com/trawl-crawler/trawl/partition"
+	"github.com/trawl-crawler/trawl/store"
+)
+
+// DurableOptions configures NewDurable. The zero value is valid.
+type DurableOptions struct {
+	// ExpectedURLs sizes the Bloom filter. If zero, DefaultExpectedURLs.
+	// More URLs than this only raise the false-positive rate (and so the
+	// number of store reads), never drop a URL; at start-up the filter is
+	// sized for at least twice the URLs already in the store.
+	ExpectedURLs uint
+	// FalsePositiveRate is the filter's target rate at ExpectedURLs, in
+	// (0, 1). If zero, DefaultFalsePositiveRate.
+	FalsePositiveRate float64
+}
+
+// Defaults for DurableOptions.
+const (
+	DefaultExpectedURLs      = 10_000_000
+	DefaultFalsePositiveRate = 0.01
+)
+
+// Validate reports every bad field of o by name.
+func (o DurableOptions) Validate() error {
+	if o.FalsePositiveRate < 0 || o.FalsePositiveRate >= 1 {
+		return fmt.Errorf("urlseen: DurableOptions.FalsePositiveRate = %v, want in (0, 1)", o.FalsePositiveRate)
+	}
+	return nil
+}
+
+func (o DurableOptions) withDefaults() DurableOptions {
+	if o.ExpectedURLs == 0 {
+		o.ExpectedURLs = DefaultExpectedURLs
+	}
+	if o.FalsePositiveRate == 0 {
+		o.FalsePositiveRate = DefaultFalsePositiveRate
+	}
+	return o
+}
+
+// seenMarker is the value written under a new URL's store.URLKey: byte 0
+// is the per-URL record's version, 1 meaning "seen, nothing more known".
+// Later per-URL state (fetch time, status, validators, digests) extends the
+// record after this byte; see docs/storage.md.
+var seenMarker = []byte{1}
+
+// Durable is the URL-seen gate over the store: a Bloom filter in memory in
+// front of the exact set of store.URLKey keys. "Not in the filter" means
+// new, answered from memory; "maybe in the filter" is settled by a store
+// read, so a false positive never drops a new URL.
+//
+// Safe for concurrent use. Invariants: a URL is reported new at most once
+// per store (across restarts, for URLs whose write was committed); every
+// URL in the store or staged in an uncommitted batch is in the filter.
+//
+// Lock order: stripe (by partition) → bloomMu. Store reads happen under a
+// stripe lock only, so they never block URLs of other partitions.
+type Durable struct {
+	db      *store.DB
+	bloomMu sync.Mutex
+	filter  *bloom.BloomFilter
+	n       atomic.Int64
+	stripes [partition.Count]stripe
+}
+
+// stripe serialises the decisions for the URLs of one partition and holds
+// those written into batches not yet committed, which a store read would
+// miss.
+type stripe struct {
+	mu      sync.Mutex
+	pending map[string]struct{}
+}
+
+// NewDurable returns the seen gate over db, rebuilding the filter by one
+// streaming scan of the URL keys in the store (their bytes are never all in
+// memory at once).
+func NewDurable(db *store.DB, opts DurableOptions) (*Durable, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	d := &Durable{db: db}
+	for i := range d.stripes {
+		d.stripes[i].pending = make(map[string]struct{})
+	}
+	size := opts.ExpectedURLs
+	for {
+		d.filter = bloom.NewWithEstimates(size, opts.FalsePositiveRate)
+		n, err := d.load()
+		if err != nil {
+			return nil, err
+		}
+		if n <= size {
+			d.n.Store(int64(n))
+			return d, nil
+		}
+		size = 2 * n // the store outgrew the filter: rescan into a bigger one
+	}
+}
+
+// load adds every URL in the store to d.filter and counts them.
+func (d *Durable) load() (uint, error) {
+	it, err := d.db.NewIter(store.KindPrefix(store.KindURL))
+	if err != nil {
+		return 0, fmt.Errorf("urlseen: load seen URLs: %w", err)
+	}
+	var n uint
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		i := bytes.IndexByte(k[min(3, len(k)):], 0)
+		if len(k) < 3 || i < 0 {
+			it.Close()
+			return 0, fmt.Errorf("urlseen: load seen URLs: malformed key %q", k)
+		}
+		d.filter.Add(k[3+i+1:])
+		n++
+	}
+	if err := it.Close(); err != nil {
+		return 0, fmt.Errorf("urlseen: load seen URLs: %w", err)
+	}
+	return n, nil
+}
+
+// Len implements Set: the number of URLs in the store or staged in batches.
+func (d *Durable) Len() int { return int(d.n.Load()) }
+
+// Add implements Set. It commits the URL's key on its own without waiting
+// for durability (store.DB.CommitNoSync): the key becomes durable with the
+// next synced commit by anyone. A crawler that must not lose it should use
+// AddTo or AddBatch with the batch that also queues the URL.
+func (d *Durable) Add(url string) (bool, error) {
+	b := d.db.NewBatch()
+	isNew, err := d.AddTo(b, url)
+	if err != nil || !isNew {
+		b.Close()
+		return false, err
+	}
+	if err := d.db.CommitNoSync(b); err != nil {
+		return false, fmt.Errorf("urlseen: add %s: %w", url, err)
+	}
+	return true, nil
+}
+
+// AddTo is Add writing the URL's key into b instead of committing it: the
+// URL is recorded exactly when b commits, atomically with whatever else b
+// holds. Until b commits, the URL is not reported new again; if b is closed
+// uncommitted, it may be again.
+func (d *Durable) AddTo(b *store.Batch, url string) (bool, error) {
+	r, err := d.AddBatch(b, []string{url})
+	if err != nil {
+		return false, err
+	}
+	return r[0], nil
+}
+
+// AddBatch checks urls (canonical URLs, as from urlnorm) and writes the key
+// of each new one into b; isNew[i] reports whether urls[i] was new. A URL
+// repeated within urls is new at most once. This is the fast path: checks
+// answered from memory cost no store access, and every new key of a page's
+// links goes into one batch. On error, no URL has been added and b holds
+// none of urls' keys from this call.
+func (d *Durable) AddBatch(b *store.Batch, urls []string) (isNew []bool, err error) {
+	isNew = make([]bool, len(urls))
+	hosts := make([]string, len(urls))
+	for i, u := range urls {
+		if hosts[i], err = hostOf(u); err != nil {
+			return nil, err
+		}
+	}
+	var staged []string // new URLs, pending until b is done
+	var key []byte
+	for i, u := range urls {
+		host := hosts[i]
+		part := partition.Of(host)
+		s := &d.stripes[part]
+		key = store.AppendURLKey(key[:0], host, u)
+
+		s.mu.Lock()
+		d.bloomMu.Lock()
+		maybe := d.filter.TestAndAddString(u)
+		d.bloomMu.Unlock()
+		if maybe {
+			_, pending := s.pending[u]
+			seen := pending
+			if !pending {
+				if seen, err = d.db.Has(key); err != nil {
+					s.mu.Unlock()
+					d.unstage(staged)
+					return nil, fmt.Errorf("urlseen: check %s: %w", u, err)
+				}
+			}
+			if seen {
+				s.mu.Unlock()
+				continue
+			}
+		}
+		if err = b.Set(key, seenMarker); err != nil {
+			s.mu.Unlock()
+			d.unstage(staged)
+			return nil, fmt.Errorf("urlseen: add %s: %w", u, err)
+		}
+		s.pending[u] = struct{}{}
+		s.mu.Unlock()
+		staged = append(staged, u)
+		isNew[i] = true
+	}
+	if len(staged) > 0 {
+		d.n.Add(int64(len(staged)))
+		b.OnDone(func(err error) {
+			d.unpend(staged)
+			if err != nil {
+				d.n.Add(-int64(len(staged)))
+			}
+		})
+	}
+	return isNew, nil
+}
+
+// unpend forgets staged URLs whose batch is done: committed, they are in
+// the store; failed or discarded, they were not recorded.
+func (d *Durable) unpend(urls []string) {
+	for _, u := range urls {
+		host, _ := hostOf(u) // parsed before it was staged
+		s := &d.stripes[partition.Of(host)]
+		s.mu.Lock()
+		delete(s.pending, u)
+		s.mu.Unlock()
+	}
+}
+
+// unstage undoes an AddBatch call that failed part way. Its keys stay in
+// b, which the caller must then discard. (Its filter bits stay set: only a
+// cost, a store read for those URLs later.)
+func (d *Durable) unstage(urls []string) { d.unpend(urls) }
+
+// errNoHost is wrapped by hostOf's errors.
+var errNoHost = errors.New("not an absolute URL with a host")
+
+// hostOf returns the politeness key of a canonical URL
+// (scheme://host[:port]/...): the host, lower case already, without the port
+// and any user info. It is urlnorm.HostKey for canonical URLs, without
+// parsing the URL.
+func hostOf(url string) (string, error) {
+	i := strings.Index(url, "://")
+	if i < 0 {
+		return "", fmt.Errorf("urlseen: %q: %w", url, errNoHost)
+	}
+	auth := url[i+3:]
+	if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+		auth = auth[:j]
+	}
+	if j := strings.LastIndexByte(auth, '@'); j >= 0 {
+		auth = auth[j+1:]
+	}
+	host := auth
+	if strings.HasPrefix(auth, "[") {
+		if j := strings.IndexByte(auth, ']'); j >= 0 {
+			host = auth[:j+1]
+		}
+	} else if j := strings.LastIndexByte(auth, ':'); j >= 0 {
+		host = auth[:j]
+	}
+	if host == "" || strings.IndexByte(host, 0) >= 0 {
+		return "", fmt.Errorf("urlseen: %q: %w", url, errNoHost)
+	}
+	return host, nil
+}

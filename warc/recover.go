@@ -1,0 +1,526 @@
+package warc
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha1"
+	"encoding/base32"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Limits of the record parser used by Recover. A record beyond them is
+// treated as not complete.
+const (
+	// maxRecoverLine bounds one line of a record's WARC header.
+	maxRecoverLine = 1 << 20
+	// maxRecoverFields bounds the number of fields in a record's WARC header.
+	maxRecoverFields = 1000
+)
+
+// Recovered describes one file that Recover found still open.
+type Recovered struct {
+	// File is the file's path (the directory joined with its name) after
+	// renaming, without OpenSuffix; "" if the file held no complete exchange
+	// and was removed.
+	File string
+	// Kept is the number of complete records kept, the warcinfo included;
+	// 0 if the file was removed.
+	Kept int
+	// CutBytes is the number of bytes removed from the end of the file (its
+	// whole size if it was removed).
+	CutBytes int64
+	// URIs holds the WARC-Target-URI of every response (or revisit) record
+	// kept, in file order: the exchanges that survived. Any other page being
+	// fetched when the crawler stopped was lost and must be fetched again.
+	URIs []string
+}
+
+// Recover repairs the files left with OpenSuffix in dir by a crash (kill -9,
+// power loss) of the process writing them. It must run before a Writer is
+// started on dir, and not concurrently with one. For each regular file named
+// "*.warc.gz.open", in name order, it reads the gzip members from the start:
+//
+//   - A member is complete if it decompresses to its end with a valid CRC-32
+//     and length trailer, and its content is exactly one WARC record whose
+//     block has Content-Length bytes (and matches WARC-Block-Digest, when
+//     that is sha1) followed by CRLF CRLF.
+//   - The first member must be a complete warcinfo record. After it come
+//     exchanges: a response (or revisit) record, then the request record
+//     whose WARC-Concurrent-To names it. An exchange is kept whole or not
+//     at all.
+//   - The first member that is not complete (cut short, corrupt, or bytes
+//     that are not a gzip member, such as the zeros some file systems leave
+//     after a power loss) ends the file: the file is cut back to the end of
+//     its last complete exchange, fsynced, and renamed to drop OpenSuffix.
+//   - A file holding no complete exchange (empty, only zeros, a first member
+//     cut short, or only a warcinfo record) is removed, since it holds no
+//     capture; the next Writer begins a fresh file.
+//
+// A file is left untouched, and an error naming it and the offset returned,
+// when it does not look like a crash of this package's Writer: its first
+// bytes are not gzip, its first member is whole but not a warcinfo record,
+// or complete records break the order above (a crash only ever cuts the
+// end of a file, so that is not damage Recover may cut away). It is also
+// left alone when its finished name already exists.
+//
+// Recover carries on after a failing file and returns the files it
+// repaired with the errors joined. A missing dir holds nothing to recover.
+//
+// Reading member boundaries: gzip.Reader reads straight from an io.Reader
+// that is also an io.ByteReader (flate.Reader) without buffering of its
+// own, and flate then consumes exactly the bytes of the deflate stream. The
+// reader handed to gzip is a countingReader over a bufio.Reader owned here,
+// so its count is the offset just past the member once gzip has reported
+// io.EOF (Multistream(false)) after checking the trailer.
+func Recover(dir string) ([]Recovered, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("warc: recover %s: %w", dir, err)
+	}
+	var (
+		out  []Recovered
+		errs []error
+	)
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), Extension+OpenSuffix) {
+			continue
+		}
+		r, err := recoverFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, errors.Join(errs...)
+}
+
+// recoverFile repairs the open file at path (see Recover).
+func recoverFile(path string) (Recovered, error) {
+	final := strings.TrimSuffix(path, OpenSuffix)
+	fail := func(format string, args ...any) (Recovered, error) {
+		return Recovered{}, fmt.Errorf("warc: recover %s: "+format, append([]any{path}, args...)...)
+	}
+	info, err := os.Lstat(path)
+	if err != nil {
+		return fail("%w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return fail("not a regular file (%s); left as is", info.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fail("%w", err)
+	}
+	closeFail := func(err error) (Recovered, error) {
+		_ = f.Close()
+		return Recovered{}, err
+	}
+	size := info.Size()
+	plan, err := scan(f)
+	if err != nil {
+		return closeFail(fmt.Errorf("warc: recover %s: %w; left as is", path, err))
+	}
+
+	if plan.exchanges == 0 {
+		if err := f.Close(); err != nil {
+			return fail("close: %w", err)
+		}
+		if err := os.Remove(path); err != nil {
+			return fail("remove (no complete exchange): %w", err)
+		}
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			return fail("remove (no complete exchange): %w", err)
+		}
+		return Recovered{CutBytes: size}, nil
+	}
+
+	if _, err := os.Lstat(final); err == nil {
+		return closeFail(fmt.Errorf("warc: recover %s: %s already exists; left as is", path, filepath.Base(final)))
+	}
+	if plan.keep < size {
+		if err := f.Truncate(plan.keep); err != nil {
+			return closeFail(fmt.Errorf("warc: recover %s: cut back to %d bytes: %w", path, plan.keep, err))
+		}
+	}
+	// Sync even when nothing was cut: the rename must not make durable a
+	// name whose content is not.
+	if err := f.Sync(); err != nil {
+		return closeFail(fmt.Errorf("warc: recover %s: sync: %w", path, err))
+	}
+	if err := f.Close(); err != nil {
+		return fail("close: %w", err)
+	}
+	if err := os.Rename(path, final); err != nil {
+		return fail("rename: %w", err)
+	}
+	if err := syncDir(filepath.Dir(final)); err != nil {
+		return fail("rename: %w", err)
+	}
+	return Recovered{File: final, Kept: 1 + 2*plan.exchanges, CutBytes: size - plan.keep, URIs: plan.uris}, nil
+}
+
+// scanError is a reason to leave a file untouched, at a byte offset: the
+// file does not look like one cut short by a crash, or it could not be read.
+type scanError struct {
+	offset int64
+	msg    string
+	err    error // the read error, if any
+}
+
+func (e *scanError) Error() string {
+	if e.err != nil {
+		return fmt.Sprintf("offset %d: read: %v", e.offset, e.err)
+	}
+	return fmt.Sprintf("offset %d: %s", e.offset, e.msg)
+}
+
+func (e *scanError) Unwrap() error { return e.err }
+
+// recoverPlan is what scan found: keep the first keep bytes, which hold the
+// warcinfo record and exchanges whole exchanges. exchanges == 0 means the
+// file holds no capture and is to be removed.
+type recoverPlan struct {
+	keep      int64
+	exchanges int
+	uris      []string
+	ends      []int64 // end offset of every complete member read, in order
+}
+
+// scan reads r, the content of an open file, and decides what to keep. Its
+// error, a *scanError, means the file must be left untouched.
+func scan(r io.Reader) (recoverPlan, error) {
+	var plan recoverPlan
+	src := &countingReader{r: bufio.NewReaderSize(r, 32<<10)}
+	rd := &memberReader{src: src, body: bufio.NewReaderSize(nil, 16<<10)}
+
+	// The first member: a whole warcinfo record, or a crash before one
+	// was written.
+	head, err := src.r.Peek(len(gzipMagic))
+	if len(head) == 0 && err == io.EOF {
+		return plan, nil // empty file
+	}
+	if err != nil && err != io.EOF {
+		return plan, &scanError{offset: 0, err: err}
+	}
+	if !bytes.HasPrefix(gzipMagic, head) {
+		zero, err := allZero(src.r)
+		if err != nil {
+			return plan, &scanError{offset: 0, err: err}
+		}
+		if zero {
+			return plan, nil // blocks allocated, never written
+		}
+		return plan, &scanError{offset: 0, msg: "not a gzip file"}
+	}
+	m, err := rd.next()
+	if err != nil {
+		return plan, &scanError{offset: 0, err: err}
+	}
+	switch {
+	case errors.Is(m.gzErr, io.ErrUnexpectedEOF) && bytes.HasPrefix([]byte("WARC/"), m.head[:min(len(m.head), 5)]):
+		return plan, nil // crash while the warcinfo was written
+	case m.gzErr != nil:
+		return plan, &scanError{offset: 0, msg: fmt.Sprintf("first gzip member unreadable: %v", m.gzErr)}
+	case m.recErr != nil:
+		return plan, &scanError{offset: 0, msg: fmt.Sprintf("first gzip member is not a WARC record: %v", m.recErr)}
+	case m.rec.typ != "warcinfo":
+		return plan, &scanError{offset: 0, msg: fmt.Sprintf("first record is %q, want warcinfo", m.rec.typ)}
+	}
+	plan.keep = m.end
+	plan.ends = append(plan.ends, m.end)
+
+	var pending *warcRecord // response waiting for its request
+	var pendingAt int64
+	for {
+		m, err := rd.next()
+		if err != nil {
+			return plan, &scanError{offset: m.start, err: err}
+		}
+		if m.eof || m.gzErr != nil || m.recErr != nil {
+			return plan, nil // clean end, or the damage a crash leaves
+		}
+		plan.ends = append(plan.ends, m.end)
+		if pending == nil {
+			if m.rec.typ != "response" && m.rec.typ != "revisit" {
+				return plan, &scanError{offset: m.start, msg: fmt.Sprintf("%q record where a response or revisit was expected", m.rec.typ)}
+			}
+			pending, pendingAt = &m.rec, m.start
+			continue
+		}
+		if m.rec.typ != "request" {
+			return plan, &scanError{offset: m.start, msg: fmt.Sprintf("%q record where the request of the response at offset %d was expected", m.rec.typ, pendingAt)}
+		}
+		if !m.rec.concurrentTo(pending.id) {
+			return plan, &scanError{offset: m.start, msg: fmt.Sprintf("request record does not name the response at offset %d (%s) in WARC-Concurrent-To", pendingAt, pending.id)}
+		}
+		plan.keep = m.end
+		plan.exchanges++
+		plan.uris = append(plan.uris, pending.uri)
+		pending = nil
+	}
+}
+
+var gzipMagic = []byte{0x1f, 0x8b, 0x08}
+
+// allZero reports whether the rest of r is all zero bytes.
+func allZero(r io.Reader) (bool, error) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		for _, b := range buf[:n] {
+			if b != 0 {
+				return false, nil
+			}
+		}
+		if err == io.EOF {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// countingReader counts the bytes consumed from r. It is an io.ByteReader
+// so that gzip and flate read from it directly, consuming no more than a
+// member's bytes (see Recover).
+type countingReader struct {
+	r   *bufio.Reader
+	n   int64
+	err error // first error of r other than io.EOF
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.note(err)
+	return n, err
+}
+
+func (c *countingReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	c.note(err)
+	return b, err
+}
+
+func (c *countingReader) note(err error) {
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
+}
+
+// member is one gzip member as read by memberReader.next.
+type member struct {
+	start, end int64      // offsets of the member in the file
+	eof        bool       // no bytes left: no member
+	gzErr      error      // the gzip stream is damaged (header, data or trailer)
+	recErr     error      // the stream is whole but not one valid WARC record
+	head       []byte     // first decompressed bytes (up to 8)
+	rec        warcRecord // valid if gzErr and recErr are nil
+}
+
+// memberReader reads consecutive gzip members from src.
+type memberReader struct {
+	src  *countingReader
+	zr   gzip.Reader
+	body *bufio.Reader // over the decompressed content
+	sha  hash.Hash
+}
+
+// next reads the member at the current offset. Its error is only ever one
+// of the underlying file; damage is reported in member.
+func (mr *memberReader) next() (member, error) {
+	m := member{start: mr.src.n}
+	err := mr.zr.Reset(mr.src)
+	if mr.src.err != nil {
+		return m, mr.src.err
+	}
+	if err == io.EOF {
+		m.eof, m.end = true, m.start
+		return m, nil
+	}
+	if err != nil {
+		m.gzErr, m.end = err, mr.src.n
+		return m, nil
+	}
+	mr.zr.Multistream(false)
+	content := &contentReader{zr: &mr.zr}
+	mr.body.Reset(content)
+	if mr.sha == nil {
+		mr.sha = sha1.New()
+	}
+	m.rec, m.recErr = parseRecord(mr.body, mr.sha)
+	// Read to the end of the member, so that its trailer is checked and the
+	// offset is past it.
+	_, _ = io.Copy(io.Discard, mr.body)
+	if mr.src.err != nil {
+		return m, mr.src.err
+	}
+	m.gzErr, m.head, m.end = content.err, content.head, mr.src.n
+	return m, nil
+}
+
+// contentReader reads decompressed bytes, remembering the first bytes and
+// the first error of the gzip stream (other than its io.EOF).
+type contentReader struct {
+	zr   *gzip.Reader
+	err  error
+	head []byte
+}
+
+func (c *contentReader) Read(p []byte) (int, error) {
+	n, err := c.zr.Read(p)
+	if len(c.head) < 8 {
+		c.head = append(c.head, p[:min(n, 8-len(c.head))]...)
+	}
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// warcRecord holds the fields of a record that Recover needs.
+type warcRecord struct {
+	typ, id, uri string
+	concurrent   []string
+}
+
+func (r *warcRecord) concurrentTo(id string) bool {
+	for _, c := range r.concurrent {
+		if c == id {
+			return true
+		}
+	}
+	return false
+}
+
+// parseRecord reads one WARC record from r, which must end right after it:
+//
+//	"WARC/1.1" CRLF *(name ":" value CRLF) CRLF block CRLF CRLF
+//
+// with a block of Content-Length bytes. A sha1 WARC-Block-Digest (base32 or
+// hex) must match the block.
+func parseRecord(r *bufio.Reader, sha hash.Hash) (warcRecord, error) {
+	var rec warcRecord
+	line, err := readLine(r)
+	if err != nil {
+		return rec, fmt.Errorf("version line: %w", err)
+	}
+	if line != "WARC/1.1" && line != "WARC/1.0" {
+		return rec, fmt.Errorf("version line %q, want WARC/1.1 or WARC/1.0", truncateForError(line))
+	}
+	length := int64(-1)
+	var digest string
+	for fields := 0; ; fields++ {
+		line, err := readLine(r)
+		if err != nil {
+			return rec, fmt.Errorf("header: %w", err)
+		}
+		if line == "" {
+			break
+		}
+		if fields >= maxRecoverFields {
+			return rec, fmt.Errorf("more than %d header fields", maxRecoverFields)
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || name == "" || strings.ContainsFunc(name, isCTLOrSpace) {
+			return rec, fmt.Errorf("malformed header line %q", truncateForError(line))
+		}
+		value = strings.Trim(value, " \t")
+		switch strings.ToLower(name) {
+		case "warc-type":
+			rec.typ = value
+		case "warc-record-id":
+			rec.id = value
+		case "warc-target-uri":
+			rec.uri = value
+		case "warc-concurrent-to":
+			rec.concurrent = append(rec.concurrent, value)
+		case "warc-block-digest":
+			digest = value
+		case "content-length":
+			if length >= 0 {
+				return rec, errors.New("two Content-Length fields")
+			}
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil || n < 0 || value[0] == '+' {
+				return rec, fmt.Errorf("Content-Length %q is not a length", truncateForError(value))
+			}
+			length = n
+		}
+	}
+	if length < 0 {
+		return rec, errors.New("no Content-Length")
+	}
+	if rec.typ == "" || rec.id == "" {
+		return rec, errors.New("no WARC-Type or WARC-Record-ID")
+	}
+	sha.Reset()
+	if n, err := io.CopyN(sha, r, length); err != nil {
+		return rec, fmt.Errorf("block is %d bytes, Content-Length says %d", n, length)
+	}
+	if alg, want, ok := strings.Cut(digest, ":"); ok && strings.EqualFold(alg, "sha1") {
+		sum := sha.Sum(nil)
+		if !strings.EqualFold(want, base32.StdEncoding.EncodeToString(sum)) && !strings.EqualFold(want, hex.EncodeToString(sum)) {
+			return rec, fmt.Errorf("WARC-Block-Digest %q does not match the block", truncateForError(digest))
+		}
+	}
+	var end [4]byte
+	if _, err := io.ReadFull(r, end[:]); err != nil || string(end[:]) != "\r\n\r\n" {
+		return rec, errors.New("block not followed by CRLF CRLF")
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		return rec, errors.New("data after the record")
+	}
+	return rec, nil
+}
+
+// readLine reads a CRLF-ended line of at most maxRecoverLine bytes and
+// returns it without the CRLF.
+func readLine(r *bufio.Reader) (string, error) {
+	var long []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(long)+len(chunk) > maxRecoverLine {
+			return "", fmt.Errorf("line longer than %d bytes", maxRecoverLine)
+		}
+		switch err {
+		case nil:
+			line := string(append(long, chunk...))
+			if !strings.HasSuffix(line, "\r\n") {
+				return "", errors.New("line not ended by CRLF")
+			}
+			return line[:len(line)-2], nil
+		case bufio.ErrBufferFull:
+			long = append(long, chunk...)
+		case io.EOF:
+			return "", io.ErrUnexpectedEOF
+		default:
+			return "", err
+		}
+	}
+}
+
+func truncateForError(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
