@@ -45,6 +45,13 @@ type benchResult struct {
 	CPUsBusy      float64 `json:"cpus_busy"` // CPU seconds per wall second
 	MBPerSec      float64 `json:"mb_per_s"`
 	StopReason    string  `json:"stop_reason"`
+	// The bulk phase is the crawl up to 90% of its pages: after it, only
+	// hosts with long Crawl-delays or deep chains are left, and the crawl
+	// waits on politeness, not on the machine.
+	BulkSeconds     float64 `json:"bulk_s"`
+	BulkPagesPerSec float64 `json:"bulk_pages_per_s"`
+	BulkCPUsBusy    float64 `json:"bulk_cpus_busy"`
+	ServerCPUSec    float64 `json:"server_cpu_s"`
 	ServerProcess bool    `json:"server_in_own_process"`
 }
 
@@ -86,8 +93,10 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer func() {
-		server.Process.Signal(syscall.SIGTERM)
-		server.Wait()
+		if server.ProcessState == nil {
+			server.Process.Signal(syscall.SIGTERM)
+			server.Wait()
+		}
 	}()
 	seedsFile := filepath.Join(dir, "web", "seeds.txt")
 	var seeds []string
@@ -137,11 +146,34 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	type sample struct {
+		t     float64
+		pages int64
+		cpu   float64
+	}
+	var samples []sample
 	cpu0 := cpuTime()
 	start := time.Now()
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-tick.C:
+				samples = append(samples, sample{time.Since(start).Seconds(), c.Progress().Pages, (cpuTime() - cpu0).Seconds()})
+			}
+		}
+	}()
 	sum, err := c.Run(context.Background())
 	wall := time.Since(start).Seconds()
 	cpu := (cpuTime() - cpu0).Seconds()
+	close(stopSampling)
+	<-sampled
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1
@@ -155,6 +187,17 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	if sum.Pages > 0 {
 		r.CPUMsPerPage = cpu * 1000 / float64(sum.Pages)
 	}
+	for _, smp := range samples {
+		if smp.pages*10 >= sum.Pages*9 && smp.t > 0 {
+			r.BulkSeconds, r.BulkPagesPerSec, r.BulkCPUsBusy = smp.t, float64(smp.pages)/smp.t, smp.cpu/smp.t
+			break
+		}
+	}
+	server.Process.Signal(syscall.SIGTERM)
+	server.Wait()
+	if ps := server.ProcessState; ps != nil {
+		r.ServerCPUSec = (ps.UserTime() + ps.SystemTime()).Seconds()
+	}
 	if *asJSON {
 		json.NewEncoder(stdout).Encode(r)
 		return 0
@@ -167,6 +210,8 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  CPU           %.2f s (%.2f CPUs busy)\n", r.CPUSeconds, r.CPUsBusy)
 	fmt.Fprintf(stdout, "  CPU-ms/page   %.3f\n", r.CPUMsPerPage)
 	fmt.Fprintf(stdout, "  MB/s          %.1f\n", r.MBPerSec)
+	fmt.Fprintf(stdout, "  bulk (90%%)    %.2f s, %.0f pages/s, crawler %.2f CPUs busy\n", r.BulkSeconds, r.BulkPagesPerSec, r.BulkCPUsBusy)
+	fmt.Fprintf(stdout, "  web server    %.2f CPU-s in its own process (%.3f ms/page)\n", r.ServerCPUSec, r.ServerCPUSec*1000/float64(max(r.Pages, 1)))
 	return 0
 }
 
