@@ -15,6 +15,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +31,7 @@ type Item struct {
 	Redirects int    // redirects followed to reach this URL
 	Attempts  int    // earlier attempts that ended in a retryable failure
 	ShapeRun  int    // consecutive links within one URL shape (scope.ShapeRun)
+	Seq       uint64 // position in its host's queue; set by the frontier
 }
 
 // Options configures a Frontier. A zero field takes the default named.
@@ -56,10 +58,11 @@ type Options struct {
 	// LeaseTimeout is how long a worker holds a lease before it is
 	// re-offered. Default 5m.
 	LeaseTimeout time.Duration
-	// Window is how many queued items per host and level are held in
-	// memory. Default 16.
+	// Window is how many queued items per host and level are read into
+	// memory at a time. Default 16.
 	Window int
-	// Store holds the queues. Default: a new MemStore.
+	// Store holds the queues and host states; New restores the frontier
+	// from it. Default: a new MemStore.
 	Store Store
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
@@ -188,7 +191,7 @@ type Frontier struct {
 	ipParked map[string][]*hostState // hosts waiting for their IP's cap
 	leases   []*Lease                // in lease order; deadlines are ascending
 	nextID   uint64
-	queued   int // items in windows and store
+	queued   int // items waiting: in windows or unread in the store
 	inFlight int
 	dropped  int
 	changed  chan struct{}
@@ -199,8 +202,11 @@ type hostState struct {
 	part        partition.ID
 	ip          string
 	window      [][]Item // per level, head first
-	stored      []int    // per level, items in the Store not yet in window
-	tick        uint64   // drives the biased level selector
+	readSeq     []uint64 // per level, the highest Seq read into the window
+	unread      []int    // per level, items in the Store after readSeq
+	total       []int    // per level, items in the Store (leased ones included)
+	nextSeq     uint64
+	tick        uint64 // drives the biased level selector
 	inFlight    int
 	nextAllowed time.Time
 	crawlDelay  time.Duration
@@ -211,18 +217,51 @@ type hostState struct {
 	heapIdx     int // index in ready, -1 if not there
 }
 
-// New returns an empty Frontier.
+// New returns a Frontier holding what opts.Store holds: empty for a new
+// store, the queues and host clocks of an earlier run otherwise. Items
+// that were leased when that run stopped are offered again.
 func New(opts Options) (*Frontier, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Frontier{
+	f := &Frontier{
 		opts:     opts.withDefaults(),
 		hosts:    make(map[string]*hostState),
 		ipFlight: make(map[string]int),
 		ipParked: make(map[string][]*hostState),
 		changed:  make(chan struct{}, 1),
-	}, nil
+	}
+	err := f.opts.Store.Load(func(hs HostState) error {
+		h := f.host(hs.Host)
+		h.nextAllowed, h.backoff, h.crawlDelay = hs.NextAllowed, hs.Backoff, hs.CrawlDelay
+		h.leased, h.nextSeq, h.dead = hs.Leased, hs.NextSeq, hs.Dead
+		for l, n := range hs.Queued {
+			l = min(l, f.opts.Levels-1)
+			h.total[l] += n
+			h.unread[l] += n
+			f.queued += n
+		}
+		f.schedule(h)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("frontier: restore: %w", err)
+	}
+	return f, nil
+}
+
+// state is h's durable state.
+func (h *hostState) state() HostState {
+	return HostState{
+		Host:        h.name,
+		NextAllowed: h.nextAllowed,
+		Backoff:     h.backoff,
+		CrawlDelay:  h.crawlDelay,
+		Leased:      h.leased,
+		NextSeq:     h.nextSeq,
+		Queued:      slices.Clone(h.total),
+		Dead:        h.dead,
+	}
 }
 
 // Changed is signalled (without blocking) whenever work may have become
@@ -244,7 +283,9 @@ func (f *Frontier) host(name string) *hostState {
 			name:    name,
 			part:    partition.Of(name),
 			window:  make([][]Item, f.opts.Levels),
-			stored:  make([]int, f.opts.Levels),
+			readSeq: make([]uint64, f.opts.Levels),
+			unread:  make([]int, f.opts.Levels),
+			total:   make([]int, f.opts.Levels),
 			heapIdx: -1,
 		}
 		f.hosts[name] = h
@@ -252,19 +293,26 @@ func (f *Frontier) host(name string) *hostState {
 	return h
 }
 
-// Add queues items. The caller has already checked they are new; the
+// Add queues items (seeds) and returns a channel that yields nil once
+// they are durable. The caller has already checked they are new; the
 // frontier does not de-duplicate. Items of a host whose budget is spent or
 // whose queue was dropped are discarded and counted in Stats.Dropped.
-func (f *Frontier) Add(items ...Item) error {
+// attach travels with the change to the Store (Change.Attach).
+func (f *Frontier) Add(attach any, items ...Item) <-chan error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	// Group by host and level so the store sees one Push per queue.
-	type qk struct {
-		host  string
-		level int
+	ch := &Change{Attach: attach}
+	touched := map[*hostState]bool{}
+	f.put(ch, touched, items)
+	for h := range touched {
+		ch.Hosts = append(ch.Hosts, h.state())
 	}
-	groups := make(map[qk][]Item)
-	var order []qk
+	f.signal()
+	return f.opts.Store.Write(ch)
+}
+
+// put queues items into ch and the hosts' counts.
+func (f *Frontier) put(ch *Change, touched map[*hostState]bool, items []Item) {
 	for _, it := range items {
 		it.Level = max(0, min(it.Level, f.opts.Levels-1))
 		h := f.host(it.Host)
@@ -272,26 +320,15 @@ func (f *Frontier) Add(items ...Item) error {
 			f.dropped++
 			continue
 		}
-		k := qk{it.Host, it.Level}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], it)
-	}
-	var errs []error
-	for _, k := range order {
-		g := groups[k]
-		if err := f.opts.Store.Push(k.host, k.level, g); err != nil {
-			errs = append(errs, fmt.Errorf("frontier: queue %d URLs for %s: %w", len(g), k.host, err))
-			continue
-		}
-		h := f.hosts[k.host]
-		h.stored[k.level] += len(g)
-		f.queued += len(g)
+		h.nextSeq++
+		it.Seq = h.nextSeq
+		h.total[it.Level]++
+		h.unread[it.Level]++
+		f.queued++
+		ch.Put = append(ch.Put, it)
+		touched[h] = true
 		f.schedule(h)
 	}
-	f.signal()
-	return errors.Join(errs...)
 }
 
 func (f *Frontier) overBudget(h *hostState) bool {
@@ -301,7 +338,7 @@ func (f *Frontier) overBudget(h *hostState) bool {
 func (h *hostState) pending() int {
 	n := 0
 	for l := range h.window {
-		n += len(h.window[l]) + h.stored[l]
+		n += len(h.window[l]) + h.unread[l]
 	}
 	return n
 }
@@ -334,7 +371,10 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 			return nil, f.wait(now)
 		}
 		if f.overBudget(h) {
-			f.dropHost(h)
+			ch := &Change{}
+			f.dropHost(h, ch)
+			ch.Hosts = append(ch.Hosts, h.state())
+			f.opts.Store.Write(ch) // durability of a drop is not waited for
 			continue
 		}
 		if h.ip != "" && f.ipFlight[h.ip] >= f.opts.IPMaxParallel {
@@ -408,7 +448,7 @@ func (f *Frontier) take(h *hostState) (Item, bool) {
 	}
 	for i := range L {
 		l := (want + i) % L
-		if len(h.window[l]) == 0 && h.stored[l] > 0 {
+		if len(h.window[l]) == 0 && h.unread[l] > 0 {
 			f.refill(h, l)
 		}
 		if w := h.window[l]; len(w) > 0 {
@@ -423,14 +463,15 @@ func (f *Frontier) take(h *hostState) (Item, bool) {
 }
 
 func (f *Frontier) refill(h *hostState, level int) {
-	items, err := f.opts.Store.Pop(h.name, level, f.opts.Window)
+	items, err := f.opts.Store.Read(h.name, level, h.readSeq[level], f.opts.Window)
 	if err != nil || len(items) == 0 {
 		// The store lost track; forget its count rather than spin.
-		f.queued -= h.stored[level]
-		h.stored[level] = 0
+		f.queued -= h.unread[level]
+		h.unread[level] = 0
 		return
 	}
-	h.stored[level] -= len(items)
+	h.unread[level] = max(0, h.unread[level]-len(items))
+	h.readSeq[level] = items[len(items)-1].Seq
 	h.window[level] = append(h.window[level], items...)
 }
 
@@ -448,16 +489,19 @@ func (f *Frontier) unparkIP(ip string) {
 	delete(f.ipParked, ip)
 }
 
-func (f *Frontier) dropHost(h *hostState) {
-	n, _ := f.opts.Store.Drop(h.name)
+// dropHost discards h's queue, in memory now and in the store with ch.
+func (f *Frontier) dropHost(h *hostState, ch *Change) {
+	n := 0
 	for l := range h.window {
-		n += len(h.window[l])
-		f.queued -= len(h.window[l]) + h.stored[l]
+		n += len(h.window[l]) + h.unread[l]
+		f.queued -= len(h.window[l]) + h.unread[l]
 		h.window[l] = nil
-		h.stored[l] = 0
+		h.unread[l] = 0
+		h.total[l] = 0
 	}
 	f.dropped += n
 	h.dead = true
+	ch.Drop = append(ch.Drop, h.name)
 	f.schedule(h)
 }
 
@@ -544,21 +588,26 @@ func (f *Frontier) SetCrawlDelay(host string, d time.Duration) {
 	f.host(host).crawlDelay = d
 }
 
-// Complete ends a lease with its outcome and sets when the host may be
-// contacted next: the gap max(MinDelay, Crawl-delay, 10 x response time,
-// backoff) counts from now, the moment the fetch finished, so the gap the
-// server sees between request starts is never shorter than the rule.
-// 429, 503, time-outs and network failures double the host's backoff (up to
-// MaxDelay) and a Retry-After is honoured (up to MaxRetryAfter); successes
-// shrink the backoff by a quarter.
-func (f *Frontier) Complete(l *Lease, o Outcome) error {
+// Complete ends a lease with its outcome, queues add (what the fetch
+// discovered) and sets when the host may be contacted next: the gap
+// max(MinDelay, Crawl-delay, 10 x response time, backoff) counts from now,
+// the moment the fetch finished, so the gap the server sees between request
+// starts is never shorter than the rule. 429, 503, time-outs and network
+// failures double the host's backoff (up to MaxDelay) and a Retry-After is
+// honoured (up to MaxRetryAfter); successes shrink the backoff by a quarter.
+//
+// The lease's item leaves the store (unless requeued), add enters it and
+// the touched hosts' states are written, all in one Change that carries
+// attach. The returned channel yields nil once that change is durable: only
+// then is the completion acknowledged.
+func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-chan error, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if l.done {
 		if l.Deadline.After(f.opts.Now()) {
-			return ErrLeaseDone
+			return nil, ErrLeaseDone
 		}
-		return ErrLeaseExpired
+		return nil, ErrLeaseExpired
 	}
 	f.removeLease(l)
 	now := f.opts.Now()
@@ -573,15 +622,28 @@ func (f *Frontier) Complete(l *Lease, o Outcome) error {
 	if o.NotStarted || o.Requeue {
 		h.leased-- // no page was fetched for this item, or it will be again
 	}
-	if o.Requeue && !o.DropHost {
+	ch := &Change{Attach: attach}
+	touched := map[*hostState]bool{h: true}
+	switch {
+	case o.DropHost:
+		if !h.dead {
+			f.dropHost(h, ch)
+		}
+	case o.Requeue:
 		f.pushFront(h, l.Item)
+	default:
+		ch.Del = append(ch.Del, l.Item)
+		if !h.dead {
+			h.total[l.Item.Level]--
+		}
 	}
-	if o.DropHost {
-		f.dropHost(h)
+	f.put(ch, touched, add)
+	for t := range touched {
+		ch.Hosts = append(ch.Hosts, t.state())
 	}
 	f.schedule(h)
 	f.signal()
-	return nil
+	return f.opts.Store.Write(ch), nil
 }
 
 func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {

@@ -54,11 +54,11 @@ func noLease(t *testing.T, f *Frontier, wantWait time.Duration) {
 
 func TestGapCountsFromCompletion(t *testing.T) {
 	f, c := newTest(t, Options{MinDelay: time.Second})
-	f.Add(item("a.test", 1), item("a.test", 2))
+	f.Add(nil, item("a.test", 1), item("a.test", 2))
 	l := mustLease(t, f)
 	noLease(t, f, 5*time.Minute) // host busy: only the lease deadline is ahead
 	c.advance(20 * time.Millisecond)
-	if err := f.Complete(l, Outcome{Status: 200, ResponseTime: 20 * time.Millisecond}); err != nil {
+	if _, err := f.Complete(l, Outcome{Status: 200, ResponseTime: 20 * time.Millisecond}, nil); err != nil {
 		t.Fatal(err)
 	}
 	noLease(t, f, time.Second)
@@ -95,17 +95,17 @@ func TestGapRules(t *testing.T) {
 				f.SetCrawlDelay("a.test", tt.crawlDelay)
 			}
 			for i, o := range tt.outcomes {
-				f.Add(item("a.test", i))
+				f.Add(nil, item("a.test", i))
 				l, wait := f.Lease()
 				if l == nil {
 					c.advance(wait)
 					l = mustLease(t, f)
 				}
-				if err := f.Complete(l, o); err != nil {
+				if _, err := f.Complete(l, o, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
-			f.Add(item("a.test", 99))
+			f.Add(nil, item("a.test", 99))
 			if _, wait := f.Lease(); wait != tt.wantGap {
 				t.Errorf("gap after %v = %v, want %v", tt.outcomes, wait, tt.wantGap)
 			}
@@ -115,18 +115,18 @@ func TestGapRules(t *testing.T) {
 
 func TestNotStartedKeepsClock(t *testing.T) {
 	f, c := newTest(t, Options{MinDelay: time.Second})
-	f.Add(item("a.test", 1), item("a.test", 2))
+	f.Add(nil, item("a.test", 1), item("a.test", 2))
 	l := mustLease(t, f)
 	c.advance(10 * time.Millisecond)
-	f.Complete(l, Outcome{NotStarted: true}) // e.g. robots disallowed
+	f.Complete(l, Outcome{NotStarted: true}, nil) // e.g. robots disallowed
 	mustLease(t, f)                          // no gap: nothing was sent
 }
 
 func TestRequeueComesBackFirst(t *testing.T) {
 	f, c := newTest(t, Options{MinDelay: time.Second})
-	f.Add(item("a.test", 1), item("a.test", 2))
+	f.Add(nil, item("a.test", 1), item("a.test", 2))
 	l := mustLease(t, f)
-	f.Complete(l, Outcome{Status: 200, Requeue: true}) // slot used for robots.txt
+	f.Complete(l, Outcome{Status: 200, Requeue: true}, nil) // slot used for robots.txt
 	c.advance(time.Second)
 	if l2 := mustLease(t, f); l2.Item.URL != l.Item.URL {
 		t.Errorf("after requeue leased %s, want %s", l2.Item.URL, l.Item.URL)
@@ -135,7 +135,7 @@ func TestRequeueComesBackFirst(t *testing.T) {
 
 func TestLeaseExpiryReoffers(t *testing.T) {
 	f, c := newTest(t, Options{MinDelay: time.Second, LeaseTimeout: time.Minute})
-	f.Add(item("a.test", 1))
+	f.Add(nil, item("a.test", 1))
 	l := mustLease(t, f)
 	noLease(t, f, time.Minute)
 	c.advance(time.Minute)
@@ -143,13 +143,13 @@ func TestLeaseExpiryReoffers(t *testing.T) {
 	if l2.Item.URL != l.Item.URL || l2.ID == l.ID {
 		t.Fatalf("re-offered %s (id %d), want %s with a new id", l2.Item.URL, l2.ID, l.Item.URL)
 	}
-	if err := f.Complete(l, Outcome{Status: 200}); err != ErrLeaseExpired {
+	if _, err := f.Complete(l, Outcome{Status: 200}, nil); err != ErrLeaseExpired {
 		t.Errorf("Complete(expired) = %v, want ErrLeaseExpired", err)
 	}
-	if err := f.Complete(l2, Outcome{Status: 200}); err != nil {
+	if _, err := f.Complete(l2, Outcome{Status: 200}, nil); err != nil {
 		t.Errorf("Complete(re-offered) = %v", err)
 	}
-	if err := f.Complete(l2, Outcome{Status: 200}); err != ErrLeaseDone {
+	if _, err := f.Complete(l2, Outcome{Status: 200}, nil); err != ErrLeaseDone {
 		t.Errorf("Complete twice = %v, want ErrLeaseDone", err)
 	}
 	if !f.Done() {
@@ -160,13 +160,13 @@ func TestLeaseExpiryReoffers(t *testing.T) {
 func TestIPCap(t *testing.T) {
 	f, _ := newTest(t, Options{MinDelay: time.Second, IPMaxParallel: 2})
 	for _, h := range []string{"a.test", "b.test", "c.test"} {
-		f.Add(item(h, 1), item(h, 2))
+		f.Add(nil, item(h, 1), item(h, 2))
 	}
 	var ls []*Lease
 	for range 3 {
 		l := mustLease(t, f)
 		if !f.SetIP(l, "10.0.0.1") {
-			f.Complete(l, Outcome{NotStarted: true, Requeue: true})
+			f.Complete(l, Outcome{NotStarted: true, Requeue: true}, nil)
 			continue
 		}
 		ls = append(ls, l)
@@ -179,7 +179,7 @@ func TestIPCap(t *testing.T) {
 	if s := f.Stats(); s.Parked != 1 {
 		t.Errorf("Stats().Parked = %d, want 1", s.Parked)
 	}
-	f.Complete(ls[0], Outcome{Status: 200})
+	f.Complete(ls[0], Outcome{Status: 200}, nil)
 	l := mustLease(t, f) // the parked host, whose clock was not charged
 	if l.Item.Host == ls[0].Item.Host || l.Item.Host == ls[1].Item.Host {
 		t.Errorf("after unpark leased %s, want the third host", l.Item.Host)
@@ -189,7 +189,7 @@ func TestIPCap(t *testing.T) {
 func TestHostBudget(t *testing.T) {
 	f, c := newTest(t, Options{MinDelay: time.Millisecond, HostBudget: 3})
 	for i := range 10 {
-		f.Add(item("a.test", i))
+		f.Add(nil, item("a.test", i))
 	}
 	got := 0
 	for range 20 {
@@ -202,7 +202,7 @@ func TestHostBudget(t *testing.T) {
 			continue
 		}
 		got++
-		f.Complete(l, Outcome{Status: 200})
+		f.Complete(l, Outcome{Status: 200}, nil)
 	}
 	if got != 3 {
 		t.Errorf("leased %d URLs with budget 3", got)
@@ -210,7 +210,7 @@ func TestHostBudget(t *testing.T) {
 	if s := f.Stats(); s.Dropped != 7 || s.Queued != 0 || !f.Done() {
 		t.Errorf("Stats() = %+v, want 7 dropped, nothing queued", s)
 	}
-	f.Add(item("a.test", 50))
+	f.Add(nil, item("a.test", 50))
 	if s := f.Stats(); s.Dropped != 8 {
 		t.Errorf("Add after budget: Dropped = %d, want 8", s.Dropped)
 	}
@@ -218,14 +218,14 @@ func TestHostBudget(t *testing.T) {
 
 func TestDropHost(t *testing.T) {
 	f, _ := newTest(t, Options{MinDelay: time.Millisecond})
-	f.Add(item("a.test", 1), item("a.test", 2), item("b.test", 1))
+	f.Add(nil, item("a.test", 1), item("a.test", 2), item("b.test", 1))
 	l := mustLease(t, f)
-	f.Complete(l, Outcome{Status: 500, Requeue: true, DropHost: true})
+	f.Complete(l, Outcome{Status: 500, Requeue: true, DropHost: true}, nil)
 	l2 := mustLease(t, f)
 	if l2.Item.Host == l.Item.Host {
 		t.Fatalf("leased %s from a dropped host", l2.Item.URL)
 	}
-	f.Complete(l2, Outcome{Status: 200})
+	f.Complete(l2, Outcome{Status: 200}, nil)
 	if !f.Done() {
 		t.Errorf("not done: %+v", f.Stats())
 	}
@@ -236,7 +236,7 @@ func TestPriorityIsBiasedButFair(t *testing.T) {
 	for i := range 70 {
 		it := item("a.test", i)
 		it.Level = i % 3
-		f.Add(it)
+		f.Add(nil, it)
 	}
 	count := [3]int{}
 	for range 14 {
@@ -246,7 +246,7 @@ func TestPriorityIsBiasedButFair(t *testing.T) {
 			l = mustLease(t, f)
 		}
 		count[l.Item.Level]++
-		f.Complete(l, Outcome{Status: 200})
+		f.Complete(l, Outcome{Status: 200}, nil)
 	}
 	if count != [3]int{8, 4, 2} {
 		t.Errorf("levels served in 14 leases = %v, want [8 4 2]", count)
@@ -258,7 +258,7 @@ func TestHostsInterleave(t *testing.T) {
 	f, c := newTest(t, Options{MinDelay: time.Second})
 	for h := range 50 {
 		for i := range 3 {
-			f.Add(item(fmt.Sprintf("h%d.test", h), i))
+			f.Add(nil, item(fmt.Sprintf("h%d.test", h), i))
 		}
 	}
 	var ls []*Lease
@@ -274,7 +274,7 @@ func TestHostsInterleave(t *testing.T) {
 	}
 	c.advance(time.Millisecond)
 	for _, l := range ls {
-		f.Complete(l, Outcome{Status: 200})
+		f.Complete(l, Outcome{Status: 200}, nil)
 	}
 	if _, wait := f.Lease(); wait != time.Second {
 		t.Errorf("wait = %v, want 1s", wait)
@@ -312,7 +312,7 @@ func TestSimulatedInvariants(t *testing.T) {
 		const hosts, perHost = 12, 15
 		for h := range hosts {
 			for i := range perHost {
-				f.Add(item(fmt.Sprintf("h%d.test", h), i))
+				f.Add(nil, item(fmt.Sprintf("h%d.test", h), i))
 			}
 		}
 		lastDone := map[string]time.Time{}
@@ -341,7 +341,7 @@ func TestSimulatedInvariants(t *testing.T) {
 				}
 				ip := fmt.Sprintf("ip%d", len(h)%3)
 				if !f.SetIP(l, ip) {
-					f.Complete(l, Outcome{NotStarted: true, Requeue: true})
+					f.Complete(l, Outcome{NotStarted: true, Requeue: true}, nil)
 					continue
 				}
 				inFlight[h]++
@@ -362,7 +362,7 @@ func TestSimulatedInvariants(t *testing.T) {
 				if rng.IntN(10) == 0 {
 					o = Outcome{Status: 503, Requeue: true}
 				}
-				if err := f.Complete(l, o); err != nil {
+				if _, err := f.Complete(l, o, nil); err != nil {
 					t.Fatalf("seed %d: Complete: %v", seed, err)
 				}
 				inFlight[l.Item.Host]--

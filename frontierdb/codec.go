@@ -1,0 +1,162 @@
+package frontierdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/trawl-crawler/trawl/frontier"
+)
+
+// Value encodings. Part of the on-disk format (store.FormatVersion).
+//
+//	queue item ('q' key; host, level and seq are in the key):
+//	+---------+-------+-----------+----------+-----------+-----------+
+//	| version | depth | redirects | attempts | shape run | URL bytes |
+//	| 1 B = 1 | uvarint each                             | to end    |
+//	+---------+-------+-----------+----------+-----------+-----------+
+//
+//	host state ('h' key; the host is in the key):
+//	+---------+--------------+---------+-------------+--------+----------+------+--------+---------+-----
+//	| version | next allowed | backoff | crawl-delay | leased | next seq | dead | levels | queued per level
+//	| 1 B = 1 | varint unix  | uvarint | uvarint ns  | uvarint| uvarint  | 1 B  | uvarint| uvarint each
+//	|         | ns (0: zero) | ns      |             |        |          |      |        |
+//	+---------+--------------+---------+-------------+--------+----------+------+--------+---------+-----
+
+const codecVersion = 1
+
+var errShort = errors.New("value too short")
+
+func appendItem(dst []byte, it frontier.Item) []byte {
+	dst = append(dst, codecVersion)
+	dst = binary.AppendUvarint(dst, uint64(it.Depth))
+	dst = binary.AppendUvarint(dst, uint64(it.Redirects))
+	dst = binary.AppendUvarint(dst, uint64(it.Attempts))
+	dst = binary.AppendUvarint(dst, uint64(it.ShapeRun))
+	return append(dst, it.URL...)
+}
+
+// reader decodes varints, remembering the first error.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errShort
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = errShort
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) byte1() byte {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) == 0 {
+		r.err = errShort
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+// small converts a decoded count, refusing absurd values from a corrupt
+// store instead of overflowing.
+func (r *reader) small(v uint64) int {
+	if v > 1<<40 && r.err == nil {
+		r.err = fmt.Errorf("value %d out of range", v)
+	}
+	return int(v)
+}
+
+func decodeItem(v []byte) (frontier.Item, error) {
+	r := &reader{b: v}
+	var it frontier.Item
+	if ver := r.byte1(); r.err == nil && ver != codecVersion {
+		return it, fmt.Errorf("queue item encoding version %d, want %d", ver, codecVersion)
+	}
+	it.Depth = r.small(r.uvarint())
+	it.Redirects = r.small(r.uvarint())
+	it.Attempts = r.small(r.uvarint())
+	it.ShapeRun = r.small(r.uvarint())
+	if r.err != nil {
+		return it, fmt.Errorf("queue item: %w", r.err)
+	}
+	it.URL = string(r.b)
+	return it, nil
+}
+
+func appendHostState(dst []byte, h frontier.HostState) []byte {
+	dst = append(dst, codecVersion)
+	var next int64
+	if !h.NextAllowed.IsZero() {
+		next = h.NextAllowed.UnixNano()
+	}
+	dst = binary.AppendVarint(dst, next)
+	dst = binary.AppendUvarint(dst, uint64(max(0, h.Backoff)))
+	dst = binary.AppendUvarint(dst, uint64(max(0, h.CrawlDelay)))
+	dst = binary.AppendUvarint(dst, uint64(max(0, h.Leased)))
+	dst = binary.AppendUvarint(dst, h.NextSeq)
+	dead := byte(0)
+	if h.Dead {
+		dead = 1
+	}
+	dst = append(dst, dead)
+	dst = binary.AppendUvarint(dst, uint64(len(h.Queued)))
+	for _, n := range h.Queued {
+		dst = binary.AppendUvarint(dst, uint64(max(0, n)))
+	}
+	return dst
+}
+
+func decodeHostState(v []byte) (frontier.HostState, error) {
+	r := &reader{b: v}
+	var h frontier.HostState
+	if ver := r.byte1(); r.err == nil && ver != codecVersion {
+		return h, fmt.Errorf("host state encoding version %d, want %d", ver, codecVersion)
+	}
+	if next := r.varint(); next != 0 {
+		h.NextAllowed = time.Unix(0, next)
+	}
+	h.Backoff = time.Duration(r.uvarint())
+	h.CrawlDelay = time.Duration(r.uvarint())
+	h.Leased = r.small(r.uvarint())
+	h.NextSeq = r.uvarint()
+	h.Dead = r.byte1() == 1
+	levels := r.small(r.uvarint())
+	if levels > 64 && r.err == nil {
+		r.err = fmt.Errorf("%d priority levels", levels)
+	}
+	for i := 0; i < levels && r.err == nil; i++ {
+		h.Queued = append(h.Queued, r.small(r.uvarint()))
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.err = fmt.Errorf("%d trailing bytes", len(r.b))
+	}
+	if r.err != nil {
+		return h, fmt.Errorf("host state: %w", r.err)
+	}
+	return h, nil
+}

@@ -1,0 +1,276 @@
+// Package frontierdb keeps the frontier's queues and host states in the
+// crawl's Pebble store: it implements frontier.Store on store.DB.
+//
+// Changes reach it in the frontier's order and are committed in that order
+// by one committer goroutine, which takes every change queued meanwhile
+// into one batch and one fsync (group commit without reordering: two
+// changes to one host are never applied out of order). A change's Attach,
+// if it is a *store.Batch (the URL-seen keys of the items it puts), is
+// committed atomically with it. Safe for concurrent use.
+//
+// Value encodings are part of the on-disk format (store.FormatVersion);
+// they are drawn in codec.go and listed in docs/storage.md.
+package frontierdb
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/store"
+)
+
+// Options configures a Store. A zero field takes the default named.
+type Options struct {
+	// QueueLen bounds the changes waiting for the committer; Write blocks
+	// (under the frontier's lock, so the whole crawl waits) when it is full.
+	// Default 4096.
+	QueueLen int
+	// MaxGroup bounds the changes committed in one batch. Default 512.
+	MaxGroup int
+}
+
+// Store is a frontier.Store on a store.DB. Create it with New, stop it
+// with Close before closing the DB.
+type Store struct {
+	db   *store.DB
+	opts Options
+
+	changes chan pending
+	stopped chan struct{}
+
+	mu     sync.Mutex
+	closed bool
+	err    error // first commit failure; every later Write fails with it
+}
+
+type pending struct {
+	ch   *frontier.Change
+	done chan error
+}
+
+// New starts a Store's committer on db.
+func New(db *store.DB, opts Options) *Store {
+	if opts.QueueLen <= 0 {
+		opts.QueueLen = 4096
+	}
+	if opts.MaxGroup <= 0 {
+		opts.MaxGroup = 512
+	}
+	s := &Store{
+		db:      db,
+		opts:    opts,
+		changes: make(chan pending, opts.QueueLen),
+		stopped: make(chan struct{}),
+	}
+	go s.commitLoop()
+	return s
+}
+
+// ErrClosed is the outcome of a Write after Close.
+var ErrClosed = errors.New("frontierdb: store closed")
+
+// Write implements frontier.Store.
+func (s *Store) Write(ch *frontier.Change) <-chan error {
+	done := make(chan error, 1)
+	s.mu.Lock()
+	closed, err := s.closed, s.err
+	s.mu.Unlock()
+	switch {
+	case closed:
+		err = ErrClosed
+	case err != nil:
+	default:
+		s.changes <- pending{ch, done}
+		return done
+	}
+	if b, ok := ch.Attach.(*store.Batch); ok {
+		b.Close()
+	}
+	done <- err
+	close(done)
+	return done
+}
+
+// Close commits every change written so far and stops the committer.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.closed = true
+	s.mu.Unlock()
+	close(s.changes)
+	<-s.stopped
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *Store) commitLoop() {
+	defer close(s.stopped)
+	group := make([]pending, 0, s.opts.MaxGroup)
+	for p := range s.changes {
+		group = append(group[:0], p)
+	drain:
+		for len(group) < s.opts.MaxGroup {
+			select {
+			case q, ok := <-s.changes:
+				if !ok {
+					break drain
+				}
+				group = append(group, q)
+			default:
+				break drain
+			}
+		}
+		err := s.commit(group)
+		for _, q := range group {
+			q.done <- err
+			close(q.done)
+		}
+	}
+}
+
+// commit encodes group into batches and commits them as one.
+func (s *Store) commit(group []pending) error {
+	s.mu.Lock()
+	failed := s.err
+	s.mu.Unlock()
+	batches := make([]*store.Batch, 0, len(group))
+	for _, p := range group {
+		b, ok := p.ch.Attach.(*store.Batch)
+		if !ok {
+			b = s.db.NewBatch()
+		}
+		batches = append(batches, b)
+	}
+	if failed != nil {
+		for _, b := range batches {
+			b.Close()
+		}
+		return failed
+	}
+	var err error
+	for i, p := range group {
+		if err = encodeChange(batches[i], p.ch); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = s.db.CommitGroup(batches)
+	} else {
+		for _, b := range batches {
+			b.Close()
+		}
+	}
+	if err != nil {
+		err = fmt.Errorf("frontierdb: commit %d changes: %w", len(group), err)
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+	}
+	return err
+}
+
+func encodeChange(b *store.Batch, ch *frontier.Change) error {
+	for _, h := range ch.Drop {
+		prefix := store.QueuePrefix(h)
+		if err := b.DeleteRange(prefix, store.PrefixEnd(prefix)); err != nil {
+			return err
+		}
+	}
+	for _, it := range ch.Del {
+		if err := b.Delete(store.QueueKey(it.Host, uint8(it.Level), it.Seq)); err != nil {
+			return err
+		}
+	}
+	var buf []byte
+	for _, it := range ch.Put {
+		buf = appendItem(buf[:0], it)
+		if err := b.Set(store.QueueKey(it.Host, uint8(it.Level), it.Seq), buf); err != nil {
+			return err
+		}
+	}
+	for _, h := range ch.Hosts {
+		buf = appendHostState(buf[:0], h)
+		if err := b.Set(store.HostKey(h.Host), buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Read implements frontier.Store.
+func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.Item, error) {
+	if after == ^uint64(0) {
+		return nil, nil
+	}
+	lower := store.QueueKey(host, uint8(level), after+1)
+	upper := store.PrefixEnd(store.QueueKey(host, uint8(level), 0)[:len(lower)-8])
+	it, err := s.db.NewRangeIter(lower, upper)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []frontier.Item
+	for ok := it.First(); ok && len(out) < n; ok = it.Next() {
+		_, lvl, seq, err := store.DecodeQueueKey(it.Key())
+		if err != nil {
+			return out, fmt.Errorf("frontierdb: read %s: %w", host, err)
+		}
+		item, err := decodeItem(it.Value())
+		if err != nil {
+			return out, fmt.Errorf("frontierdb: read %s seq %d: %w", host, seq, err)
+		}
+		item.Host, item.Level, item.Seq = host, int(lvl), seq
+		out = append(out, item)
+	}
+	return out, it.Error()
+}
+
+// Load implements frontier.Store: one streaming pass over the host states.
+func (s *Store) Load(fn func(frontier.HostState) error) error {
+	it, err := s.db.NewIter(store.KindPrefix(store.KindHost))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		k, err := store.DecodeKey(it.Key())
+		if err != nil {
+			return fmt.Errorf("frontierdb: load: %w", err)
+		}
+		h, err := decodeHostState(it.Value())
+		if err != nil {
+			return fmt.Errorf("frontierdb: load host %s: %w", k.Host, err)
+		}
+		h.Host = k.Host
+		if err := fn(h); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// QueueLen counts the queue items in the store by scanning their keys
+// (tests and diagnostics; it reads every queue key).
+func (s *Store) QueueLen() (int, error) {
+	it, err := s.db.NewIter(store.KindPrefix(store.KindQueue))
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	return n, it.Error()
+}
+
+var _ frontier.Store = (*Store)(nil)
+

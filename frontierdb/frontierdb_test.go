@@ -1,0 +1,149 @@
+package frontierdb
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/store"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func open(t *testing.T, dir string) (*store.DB, *Store) {
+	t.Helper()
+	db, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, New(db, Options{})
+}
+
+// TestRestartOnPebble runs a frontier on the real store, closes it with a
+// lease in flight, reopens it and finishes the work.
+func TestRestartOnPebble(t *testing.T) {
+	dir := t.TempDir()
+	c := &clock{t: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	db, s := open(t, dir)
+	f, err := frontier.New(frontier.Options{Store: s, Now: c.now, MinDelay: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seeds []frontier.Item
+	for i := range 5 {
+		seeds = append(seeds, frontier.Item{URL: fmt.Sprintf("http://a.test/%d", i), Host: "a.test", Depth: i, ShapeRun: i})
+	}
+	seeds = append(seeds, frontier.Item{URL: "http://b.test/", Host: "b.test", Level: 2})
+	if err := <-f.Add(nil, seeds...); err != nil {
+		t.Fatal(err)
+	}
+	l1, _ := f.Lease()
+	l2, _ := f.Lease()
+	if l1 == nil || l2 == nil {
+		t.Fatal("no leases")
+	}
+	c.t = c.t.Add(100 * time.Millisecond)
+	done, err := f.Complete(l1, frontier.Outcome{Status: 200, ResponseTime: 100 * time.Millisecond}, nil,
+		frontier.Item{URL: "http://c.test/x", Host: "c.test", Depth: 1})
+	if err != nil || <-done != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	wantNext := c.t.Add(time.Second)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db, s = open(t, dir)
+	defer db.Close()
+	defer s.Close()
+	if n, _ := s.QueueLen(); n != 6 {
+		t.Errorf("queue holds %d items after restart, want 6", n)
+	}
+	var states []frontier.HostState
+	s.Load(func(h frontier.HostState) error { states = append(states, h); return nil })
+	for _, h := range states {
+		if h.Host == l1.Item.Host && !h.NextAllowed.Equal(wantNext) {
+			t.Errorf("%s next allowed = %v, want %v", h.Host, h.NextAllowed, wantNext)
+		}
+	}
+	f, err = frontier.New(frontier.Options{Store: s, Now: c.now, MinDelay: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]frontier.Item{}
+	for range 100 {
+		l, wait := f.Lease()
+		if l == nil {
+			if wait < 0 {
+				break
+			}
+			c.t = c.t.Add(wait)
+			continue
+		}
+		got[l.Item.URL] = l.Item
+		if err := <-must(f.Complete(l, frontier.Outcome{Status: 200}, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 6 || got[l1.Item.URL].URL != "" {
+		t.Errorf("after restart leased %d URLs (%v), want the 6 not completed", len(got), got)
+	}
+	if it := got["http://a.test/3"]; it.Depth != 3 || it.ShapeRun != 3 || it.Host != "a.test" {
+		t.Errorf("item decoded as %+v", it)
+	}
+	if n, _ := s.QueueLen(); n != 0 {
+		t.Errorf("queue holds %d items after all completed", n)
+	}
+}
+
+func must(ch <-chan error, err error) <-chan error {
+	if err != nil {
+		panic(err)
+	}
+	return ch
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	it := frontier.Item{URL: "http://a.test/x?y", Depth: 7, Redirects: 2, Attempts: 1, ShapeRun: 3}
+	got, err := decodeItem(appendItem(nil, it))
+	if err != nil || got != it {
+		t.Errorf("item round trip = %+v, %v; want %+v", got, err, it)
+	}
+	h := frontier.HostState{NextAllowed: time.Unix(1e9, 5), Backoff: time.Second, CrawlDelay: 2 * time.Second,
+		Leased: 4, NextSeq: 99, Queued: []int{1, 0, 5}, Dead: true}
+	gh, err := decodeHostState(appendHostState(nil, h))
+	if err != nil || !gh.NextAllowed.Equal(h.NextAllowed) || gh.Backoff != h.Backoff || gh.Leased != 4 ||
+		gh.NextSeq != 99 || len(gh.Queued) != 3 || gh.Queued[2] != 5 || !gh.Dead || gh.CrawlDelay != h.CrawlDelay {
+		t.Errorf("host round trip = %+v, %v; want %+v", gh, err, h)
+	}
+	for _, bad := range [][]byte{nil, {2}, {1, 0x80}, append(appendHostState(nil, h), 7)} {
+		if _, err := decodeHostState(bad); err == nil {
+			t.Errorf("decodeHostState(%x) = nil error", bad)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(appendItem(nil, frontier.Item{URL: "http://a.test/", Depth: 1}))
+	f.Add(appendHostState(nil, frontier.HostState{NextSeq: 3, Queued: []int{1, 2}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if it, err := decodeItem(b); err == nil {
+			if again, err := decodeItem(appendItem(nil, it)); err != nil || again != it {
+				t.Fatalf("item does not round-trip: %+v", it)
+			}
+		}
+		if h, err := decodeHostState(b); err == nil {
+			if _, err := decodeHostState(appendHostState(nil, h)); err != nil {
+				t.Fatalf("host state does not round-trip: %+v: %v", h, err)
+			}
+		}
+	})
+}
