@@ -15,6 +15,14 @@
 // waits in a queue and the host's clock starts when the fetch can. Lock
 // order: Crawler.mu is never held while calling into the frontier, the
 // robots cache or the seen set (each has its own lock).
+//
+// Durability: all crawl state lives in one Pebble store under
+// DataDir/state. A lease's completion (its item deleted, the new items it
+// discovered and their URL-seen keys put, the touched hosts' clocks) is one
+// batch, and the worker moves on only once that batch is durable. The WARC
+// record is written before, so a crash between the two archives a page
+// twice and fetches it again (at-least-once), and never loses one. A WARC
+// file cut off by a crash is repaired by warc.Recover at start-up.
 package crawl
 
 import (
@@ -33,9 +41,11 @@ import (
 
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/frontierdb"
 	"github.com/trawl-crawler/trawl/links"
 	"github.com/trawl-crawler/trawl/robots"
 	"github.com/trawl-crawler/trawl/scope"
+	"github.com/trawl-crawler/trawl/store"
 	"github.com/trawl-crawler/trawl/urlnorm"
 	"github.com/trawl-crawler/trawl/urlseen"
 	"github.com/trawl-crawler/trawl/warc"
@@ -49,9 +59,12 @@ type Crawler struct {
 	frontier *frontier.Frontier
 	fetcher  *fetch.Fetcher
 	robots   *robots.Cache
-	seen     urlseen.Set
+	db       *store.DB
+	queue    *frontierdb.Store
+	seen     *urlseen.Durable
 	warc     *warc.Writer
 	stats    stats
+	resumed  bool // the data directory held an earlier crawl
 
 	mu          sync.Mutex
 	robotsState map[string]*robotsProgress // origin → fetch in progress
@@ -66,8 +79,9 @@ type robotsProgress struct {
 	failures int
 }
 
-// New prepares a crawl: it validates opts, creates DataDir and opens the
-// first WARC file.
+// New prepares a crawl: it validates opts, creates DataDir, opens (or
+// resumes) the crawl state, repairs WARC files cut off by a crash, opens a
+// new WARC file and queues the seeds that are new.
 func New(opts Options) (*Crawler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -76,7 +90,6 @@ func New(opts Options) (*Crawler, error) {
 	c := &Crawler{
 		opts:        opts,
 		agent:       agentToken(opts.UserAgent),
-		seen:        &urlseen.Mem{},
 		robotsState: make(map[string]*robotsProgress),
 	}
 	c.stats.errors = make(map[string]int64)
@@ -91,15 +104,14 @@ func New(opts Options) (*Crawler, error) {
 	}
 	c.scope = scope.Rules{Domains: domains, MaxDepth: opts.MaxDepth, MaxShapeRun: opts.MaxShapeRun}.WithDefaults()
 
-	if c.frontier, err = frontier.New(frontier.Options{
-		MinDelay:   opts.MinDelay,
-		HostBudget: opts.HostBudget,
-		// A lease outlives the longest fetch plus the WARC write.
-		LeaseTimeout: opts.FetchTimeout + time.Minute,
-	}); err != nil {
+	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("crawl: create data directory: %w", err)
+	}
+	if err := c.openState(); err != nil {
 		return nil, err
 	}
 	if c.robots, err = robots.NewCache(robots.CacheOptions{}); err != nil {
+		c.closeState()
 		return nil, err
 	}
 	if c.fetcher, err = fetch.New(fetch.Options{
@@ -109,14 +121,21 @@ func New(opts Options) (*Crawler, error) {
 		TotalTimeout: opts.FetchTimeout,
 		MaxBodyBytes: opts.MaxBodyBytes,
 	}); err != nil {
+		c.closeState()
 		return nil, err
 	}
-	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+	warcDir := filepath.Join(opts.DataDir, "warc")
+	recovered, err := warc.Recover(warcDir)
+	for _, r := range recovered {
+		opts.Logger.Info("recovered WARC file cut off by a crash", "file", r.File, "records", r.Kept, "cut_bytes", r.CutBytes)
+	}
+	if err != nil {
 		c.fetcher.Close()
-		return nil, fmt.Errorf("crawl: create data directory: %w", err)
+		c.closeState()
+		return nil, fmt.Errorf("crawl: recover WARC files: %w", err)
 	}
 	if c.warc, err = warc.NewWriter(warc.Options{
-		Dir:         filepath.Join(opts.DataDir, "warc"),
+		Dir:         warcDir,
 		MaxFileSize: opts.WARCMaxSize,
 		Software:    "trawl/0.1",
 		Info: map[string]string{
@@ -125,19 +144,79 @@ func New(opts Options) (*Crawler, error) {
 		},
 	}); err != nil {
 		c.fetcher.Close()
+		c.closeState()
 		return nil, err
 	}
-	var items []frontier.Item
-	for _, u := range seeds {
-		if isNew, _ := c.seen.Add(u.String()); isNew {
-			items = append(items, frontier.Item{URL: u.String(), Host: urlnorm.HostKey(u)})
-		}
+	// Seeds given again on a resumed crawl are simply already seen.
+	cands := make([]candidate, len(seeds))
+	for i, u := range seeds {
+		cands[i] = candidate{u: u}
 	}
-	if err := c.frontier.Add(items...); err != nil {
-		return nil, err
+	b := c.db.NewBatch()
+	items, err := c.admit(b, cands, false)
+	if err == nil {
+		err = <-c.frontier.Add(b, items...)
+	} else {
+		b.Close()
+	}
+	if err != nil {
+		c.warc.Close()
+		c.fetcher.Close()
+		c.closeState()
+		return nil, fmt.Errorf("crawl: queue seeds: %w", err)
 	}
 	c.stats.queuedTotal.Add(int64(len(items)))
 	return c, nil
+}
+
+// openState opens (or, with Fresh, recreates) DataDir/state and restores
+// the seen set and the frontier from it.
+func (c *Crawler) openState() error {
+	dir := filepath.Join(c.opts.DataDir, "state")
+	if c.opts.Fresh {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("crawl: --fresh: remove %s: %w", dir, err)
+		}
+	}
+	_, statErr := os.Stat(dir)
+	c.resumed = statErr == nil
+	db, err := store.Open(dir, store.Options{Logger: c.opts.Logger})
+	if err != nil {
+		return fmt.Errorf("crawl: open state: %w", err)
+	}
+	c.db = db
+	if c.seen, err = urlseen.NewDurable(db, urlseen.DurableOptions{ExpectedURLs: c.opts.ExpectedURLs}); err != nil {
+		db.Close()
+		return fmt.Errorf("crawl: load seen URLs: %w", err)
+	}
+	c.queue = frontierdb.New(db, frontierdb.Options{})
+	if c.frontier, err = frontier.New(frontier.Options{
+		MinDelay:   c.opts.MinDelay,
+		HostBudget: c.opts.HostBudget,
+		// A lease outlives the longest fetch plus the WARC write.
+		LeaseTimeout: c.opts.FetchTimeout + time.Minute,
+		Store:        c.queue,
+	}); err != nil {
+		c.closeState()
+		return err
+	}
+	return nil
+}
+
+// closeState commits what is queued for the store and closes it.
+func (c *Crawler) closeState() error {
+	var errs []error
+	if c.queue != nil {
+		if err := c.queue.Close(); err != nil && !errors.Is(err, frontierdb.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if c.db != nil {
+		if err := c.db.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
+			errs = append(errs, fmt.Errorf("crawl: close state: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // parseSeeds canonicalises the seeds and returns them with their hosts
@@ -187,7 +266,7 @@ func (c *Crawler) Run(ctx context.Context) (*Summary, error) {
 	close(work)
 	wg.Wait()
 	c.fetcher.Close()
-	werr := c.warc.Close()
+	werr := errors.Join(c.warc.Close(), c.closeState())
 
 	c.mu.Lock()
 	if c.stopReason == "" {
@@ -196,7 +275,7 @@ func (c *Crawler) Run(ctx context.Context) (*Summary, error) {
 	fatal := c.fatal
 	c.mu.Unlock()
 	if fatal == nil && werr != nil {
-		fatal = fmt.Errorf("crawl: close WARC: %w", werr)
+		fatal = fmt.Errorf("crawl: close: %w", werr)
 	}
 	sum := c.summary()
 	if fatal != nil {
@@ -274,11 +353,36 @@ func (c *Crawler) fail(err error) {
 	}
 }
 
-// complete ends a lease; an error here is a bug or an expired lease.
+// complete ends a lease with nothing discovered.
 func (c *Crawler) complete(l *frontier.Lease, o frontier.Outcome) {
-	if err := c.frontier.Complete(l, o); err != nil {
-		c.opts.Logger.Warn("complete lease", "url", l.Item.URL, "err", err)
+	c.completeWith(l, o, nil, nil)
+}
+
+// completeWith ends a lease, queues add (whose seen keys are in b, if b is
+// not nil) and returns once all of it is durable.
+func (c *Crawler) completeWith(l *frontier.Lease, o frontier.Outcome, b *store.Batch, add []frontier.Item) {
+	var attach any
+	if b != nil {
+		attach = b
 	}
+	done, err := c.frontier.Complete(l, o, attach, add...)
+	if err != nil {
+		// The lease expired and its item was offered again: keep what it
+		// discovered anyway.
+		c.opts.Logger.Warn("complete lease", "url", l.Item.URL, "err", err)
+		if len(add) == 0 {
+			if b != nil {
+				b.Close()
+			}
+			return
+		}
+		done = c.frontier.Add(attach, add...)
+	}
+	if err := <-done; err != nil {
+		c.fail(fmt.Errorf("crawl: record completion of %s: %w", l.Item.URL, err))
+		return
+	}
+	c.stats.queuedTotal.Add(int64(len(add)))
 }
 
 // handle processes one lease from start to Complete.
@@ -307,6 +411,9 @@ func (c *Crawler) handle(ctx context.Context, l *frontier.Lease) {
 	}
 	origin := u.Scheme + "://" + u.Host
 	pol, ok := c.robots.Lookup(origin)
+	if !ok {
+		pol, ok = c.loadRobots(l.Item.Host, origin)
+	}
 	if !ok || pol.Unavailable() {
 		c.fetchRobots(ctx, l, origin)
 		return
@@ -354,7 +461,7 @@ func (c *Crawler) fetchRobots(ctx context.Context, l *frontier.Lease, origin str
 		}
 	}
 	o := frontier.Outcome{Requeue: true}
-	res := robots.FetchResult{Err: err, At: time.Now()}
+	res := robots.FetchResult{Err: err, At: time.Now().UTC()}
 	if resp != nil {
 		o.Status, o.ResponseTime = resp.Status, resp.Duration
 		res.Status, res.Body = resp.Status, resp.Decoded
@@ -399,7 +506,30 @@ func (c *Crawler) fetchRobots(ctx context.Context, l *frontier.Lease, origin str
 	if d, ok := pol.CrawlDelay(c.agent); ok {
 		c.frontier.SetCrawlDelay(l.Item.Host, d)
 	}
-	c.complete(l, o)
+	// Keep the copy with the lease's completion, so a restart within its
+	// 24 hours does not fetch it again.
+	b := c.db.NewBatch()
+	if err := b.Set(store.RobotsKey(l.Item.Host, origin), encodeRobots(res)); err != nil {
+		b.Close()
+		b = nil
+	}
+	c.completeWith(l, o, b, nil)
+}
+
+// loadRobots looks for origin's robots.txt in the store (kept by an
+// earlier run) and, if it is still fresh, puts it in the cache.
+func (c *Crawler) loadRobots(host, origin string) (*robots.Policy, bool) {
+	v, err := c.db.Get(store.RobotsKey(host, origin))
+	if err != nil {
+		return nil, false
+	}
+	res, err := decodeRobots(v)
+	if err != nil {
+		c.opts.Logger.Warn("stored robots.txt unreadable; fetching again", "origin", origin, "err", err)
+		return nil, false
+	}
+	c.robots.Store(origin, res)
+	return c.robots.Lookup(origin) // misses if the copy is older than the TTL
 }
 
 // archive writes resp to the WARC. A failure stops the crawl.
@@ -450,6 +580,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u *url.URL) 
 	c.stats.pages.Add(1)
 	c.stats.addStatus(resp.Status)
 	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start)}
+	var found []candidate
 	switch {
 	case resp.Status == 429 || resp.Status == 503:
 		if it.Attempts < c.opts.MaxRetries {
@@ -458,12 +589,24 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u *url.URL) 
 		}
 	case resp.Status >= 300 && resp.Status < 400:
 		if resp.Location != "" {
-			c.redirect(it, u, resp.Location)
+			found = c.redirect(it, resp.Location)
 		}
 	case resp.Status >= 200 && resp.Status < 300:
-		c.extract(it, u, resp)
+		found = c.extract(it, u, resp)
 	}
-	c.complete(l, o)
+	if len(found) == 0 {
+		c.complete(l, o)
+		return
+	}
+	b := c.db.NewBatch()
+	add, err := c.admit(b, found, true)
+	if err != nil {
+		b.Close()
+		c.fail(err)
+		c.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
+		return
+	}
+	c.completeWith(l, o, b, add)
 }
 
 // retryable reports whether a fetch that failed this way may succeed if
@@ -474,31 +617,34 @@ func retryable(c fetch.Class) bool {
 	return c == fetch.ClassTimeout || c == fetch.ClassConnect
 }
 
-// redirect queues a redirect's target through the same gates as a link.
-func (c *Crawler) redirect(it frontier.Item, u *url.URL, location string) {
+// redirect returns a redirect's target as a candidate: it goes through
+// the same gates as a link.
+func (c *Crawler) redirect(it frontier.Item, location string) []candidate {
 	if it.Redirects+1 > c.opts.MaxRedirects {
 		c.stats.addError("redirect-chain")
-		return
+		return nil
 	}
 	t, err := urlnorm.Parse(location, nil)
 	if err != nil {
 		c.stats.addError("bad-location")
-		return
+		return nil
 	}
-	c.enqueue(it, u, []*url.URL{t}, it.Depth, it.Redirects+1)
+	t = urlnorm.Normalize(t)
+	// A redirect is not a link: depth and shape run stay the item's.
+	return []candidate{{u: t, depth: it.Depth, redirects: it.Redirects + 1, shapeRun: it.ShapeRun}}
 }
 
-// extract parses an HTML page's links and queues the new ones.
-func (c *Crawler) extract(it frontier.Item, u *url.URL, resp *fetch.Response) {
+// extract returns the links of an HTML page worth following.
+func (c *Crawler) extract(it frontier.Item, u *url.URL, resp *fetch.Response) []candidate {
 	if resp.MediaType != "text/html" && resp.MediaType != "application/xhtml+xml" {
-		return
+		return nil
 	}
 	if _, noFollow := links.XRobotsTag(resp.Header.Values("X-Robots-Tag"), c.agent); noFollow {
-		return
+		return nil
 	}
 	page := links.Extract(resp.Decoded, c.agent)
 	if page.NoFollow {
-		return
+		return nil
 	}
 	base := u
 	if page.BaseHref != "" {
@@ -506,7 +652,7 @@ func (c *Crawler) extract(it frontier.Item, u *url.URL, resp *fetch.Response) {
 			base = b
 		}
 	}
-	targets := make([]*url.URL, 0, len(page.Links))
+	found := make([]candidate, 0, len(page.Links))
 	for _, ln := range page.Links {
 		if ln.NoFollow || !followable(ln) {
 			continue
@@ -516,9 +662,10 @@ func (c *Crawler) extract(it frontier.Item, u *url.URL, resp *fetch.Response) {
 			c.stats.badLinks.Add(1)
 			continue
 		}
-		targets = append(targets, t)
+		t = urlnorm.Normalize(t)
+		found = append(found, candidate{u: t, depth: it.Depth + 1, shapeRun: scope.ShapeRun(u, it.ShapeRun, t)})
 	}
-	c.enqueue(it, u, targets, it.Depth+1, 0)
+	return found
 }
 
 // followable reports whether a link leads to something worth fetching as
@@ -536,50 +683,56 @@ func followable(ln links.Link) bool {
 	return true
 }
 
-// enqueue normalises, scope-checks and seen-checks candidates and queues
-// the new ones. from is the page they were found on.
-func (c *Crawler) enqueue(from frontier.Item, fromURL *url.URL, targets []*url.URL, depth, redirects int) {
-	items := make([]frontier.Item, 0, len(targets))
-	for _, t := range targets {
-		t = urlnorm.Normalize(t)
-		run := scope.ShapeRun(fromURL, from.ShapeRun, t)
-		if redirects > 0 {
-			run = from.ShapeRun // a redirect is not a link
+// candidate is a canonical URL found on a page, in a Location header or
+// given as a seed, with what the gates need to know about it.
+type candidate struct {
+	u                          *url.URL
+	depth, redirects, shapeRun int
+}
+
+// admit passes candidates through scope (unless they are seeds) and the
+// URL-seen gate, whose keys for the new ones go into b, and returns the
+// new ones as frontier items. b must be committed with them (as the
+// Attach of the frontier change that queues them) or closed.
+func (c *Crawler) admit(b *store.Batch, cands []candidate, checkScope bool) ([]frontier.Item, error) {
+	urls := make([]string, 0, len(cands))
+	kept := cands[:0:0]
+	for _, cd := range cands {
+		if checkScope {
+			if err := c.scope.Check(cd.u, cd.depth); err != nil {
+				c.stats.outOfScope.Add(1)
+				continue
+			}
+			if err := c.scope.CheckShapeRun(cd.u, cd.shapeRun); err != nil {
+				c.stats.outOfScope.Add(1)
+				continue
+			}
 		}
-		if err := c.scope.Check(t, depth); err != nil {
-			c.stats.outOfScope.Add(1)
-			continue
-		}
-		if err := c.scope.CheckShapeRun(t, run); err != nil {
-			c.stats.outOfScope.Add(1)
-			continue
-		}
-		s := t.String()
-		isNew, err := c.seen.Add(s)
-		if err != nil {
-			c.fail(fmt.Errorf("crawl: seen-check %s: %w", s, err))
-			return
-		}
-		if !isNew {
+		urls = append(urls, cd.u.String())
+		kept = append(kept, cd)
+	}
+	if len(urls) == 0 {
+		return nil, nil
+	}
+	isNew, err := c.seen.AddBatch(b, urls)
+	if err != nil {
+		return nil, fmt.Errorf("crawl: seen-check: %w", err)
+	}
+	items := make([]frontier.Item, 0, len(urls))
+	for i, cd := range kept {
+		if !isNew[i] {
 			continue
 		}
 		items = append(items, frontier.Item{
-			URL:       s,
-			Host:      urlnorm.HostKey(t),
-			Depth:     depth,
-			Level:     min(depth, 2),
-			Redirects: redirects,
-			ShapeRun:  run,
+			URL:       urls[i],
+			Host:      urlnorm.HostKey(cd.u),
+			Depth:     cd.depth,
+			Level:     min(cd.depth, 2),
+			Redirects: cd.redirects,
+			ShapeRun:  cd.shapeRun,
 		})
 	}
-	if len(items) == 0 {
-		return
-	}
-	if err := c.frontier.Add(items...); err != nil {
-		c.fail(err)
-		return
-	}
-	c.stats.queuedTotal.Add(int64(len(items)))
+	return items, nil
 }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date.

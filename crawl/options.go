@@ -65,6 +65,12 @@ type Options struct {
 	FetchTimeout time.Duration
 	// MaxBodyBytes caps a response body as transferred. Default 10 MiB.
 	MaxBodyBytes int64
+	// Fresh deletes the crawl state (DataDir/state) before starting; WARC
+	// files are kept. Without it, a data directory holding an earlier crawl
+	// resumes that crawl.
+	Fresh bool
+	// ExpectedURLs sizes the URL-seen Bloom filter. Default 10 million.
+	ExpectedURLs uint
 	// Logger receives the crawl's log. Default: discard.
 	Logger *slog.Logger
 }

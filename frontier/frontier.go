@@ -713,12 +713,12 @@ func (f *Frontier) Stats() Stats {
 	return s
 }
 
-// Done reports whether nothing is queued and nothing is in flight: the
-// crawl is exhausted.
+// Done reports whether nothing is in flight and no host has work that
+// could ever be leased: the crawl is exhausted.
 func (f *Frontier) Done() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.queued == 0 && f.inFlight == 0
+	return f.inFlight == 0 && f.ready.Len() == 0 && len(f.ipParked) == 0
 }
 
 // hostHeap is a min-heap of hosts by next allowed time.

@@ -43,6 +43,10 @@ type Store struct {
 	mu     sync.Mutex
 	closed bool
 	err    error // first commit failure; every later Write fails with it
+	// unsynced holds the items put by changes not yet committed, per host
+	// in Seq order, so that Read sees the frontier's own writes at once
+	// (the frontier counts an item as queued the moment it puts it).
+	unsynced map[string][]frontier.Item
 }
 
 type pending struct {
@@ -61,8 +65,9 @@ func New(db *store.DB, opts Options) *Store {
 	s := &Store{
 		db:      db,
 		opts:    opts,
-		changes: make(chan pending, opts.QueueLen),
-		stopped: make(chan struct{}),
+		changes:  make(chan pending, opts.QueueLen),
+		stopped:  make(chan struct{}),
+		unsynced: make(map[string][]frontier.Item),
 	}
 	go s.commitLoop()
 	return s
@@ -82,6 +87,11 @@ func (s *Store) Write(ch *frontier.Change) <-chan error {
 		err = ErrClosed
 	case err != nil:
 	default:
+		s.mu.Lock()
+		for _, it := range ch.Put {
+			s.unsynced[it.Host] = append(s.unsynced[it.Host], it)
+		}
+		s.mu.Unlock()
 		s.changes <- pending{ch, done}
 		return done
 	}
@@ -127,9 +137,35 @@ func (s *Store) commitLoop() {
 			}
 		}
 		err := s.commit(group)
+		s.forget(group)
 		for _, q := range group {
 			q.done <- err
 			close(q.done)
+		}
+	}
+}
+
+// forget drops the items of a committed (or failed) group from unsynced:
+// they are on disk now (or the crawl is stopping).
+func (s *Store) forget(group []pending) {
+	last := map[string]uint64{}
+	for _, p := range group {
+		for _, it := range p.ch.Put {
+			last[it.Host] = max(last[it.Host], it.Seq)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for host, seq := range last {
+		q := s.unsynced[host]
+		i := 0
+		for i < len(q) && q[i].Seq <= seq {
+			i++
+		}
+		if i == len(q) {
+			delete(s.unsynced, host)
+		} else {
+			s.unsynced[host] = append([]frontier.Item(nil), q[i:]...)
 		}
 	}
 }
@@ -217,6 +253,16 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 		return nil, err
 	}
 	defer it.Close()
+	// Items not yet committed are the host's newest: take them from memory
+	// after what is on disk, skipping any that were committed meanwhile.
+	s.mu.Lock()
+	var mem []frontier.Item
+	for _, x := range s.unsynced[host] {
+		if x.Level == level && x.Seq > after {
+			mem = append(mem, x)
+		}
+	}
+	s.mu.Unlock()
 	var out []frontier.Item
 	for ok := it.First(); ok && len(out) < n; ok = it.Next() {
 		_, lvl, seq, err := store.DecodeQueueKey(it.Key())
@@ -230,7 +276,18 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 		item.Host, item.Level, item.Seq = host, int(lvl), seq
 		out = append(out, item)
 	}
-	return out, it.Error()
+	if err := it.Error(); err != nil {
+		return out, err
+	}
+	for _, x := range mem {
+		if len(out) >= n {
+			break
+		}
+		if len(out) == 0 || x.Seq > out[len(out)-1].Seq {
+			out = append(out, x)
+		}
+	}
+	return out, nil
 }
 
 // Load implements frontier.Store: one streaming pass over the host states.

@@ -96,6 +96,7 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 	cf.register(fs)
 	seedsFile := fs.String("seeds", "", "file of seed URLs, one per line (# comments)")
 	hostsFile := fs.String("hosts", "", "file mapping names to addresses, /etc/hosts format, asked before DNS")
+	fresh := fs.Bool("fresh", false, "wipe the crawl state in --data first (WARC files are kept); without it an existing crawl resumes")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -117,6 +118,7 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
 		return 2
 	}
+	opts.Fresh = *fresh
 	if *hostsFile != "" {
 		if opts.Hosts, err = readHostsFile(*hostsFile); err != nil {
 			fmt.Fprintf(stderr, "trawl crawl: %v\n", err)

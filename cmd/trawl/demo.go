@@ -58,6 +58,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	// default; its names resolve through the crawler's static host map.
 	opts.AllowNets = append(opts.AllowNets, mustPrefix("127.0.0.0/8"))
 	opts.Hosts = srv.Resolver()
+	// Each demo serves a new web on a new port: an earlier demo's state
+	// would only point at addresses that are gone.
+	opts.Fresh = true
 	if len(opts.Domains) == 0 {
 		opts.Domains = []string{srv.Web().Options().Domain}
 	}

@@ -1,0 +1,48 @@
+package crawl
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/trawl-crawler/trawl/robots"
+)
+
+// Encoding of a kept robots.txt ('r' key). Part of the on-disk format
+// (store.FormatVersion):
+//
+//	+---------+------------------+-------------------------+-------------+
+//	| version | HTTP status      | fetched at              | body        |
+//	| 1 B = 1 | uvarint          | varint, unix ns         | to the end  |
+//	+---------+------------------+-------------------------+-------------+
+//
+// Only fetches that gave a usable answer (2xx, or 4xx meaning no
+// restrictions) are kept; an unreachable robots.txt is fetched again.
+const robotsCodecVersion = 1
+
+func encodeRobots(r robots.FetchResult) []byte {
+	b := []byte{robotsCodecVersion}
+	b = binary.AppendUvarint(b, uint64(max(0, r.Status)))
+	b = binary.AppendVarint(b, r.At.UnixNano())
+	return append(b, r.Body...)
+}
+
+func decodeRobots(v []byte) (robots.FetchResult, error) {
+	var r robots.FetchResult
+	if len(v) == 0 || v[0] != robotsCodecVersion {
+		return r, errors.New("robots copy: unknown encoding version")
+	}
+	v = v[1:]
+	status, n := binary.Uvarint(v)
+	if n <= 0 || status > 999 {
+		return r, fmt.Errorf("robots copy: bad status")
+	}
+	v = v[n:]
+	at, n := binary.Varint(v)
+	if n <= 0 {
+		return r, fmt.Errorf("robots copy: bad time")
+	}
+	r.Status, r.At, r.Body = int(status), time.Unix(0, at).UTC(), v[n:]
+	return r, nil
+}

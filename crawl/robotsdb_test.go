@@ -1,0 +1,21 @@
+package crawl
+
+import (
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/robots"
+)
+
+func TestRobotsCodec(t *testing.T) {
+	in := robots.FetchResult{Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n"), At: time.Unix(1_800_000_000, 7).UTC()}
+	out, err := decodeRobots(encodeRobots(in))
+	if err != nil || out.Status != in.Status || string(out.Body) != string(in.Body) || !out.At.Equal(in.At) {
+		t.Errorf("round trip = %+v, %v; want %+v", out, err, in)
+	}
+	for _, bad := range [][]byte{nil, {9}, {1}, {1, 0xff, 0xff, 0xff}, {1, 200, 1}} {
+		if _, err := decodeRobots(bad); err == nil {
+			t.Errorf("decodeRobots(%x) = nil error", bad)
+		}
+	}
+}
