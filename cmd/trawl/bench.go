@@ -23,11 +23,16 @@ func init() {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "crawl" {
-		fmt.Fprintln(stderr, "usage: trawl bench crawl [flags]")
-		return 2
+	if len(args) > 0 {
+		switch args[0] {
+		case "crawl":
+			return benchCrawl(args[1:], stdout, stderr)
+		case "frontier":
+			return benchFrontier(args[1:], stdout, stderr)
+		}
 	}
-	return benchCrawl(args[1:], stdout, stderr)
+	fmt.Fprintln(stderr, "usage: trawl bench crawl|frontier [flags]")
+	return 2
 }
 
 // benchResult is what `trawl bench crawl --json` prints.

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchFrontierJSON runs every phase on a tiny frontier and checks the
+// JSON object: the fields issue 3 names are present and plausible.
+func TestBenchFrontierJSON(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "frontier", "--urls", "3000", "--hosts", "70", "--batch", "128", "--data", data, "--json"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("trawl bench frontier = %d\nstderr:\n%s", code, errb.String())
+	}
+	var fields map[string]float64
+	if err := json.Unmarshal(out.Bytes(), &fields); err != nil {
+		t.Fatalf("output is not one JSON object of numbers: %v\n%s", err, out.String())
+	}
+	for _, name := range []string{"seen_new_per_s", "seen_known_per_s", "enqueue_per_s", "lease_complete_per_s", "rss_bytes", "startup_s"} {
+		v, ok := fields[name]
+		if !ok || v <= 0 {
+			t.Errorf("field %q = %v (present %v), want > 0", name, v, ok)
+		}
+	}
+	for name, want := range map[string]float64{"urls": 3000, "hosts": 70, "seen_new_checked": 3000, "seen_known_checked": 300, "lease_completed": 300} {
+		if fields[name] != want {
+			t.Errorf("field %q = %v, want %v", name, fields[name], want)
+		}
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("data directory %s left behind without --keep (stat: %v)", data, err)
+	}
+}
+
+// TestBenchFrontierTable checks the table names every measurement and that
+// --keep leaves the store behind.
+func TestBenchFrontierTable(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "frontier", "--urls", "500", "--hosts", "9", "--leases", "500", "--data", data, "--keep"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("trawl bench frontier = %d\nstderr:\n%s", code, errb.String())
+	}
+	for _, want := range []string{"500 URLs over 9 hosts", "seen-check, new URLs", "seen-check, known URLs", "enqueue", "lease+complete", "RSS, N queued", "start-up, N queued"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "state")); err != nil {
+		t.Errorf("--keep: store gone: %v", err)
+	}
+}
+
+func TestBenchFrontierFlagErrors(t *testing.T) {
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--urls", "0"}, "--urls = 0"},
+		{[]string{"--hosts", "-1", "--batch", "0"}, "--batch = 0"},
+		{[]string{"--hosts", "-1"}, "--hosts = -1"},
+		{[]string{"--data", full}, "is not empty"},
+		{[]string{"--nope"}, "-nope"},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"bench", "frontier"}, tt.args...), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("bench frontier %q = %d, stderr %q, want 2 and %q", tt.args, code, errb.String(), tt.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(full, "x")); err != nil {
+		t.Errorf("refused --data directory was touched: %v", err)
+	}
+}
+
+func TestBenchURL(t *testing.T) {
+	tests := []struct {
+		i, hosts  int
+		url, host string
+	}{
+		{0, 1, "http://h0000000.bench.test/p/0", "h0000000.bench.test"},
+		{12345, 1000, "http://h0000345.bench.test/p/12345", "h0000345.bench.test"},
+		{123456789, 100_000_000, "http://h23456789.bench.test/p/123456789", "h23456789.bench.test"},
+	}
+	for _, tt := range tests {
+		url, host := benchURL(nil, tt.i, tt.hosts)
+		if url != tt.url || host != tt.host {
+			t.Errorf("benchURL(%d, %d) = %q, %q, want %q, %q", tt.i, tt.hosts, url, host, tt.url, tt.host)
+		}
+	}
+}
