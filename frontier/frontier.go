@@ -61,6 +61,10 @@ type Options struct {
 	// Window is how many queued items per host and level are read into
 	// memory at a time. Default 16.
 	Window int
+	// WindowBudget bounds the items held in all hosts' windows together;
+	// past it a host reads one item at a time, so memory does not grow
+	// with the queue when many hosts have been leased. Default 262144.
+	WindowBudget int
 	// Store holds the queues and host states; New restores the frontier
 	// from it. Default: a new MemStore.
 	Store Store
@@ -95,6 +99,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Window == 0 {
 		o.Window = 16
+	}
+	if o.WindowBudget == 0 {
+		o.WindowBudget = 1 << 18
 	}
 	if o.Store == nil {
 		o.Store = &MemStore{}
@@ -192,6 +199,7 @@ type Frontier struct {
 	leases   []*Lease                // in lease order; deadlines are ascending
 	nextID   uint64
 	queued   int // items waiting: in windows or unread in the store
+	windowed int // items in windows
 	inFlight int
 	dropped  int
 	changed  chan struct{}
@@ -456,6 +464,7 @@ func (f *Frontier) take(h *hostState) (Item, bool) {
 			w[0] = Item{}
 			h.window[l] = w[1:]
 			f.queued--
+			f.windowed--
 			return it, true
 		}
 	}
@@ -463,7 +472,11 @@ func (f *Frontier) take(h *hostState) (Item, bool) {
 }
 
 func (f *Frontier) refill(h *hostState, level int) {
-	items, err := f.opts.Store.Read(h.name, level, h.readSeq[level], f.opts.Window)
+	n := f.opts.Window
+	if f.windowed >= f.opts.WindowBudget {
+		n = 1
+	}
+	items, err := f.opts.Store.Read(h.name, level, h.readSeq[level], n)
 	if err != nil || len(items) == 0 {
 		// The store lost track; forget its count rather than spin.
 		f.queued -= h.unread[level]
@@ -473,6 +486,7 @@ func (f *Frontier) refill(h *hostState, level int) {
 	h.unread[level] = max(0, h.unread[level]-len(items))
 	h.readSeq[level] = items[len(items)-1].Seq
 	h.window[level] = append(h.window[level], items...)
+	f.windowed += len(items)
 }
 
 func (f *Frontier) park(h *hostState) {
@@ -495,6 +509,7 @@ func (f *Frontier) dropHost(h *hostState, ch *Change) {
 	for l := range h.window {
 		n += len(h.window[l]) + h.unread[l]
 		f.queued -= len(h.window[l]) + h.unread[l]
+		f.windowed -= len(h.window[l])
 		h.window[l] = nil
 		h.unread[l] = 0
 		h.total[l] = 0
@@ -550,6 +565,7 @@ func (f *Frontier) pushFront(h *hostState, it Item) {
 	l := it.Level
 	h.window[l] = append([]Item{it}, h.window[l]...)
 	f.queued++
+	f.windowed++
 	f.schedule(h)
 }
 
@@ -726,7 +742,15 @@ type hostHeap []*hostState
 
 func (q hostHeap) Len() int { return len(q) }
 func (q hostHeap) Less(i, j int) bool {
-	return q[i].nextAllowed.Before(q[j].nextAllowed)
+	if c := q[i].nextAllowed.Compare(q[j].nextAllowed); c != 0 {
+		return c < 0
+	}
+	// Ties (every host ready at start-up) go in the store's key order, so
+	// that consecutive window reads touch neighbouring keys.
+	if q[i].part != q[j].part {
+		return q[i].part < q[j].part
+	}
+	return q[i].name < q[j].name
 }
 func (q hostHeap) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]

@@ -378,3 +378,24 @@ func TestSimulatedInvariants(t *testing.T) {
 		}
 	}
 }
+
+func TestWindowBudgetBoundsMemory(t *testing.T) {
+	f, _ := newTest(t, Options{MinDelay: time.Second, Window: 16, WindowBudget: 40})
+	for h := range 100 {
+		for i := range 20 {
+			f.Add(nil, item(fmt.Sprintf("h%d.test", h), i))
+		}
+	}
+	for range 100 { // one lease per host: each refills its window
+		mustLease(t, f)
+	}
+	// Past the budget each host reads one item at a time (and hands it
+	// out at once), so the windows hold at most the budget plus one
+	// window's overshoot.
+	if f.windowed > 40+16 {
+		t.Errorf("windows hold %d items with a budget of 40", f.windowed)
+	}
+	if s := f.Stats(); s.Queued != 100*19 {
+		t.Errorf("Queued = %d, want %d", s.Queued, 100*19)
+	}
+}

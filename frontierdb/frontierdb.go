@@ -63,8 +63,8 @@ func New(db *store.DB, opts Options) *Store {
 		opts.MaxGroup = 512
 	}
 	s := &Store{
-		db:      db,
-		opts:    opts,
+		db:       db,
+		opts:     opts,
 		changes:  make(chan pending, opts.QueueLen),
 		stopped:  make(chan struct{}),
 		unsynced: make(map[string][]frontier.Item),
@@ -263,7 +263,7 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 		}
 	}
 	s.mu.Unlock()
-	var out []frontier.Item
+	out := make([]frontier.Item, 0, min(n, 64))
 	for ok := it.First(); ok && len(out) < n; ok = it.Next() {
 		_, lvl, seq, err := store.DecodeQueueKey(it.Key())
 		if err != nil {
@@ -330,4 +330,3 @@ func (s *Store) QueueLen() (int, error) {
 }
 
 var _ frontier.Store = (*Store)(nil)
-

@@ -40,6 +40,9 @@ type Options struct {
 	Now func() time.Time
 }
 
+// memTableSize is the size of Pebble's memtable.
+const memTableSize = 64 << 20
+
 // DefaultCacheSize is the block cache size used when Options.CacheSize is 0.
 const DefaultCacheSize = 64 << 20
 
@@ -148,6 +151,11 @@ func Open(dir string, opts Options) (*DB, error) {
 		Logger:             pebbleLogger{db},
 		ErrorIfNotExists:   existing,
 		FormatMajorVersion: pebble.FormatNewest,
+		// A crawl commits large groups of small writes (a page's links,
+		// their seen keys and host states); with Pebble's 4 MiB default a
+		// group over half a memtable becomes a flushable batch and forces
+		// a tiny L0 table per commit, which then slows every read.
+		MemTableSize: memTableSize,
 		EventListener: &pebble.EventListener{
 			BackgroundError: func(err error) { db.fail(err) },
 		},
