@@ -248,13 +248,12 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 	}
 	lower := store.QueueKey(host, uint8(level), after+1)
 	upper := store.PrefixEnd(store.QueueKey(host, uint8(level), 0)[:len(lower)-8])
-	it, err := s.db.NewRangeIter(lower, upper)
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
 	// Items not yet committed are the host's newest: take them from memory
 	// after what is on disk, skipping any that were committed meanwhile.
+	// The copy is taken before the iterator's snapshot: an item committed
+	// in between is then in one or the other, and an item missing from
+	// both was put after the copy, so its Seq is above all returned and a
+	// later Read finds it.
 	s.mu.Lock()
 	var mem []frontier.Item
 	for _, x := range s.unsynced[host] {
@@ -263,6 +262,11 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 		}
 	}
 	s.mu.Unlock()
+	it, err := s.db.NewRangeIter(lower, upper)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
 	out := make([]frontier.Item, 0, min(n, 64))
 	for ok := it.First(); ok && len(out) < n; ok = it.Next() {
 		_, lvl, seq, err := store.DecodeQueueKey(it.Key())

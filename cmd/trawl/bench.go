@@ -37,19 +37,19 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 
 // benchResult is what `trawl bench crawl --json` prints.
 type benchResult struct {
-	Hosts         int     `json:"hosts"`
-	Latency       string  `json:"latency"`
-	MinDelay      string  `json:"min_delay"`
-	Concurrency   int     `json:"concurrency"`
-	Pages         int64   `json:"pages"`
-	Requests      int64   `json:"requests"`
-	Seconds       float64 `json:"seconds"`
-	PagesPerSec   float64 `json:"pages_per_s"`
-	CPUSeconds    float64 `json:"cpu_s"`
-	CPUMsPerPage  float64 `json:"cpu_ms_per_page"`
-	CPUsBusy      float64 `json:"cpus_busy"` // CPU seconds per wall second
-	MBPerSec      float64 `json:"mb_per_s"`
-	StopReason    string  `json:"stop_reason"`
+	Hosts        int     `json:"hosts"`
+	Latency      string  `json:"latency"`
+	MinDelay     string  `json:"min_delay"`
+	Concurrency  int     `json:"concurrency"`
+	Pages        int64   `json:"pages"`
+	Requests     int64   `json:"requests"`
+	Seconds      float64 `json:"seconds"`
+	PagesPerSec  float64 `json:"pages_per_s"`
+	CPUSeconds   float64 `json:"cpu_s"`
+	CPUMsPerPage float64 `json:"cpu_ms_per_page"`
+	CPUsBusy     float64 `json:"cpus_busy"` // CPU seconds per wall second
+	MBPerSec     float64 `json:"mb_per_s"`
+	StopReason   string  `json:"stop_reason"`
 	// The bulk phase is the crawl up to 90% of its pages: after it, only
 	// hosts with long Crawl-delays or deep chains are left, and the crawl
 	// waits on politeness, not on the machine.
@@ -57,7 +57,7 @@ type benchResult struct {
 	BulkPagesPerSec float64 `json:"bulk_pages_per_s"`
 	BulkCPUsBusy    float64 `json:"bulk_cpus_busy"`
 	ServerCPUSec    float64 `json:"server_cpu_s"`
-	ServerProcess bool    `json:"server_in_own_process"`
+	ServerProcess   bool    `json:"server_in_own_process"`
 }
 
 // benchCrawl serves the synthetic web from a child process (so that the
