@@ -16,6 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/store"
@@ -43,6 +46,15 @@ type Store struct {
 	mu     sync.Mutex
 	closed bool
 	err    error // first commit failure; every later Write fails with it
+	// commitGen counts completed commits; it is bumped before the
+	// committed items leave unsynced.
+	commitGen atomic.Uint64
+
+	itMu             sync.Mutex // guards the shared queue iterator
+	it               *pebble.Iterator
+	itGen            uint64
+	itLower, itUpper []byte
+
 	// unsynced holds the items put by changes not yet committed, per host
 	// in Seq order, so that Read sees the frontier's own writes at once
 	// (the frontier counts an item as queued the moment it puts it).
@@ -114,6 +126,12 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	close(s.changes)
 	<-s.stopped
+	s.itMu.Lock()
+	if s.it != nil {
+		s.it.Close()
+		s.it = nil
+	}
+	s.itMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
@@ -137,6 +155,7 @@ func (s *Store) commitLoop() {
 			}
 		}
 		err := s.commit(group)
+		s.commitGen.Add(1)
 		s.forget(group)
 		for _, q := range group {
 			q.done <- err
@@ -262,11 +281,15 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 		}
 	}
 	s.mu.Unlock()
-	it, err := s.db.NewRangeIter(lower, upper)
+	s.itMu.Lock()
+	defer s.itMu.Unlock()
+	it, err := s.iterator()
 	if err != nil {
 		return nil, err
 	}
-	defer it.Close()
+	// The slices given to SetBounds must live until the next SetBounds.
+	s.itLower, s.itUpper = lower, upper
+	it.SetBounds(s.itLower, s.itUpper)
 	out := make([]frontier.Item, 0, min(n, 64))
 	for ok := it.First(); ok && len(out) < n; ok = it.Next() {
 		_, lvl, seq, err := store.DecodeQueueKey(it.Key())
@@ -292,6 +315,28 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 		}
 	}
 	return out, nil
+}
+
+// iterator returns the shared queue iterator, made anew if a commit has
+// completed since it was made (a Pebble iterator sees the store as it was
+// when it was made). Reads of neighbouring hosts between two commits reuse
+// it, which saves re-reading index blocks. s.itMu must be held.
+func (s *Store) iterator() (*pebble.Iterator, error) {
+	gen := s.commitGen.Load()
+	if s.it != nil && s.itGen == gen {
+		return s.it, nil
+	}
+	if s.it != nil {
+		s.it.Close()
+		s.it = nil
+	}
+	prefix := store.KindPrefix(store.KindQueue)
+	it, err := s.db.NewIter(prefix)
+	if err != nil {
+		return nil, err
+	}
+	s.it, s.itGen = it, gen
+	return it, nil
 }
 
 // Load implements frontier.Store: one streaming pass over the host states.
