@@ -500,7 +500,13 @@ func (c *Crawler) fetchRobots(ctx context.Context, l *frontier.Lease, origin str
 			c.opts.Logger.Info("robots.txt unavailable; dropping host", "origin", origin, "attempts", failures)
 			o.DropHost = true
 		}
-		c.complete(l, o)
+		// The attempt count survives a restart with the completion.
+		b := c.db.NewBatch()
+		if err := b.Set(store.RobotsKey(l.Item.Host, origin), encodeRobotsFailures(failures, res.At)); err != nil {
+			b.Close()
+			b = nil
+		}
+		c.completeWith(l, o, b, nil)
 		return
 	}
 	if d, ok := pol.CrawlDelay(c.agent); ok {
@@ -521,6 +527,18 @@ func (c *Crawler) fetchRobots(ctx context.Context, l *frontier.Lease, origin str
 func (c *Crawler) loadRobots(host, origin string) (*robots.Policy, bool) {
 	v, err := c.db.Get(store.RobotsKey(host, origin))
 	if err != nil {
+		return nil, false
+	}
+	if n, ok := decodeRobotsFailures(v); ok {
+		// Unreachable so far: carry on counting the attempts.
+		c.mu.Lock()
+		st := c.robotsState[origin]
+		if st == nil {
+			st = &robotsProgress{}
+			c.robotsState[origin] = st
+		}
+		st.failures = max(st.failures, n)
+		c.mu.Unlock()
 		return nil, false
 	}
 	res, err := decodeRobots(v)

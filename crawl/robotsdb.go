@@ -19,7 +19,35 @@ import (
 //
 // Only fetches that gave a usable answer (2xx, or 4xx meaning no
 // restrictions) are kept; an unreachable robots.txt is fetched again.
-const robotsCodecVersion = 1
+// While it stays unreachable, a failure record counts the attempts, so
+// that the attempt limit holds across restarts:
+//
+//	+---------+------------------+-------------------------+
+//	| 0x02    | attempts uvarint | last attempt varint ns  |
+//	+---------+------------------+-------------------------+
+const (
+	robotsCodecVersion = 1
+	robotsFailureTag   = 2
+)
+
+func encodeRobotsFailures(attempts int, at time.Time) []byte {
+	b := []byte{robotsFailureTag}
+	b = binary.AppendUvarint(b, uint64(max(0, attempts)))
+	return binary.AppendVarint(b, at.UnixNano())
+}
+
+// decodeRobotsFailures returns the attempt count of a failure record, and
+// ok false if v is not one.
+func decodeRobotsFailures(v []byte) (attempts int, ok bool) {
+	if len(v) == 0 || v[0] != robotsFailureTag {
+		return 0, false
+	}
+	n, k := binary.Uvarint(v[1:])
+	if k <= 0 || n > 1<<20 {
+		return 0, false
+	}
+	return int(n), true
+}
 
 func encodeRobots(r robots.FetchResult) []byte {
 	b := []byte{robotsCodecVersion}

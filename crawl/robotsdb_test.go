@@ -19,3 +19,16 @@ func TestRobotsCodec(t *testing.T) {
 		}
 	}
 }
+
+func TestRobotsFailureRecord(t *testing.T) {
+	v := encodeRobotsFailures(3, time.Unix(1_800_000_000, 0))
+	if n, ok := decodeRobotsFailures(v); !ok || n != 3 {
+		t.Errorf("decodeRobotsFailures = %d, %v; want 3, true", n, ok)
+	}
+	if _, err := decodeRobots(v); err == nil {
+		t.Error("decodeRobots accepted a failure record")
+	}
+	if _, ok := decodeRobotsFailures(encodeRobots(robots.FetchResult{Status: 200})); ok {
+		t.Error("decodeRobotsFailures accepted a robots copy")
+	}
+}

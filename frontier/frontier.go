@@ -239,9 +239,16 @@ func New(opts Options) (*Frontier, error) {
 		ipParked: make(map[string][]*hostState),
 		changed:  make(chan struct{}, 1),
 	}
+	now := f.opts.Now()
 	err := f.opts.Store.Load(func(hs HostState) error {
 		h := f.host(hs.Host)
 		h.nextAllowed, h.backoff, h.crawlDelay = hs.NextAllowed, hs.Backoff, hs.CrawlDelay
+		// A fetch may have been in flight when the last run stopped; its
+		// start was never recorded. So no host is contacted sooner than one
+		// full delay after start-up, whatever its stored clock says.
+		if next := now.Add(f.delay(h)); next.After(h.nextAllowed) {
+			h.nextAllowed = next
+		}
 		h.leased, h.nextSeq, h.dead = hs.Leased, hs.NextSeq, hs.Dead
 		for l, n := range hs.Queued {
 			l = min(l, f.opts.Levels-1)

@@ -185,3 +185,20 @@ func TestRandomCrashes(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreWaitsOneGap: a fetch in flight at a crash left no record of
+// its start, so after a restart no host is contacted before one full
+// delay has passed, even if its stored clock allows it sooner.
+func TestRestoreWaitsOneGap(t *testing.T) {
+	store := &MemStore{}
+	c := &clock{t: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	o := Options{MinDelay: time.Second}
+	f := restart(t, store, c, o)
+	<-f.Add(nil, item("a.test", 1), item("a.test", 2))
+	l := mustLease(t, f)
+	<-must(f.Complete(l, Outcome{Status: 200}, nil))
+	c.advance(time.Hour) // stored clock long past
+	mustLease(t, f)      // in flight at the crash
+	f = restart(t, store, c, o)
+	noLease(t, f, time.Second)
+}

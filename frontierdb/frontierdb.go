@@ -142,14 +142,18 @@ func (s *Store) commitLoop() {
 	group := make([]pending, 0, s.opts.MaxGroup)
 	for p := range s.changes {
 		group = append(group[:0], p)
+		ops := changeOps(p.ch)
 	drain:
-		for len(group) < s.opts.MaxGroup {
+		// Stop at MaxGroup changes or maxGroupOps writes: a batch over
+		// half a memtable would be flushed as a table of its own.
+		for len(group) < s.opts.MaxGroup && ops < maxGroupOps {
 			select {
 			case q, ok := <-s.changes:
 				if !ok {
 					break drain
 				}
 				group = append(group, q)
+				ops += changeOps(q.ch)
 			default:
 				break drain
 			}
@@ -162,6 +166,14 @@ func (s *Store) commitLoop() {
 			close(q.done)
 		}
 	}
+}
+
+// maxGroupOps bounds the writes of one commit group: about 10 MiB of
+// batch, well under half of the store's 64 MiB memtable.
+const maxGroupOps = 50000
+
+func changeOps(ch *frontier.Change) int {
+	return len(ch.Put)*2 + len(ch.Del) + len(ch.Hosts) + len(ch.Drop)
 }
 
 // forget drops the items of a committed (or failed) group from unsynced:
