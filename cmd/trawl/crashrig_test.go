@@ -51,6 +51,10 @@ type rig struct {
 	data string
 	args []string
 	runs []*crawlRun
+	// fsize, if set, caps every file the next runs write at that many
+	// bytes (RLIMIT_FSIZE, via prlimit): the fallback for a full disk
+	// where a tmpfs cannot be mounted.
+	fsize int64
 }
 
 // crawlRun is one trawl process.
@@ -147,6 +151,9 @@ func (g *rig) start(extra ...string) *proc {
 	g.t.Helper()
 	r := &crawlRun{n: len(g.runs) + 1}
 	cmd := exec.Command(g.bin, append(slices.Clone(g.args), extra...)...)
+	if g.fsize > 0 {
+		cmd = exec.Command("prlimit", append([]string{fmt.Sprintf("--fsize=%d", g.fsize), "--", g.bin}, append(slices.Clone(g.args), extra...)...)...)
+	}
 	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
 	r.start = time.Now()
 	if err := cmd.Start(); err != nil {
