@@ -119,7 +119,7 @@ func TestNotStartedKeepsClock(t *testing.T) {
 	l := mustLease(t, f)
 	c.advance(10 * time.Millisecond)
 	f.Complete(l, Outcome{NotStarted: true}, nil) // e.g. robots disallowed
-	mustLease(t, f)                          // no gap: nothing was sent
+	mustLease(t, f)                               // no gap: nothing was sent
 }
 
 func TestRequeueComesBackFirst(t *testing.T) {
