@@ -317,17 +317,13 @@ func (f *Frontier) Add(attach any, items ...Item) <-chan error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ch := &Change{Attach: attach}
-	touched := map[*hostState]bool{}
-	f.put(ch, touched, items)
-	for h := range touched {
-		ch.Hosts = append(ch.Hosts, h.state())
-	}
+	f.put(ch, items)
 	f.signal()
 	return f.opts.Store.Write(ch)
 }
 
 // put queues items into ch and the hosts' counts.
-func (f *Frontier) put(ch *Change, touched map[*hostState]bool, items []Item) {
+func (f *Frontier) put(ch *Change, items []Item) {
 	for _, it := range items {
 		it.Level = max(0, min(it.Level, f.opts.Levels-1))
 		h := f.host(it.Host)
@@ -341,7 +337,6 @@ func (f *Frontier) put(ch *Change, touched map[*hostState]bool, items []Item) {
 		h.unread[it.Level]++
 		f.queued++
 		ch.Put = append(ch.Put, it)
-		touched[h] = true
 		f.schedule(h)
 	}
 }
@@ -645,8 +640,7 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 	if o.NotStarted || o.Requeue {
 		h.leased-- // no page was fetched for this item, or it will be again
 	}
-	ch := &Change{Attach: attach}
-	touched := map[*hostState]bool{h: true}
+	ch := &Change{Attach: attach, Hosts: []HostState{}}
 	switch {
 	case o.DropHost:
 		if !h.dead {
@@ -660,10 +654,8 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 			h.total[l.Item.Level]--
 		}
 	}
-	f.put(ch, touched, add)
-	for t := range touched {
-		ch.Hosts = append(ch.Hosts, t.state())
-	}
+	f.put(ch, add)
+	ch.Hosts = append(ch.Hosts, h.state())
 	f.schedule(h)
 	f.signal()
 	return f.opts.Store.Write(ch), nil

@@ -27,18 +27,25 @@ type Store interface {
 	Read(host string, level int, after uint64, n int) ([]Item, error)
 	// Write applies ch after every change written before it.
 	Write(ch *Change) <-chan error
-	// Load calls fn with the state of every host the Store knows, at
-	// start-up, streaming: a Store must not read all hosts into memory
-	// first.
+	// Load calls fn with the state of every host that has a stored state
+	// or queued items, at start-up, streaming: a Store must not read all
+	// hosts into memory first. Queued counts the host's items per level in
+	// the store, and NextSeq is above every Seq of them (whatever the stored
+	// state says).
 	Load(fn func(HostState) error) error
 }
 
 // Change is one atomic step of the frontier's durable state.
 type Change struct {
-	Put   []Item      // items queued (Seq set)
-	Del   []Item      // items done (Host, Level and Seq identify them)
-	Drop  []string    // hosts whose whole queue is deleted
-	Hosts []HostState // the new state of every host this change touches
+	Put   []Item   // items queued (Seq set)
+	Del   []Item   // items done (Host, Level and Seq identify them)
+	Drop  []string // hosts whose whole queue is deleted
+	// Hosts holds the new politeness state of the hosts whose clock or
+	// budget changed (the completed lease's host). Putting items does not
+	// write a host's state: Load derives Queued and NextSeq from the
+	// queue itself, so discovering links on many hosts costs no extra
+	// writes.
+	Hosts []HostState
 	// Attach is opaque to the frontier: a caller's writes (the URL-seen
 	// keys of the items put) that a durable Store commits atomically with
 	// the change.
@@ -139,8 +146,25 @@ func compareSeq(a, b uint64) int {
 // Load implements Store.
 func (s *MemStore) Load(fn func(HostState) error) error {
 	s.mu.Lock()
-	hosts := make([]HostState, 0, len(s.hosts))
-	for _, h := range s.hosts {
+	byName := make(map[string]HostState, len(s.hosts))
+	for name, h := range s.hosts {
+		h.Queued = nil
+		byName[name] = h
+	}
+	for name, levels := range s.queues {
+		h := byName[name]
+		h.Host = name
+		h.Queued = make([]int, len(levels))
+		for l, q := range levels {
+			h.Queued[l] = len(q)
+			if len(q) > 0 {
+				h.NextSeq = max(h.NextSeq, q[len(q)-1].Seq)
+			}
+		}
+		byName[name] = h
+	}
+	hosts := make([]HostState, 0, len(byName))
+	for _, h := range byName {
 		hosts = append(hosts, h)
 	}
 	s.mu.Unlock()

@@ -15,6 +15,7 @@ package frontierdb
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -351,28 +352,85 @@ func (s *Store) iterator() (*pebble.Iterator, error) {
 	return it, nil
 }
 
-// Load implements frontier.Store: one streaming pass over the host states.
+// Load implements frontier.Store: one streaming pass over the host states
+// merged with one over the queue keys (which give each host's counts and
+// next seq), both in (partition, host) order.
 func (s *Store) Load(fn func(frontier.HostState) error) error {
-	it, err := s.db.NewIter(store.KindPrefix(store.KindHost))
+	hit, err := s.db.NewIter(store.KindPrefix(store.KindHost))
 	if err != nil {
 		return err
 	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		k, err := store.DecodeKey(it.Key())
-		if err != nil {
-			return fmt.Errorf("frontierdb: load: %w", err)
+	defer hit.Close()
+	qit, err := s.db.NewIter(store.KindPrefix(store.KindQueue))
+	if err != nil {
+		return err
+	}
+	defer qit.Close()
+	hOK, qOK := hit.First(), qit.First()
+	var hk, qk store.Key
+	decode := func(valid bool, key []byte, into *store.Key) (bool, error) {
+		if !valid {
+			return false, nil
 		}
-		h, err := decodeHostState(it.Value())
+		k, err := store.DecodeKey(key)
 		if err != nil {
-			return fmt.Errorf("frontierdb: load host %s: %w", k.Host, err)
+			return false, fmt.Errorf("frontierdb: load: %w", err)
 		}
-		h.Host = k.Host
+		*into = k
+		return true, nil
+	}
+	if hOK, err = decode(hOK, hit.Key(), &hk); err != nil {
+		return err
+	}
+	if qOK, err = decode(qOK, qit.Key(), &qk); err != nil {
+		return err
+	}
+	for hOK || qOK {
+		var h frontier.HostState
+		switch {
+		case hOK && (!qOK || before(hk, qk) <= 0):
+			if h, err = decodeHostState(hit.Value()); err != nil {
+				return fmt.Errorf("frontierdb: load host %s: %w", hk.Host, err)
+			}
+			h.Host, h.Queued = hk.Host, nil
+			hOK = hit.Next()
+			if hOK, err = decode(hOK, hit.Key(), &hk); err != nil {
+				return err
+			}
+		default:
+			h.Host = qk.Host
+		}
+		// The host's queue keys, if any, follow in the same order.
+		for qOK && qk.Host == h.Host {
+			for len(h.Queued) <= int(qk.Level) {
+				h.Queued = append(h.Queued, 0)
+			}
+			h.Queued[qk.Level]++
+			h.NextSeq = max(h.NextSeq, qk.Seq)
+			qOK = qit.Next()
+			if qOK, err = decode(qOK, qit.Key(), &qk); err != nil {
+				return err
+			}
+		}
 		if err := fn(h); err != nil {
 			return err
 		}
 	}
-	return it.Error()
+	if err := hit.Error(); err != nil {
+		return err
+	}
+	return qit.Error()
+}
+
+// before orders two decoded per-host keys by partition, then host.
+func before(a, b store.Key) int {
+	if a.Part != b.Part {
+		if a.Part < b.Part {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a.Host, b.Host)
 }
 
 // QueueLen counts the queue items in the store by scanning their keys
