@@ -37,9 +37,9 @@ type Store interface {
 
 // Change is one atomic step of the frontier's durable state.
 type Change struct {
-	Put   []Item   // items queued (Seq set)
-	Del   []Item   // items done (Host, Level and Seq identify them)
-	Drop  []string // hosts whose whole queue is deleted
+	Put  []Item   // items queued (Seq set)
+	Del  []Item   // items done (Host, Level and Seq identify them)
+	Drop []string // hosts whose whole queue is deleted
 	// Hosts holds the new politeness state of the hosts whose clock or
 	// budget changed (the completed lease's host). Putting items does not
 	// write a host's state: Load derives Queued and NextSeq from the
