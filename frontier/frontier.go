@@ -118,8 +118,8 @@ func (o Options) Validate() error {
 	bad := func(field string, v any, why string) {
 		errs = append(errs, fmt.Errorf("frontier: option %s = %v: %s", field, v, why))
 	}
-	if o.Levels < 0 || o.Levels > 16 {
-		bad("Levels", o.Levels, "want 1..16")
+	if o.Levels < 0 || o.Levels > maxLevels {
+		bad("Levels", o.Levels, fmt.Sprintf("want 1..%d", maxLevels))
 	}
 	if o.MaxDelay < 0 || (o.MaxDelay > 0 && o.MaxDelay < o.MinDelay) {
 		bad("MaxDelay", o.MaxDelay, "negative or below MinDelay")
@@ -209,10 +209,10 @@ type hostState struct {
 	name        string
 	part        partition.ID
 	ip          string
-	window      [][]Item // per level, head first
-	readSeq     []uint64 // per level, the highest Seq read into the window
-	unread      []int    // per level, items in the Store after readSeq
-	total       []int    // per level, items in the Store (leased ones included)
+	window      *[maxLevels][]Item // per level, head first; nil when all are empty
+	readSeq     [maxLevels]uint64  // per level, the highest Seq read into the window
+	unread      [maxLevels]int     // per level, items in the Store after readSeq
+	total       [maxLevels]int     // per level, items in the Store (leased ones included)
 	nextSeq     uint64
 	tick        uint64 // drives the biased level selector
 	inFlight    int
@@ -265,6 +265,39 @@ func New(opts Options) (*Frontier, error) {
 	return f, nil
 }
 
+// maxLevels is the most priority levels (Options.Levels): per-host arrays
+// of this size keep a host's memory small and fixed.
+const maxLevels = 4
+
+// win is h's window at level l.
+func (h *hostState) win(l int) []Item {
+	if h.window == nil {
+		return nil
+	}
+	return h.window[l]
+}
+
+// setWin sets h's window at level l, allocating the windows when needed
+// and freeing them when all are empty.
+func (h *hostState) setWin(l int, w []Item) {
+	if len(w) == 0 {
+		w = nil
+	}
+	if h.window == nil {
+		if w == nil {
+			return
+		}
+		h.window = new([maxLevels][]Item)
+	}
+	h.window[l] = w
+	for _, x := range h.window {
+		if len(x) > 0 {
+			return
+		}
+	}
+	h.window = nil
+}
+
 // state is h's durable state.
 func (h *hostState) state() HostState {
 	return HostState{
@@ -274,7 +307,7 @@ func (h *hostState) state() HostState {
 		CrawlDelay:  h.crawlDelay,
 		Leased:      h.leased,
 		NextSeq:     h.nextSeq,
-		Queued:      slices.Clone(h.total),
+		Queued:      slices.Clone(h.total[:]),
 		Dead:        h.dead,
 	}
 }
@@ -297,10 +330,6 @@ func (f *Frontier) host(name string) *hostState {
 		h = &hostState{
 			name:    name,
 			part:    partition.Of(name),
-			window:  make([][]Item, f.opts.Levels),
-			readSeq: make([]uint64, f.opts.Levels),
-			unread:  make([]int, f.opts.Levels),
-			total:   make([]int, f.opts.Levels),
 			heapIdx: -1,
 		}
 		f.hosts[name] = h
@@ -347,8 +376,8 @@ func (f *Frontier) overBudget(h *hostState) bool {
 
 func (h *hostState) pending() int {
 	n := 0
-	for l := range h.window {
-		n += len(h.window[l]) + h.unread[l]
+	for l := range maxLevels {
+		n += len(h.win(l)) + h.unread[l]
 	}
 	return n
 }
@@ -458,13 +487,13 @@ func (f *Frontier) take(h *hostState) (Item, bool) {
 	}
 	for i := range L {
 		l := (want + i) % L
-		if len(h.window[l]) == 0 && h.unread[l] > 0 {
+		if len(h.win(l)) == 0 && h.unread[l] > 0 {
 			f.refill(h, l)
 		}
-		if w := h.window[l]; len(w) > 0 {
+		if w := h.win(l); len(w) > 0 {
 			it := w[0]
 			w[0] = Item{}
-			h.window[l] = w[1:]
+			h.setWin(l, w[1:])
 			f.queued--
 			f.windowed--
 			return it, true
@@ -487,7 +516,7 @@ func (f *Frontier) refill(h *hostState, level int) {
 	}
 	h.unread[level] = max(0, h.unread[level]-len(items))
 	h.readSeq[level] = items[len(items)-1].Seq
-	h.window[level] = append(h.window[level], items...)
+	h.setWin(level, append(h.win(level), items...))
 	f.windowed += len(items)
 }
 
@@ -508,14 +537,14 @@ func (f *Frontier) unparkIP(ip string) {
 // dropHost discards h's queue, in memory now and in the store with ch.
 func (f *Frontier) dropHost(h *hostState, ch *Change) {
 	n := 0
-	for l := range h.window {
-		n += len(h.window[l]) + h.unread[l]
-		f.queued -= len(h.window[l]) + h.unread[l]
-		f.windowed -= len(h.window[l])
-		h.window[l] = nil
+	for l := range maxLevels {
+		n += len(h.win(l)) + h.unread[l]
+		f.queued -= len(h.win(l)) + h.unread[l]
+		f.windowed -= len(h.win(l))
 		h.unread[l] = 0
 		h.total[l] = 0
 	}
+	h.window = nil
 	f.dropped += n
 	h.dead = true
 	ch.Drop = append(ch.Drop, h.name)
@@ -565,7 +594,7 @@ func (f *Frontier) pushFront(h *hostState, it Item) {
 		return
 	}
 	l := it.Level
-	h.window[l] = append([]Item{it}, h.window[l]...)
+	h.setWin(l, append([]Item{it}, h.win(l)...))
 	f.queued++
 	f.windowed++
 	f.schedule(h)
