@@ -46,17 +46,8 @@ func TestRestoreReoffersLeasedAndKeepsClocks(t *testing.T) {
 		t.Fatalf("after restart Stats = %+v, want 3 queued (a2, b1 re-offered, c1)", s)
 	}
 	got := map[string]bool{}
-	for {
-		l, wait := f.Lease()
-		if l == nil {
-			if wait < 0 {
-				break
-			}
-			c.advance(wait)
-			continue
-		}
-		got[l.Item.URL] = true
-		<-must(f.Complete(l, Outcome{Status: 200}, nil))
+	for _, it := range drain(f, c) {
+		got[it.URL] = true
 	}
 	for _, u := range []string{"http://a.test/p2", "http://b.test/p1", "http://c.test/p1"} {
 		if !got[u] {
@@ -68,6 +59,24 @@ func TestRestoreReoffersLeasedAndKeepsClocks(t *testing.T) {
 	}
 	if store.Len() != 0 || !f.Done() {
 		t.Errorf("store holds %d items after all completed", store.Len())
+	}
+}
+
+// drain leases and completes everything f offers, moving the clock over
+// the gaps, and returns the items in lease order.
+func drain(f *Frontier, c *clock) []Item {
+	var out []Item
+	for {
+		l, wait := f.Lease()
+		if l == nil {
+			if wait < 0 {
+				return out
+			}
+			c.advance(wait)
+			continue
+		}
+		out = append(out, l.Item)
+		<-must(f.Complete(l, Outcome{Status: 200}, nil))
 	}
 }
 
@@ -98,17 +107,8 @@ func TestRestoreKeepsDeadHostsAndBudget(t *testing.T) {
 	}
 	f = restart(t, store, c, o)
 	leased := map[string]int{}
-	for {
-		l, wait := f.Lease()
-		if l == nil {
-			if wait < 0 {
-				break
-			}
-			c.advance(wait)
-			continue
-		}
-		leased[l.Item.Host]++
-		<-must(f.Complete(l, Outcome{Status: 200}, nil))
+	for _, it := range drain(f, c) {
+		leased[it.Host]++
 	}
 	if leased["b.test"] != 0 {
 		t.Errorf("dropped host b.test leased %d times after restart", leased["b.test"])
