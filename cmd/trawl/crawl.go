@@ -45,7 +45,7 @@ type crawlFlags struct {
 }
 
 func (cf *crawlFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&cf.data, "data", "./trawl-data", "data directory (WARC files, summary.json)")
+	fs.StringVar(&cf.data, "data", "./trawl-data", "data directory: state/ (the crawl, resumable), warc/, summary.json")
 	fs.Var(&cf.domains, "domain", "crawl only this domain and its subdomains (repeatable; default: the seeds' hosts)")
 	fs.IntVar(&cf.maxDepth, "max-depth", 20, "most links followed from a seed (0: no limit)")
 	fs.IntVar(&cf.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
