@@ -156,6 +156,11 @@ func Open(dir string, opts Options) (*DB, error) {
 		// group over half a memtable becomes a flushable batch and forces
 		// a tiny L0 table per commit, which then slows every read.
 		MemTableSize: memTableSize,
+		// Write-heavy: let L0 absorb more before compacting, and keep a
+		// larger base level, so that fewer, larger compactions run.
+		L0CompactionThreshold: 8,
+		L0StopWritesThreshold: 32,
+		LBaseMaxBytes:         256 << 20,
 		EventListener: &pebble.EventListener{
 			BackgroundError: func(err error) { db.fail(err) },
 		},
