@@ -67,7 +67,7 @@ type Crawler struct {
 	resumed  bool // the data directory held an earlier crawl
 
 	mu          sync.Mutex
-	robotsState map[string]*robotsProgress // origin → fetch in progress
+	robotsState map[string]*robotsProgress // origin → fetch in progress or failing; removed once settled
 	fatal       error                      // first error that stops the crawl
 	stopReason  string
 }
@@ -423,24 +423,29 @@ func (c *Crawler) handle(ctx context.Context, l *frontier.Lease) {
 		c.complete(l, frontier.Outcome{NotStarted: true})
 		return
 	}
-	if c.opts.MaxPages > 0 && c.stats.pagesStarted.Add(1) > int64(c.opts.MaxPages) {
+	if n := c.stats.pagesStarted.Add(1); c.opts.MaxPages > 0 && n > int64(c.opts.MaxPages) {
 		c.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
 		return
-	} else if c.opts.MaxPages == 0 {
-		c.stats.pagesStarted.Add(1)
 	}
 	c.fetchPage(ctx, l, u)
+}
+
+// robotsProgressFor returns origin's robots.txt progress, creating it.
+// c.mu must be held.
+func (c *Crawler) robotsProgressFor(origin string) *robotsProgress {
+	st := c.robotsState[origin]
+	if st == nil {
+		st = &robotsProgress{}
+		c.robotsState[origin] = st
+	}
+	return st
 }
 
 // fetchRobots fetches (one hop of) origin's robots.txt in l's slot and
 // puts l's item back: robots.txt fetches count towards the host's gap.
 func (c *Crawler) fetchRobots(ctx context.Context, l *frontier.Lease, origin string) {
 	c.mu.Lock()
-	st := c.robotsState[origin]
-	if st == nil {
-		st = &robotsProgress{}
-		c.robotsState[origin] = st
-	}
+	st := c.robotsProgressFor(origin)
 	target := st.next
 	c.mu.Unlock()
 	if target == "" {
@@ -489,7 +494,10 @@ func (c *Crawler) fetchRobots(ctx context.Context, l *frontier.Lease, origin str
 	if pol.Unavailable() {
 		st.failures++
 	} else {
+		// Settled: the cache (and the store) hold the answer now, and the
+		// map stays the size of the fetches in progress.
 		st.failures = 0
+		delete(c.robotsState, origin)
 	}
 	failures := st.failures
 	c.mu.Unlock()
@@ -532,11 +540,7 @@ func (c *Crawler) loadRobots(host, origin string) (*robots.Policy, bool) {
 	if n, ok := decodeRobotsFailures(v); ok {
 		// Unreachable so far: carry on counting the attempts.
 		c.mu.Lock()
-		st := c.robotsState[origin]
-		if st == nil {
-			st = &robotsProgress{}
-			c.robotsState[origin] = st
-		}
+		st := c.robotsProgressFor(origin)
 		st.failures = max(st.failures, n)
 		c.mu.Unlock()
 		return nil, false
