@@ -15,11 +15,8 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
-
-	"github.com/trawl-crawler/trawl/partition"
 )
 
 // Item is one URL waiting in the frontier.
@@ -153,8 +150,8 @@ type Lease struct {
 	Deadline time.Time // when it is re-offered if not completed
 
 	host     *hostState
-	prevNext time.Time // host's next allowed time before this lease
-	ip       string    // IP charged for this lease ("" if none)
+	prevNext mono   // host's next allowed time before this lease
+	ip       string // IP charged for this lease ("" if none)
 	done     bool
 }
 
@@ -192,10 +189,15 @@ type Frontier struct {
 	opts Options
 
 	mu       sync.Mutex
-	hosts    map[string]*hostState
+	clock    epochClock
+	hosts    *hostTable
 	ready    hostHeap // hosts with work, under their parallel cap, ordered by next allowed time
 	ipFlight map[string]int
 	ipParked map[string][]*hostState // hosts waiting for their IP's cap
+	ips      []string                // hostState.ip-1 → IP address
+	ipIndex  map[string]int32        // IP address → hostState.ip
+	windows  []*[maxLevels][]Item    // hostState.window-1 → the host's items in memory, per level, head first
+	freeWins []int32                 // unused entries of windows
 	leases   []*Lease                // in lease order; deadlines are ascending
 	nextID   uint64
 	queued   int // items waiting: in windows or unread in the store
@@ -203,26 +205,6 @@ type Frontier struct {
 	inFlight int
 	dropped  int
 	changed  chan struct{}
-}
-
-type hostState struct {
-	name        string
-	part        partition.ID
-	ip          string
-	window      *[maxLevels][]Item // per level, head first; nil when all are empty
-	readSeq     [maxLevels]uint64  // per level, the highest Seq read into the window
-	unread      [maxLevels]int     // per level, items in the Store after readSeq
-	total       [maxLevels]int     // per level, items in the Store (leased ones included)
-	nextSeq     uint64
-	tick        uint64 // drives the biased level selector
-	inFlight    int
-	nextAllowed time.Time
-	crawlDelay  time.Duration
-	backoff     time.Duration
-	leased      int // towards HostBudget
-	dead        bool
-	parked      bool
-	heapIdx     int // index in ready, -1 if not there
 }
 
 // New returns a Frontier holding what opts.Store holds: empty for a new
@@ -234,26 +216,27 @@ func New(opts Options) (*Frontier, error) {
 	}
 	f := &Frontier{
 		opts:     opts.withDefaults(),
-		hosts:    make(map[string]*hostState),
+		hosts:    newHostTable(),
 		ipFlight: make(map[string]int),
 		ipParked: make(map[string][]*hostState),
+		ipIndex:  make(map[string]int32),
 		changed:  make(chan struct{}, 1),
 	}
+	f.ready.t = f.hosts
 	now := f.opts.Now()
+	f.clock = epochClock{epoch: now}
 	err := f.opts.Store.Load(func(hs HostState) error {
 		h := f.host(hs.Host)
-		h.nextAllowed, h.backoff, h.crawlDelay = hs.NextAllowed, hs.Backoff, hs.CrawlDelay
+		h.nextAllowed, h.backoff, h.crawlDelay = f.clock.mono(hs.NextAllowed), hs.Backoff, hs.CrawlDelay
 		// A fetch may have been in flight when the last run stopped; its
 		// start was never recorded. So no host is contacted sooner than one
 		// full delay after start-up, whatever its stored clock says.
-		if next := now.Add(f.delay(h)); next.After(h.nextAllowed) {
-			h.nextAllowed = next
-		}
-		h.leased, h.nextSeq, h.dead = hs.Leased, hs.NextSeq, hs.Dead
+		h.nextAllowed = max(h.nextAllowed, f.clock.mono(now.Add(f.delay(h))))
+		h.leased, h.nextSeq, h.dead = int32(hs.Leased), hs.NextSeq, hs.Dead
 		for l, n := range hs.Queued {
 			l = min(l, f.opts.Levels-1)
-			h.total[l] += n
-			h.unread[l] += n
+			h.total[l] += int32(n)
+			h.unread[l] += int32(n)
 			f.queued += n
 		}
 		f.schedule(h)
@@ -270,44 +253,84 @@ func New(opts Options) (*Frontier, error) {
 const maxLevels = 4
 
 // win is h's window at level l.
-func (h *hostState) win(l int) []Item {
-	if h.window == nil {
+func (f *Frontier) win(h *hostState, l int) []Item {
+	if h.window == 0 {
 		return nil
 	}
-	return h.window[l]
+	return f.windows[h.window-1][l]
 }
 
-// setWin sets h's window at level l, allocating the windows when needed
-// and freeing them when all are empty.
-func (h *hostState) setWin(l int, w []Item) {
+// setWin sets h's window at level l, taking a set of windows when needed
+// and giving it back when all are empty.
+func (f *Frontier) setWin(h *hostState, l int, w []Item) {
 	if len(w) == 0 {
 		w = nil
 	}
-	if h.window == nil {
+	if h.window == 0 {
 		if w == nil {
 			return
 		}
-		h.window = new([maxLevels][]Item)
+		if n := len(f.freeWins); n > 0 {
+			h.window = f.freeWins[n-1]
+			f.freeWins = f.freeWins[:n-1]
+		} else {
+			f.windows = append(f.windows, new([maxLevels][]Item))
+			h.window = int32(len(f.windows))
+		}
 	}
-	h.window[l] = w
-	for _, x := range h.window {
+	ws := f.windows[h.window-1]
+	ws[l] = w
+	for _, x := range ws {
 		if len(x) > 0 {
 			return
 		}
 	}
-	h.window = nil
+	f.freeWindows(h)
+}
+
+// freeWindows gives h's set of windows back.
+func (f *Frontier) freeWindows(h *hostState) {
+	if h.window == 0 {
+		return
+	}
+	*f.windows[h.window-1] = [maxLevels][]Item{}
+	f.freeWins = append(f.freeWins, h.window)
+	h.window = 0
+}
+
+// ip is the IP address h resolved to, "" if not known.
+func (f *Frontier) ip(h *hostState) string {
+	if h.ip == 0 {
+		return ""
+	}
+	return f.ips[h.ip-1]
+}
+
+// setIP records the IP address h resolved to.
+func (f *Frontier) setIP(h *hostState, ip string) {
+	i, ok := f.ipIndex[ip]
+	if !ok {
+		f.ips = append(f.ips, ip)
+		i = int32(len(f.ips))
+		f.ipIndex[ip] = i
+	}
+	h.ip = i
 }
 
 // state is h's durable state.
-func (h *hostState) state() HostState {
+func (f *Frontier) state(h *hostState) HostState {
+	queued := make([]int, maxLevels)
+	for l, n := range h.total {
+		queued[l] = int(n)
+	}
 	return HostState{
-		Host:        h.name,
-		NextAllowed: h.nextAllowed,
+		Host:        f.hosts.name(h),
+		NextAllowed: f.clock.time(h.nextAllowed),
 		Backoff:     h.backoff,
 		CrawlDelay:  h.crawlDelay,
-		Leased:      h.leased,
+		Leased:      int(h.leased),
 		NextSeq:     h.nextSeq,
-		Queued:      slices.Clone(h.total[:]),
+		Queued:      queued,
 		Dead:        h.dead,
 	}
 }
@@ -324,16 +347,13 @@ func (f *Frontier) signal() {
 	}
 }
 
+// host returns the state of the host called name, making it if new.
 func (f *Frontier) host(name string) *hostState {
-	h := f.hosts[name]
-	if h == nil {
-		h = &hostState{
-			name:    name,
-			part:    partition.Of(name),
-			heapIdx: -1,
-		}
-		f.hosts[name] = h
+	if h := f.hosts.find(name); h != nil {
+		return h
 	}
+	h := f.hosts.add(name)
+	h.nextAllowed = noTime
 	return h
 }
 
@@ -371,13 +391,13 @@ func (f *Frontier) put(ch *Change, items []Item) {
 }
 
 func (f *Frontier) overBudget(h *hostState) bool {
-	return f.opts.HostBudget > 0 && h.leased >= f.opts.HostBudget
+	return f.opts.HostBudget > 0 && int(h.leased) >= f.opts.HostBudget
 }
 
-func (h *hostState) pending() int {
+func (f *Frontier) pending(h *hostState) int {
 	n := 0
 	for l := range maxLevels {
-		n += len(h.win(l)) + h.unread[l]
+		n += len(f.win(h, l)) + int(h.unread[l])
 	}
 	return n
 }
@@ -385,14 +405,14 @@ func (h *hostState) pending() int {
 // schedule puts h in the ready heap if it has work, room for another lease
 // and is not parked; otherwise takes it out.
 func (f *Frontier) schedule(h *hostState) {
-	want := !h.dead && !h.parked && h.inFlight < f.opts.MaxParallel && h.pending() > 0
+	want := !h.dead && !h.parked && int(h.inFlight) < f.opts.MaxParallel && f.pending(h) > 0
 	switch {
 	case want && h.heapIdx < 0:
 		heap.Push(&f.ready, h)
 	case want:
-		heap.Fix(&f.ready, h.heapIdx)
+		heap.Fix(&f.ready, int(h.heapIdx))
 	case h.heapIdx >= 0:
-		heap.Remove(&f.ready, h.heapIdx)
+		heap.Remove(&f.ready, int(h.heapIdx))
 	}
 }
 
@@ -405,18 +425,18 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 	now := f.opts.Now()
 	f.expire(now)
 	for f.ready.Len() > 0 {
-		h := f.ready[0]
-		if h.nextAllowed.After(now) {
+		h := f.ready.top()
+		if h.nextAllowed > f.clock.mono(now) {
 			return nil, f.wait(now)
 		}
 		if f.overBudget(h) {
 			ch := &Change{}
 			f.dropHost(h, ch)
-			ch.Hosts = append(ch.Hosts, h.state())
+			ch.Hosts = append(ch.Hosts, f.state(h))
 			f.opts.Store.Write(ch) // durability of a drop is not waited for
 			continue
 		}
-		if h.ip != "" && f.ipFlight[h.ip] >= f.opts.IPMaxParallel {
+		if ip := f.ip(h); ip != "" && f.ipFlight[ip] >= f.opts.IPMaxParallel {
 			f.park(h)
 			continue
 		}
@@ -434,7 +454,7 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 func (f *Frontier) wait(now time.Time) time.Duration {
 	w := time.Duration(-1)
 	if f.ready.Len() > 0 {
-		w = max(0, f.ready[0].nextAllowed.Sub(now))
+		w = max(0, time.Duration(f.ready.top().nextAllowed-f.clock.mono(now)))
 	}
 	if len(f.leases) > 0 {
 		d := max(0, f.leases[0].Deadline.Sub(now))
@@ -454,7 +474,7 @@ func (f *Frontier) lease(h *hostState, it Item, now time.Time) *Lease {
 		Deadline: now.Add(f.opts.LeaseTimeout),
 		host:     h,
 		prevNext: h.nextAllowed,
-		ip:       h.ip,
+		ip:       f.ip(h),
 	}
 	h.inFlight++
 	h.leased++
@@ -465,7 +485,7 @@ func (f *Frontier) lease(h *hostState, it Item, now time.Time) *Lease {
 	if f.opts.MaxParallel > 1 {
 		// The next fetch may start one delay after this one, while this
 		// one is still in flight; Complete pushes it later if need be.
-		h.nextAllowed = now.Add(f.delay(h))
+		h.nextAllowed = f.clock.mono(now.Add(f.delay(h)))
 	}
 	f.leases = append(f.leases, l)
 	f.schedule(h)
@@ -487,13 +507,13 @@ func (f *Frontier) take(h *hostState) (Item, bool) {
 	}
 	for i := range L {
 		l := (want + i) % L
-		if len(h.win(l)) == 0 && h.unread[l] > 0 {
+		if len(f.win(h, l)) == 0 && h.unread[l] > 0 {
 			f.refill(h, l)
 		}
-		if w := h.win(l); len(w) > 0 {
+		if w := f.win(h, l); len(w) > 0 {
 			it := w[0]
 			w[0] = Item{}
-			h.setWin(l, w[1:])
+			f.setWin(h, l, w[1:])
 			f.queued--
 			f.windowed--
 			return it, true
@@ -507,22 +527,23 @@ func (f *Frontier) refill(h *hostState, level int) {
 	if f.windowed >= f.opts.WindowBudget {
 		n = 1
 	}
-	items, err := f.opts.Store.Read(h.name, level, h.readSeq[level], n)
+	items, err := f.opts.Store.Read(f.hosts.name(h), level, h.readSeq[level], n)
 	if err != nil || len(items) == 0 {
 		// The store lost track; forget its count rather than spin.
-		f.queued -= h.unread[level]
+		f.queued -= int(h.unread[level])
 		h.unread[level] = 0
 		return
 	}
-	h.unread[level] = max(0, h.unread[level]-len(items))
+	h.unread[level] = max(0, h.unread[level]-int32(len(items)))
 	h.readSeq[level] = items[len(items)-1].Seq
-	h.setWin(level, append(h.win(level), items...))
+	f.setWin(h, level, append(f.win(h, level), items...))
 	f.windowed += len(items)
 }
 
 func (f *Frontier) park(h *hostState) {
 	h.parked = true
-	f.ipParked[h.ip] = append(f.ipParked[h.ip], h)
+	ip := f.ip(h)
+	f.ipParked[ip] = append(f.ipParked[ip], h)
 	f.schedule(h)
 }
 
@@ -538,16 +559,17 @@ func (f *Frontier) unparkIP(ip string) {
 func (f *Frontier) dropHost(h *hostState, ch *Change) {
 	n := 0
 	for l := range maxLevels {
-		n += len(h.win(l)) + h.unread[l]
-		f.queued -= len(h.win(l)) + h.unread[l]
-		f.windowed -= len(h.win(l))
+		k := len(f.win(h, l)) + int(h.unread[l])
+		n += k
+		f.queued -= k
+		f.windowed -= len(f.win(h, l))
 		h.unread[l] = 0
 		h.total[l] = 0
 	}
-	h.window = nil
+	f.freeWindows(h)
 	f.dropped += n
 	h.dead = true
-	ch.Drop = append(ch.Drop, h.name)
+	ch.Drop = append(ch.Drop, f.hosts.name(h))
 	f.schedule(h)
 }
 
@@ -594,7 +616,7 @@ func (f *Frontier) pushFront(h *hostState, it Item) {
 		return
 	}
 	l := it.Level
-	h.setWin(l, append([]Item{it}, h.win(l)...))
+	f.setWin(h, l, append([]Item{it}, f.win(h, l)...))
 	f.queued++
 	f.windowed++
 	f.schedule(h)
@@ -608,7 +630,7 @@ func (f *Frontier) SetIP(l *Lease, ip string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	h := l.host
-	h.ip = ip
+	f.setIP(h, ip)
 	if l.done || l.ip == ip {
 		return l.ip == ip
 	}
@@ -684,7 +706,7 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 		}
 	}
 	f.put(ch, add)
-	ch.Hosts = append(ch.Hosts, h.state())
+	ch.Hosts = append(ch.Hosts, f.state(h))
 	f.schedule(h)
 	f.signal()
 	return f.opts.Store.Write(ch), nil
@@ -701,11 +723,11 @@ func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
 		}
 	}
 	gap := min(max(base, h.backoff), max(f.opts.MaxDelay, base))
-	next := now.Add(gap)
-	if ra := min(o.RetryAfter, f.opts.MaxRetryAfter); ra > 0 && now.Add(ra).After(next) {
-		next = now.Add(ra)
+	next := f.clock.mono(now.Add(gap))
+	if ra := min(o.RetryAfter, f.opts.MaxRetryAfter); ra > 0 {
+		next = max(next, f.clock.mono(now.Add(ra)))
 	}
-	if f.opts.MaxParallel == 1 || next.After(h.nextAllowed) {
+	if f.opts.MaxParallel == 1 || next > h.nextAllowed {
 		h.nextAllowed = next
 	}
 }
@@ -738,9 +760,10 @@ func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.opts.Now()
-	s := Stats{Queued: f.queued, InFlight: f.inFlight, Hosts: len(f.hosts), Dropped: f.dropped}
-	for _, h := range f.ready {
-		if h.nextAllowed.After(now) {
+	s := Stats{Queued: f.queued, InFlight: f.inFlight, Hosts: f.hosts.len(), Dropped: f.dropped}
+	mnow := f.clock.mono(now)
+	for _, id := range f.ready.ids {
+		if f.hosts.at(id).nextAllowed > mnow {
 			s.Waiting++
 		} else {
 			s.Ready++
@@ -749,11 +772,11 @@ func (f *Frontier) Stats() Stats {
 	for _, hs := range f.ipParked {
 		s.Parked += len(hs)
 	}
-	for _, h := range f.hosts {
+	f.hosts.each(func(h *hostState) {
 		if h.backoff > 0 {
 			s.Backoff++
 		}
-	}
+	})
 	return s
 }
 
@@ -763,38 +786,4 @@ func (f *Frontier) Done() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.inFlight == 0 && f.ready.Len() == 0 && len(f.ipParked) == 0
-}
-
-// hostHeap is a min-heap of hosts by next allowed time.
-type hostHeap []*hostState
-
-func (q hostHeap) Len() int { return len(q) }
-func (q hostHeap) Less(i, j int) bool {
-	if c := q[i].nextAllowed.Compare(q[j].nextAllowed); c != 0 {
-		return c < 0
-	}
-	// Ties (every host ready at start-up) go in the store's key order, so
-	// that consecutive window reads touch neighbouring keys.
-	if q[i].part != q[j].part {
-		return q[i].part < q[j].part
-	}
-	return q[i].name < q[j].name
-}
-func (q hostHeap) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].heapIdx = i
-	q[j].heapIdx = j
-}
-func (q *hostHeap) Push(x any) {
-	h := x.(*hostState)
-	h.heapIdx = len(*q)
-	*q = append(*q, h)
-}
-func (q *hostHeap) Pop() any {
-	old := *q
-	h := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	h.heapIdx = -1
-	return h
 }

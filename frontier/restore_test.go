@@ -36,10 +36,10 @@ func TestRestoreReoffersLeasedAndKeepsClocks(t *testing.T) {
 	if err != nil || <-done != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	wantNext := f.hosts[la.Item.Host].nextAllowed
+	wantNext := nextAllowedOf(f, la.Item.Host)
 	// Crash with lb in flight.
 	f = restart(t, store, c, o)
-	if got := f.hosts[la.Item.Host].nextAllowed; !got.Equal(wantNext) {
+	if got := nextAllowedOf(f, la.Item.Host); !got.Equal(wantNext) {
 		t.Errorf("%s next allowed after restart = %v, want %v", la.Item.Host, got, wantNext)
 	}
 	if s := f.Stats(); s.Queued != 3 || s.InFlight != 0 {
@@ -201,4 +201,11 @@ func TestRestoreWaitsOneGap(t *testing.T) {
 	mustLease(t, f)      // in flight at the crash
 	f = restart(t, store, c, o)
 	noLease(t, f, time.Second)
+}
+
+// nextAllowedOf is when host may be contacted next.
+func nextAllowedOf(f *Frontier, host string) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.clock.time(f.hosts.find(host).nextAllowed)
 }

@@ -56,10 +56,14 @@ type Store struct {
 	itGen            uint64
 	itLower, itUpper []byte
 
-	// unsynced holds the items put by changes not yet committed, per host
-	// in Seq order, so that Read sees the frontier's own writes at once
-	// (the frontier counts an item as queued the moment it puts it).
-	unsynced map[string][]frontier.Item
+	// unsynced lists the changes with puts that are not yet committed, in
+	// write order, so that Read sees the frontier's own writes at once (the
+	// frontier counts an item as queued the moment it puts it); unsyncedN
+	// counts their items per host, so that Read scans unsynced only for a
+	// host that has some. Neither is copied per item: a commit group
+	// leaves from the front.
+	unsynced  []*frontier.Change
+	unsyncedN map[string]int32
 }
 
 type pending struct {
@@ -80,7 +84,7 @@ func New(db *store.DB, opts Options) *Store {
 		opts:     opts,
 		changes:  make(chan pending, opts.QueueLen),
 		stopped:  make(chan struct{}),
-		unsynced: make(map[string][]frontier.Item),
+		unsyncedN: make(map[string]int32),
 	}
 	go s.commitLoop()
 	return s
@@ -100,11 +104,14 @@ func (s *Store) Write(ch *frontier.Change) <-chan error {
 		err = ErrClosed
 	case err != nil:
 	default:
-		s.mu.Lock()
-		for _, it := range ch.Put {
-			s.unsynced[it.Host] = append(s.unsynced[it.Host], it)
+		if len(ch.Put) > 0 {
+			s.mu.Lock()
+			for i := range ch.Put {
+				s.unsyncedN[ch.Put[i].Host]++
+			}
+			s.unsynced = append(s.unsynced, ch)
+			s.mu.Unlock()
 		}
-		s.mu.Unlock()
 		s.changes <- pending{ch, done}
 		return done
 	}
@@ -138,11 +145,21 @@ func (s *Store) Close() error {
 	return s.err
 }
 
+// commitLoop applies the changes, group by group in write order, and hands
+// each applied group to syncLoop, which makes it durable and acknowledges
+// it: the fsync of one group overlaps the encoding and applying of the next.
 func (s *Store) commitLoop() {
-	defer close(s.stopped)
-	group := make([]pending, 0, s.opts.MaxGroup)
+	synced := make(chan []pending, syncQueueLen)
+	syncDone := make(chan struct{})
+	go s.syncLoop(synced, syncDone)
+	defer func() {
+		close(synced)
+		<-syncDone
+		close(s.stopped)
+	}()
 	for p := range s.changes {
-		group = append(group[:0], p)
+		group := make([]pending, 1, s.opts.MaxGroup)
+		group[0] = p
 		ops := changeOps(p.ch)
 	drain:
 		// Stop at MaxGroup changes or maxGroupOps writes: a batch over
@@ -159,14 +176,67 @@ func (s *Store) commitLoop() {
 				break drain
 			}
 		}
-		err := s.commit(group)
+		err := s.apply(group)
+		// Applied changes are visible to Read in the store.
 		s.commitGen.Add(1)
 		s.forget(group)
-		for _, q := range group {
-			q.done <- err
-			close(q.done)
+		if err != nil {
+			s.ack(group, err)
+			continue
 		}
+		synced <- group
 	}
+}
+
+// syncQueueLen bounds the applied groups waiting for an fsync.
+const syncQueueLen = 64
+
+// syncLoop makes applied groups durable: one WAL fsync for every group
+// applied before it starts, then their acknowledgements.
+func (s *Store) syncLoop(applied <-chan []pending, done chan<- struct{}) {
+	defer close(done)
+	var groups [][]pending
+	for g := range applied {
+		groups = append(groups[:0], g)
+	drain:
+		for {
+			select {
+			case g, ok := <-applied:
+				if !ok {
+					break drain
+				}
+				groups = append(groups, g)
+			default:
+				break drain
+			}
+		}
+		err := s.db.SyncWAL()
+		if err != nil {
+			err = fmt.Errorf("frontierdb: sync: %w", err)
+			s.setErr(err)
+		}
+		for _, g := range groups {
+			s.ack(g, err)
+		}
+		clear(groups)
+	}
+}
+
+// ack gives every change of group its outcome.
+func (s *Store) ack(group []pending, err error) {
+	for _, q := range group {
+		q.done <- err
+		close(q.done)
+	}
+}
+
+// setErr records the first failure; every later Write fails with it.
+func (s *Store) setErr(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
 }
 
 // maxGroupOps bounds the writes of one commit group: about 10 MiB of
@@ -177,33 +247,40 @@ func changeOps(ch *frontier.Change) int {
 	return len(ch.Put)*2 + len(ch.Del) + len(ch.Hosts) + len(ch.Drop)
 }
 
-// forget drops the items of a committed (or failed) group from unsynced:
-// they are on disk now (or the crawl is stopping).
+// forget drops the changes of a committed (or failed) group from
+// unsynced: they are on disk now (or the crawl is stopping). Changes are
+// committed in write order, so they are at the front of unsynced.
 func (s *Store) forget(group []pending) {
-	last := map[string]uint64{}
-	for _, p := range group {
-		for _, it := range p.ch.Put {
-			last[it.Host] = max(last[it.Host], it.Seq)
-		}
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for host, seq := range last {
-		q := s.unsynced[host]
-		i := 0
-		for i < len(q) && q[i].Seq <= seq {
-			i++
+	n := 0
+	for _, p := range group {
+		if len(p.ch.Put) == 0 {
+			continue
 		}
-		if i == len(q) {
-			delete(s.unsynced, host)
-		} else {
-			s.unsynced[host] = append([]frontier.Item(nil), q[i:]...)
+		if n >= len(s.unsynced) || s.unsynced[n] != p.ch {
+			panic("frontierdb: changes committed out of write order")
 		}
+		n++
+		for i := range p.ch.Put {
+			h := p.ch.Put[i].Host
+			if c := s.unsyncedN[h] - 1; c > 0 {
+				s.unsyncedN[h] = c
+			} else {
+				delete(s.unsyncedN, h)
+			}
+		}
+	}
+	clear(s.unsynced[:n])
+	s.unsynced = s.unsynced[n:]
+	if len(s.unsynced) == 0 {
+		s.unsynced = s.unsynced[:0:0]
 	}
 }
 
-// commit encodes group into batches and commits them as one.
-func (s *Store) commit(group []pending) error {
+// apply encodes group into batches and applies them as one, without
+// waiting for durability.
+func (s *Store) apply(group []pending) error {
 	s.mu.Lock()
 	failed := s.err
 	s.mu.Unlock()
@@ -228,7 +305,7 @@ func (s *Store) commit(group []pending) error {
 		}
 	}
 	if err == nil {
-		err = s.db.CommitGroup(batches)
+		err = s.db.ApplyGroup(batches)
 	} else {
 		for _, b := range batches {
 			b.Close()
@@ -236,11 +313,7 @@ func (s *Store) commit(group []pending) error {
 	}
 	if err != nil {
 		err = fmt.Errorf("frontierdb: commit %d changes: %w", len(group), err)
-		s.mu.Lock()
-		if s.err == nil {
-			s.err = err
-		}
-		s.mu.Unlock()
+		s.setErr(err)
 	}
 	return err
 }
@@ -288,9 +361,13 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 	// later Read finds it.
 	s.mu.Lock()
 	var mem []frontier.Item
-	for _, x := range s.unsynced[host] {
-		if x.Level == level && x.Seq > after {
-			mem = append(mem, x)
+	if s.unsyncedN[host] > 0 {
+		for _, ch := range s.unsynced {
+			for i := range ch.Put {
+				if x := &ch.Put[i]; x.Host == host && x.Level == level && x.Seq > after {
+					mem = append(mem, *x)
+				}
+			}
 		}
 	}
 	s.mu.Unlock()

@@ -438,7 +438,40 @@ func (db *DB) Commit(b *Batch) error { return db.commit(b, pebble.Sync) }
 // every batch; each one's OnDone functions see the group's outcome. A
 // single writer that must keep its changes in order (the frontier's
 // committer) uses it to get group commit without reordering.
-func (db *DB) CommitGroup(bs []*Batch) error {
+func (db *DB) CommitGroup(bs []*Batch) error { return db.applyGroup(bs, pebble.Sync) }
+
+// ApplyGroup is CommitGroup without waiting for durability: it returns
+// once the group is applied and visible to reads. The group becomes durable
+// with the next SyncWAL (or synced commit) by anyone, since the WAL is
+// written in order, and is lost in a crash before then. OnDone functions
+// run when it is applied. A writer that must keep its changes in order
+// applies group after group with it while another goroutine calls SyncWAL
+// and acknowledges what was applied before: the fsync of one group then
+// overlaps the building of the next.
+func (db *DB) ApplyGroup(bs []*Batch) error { return db.applyGroup(bs, pebble.NoSync) }
+
+// SyncWAL returns once everything applied before the call is durable (one
+// fsync of the WAL, shared with concurrent commits).
+func (db *DB) SyncWAL() error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return ErrClosed
+	}
+	if err := db.Err(); err != nil {
+		return err
+	}
+	// A log-data record is written to the WAL only (never to a memtable),
+	// and a synced one makes every record before it durable.
+	if err := db.pdb.LogData(nil, pebble.Sync); err != nil {
+		db.fail(err)
+		return fmt.Errorf("store: %s: sync: %w", db.dir, err)
+	}
+	// Pebble reports WAL failures through Logger.Fatalf and then returns nil.
+	return db.Err()
+}
+
+func (db *DB) applyGroup(bs []*Batch, o *pebble.WriteOptions) error {
 	if len(bs) == 0 {
 		return nil
 	}
@@ -447,18 +480,31 @@ func (db *DB) CommitGroup(bs []*Batch) error {
 			return fmt.Errorf("store: %s: commit of a consumed batch", db.dir)
 		}
 	}
-	first := bs[0]
 	var err error
-	for _, b := range bs[1:] {
-		if err = first.b.Apply(b.b, nil); err != nil {
-			err = fmt.Errorf("store: %s: merge batches: %w", db.dir, err)
-			break
-		}
-	}
-	if err == nil {
+	if len(bs) == 1 {
 		db.mu.RLock()
-		err = db.commitLocked(first, pebble.Sync)
+		err = db.commitLocked(bs[0].b, o)
 		db.mu.RUnlock()
+	} else {
+		// Merge into one batch sized for all of them: growing the first
+		// batch by appending the others copied it again at every doubling.
+		size := 0
+		for _, b := range bs {
+			size += b.b.Len()
+		}
+		merged := db.pdb.NewBatchWithSize(size)
+		for _, b := range bs {
+			if err = merged.Apply(b.b, nil); err != nil {
+				err = fmt.Errorf("store: %s: merge batches: %w", db.dir, err)
+				break
+			}
+		}
+		if err == nil {
+			db.mu.RLock()
+			err = db.commitLocked(merged, o)
+			db.mu.RUnlock()
+		}
+		merged.Close()
 	}
 	for _, b := range bs {
 		b.finish(err)
@@ -477,19 +523,19 @@ func (db *DB) commit(b *Batch, o *pebble.WriteOptions) error {
 	}
 	db.mu.RLock()
 	defer db.mu.RUnlock()
-	err := db.commitLocked(b, o)
+	err := db.commitLocked(b.b, o)
 	b.finish(err)
 	return err
 }
 
-func (db *DB) commitLocked(b *Batch, o *pebble.WriteOptions) error {
+func (db *DB) commitLocked(b *pebble.Batch, o *pebble.WriteOptions) error {
 	if db.closed {
 		return ErrClosed
 	}
 	if err := db.Err(); err != nil {
 		return err
 	}
-	if err := db.pdb.Apply(b.b, o); err != nil {
+	if err := db.pdb.Apply(b, o); err != nil {
 		db.fail(err)
 		return fmt.Errorf("store: %s: commit: %w", db.dir, err)
 	}

@@ -1,0 +1,224 @@
+package frontier
+
+import (
+	"hash/maphash"
+	"math"
+	"time"
+	"unsafe"
+
+	"github.com/trawl-crawler/trawl/partition"
+)
+
+// A crawl knows millions of hosts, and the garbage collector would visit
+// every pointer in their states at every cycle. So host states hold no
+// pointers: they live in fixed-size chunks (a pointer per chunk, not per
+// host), their names in an append-only byte arena, their index is a map
+// from a 64-bit name hash to a hostID (no string keys), and the ready heap
+// holds hostIDs. A *hostState is stable once made (chunks never move) and
+// may be held while f.mu is.
+
+// hostID numbers hosts in the order they became known, from 0.
+type hostID int32
+
+// hostState is what the frontier knows of one host. No pointers (see above).
+type hostState struct {
+	id     hostID
+	part   partition.ID
+	dead   bool
+	parked bool
+	name   nameRef
+	ip     int32 // index+1 into Frontier.ips; 0: not resolved yet
+	window int32 // index+1 into Frontier.windows; 0: no items held
+
+	readSeq [maxLevels]uint64 // per level, the highest Seq read into the window
+	unread  [maxLevels]int32  // per level, items in the Store after readSeq
+	total   [maxLevels]int32  // per level, items in the Store (leased ones included)
+
+	nextSeq     uint64
+	tick        uint64 // drives the biased level selector
+	nextAllowed mono   // when the host may be contacted next
+	crawlDelay  time.Duration
+	backoff     time.Duration
+	inFlight    int32
+	leased      int32 // towards HostBudget
+	heapIdx     int32 // index in ready, -1 if not there
+}
+
+// hostChunk is the number of host states allocated together.
+const hostChunk = 4096
+
+// hostTable holds every host's state. Not safe for concurrent use: the
+// frontier's lock guards it.
+type hostTable struct {
+	chunks [][]hostState // each of length hostChunk
+	n      int
+	names  nameArena
+	hash   func(string) uint64
+	// byHash finds a host by the hash of its name; collided holds the
+	// names whose hash an earlier host's name already had.
+	byHash   map[uint64]hostID
+	collided map[string]hostID
+}
+
+func newHostTable() *hostTable {
+	seed := maphash.MakeSeed()
+	return &hostTable{
+		hash:   func(s string) uint64 { return maphash.String(seed, s) },
+		byHash: make(map[uint64]hostID),
+	}
+}
+
+// len is the number of hosts.
+func (t *hostTable) len() int { return t.n }
+
+// at returns the state of host id.
+func (t *hostTable) at(id hostID) *hostState {
+	return &t.chunks[id/hostChunk][id%hostChunk]
+}
+
+// name returns h's name. The string shares the arena's memory, which is
+// never written again.
+func (t *hostTable) name(h *hostState) string { return t.names.get(h.name) }
+
+// find returns the host called name, or nil.
+func (t *hostTable) find(name string) *hostState {
+	if id, ok := t.byHash[t.hash(name)]; ok {
+		if h := t.at(id); t.name(h) == name {
+			return h
+		}
+	}
+	if id, ok := t.collided[name]; ok {
+		return t.at(id)
+	}
+	return nil
+}
+
+// add makes a state for a new host called name (find returned nil).
+func (t *hostTable) add(name string) *hostState {
+	if t.n == math.MaxInt32 {
+		panic("frontier: more than 2^31-1 hosts")
+	}
+	id := hostID(t.n)
+	if t.n%hostChunk == 0 {
+		t.chunks = append(t.chunks, make([]hostState, hostChunk))
+	}
+	t.n++
+	h := t.at(id)
+	*h = hostState{id: id, part: partition.Of(name), name: t.names.add(name), heapIdx: -1}
+	sum := t.hash(name)
+	if _, taken := t.byHash[sum]; taken {
+		if t.collided == nil {
+			t.collided = make(map[string]hostID)
+		}
+		t.collided[t.name(h)] = id
+	} else {
+		t.byHash[sum] = id
+	}
+	return h
+}
+
+// each calls fn for every host in id order.
+func (t *hostTable) each(fn func(h *hostState)) {
+	for id := range hostID(t.n) {
+		fn(t.at(id))
+	}
+}
+
+// nameRef locates a name in a nameArena.
+type nameRef struct {
+	chunk, off, len uint32
+}
+
+// nameChunk is the size of a nameArena chunk; a longer name gets a chunk
+// of its own.
+const nameChunk = 1 << 20
+
+// nameArena stores strings back to back in chunks that are appended to and
+// never rewritten, so a string handed out stays valid.
+type nameArena struct {
+	chunks [][]byte
+}
+
+func (a *nameArena) add(s string) nameRef {
+	last := len(a.chunks) - 1
+	if last < 0 || len(a.chunks[last])+len(s) > cap(a.chunks[last]) {
+		a.chunks = append(a.chunks, make([]byte, 0, max(nameChunk, len(s))))
+		last++
+	}
+	c := a.chunks[last]
+	ref := nameRef{chunk: uint32(last), off: uint32(len(c)), len: uint32(len(s))}
+	a.chunks[last] = append(c, s...)
+	return ref
+}
+
+func (a *nameArena) get(r nameRef) string {
+	if r.len == 0 {
+		return ""
+	}
+	return unsafe.String(&a.chunks[r.chunk][r.off], int(r.len))
+}
+
+// mono is a point in time as nanoseconds since the frontier's epoch (its
+// clock's reading at New), so that host clocks hold no *time.Location.
+// noTime stands for the zero time.Time: never.
+type mono int64
+
+const noTime mono = math.MinInt64
+
+// epochClock converts between time.Time and mono.
+type epochClock struct {
+	epoch time.Time
+}
+
+func (c epochClock) mono(t time.Time) mono {
+	if t.IsZero() {
+		return noTime
+	}
+	return mono(t.Sub(c.epoch))
+}
+
+func (c epochClock) time(m mono) time.Time {
+	if m == noTime {
+		return time.Time{}
+	}
+	return c.epoch.Add(time.Duration(m))
+}
+
+// hostHeap is a min-heap of hosts by next allowed time.
+type hostHeap struct {
+	ids []hostID
+	t   *hostTable
+}
+
+func (q *hostHeap) Len() int { return len(q.ids) }
+func (q *hostHeap) Less(i, j int) bool {
+	a, b := q.t.at(q.ids[i]), q.t.at(q.ids[j])
+	if a.nextAllowed != b.nextAllowed {
+		return a.nextAllowed < b.nextAllowed
+	}
+	// Ties (every host ready at start-up) go in the store's key order, so
+	// that consecutive window reads touch neighbouring keys.
+	if a.part != b.part {
+		return a.part < b.part
+	}
+	return q.t.name(a) < q.t.name(b)
+}
+func (q *hostHeap) Swap(i, j int) {
+	q.ids[i], q.ids[j] = q.ids[j], q.ids[i]
+	q.t.at(q.ids[i]).heapIdx = int32(i)
+	q.t.at(q.ids[j]).heapIdx = int32(j)
+}
+func (q *hostHeap) Push(x any) {
+	h := x.(*hostState)
+	h.heapIdx = int32(len(q.ids))
+	q.ids = append(q.ids, h.id)
+}
+func (q *hostHeap) Pop() any {
+	h := q.t.at(q.ids[len(q.ids)-1])
+	q.ids = q.ids[:len(q.ids)-1]
+	h.heapIdx = -1
+	return h
+}
+
+// top is the host with the earliest next allowed time; Len must be > 0.
+func (q *hostHeap) top() *hostState { return q.t.at(q.ids[0]) }
