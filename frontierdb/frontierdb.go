@@ -80,10 +80,10 @@ func New(db *store.DB, opts Options) *Store {
 		opts.MaxGroup = 512
 	}
 	s := &Store{
-		db:       db,
-		opts:     opts,
-		changes:  make(chan pending, opts.QueueLen),
-		stopped:  make(chan struct{}),
+		db:        db,
+		opts:      opts,
+		changes:   make(chan pending, opts.QueueLen),
+		stopped:   make(chan struct{}),
 		unsyncedN: make(map[string]int32),
 	}
 	go s.commitLoop()
