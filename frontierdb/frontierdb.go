@@ -1,12 +1,15 @@
 // Package frontierdb keeps the frontier's queues and host states in the
 // crawl's Pebble store: it implements frontier.Store on store.DB.
 //
-// Changes reach it in the frontier's order and are committed in that order
+// Changes reach it in the frontier's order and are applied in that order
 // by one committer goroutine, which takes every change queued meanwhile
-// into one batch and one fsync (group commit without reordering: two
-// changes to one host are never applied out of order). A change's Attach,
-// if it is a *store.Batch (the URL-seen keys of the items it puts), is
-// committed atomically with it. Safe for concurrent use.
+// into one batch (group commit without reordering: two changes to one host
+// are never applied out of order). A second goroutine makes applied groups
+// durable, one WAL fsync for all groups applied before it, and only then
+// acknowledges them; since the WAL is written in order, a crash keeps a
+// prefix of the changes. A change's Attach, if it is a *store.Batch (the
+// URL-seen keys of the items it puts), is committed atomically with it.
+// Safe for concurrent use.
 //
 // Value encodings are part of the on-disk format (store.FormatVersion);
 // they are drawn in codec.go and listed in docs/storage.md.

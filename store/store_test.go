@@ -374,3 +374,79 @@ func TestDiskFull(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyGroupThenSyncWAL: an applied group is visible at once, and is
+// durable once a SyncWAL that began after it returns, even when every
+// unsynced write is thrown away (a crash).
+func TestApplyGroupThenSyncWAL(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	db := mustOpen(t, "/data/state", memOpts(mem))
+	var order []string
+	group := func(names ...string) []*Batch {
+		var bs []*Batch
+		for _, n := range names {
+			b := db.NewBatch()
+			b.Set(MetaKey(n), []byte(n))
+			b.OnDone(func(err error) {
+				if err == nil {
+					order = append(order, n)
+				}
+			})
+			bs = append(bs, b)
+		}
+		return bs
+	}
+	if err := db.ApplyGroup(group("a", "b", "c")); err != nil {
+		t.Fatalf("ApplyGroup = %v", err)
+	}
+	if err := db.ApplyGroup(group("d")); err != nil {
+		t.Fatalf("ApplyGroup = %v", err)
+	}
+	if got := strings.Join(order, ","); got != "a,b,c,d" {
+		t.Errorf("OnDone order = %s, want a,b,c,d", got)
+	}
+	for _, n := range []string{"a", "d"} {
+		if v, err := db.Get(MetaKey(n)); err != nil || string(v) != n {
+			t.Errorf("Get(%s) after ApplyGroup = %q, %v; want it visible", n, v, err)
+		}
+	}
+	if err := db.SyncWAL(); err != nil {
+		t.Fatalf("SyncWAL = %v", err)
+	}
+	if err := db.ApplyGroup(group("e")); err != nil { // never synced
+		t.Fatalf("ApplyGroup = %v", err)
+	}
+	crashed := mem.CrashClone(vfs.CrashCloneCfg{})
+	db.Close()
+	db = mustOpen(t, "/data/state", memOpts(crashed))
+	defer db.Close()
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if ok, err := db.Has(MetaKey(n)); !ok || err != nil {
+			t.Errorf("%s applied before SyncWAL lost in a crash (Has = %v, %v)", n, ok, err)
+		}
+	}
+}
+
+// TestSyncWALDiskFull: SyncWAL on a full disk fails naming the store, and
+// the DB is failed.
+func TestSyncWALDiskFull(t *testing.T) {
+	var full enospc
+	db := mustOpen(t, "/data/state", memOpts(errorfs.Wrap(vfs.NewMem(), full.inj())))
+	defer db.Close()
+	b := db.NewBatch()
+	b.Set(MetaKey("x"), make([]byte, 100))
+	if err := db.ApplyGroup([]*Batch{b}); err != nil {
+		t.Fatalf("ApplyGroup = %v", err)
+	}
+	full.on.Store(true)
+	err := db.SyncWAL()
+	if err == nil || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "/data/state") {
+		t.Fatalf("SyncWAL on a full disk = %v, want an error naming /data/state wrapping ENOSPC", err)
+	}
+	if db.Err() == nil {
+		t.Error("Err() = nil after a failed sync")
+	}
+	if err := db.ApplyGroup([]*Batch{db.NewBatch()}); err == nil {
+		t.Error("ApplyGroup after a failed sync = nil, want the failure")
+	}
+}
