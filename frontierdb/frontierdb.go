@@ -36,6 +36,14 @@ type Options struct {
 	QueueLen int
 	// MaxGroup bounds the changes committed in one batch. Default 512.
 	MaxGroup int
+	// StaleWrites is how many writes may be applied after the read
+	// iterator was made before it is remade (it pins the memtables and
+	// tables it reads). Default 200,000.
+	StaleWrites int
+	// MaxOverlay bounds the items held in memory because the read
+	// iterator may not see them; past it the iterator is dropped, to be
+	// remade by the next Read. Default 50,000.
+	MaxOverlay int
 }
 
 // Store is a frontier.Store on a store.DB. Create it with New, stop it
@@ -47,26 +55,40 @@ type Store struct {
 	changes chan pending
 	stopped chan struct{}
 
-	mu     sync.Mutex
-	closed bool
-	err    error // first commit failure; every later Write fails with it
-	// commitGen counts completed commits; it is bumped before the
-	// committed items leave unsynced.
+	// commitGen counts applied groups.
 	commitGen atomic.Uint64
 
-	itMu             sync.Mutex // guards the shared queue iterator
+	// Read serves queues from one long-lived iterator, so that reads of
+	// neighbouring hosts reuse its loaded blocks and read-ahead. A Pebble
+	// iterator sees the store as it was when it was made, so the items
+	// put since then are served from the overlay; the iterator is remade
+	// (and the overlay trimmed) once it is stale: see iterator and trim.
+	// Lock order: itMu → mu.
+	itMu             sync.Mutex
 	it               *pebble.Iterator
-	itGen            uint64
 	itLower, itUpper []byte
 
-	// unsynced lists the changes with puts that are not yet committed, in
-	// write order, so that Read sees the frontier's own writes at once (the
-	// frontier counts an item as queued the moment it puts it); unsyncedN
-	// counts their items per host, so that Read scans unsynced only for a
-	// host that has some. Neither is copied per item: a commit group
-	// leaves from the front.
-	unsynced  []*frontier.Change
-	unsyncedN map[string]int32
+	mu     sync.Mutex
+	closed bool
+	err    error // first failure; every later Write fails with it
+	// overlay lists, in write order, the changes with puts that the
+	// iterator may not see: written but not yet applied, or applied after
+	// the iterator was made (the frontier counts an item as queued the
+	// moment it puts it, so Read must see it at once). overlay[:applied]
+	// are applied, each with its group's commitGen. overlayN counts the
+	// items per host, so that Read scans the overlay only for a host that
+	// has some. Nothing is copied per item: trimmed changes leave from the
+	// front.
+	overlay      []overlayChange
+	applied      int
+	overlayN     map[string]int32
+	overlayItems int
+	staleOps     int // writes applied since the iterator was made
+}
+
+type overlayChange struct {
+	ch  *frontier.Change
+	gen uint64 // commitGen of its group once applied
 }
 
 type pending struct {
@@ -82,12 +104,18 @@ func New(db *store.DB, opts Options) *Store {
 	if opts.MaxGroup <= 0 {
 		opts.MaxGroup = 512
 	}
+	if opts.StaleWrites <= 0 {
+		opts.StaleWrites = 200_000
+	}
+	if opts.MaxOverlay <= 0 {
+		opts.MaxOverlay = 50_000
+	}
 	s := &Store{
-		db:        db,
-		opts:      opts,
-		changes:   make(chan pending, opts.QueueLen),
-		stopped:   make(chan struct{}),
-		unsyncedN: make(map[string]int32),
+		db:       db,
+		opts:     opts,
+		changes:  make(chan pending, opts.QueueLen),
+		stopped:  make(chan struct{}),
+		overlayN: make(map[string]int32),
 	}
 	go s.commitLoop()
 	return s
@@ -110,9 +138,10 @@ func (s *Store) Write(ch *frontier.Change) <-chan error {
 		if len(ch.Put) > 0 {
 			s.mu.Lock()
 			for i := range ch.Put {
-				s.unsyncedN[ch.Put[i].Host]++
+				s.overlayN[ch.Put[i].Host]++
 			}
-			s.unsynced = append(s.unsynced, ch)
+			s.overlay = append(s.overlay, overlayChange{ch: ch})
+			s.overlayItems += len(ch.Put)
 			s.mu.Unlock()
 		}
 		s.changes <- pending{ch, done}
@@ -180,9 +209,7 @@ func (s *Store) commitLoop() {
 			}
 		}
 		err := s.apply(group)
-		// Applied changes are visible to Read in the store.
-		s.commitGen.Add(1)
-		s.forget(group)
+		s.markApplied(group, s.commitGen.Add(1), ops)
 		if err != nil {
 			s.ack(group, err)
 			continue
@@ -250,35 +277,60 @@ func changeOps(ch *frontier.Change) int {
 	return len(ch.Put)*2 + len(ch.Del) + len(ch.Hosts) + len(ch.Drop)
 }
 
-// forget drops the changes of a committed (or failed) group from
-// unsynced: they are on disk now (or the crawl is stopping). Changes are
-// committed in write order, so they are at the front of unsynced.
-func (s *Store) forget(group []pending) {
+// markApplied marks the changes of group applied (or failed: the crawl is then
+// stopping) with gen, and drops the iterator if it has become stale with
+// no Read to remake it.
+func (s *Store) markApplied(group []pending, gen uint64, ops int) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
 	for _, p := range group {
 		if len(p.ch.Put) == 0 {
 			continue
 		}
-		if n >= len(s.unsynced) || s.unsynced[n] != p.ch {
-			panic("frontierdb: changes committed out of write order")
+		if s.applied >= len(s.overlay) || s.overlay[s.applied].ch != p.ch {
+			panic("frontierdb: changes applied out of write order")
 		}
-		n++
-		for i := range p.ch.Put {
-			h := p.ch.Put[i].Host
-			if c := s.unsyncedN[h] - 1; c > 0 {
-				s.unsyncedN[h] = c
+		s.overlay[s.applied].gen = gen
+		s.applied++
+	}
+	s.staleOps += ops
+	stale := s.staleOps > s.opts.StaleWrites || s.overlayItems > s.opts.MaxOverlay
+	s.mu.Unlock()
+	if stale {
+		s.itMu.Lock()
+		if s.it != nil {
+			s.it.Close()
+			s.it = nil
+		}
+		s.trim(gen)
+		s.itMu.Unlock()
+	}
+}
+
+// trim drops from the overlay the changes applied in groups up to gen:
+// an iterator made after gen was reached sees them. s.itMu must be held.
+func (s *Store) trim(gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for n < s.applied && s.overlay[n].gen <= gen {
+		for i := range s.overlay[n].ch.Put {
+			h := s.overlay[n].ch.Put[i].Host
+			if c := s.overlayN[h] - 1; c > 0 {
+				s.overlayN[h] = c
 			} else {
-				delete(s.unsyncedN, h)
+				delete(s.overlayN, h)
 			}
 		}
+		s.overlayItems -= len(s.overlay[n].ch.Put)
+		n++
 	}
-	clear(s.unsynced[:n])
-	s.unsynced = s.unsynced[n:]
-	if len(s.unsynced) == 0 {
-		s.unsynced = s.unsynced[:0:0]
+	clear(s.overlay[:n])
+	s.overlay = s.overlay[n:]
+	s.applied -= n
+	if len(s.overlay) == 0 {
+		s.overlay = s.overlay[:0:0]
 	}
+	s.staleOps = 0
 }
 
 // apply encodes group into batches and applies them as one, without
@@ -356,16 +408,18 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 	}
 	lower := store.QueueKey(host, uint8(level), after+1)
 	upper := store.PrefixEnd(store.QueueKey(host, uint8(level), 0)[:len(lower)-8])
-	// Items not yet committed are the host's newest: take them from memory
-	// after what is on disk, skipping any that were committed meanwhile.
-	// The copy is taken before the iterator's snapshot: an item committed
-	// in between is then in one or the other, and an item missing from
-	// both was put after the copy, so its Seq is above all returned and a
-	// later Read finds it.
+	// Items the iterator may not see are the host's newest: take them
+	// from the overlay after what the iterator has, skipping any it has
+	// too. The overlay holds every item put since the iterator's snapshot
+	// (it is trimmed only up to what a snapshot covers), and the copy is
+	// taken before the iterator is got (and perhaps remade): so an item is
+	// in one or the other, or was put after the copy, in which case its
+	// Seq is above all returned and a later Read finds it.
 	s.mu.Lock()
 	var mem []frontier.Item
-	if s.unsyncedN[host] > 0 {
-		for _, ch := range s.unsynced {
+	if s.overlayN[host] > 0 {
+		for _, oc := range s.overlay {
+			ch := oc.ch
 			for i := range ch.Put {
 				if x := &ch.Put[i]; x.Host == host && x.Level == level && x.Seq > after {
 					mem = append(mem, *x)
@@ -410,25 +464,29 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 	return out, nil
 }
 
-// iterator returns the shared queue iterator, made anew if a commit has
-// completed since it was made (a Pebble iterator sees the store as it was
-// when it was made). Reads of neighbouring hosts between two commits reuse
-// it, which saves re-reading index blocks. s.itMu must be held.
+// iterator returns the shared queue iterator, made anew if there is none
+// or it is stale (Options.StaleWrites). s.itMu must be held.
 func (s *Store) iterator() (*pebble.Iterator, error) {
-	gen := s.commitGen.Load()
-	if s.it != nil && s.itGen == gen {
+	s.mu.Lock()
+	stale := s.staleOps > s.opts.StaleWrites
+	s.mu.Unlock()
+	if s.it != nil && !stale {
 		return s.it, nil
 	}
 	if s.it != nil {
 		s.it.Close()
 		s.it = nil
 	}
+	// Every group applied up to gen is visible to an iterator made after
+	// this load.
+	gen := s.commitGen.Load()
 	prefix := store.KindPrefix(store.KindQueue)
 	it, err := s.db.NewIter(prefix)
 	if err != nil {
 		return nil, err
 	}
-	s.it, s.itGen = it, gen
+	s.it = it
+	s.trim(gen)
 	return it, nil
 }
 
