@@ -18,15 +18,17 @@
 //
 // Durability: all crawl state lives in one Pebble store under
 // DataDir/state. A lease's completion (its item deleted, the new items it
-// discovered and their URL-seen keys put, the touched hosts' clocks) is one
-// batch, and the worker moves on only once that batch is durable. The WARC
-// record is written before, so a crash between the two archives a page
-// twice and fetches it again (at-least-once), and never loses one. A WARC
-// file cut off by a crash is repaired by warc.Recover at start-up.
+// discovered and their URL-seen keys put, the fetched URL's urlstate
+// record, the touched hosts' clocks) is one batch, and the worker moves on
+// only once that batch is durable. The WARC record is written before, so a
+// crash between the two archives a page twice and fetches it again
+// (at-least-once), and never loses one. A WARC file cut off by a crash is
+// repaired by warc.Recover at start-up.
 package crawl
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,9 +47,11 @@ import (
 	"github.com/trawl-crawler/trawl/links"
 	"github.com/trawl-crawler/trawl/robots"
 	"github.com/trawl-crawler/trawl/scope"
+	"github.com/trawl-crawler/trawl/simhash"
 	"github.com/trawl-crawler/trawl/store"
 	"github.com/trawl-crawler/trawl/urlnorm"
 	"github.com/trawl-crawler/trawl/urlseen"
+	"github.com/trawl-crawler/trawl/urlstate"
 	"github.com/trawl-crawler/trawl/warc"
 )
 
@@ -575,6 +579,7 @@ func (c *Crawler) archive(resp *fetch.Response) bool {
 
 func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u *url.URL) {
 	it := l.Item
+	start := time.Now().UTC()
 	resp, err := c.fetcher.Fetch(ctx, &fetch.Request{URL: u})
 	c.stats.requests.Add(1)
 	if err != nil {
@@ -592,7 +597,11 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u *url.URL) 
 			o.Requeue = true
 		}
 		c.opts.Logger.Debug("fetch failed", "url", it.URL, "err", err)
-		c.complete(l, o)
+		if o.NotStarted {
+			c.complete(l, o)
+			return
+		}
+		c.completeWith(l, o, c.recordFetch(nil, it, urlstate.Observation{At: start, Error: string(class)}), nil)
 		return
 	}
 	if !c.archive(resp) {
@@ -617,7 +626,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u *url.URL) 
 		found = c.extract(it, u, resp)
 	}
 	if len(found) == 0 {
-		c.complete(l, o)
+		c.completeWith(l, o, c.recordFetch(nil, it, observation(resp)), nil)
 		return
 	}
 	b := c.db.NewBatch()
@@ -628,7 +637,57 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u *url.URL) 
 		c.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 		return
 	}
-	c.completeWith(l, o, b, add)
+	c.completeWith(l, o, c.recordFetch(b, it, observation(resp)), add)
+}
+
+// recordFetch folds a fetch of it into the URL's stored record
+// (urlstate) and puts the new record into b, or into a new batch if b is
+// nil, which it returns: the record is committed with the lease's
+// completion. A stored record that cannot be read is started afresh.
+func (c *Crawler) recordFetch(b *store.Batch, it frontier.Item, o urlstate.Observation) *store.Batch {
+	key := store.URLKey(it.Host, it.URL)
+	var prev urlstate.Record
+	v, err := c.db.Get(key)
+	switch {
+	case err == nil:
+		if prev, err = urlstate.Decode(v); err != nil {
+			c.opts.Logger.Warn("stored URL state unreadable; starting afresh", "url", it.URL, "err", err)
+		}
+	case !errors.Is(err, store.ErrNotFound):
+		c.opts.Logger.Warn("read URL state; starting afresh", "url", it.URL, "err", err)
+	}
+	if b == nil {
+		b = c.db.NewBatch()
+	}
+	if err := b.Set(key, urlstate.Encode(prev.Observe(o))); err != nil {
+		c.opts.Logger.Warn("record URL state", "url", it.URL, "err", err)
+	}
+	return b
+}
+
+// observation describes a response for the URL's record: the payload's
+// SHA-256 (the decoded body, or the body as transferred if it could not be
+// decoded) and, for HTML, the SimHash of its visible text.
+func observation(resp *fetch.Response) urlstate.Observation {
+	o := urlstate.Observation{
+		At:           resp.Start.UTC(),
+		Status:       resp.Status,
+		NotModified:  resp.Status == http.StatusNotModified,
+		ETag:         resp.Header.Get("ETag"),
+		LastModified: resp.Header.Get("Last-Modified"),
+	}
+	if resp.BodySkipped {
+		return o
+	}
+	payload := resp.Decoded
+	if resp.DecodeErr != nil {
+		payload = resp.Body
+	}
+	o.Digest, o.HasDigest = sha256.Sum256(payload), true
+	if resp.DecodeErr == nil && (resp.MediaType == "text/html" || resp.MediaType == "application/xhtml+xml") {
+		o.SimHash = simhash.HTML(resp.Decoded)
+	}
+	return o
 }
 
 // retryable reports whether a fetch that failed this way may succeed if

@@ -1,0 +1,460 @@
+package simhash
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"html"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var update = flag.Bool("update", false, "rewrite testdata/golden.txt")
+
+// rng is splitmix64: a small deterministic generator for test texts.
+type rng uint64
+
+func (r *rng) next() uint64 {
+	*r += 0x9E3779B97F4A7C15
+	z := uint64(*r)
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	return z ^ z>>31
+}
+
+var syllables = []string{"ka", "lo", "mi", "sen", "tur", "va", "pel", "dor", "in", "est", "ru", "bak", "no", "qui", "zel", "ar"}
+
+// vocabulary returns n distinct made-up words.
+func vocabulary(n int) []string {
+	words := make([]string, 0, n)
+	seen := map[string]bool{}
+	r := rng(1)
+	for len(words) < n {
+		var b strings.Builder
+		for range 1 + r.next()%3 {
+			b.WriteString(syllables[r.next()%uint64(len(syllables))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+var vocab = vocabulary(3000)
+
+// text returns n words drawn from vocab with a skew towards the first
+// ones, as in natural text.
+func text(seed uint64, n int) []string {
+	r := rng(seed)
+	out := make([]string, n)
+	for i := range out {
+		a, b := r.next()%uint64(len(vocab)), r.next()%uint64(len(vocab))
+		out[i] = vocab[min(a, b)]
+	}
+	return out
+}
+
+// page renders words as an HTML page in paragraphs, with markup, a script
+// and a style sheet around them.
+func page(words []string, attr string) string {
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>Page</title>\n")
+	b.WriteString("<style>body { font: 12px serif } .x { color: red }</style>\n")
+	b.WriteString(`<script>var cfg = {"a": 1, "b": "<p>not text</p>"}; function f() { return cfg.a < 2 }</script>` + "\n")
+	b.WriteString("</head><body><nav><a href=/>home</a> <a href=/about>about</a></nav>\n<main>\n")
+	for i, w := range words {
+		if i%40 == 0 {
+			if i > 0 {
+				b.WriteString("</p>\n")
+			}
+			fmt.Fprintf(&b, `<p class="para %s" id=p%d>`, attr, i/40)
+		} else {
+			b.WriteByte(' ')
+		}
+		if i%17 == 5 {
+			fmt.Fprintf(&b, `<a href="/w/%s?ref=%s">%s</a>`, w, attr, w)
+		} else {
+			b.WriteString(w)
+		}
+	}
+	b.WriteString("</p>\n</main><footer>copyright notice</footer></body></html>\n")
+	return b.String()
+}
+
+func TestDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b uint64
+		want int
+	}{
+		{0, 0, 0},
+		{0, 1, 1},
+		{0, ^uint64(0), 64},
+		{0xF0F0, 0x0F0F, 16},
+	} {
+		if got := Distance(c.a, c.b); got != c.want {
+			t.Errorf("Distance(%#x, %#x) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// naiveSum is Charikar's definition written out: +1/-1 per bit.
+func naiveSum(hs []uint64) uint64 {
+	var v [64]int
+	for _, h := range hs {
+		for i := range v {
+			if h>>i&1 == 1 {
+				v[i]++
+			} else {
+				v[i]--
+			}
+		}
+	}
+	var s uint64
+	for i, x := range v {
+		if x > 0 {
+			s |= 1 << i
+		}
+	}
+	return s
+}
+
+func TestAccumulatorMatchesDefinition(t *testing.T) {
+	r := rng(42)
+	for _, n := range []int{0, 1, 2, 3, 254, 255, 256, 510, 1000, 70000} {
+		hs := make([]uint64, n)
+		for i := range hs {
+			// Biased bits, so that the sums are far from balanced and
+			// lane overflow would show.
+			hs[i] = r.next() | r.next()&0xFFFF0000FFFF0000
+		}
+		var acc Accumulator
+		for _, h := range hs {
+			acc.Add(h)
+		}
+		if got, want := acc.Sum(), naiveSum(hs); got != want {
+			t.Errorf("Accumulator over %d features = %#x, want %#x", n, got, want)
+		}
+		if acc.Count() != n {
+			t.Errorf("Count() = %d, want %d", acc.Count(), n)
+		}
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	if got := Fingerprint(nil); got != 0 {
+		t.Errorf("Fingerprint(nil) = %#x, want 0", got)
+	}
+	one := [][]byte{[]byte("x")}
+	if got, want := Fingerprint(one), Hash([]byte("x")); got != want {
+		t.Errorf("Fingerprint(%q) = %#x, want its Hash %#x", one, got, want)
+	}
+	// FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c (reference vector of the FNV
+	// authors); Hash mixes it.
+	if got, want := Hash([]byte("a")), mix(0xaf63dc4c8601ec8c); got != want {
+		t.Errorf("Hash(%q) = %#x, want %#x", "a", got, want)
+	}
+}
+
+// TestText checks the word rules on plain text.
+func TestText(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"Hello, World!", "hello world", true},
+		{"hello   world\n", " hello\tworld", true},
+		{"ÉCOLE Straße", "école straße", true},
+		{"one two", "two one", false},
+		{"abc123 x", "abc 123 x", false},
+		{"café", "cafe\u0301", false}, // precomposed vs combining: different bytes
+		{"東京都", "東 京 都", true},        // one word per Han character
+		{"don't", "don t", true},
+		{"a", "b", false},
+	} {
+		ga, gb := Text([]byte(c.a)), Text([]byte(c.b))
+		if (ga == gb) != c.same {
+			t.Errorf("Text(%q) = %#x, Text(%q) = %#x; want equal = %v", c.a, ga, c.b, gb, c.same)
+		}
+	}
+}
+
+func TestEmptyIsZero(t *testing.T) {
+	for _, doc := range []string{
+		"",
+		"   \n\t",
+		"... --- !!!",
+		"<html><head><title></title></head><body></body></html>",
+		"<script>var words = 'many words here';</script><style>p{}</style>",
+		"<!-- only a comment with words -->",
+		"<noscript>enable javascript please</noscript><template><p>later text</p></template>",
+		"<img alt='alt text is not visible text'>",
+	} {
+		if got := HTML([]byte(doc)); got != 0 {
+			t.Errorf("HTML(%q) = %#x, want 0", doc, got)
+		}
+	}
+	if got := Text(nil); got != 0 {
+		t.Errorf("Text(nil) = %#x, want 0", got)
+	}
+}
+
+// TestMarkupOnly: documents that differ only in markup have the same
+// fingerprint, which is the Text of their visible text.
+func TestMarkupOnly(t *testing.T) {
+	long := strings.Join(text(3, 300), " ")
+	for _, c := range []struct {
+		text string
+		docs []string
+	}{
+		{"quick brown fox jumps", []string{
+			"quick brown fox jumps",
+			"<p>quick brown</p><p>fox jumps</p>",
+			"<p class=a>quick <b>brown</b> <a href=/x>fox</a>\n\n   jumps</p>",
+			"<P CLASS='b' data-x=\"1\">quick brown fox jumps</P>",
+			"<div>quick<br>brown<br/>fox<hr>jumps</div>",
+			"<script>var a = 'x y z';</script>quick brown <style>.a{}</style>fox jumps",
+			"<template><p>hidden words</p></template>quick brown fox <noscript>no</noscript>jumps",
+			"quick brown <!-- comment words --> fox jumps",
+			"<script/>var x = 'not visible';</script>quick brown <template/>hidden</template>fox jumps",
+			"<!DOCTYPE html><html><body>quick&nbsp;brown fox&#32;jumps</body></html>",
+		}},
+		{"interoperability", []string{
+			"inter<b>oper</b>ability",
+			"inter<span class=x>oper</span><!-- -->ability",
+			"inter<wbr>oper<wbr>ability",
+		}},
+		{"fish & chips", []string{"fish &amp; chips", "<p>fish&amp;chips</p>"}},
+		{long, []string{
+			page(strings.Fields(long), "one"),
+			page(strings.Fields(long), "two three"),
+			strings.ReplaceAll(page(strings.Fields(long), "one"), "cfg.a < 2", "cfg.b > 7 && other()"),
+		}},
+	} {
+		want := Text([]byte(c.text))
+		if c.text != long { // page adds its title, nav and footer
+			for _, d := range c.docs {
+				if got := HTML([]byte(d)); got != want {
+					t.Errorf("HTML(%q) = %#x, want Text(%q) = %#x", d, got, c.text, want)
+				}
+			}
+			continue
+		}
+		first := HTML([]byte(c.docs[0]))
+		for _, d := range c.docs[1:] {
+			if got := HTML([]byte(d)); got != first {
+				t.Errorf("HTML(page variant) = %#x, want %#x as for the first variant", got, first)
+			}
+		}
+	}
+	// Words split by a block tag are two words.
+	if a, b := HTML([]byte("inter<p>ability")), Text([]byte("interability")); a == b {
+		t.Errorf("HTML(%q) = Text(%q) = %#x, want different", "inter<p>ability", "interability", a)
+	}
+}
+
+// TestOneWordEdit: pages of a few hundred words that differ in one word
+// are near-duplicates. SimHash makes this a matter of odds, not a bound:
+// each edit moves 4 features' votes on each of the 64 bits, and a bit
+// flips when its vote was close, which for N features happens with
+// probability about 1/sqrt(N) per bit. So the test asserts the share of
+// edits within distance 3 over a table of pages and positions, and a
+// ceiling far below the distance of unrelated pages.
+func TestOneWordEdit(t *testing.T) {
+	for _, c := range []struct {
+		words   int
+		within3 float64 // least share of edits with Distance ≤ 3
+		mean    float64 // greatest mean distance
+	}{
+		{300, 0.75, 2.5},
+		{500, 0.85, 2.0},
+		{1000, 0.90, 1.6},
+	} {
+		var dists []int
+		for seed := uint64(1); seed <= 20; seed++ {
+			words := text(seed, c.words)
+			base := HTML([]byte(page(words, "x")))
+			for pos := 0; pos < c.words; pos += c.words / 10 {
+				edited := append([]string(nil), words...)
+				edited[pos] = "replacement"
+				dists = append(dists, Distance(base, HTML([]byte(page(edited, "x")))))
+			}
+		}
+		near, sum := 0, 0
+		for _, d := range dists {
+			sum += d
+			if d <= 3 {
+				near++
+			}
+			if d > 10 {
+				t.Errorf("%d words: one word changed: Distance = %d, want ≤ 10", c.words, d)
+			}
+		}
+		share, mean := float64(near)/float64(len(dists)), float64(sum)/float64(len(dists))
+		if share < c.within3 || mean > c.mean {
+			t.Errorf("%d words, %d one-word edits: %.0f%% within distance 3 (want ≥ %.0f%%), mean distance %.2f (want ≤ %.2f)",
+				c.words, len(dists), 100*share, 100*c.within3, mean, c.mean)
+		}
+		t.Logf("%d words: %.0f%% of one-word edits within distance 3, mean %.2f", c.words, 100*share, mean)
+	}
+}
+
+// TestUnrelatedPagesAreFar: pages with different text, even from the same
+// vocabulary and template, are far apart.
+func TestUnrelatedPagesAreFar(t *testing.T) {
+	var fps []uint64
+	for seed := uint64(100); seed < 112; seed++ {
+		fps = append(fps, HTML([]byte(page(text(seed, 400), "x"))))
+	}
+	fps = append(fps,
+		Text([]byte("the quick brown fox jumps over the lazy dog while the cat sleeps by the warm fire")),
+		Text([]byte("stock markets closed lower on friday as investors weighed new inflation figures")),
+	)
+	total, pairs := 0, 0
+	for i := range fps {
+		for j := i + 1; j < len(fps); j++ {
+			d := Distance(fps[i], fps[j])
+			total += d
+			pairs++
+			if d <= 10 {
+				t.Errorf("pages %d and %d: Distance = %d, want > 10", i, j, d)
+			}
+		}
+	}
+	if mean := float64(total) / float64(pairs); mean < 24 {
+		t.Errorf("mean distance of unrelated pages = %.1f, want near 32", mean)
+	}
+}
+
+// goldenInputs are the documents whose fingerprints are pinned in
+// testdata/golden.txt: the files testdata/*.html and generated pages.
+func goldenInputs(t *testing.T) map[string][]byte {
+	t.Helper()
+	in := map[string][]byte{}
+	files, err := filepath.Glob(filepath.Join("testdata", "*.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in[filepath.Base(f)] = b
+	}
+	in["generated-400"] = []byte(page(text(1, 400), "x"))
+	in["generated-30k"] = benchPage()
+	in["empty"] = nil
+	return in
+}
+
+// TestGolden pins fingerprints: the value on disk must not change
+// silently. Regenerate with -update and review the diff.
+func TestGolden(t *testing.T) {
+	path := filepath.Join("testdata", "golden.txt")
+	in := goldenInputs(t)
+	names := make([]string, 0, len(in))
+	for n := range in {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if *update {
+		var b bytes.Buffer
+		b.WriteString("# simhash.HTML of each input (see goldenInputs); regenerate with go test -update\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "%s %016x\n", n, HTML(in[n]))
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := map[string]uint64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, hex, ok := strings.Cut(line, " ")
+		v, err := strconv.ParseUint(hex, 16, 64)
+		if !ok || err != nil {
+			t.Fatalf("%s: bad line %q", path, line)
+		}
+		want[name] = v
+	}
+	if len(want) != len(in) {
+		t.Errorf("%s has %d values, want %d (run with -update)", path, len(want), len(in))
+	}
+	for _, n := range names {
+		w, ok := want[n]
+		if !ok {
+			t.Errorf("%s: no value for %s", path, n)
+			continue
+		}
+		if got := HTML(in[n]); got != w {
+			t.Errorf("HTML(%s) = %016x, want %016x", n, got, w)
+		}
+	}
+}
+
+func FuzzHTML(f *testing.F) {
+	f.Add([]byte("<p>hello <b>world</b></p>"))
+	f.Add([]byte("<script>x</script><template><p>a</template>b c"))
+	f.Add([]byte("inter<span>oper</span>ability &amp; caf\u00e9 東京"))
+	f.Add([]byte("<noscript>x<style>y</noscript>z"))
+	f.Add([]byte("\xff\xfe<p>\x00bad utf8 \xc3</p>"))
+	f.Add([]byte(page(text(5, 60), "q")))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		a := HTML(doc)
+		if b := HTML(doc); a != b {
+			t.Fatalf("HTML(%q) = %#x then %#x, want deterministic", doc, a, b)
+		}
+		// Text escaped into HTML reads back as the same words.
+		s := string(doc)
+		if got, want := HTML([]byte(html.EscapeString(s))), Text(doc); got != want {
+			t.Fatalf("HTML(EscapeString(%q)) = %#x, want Text = %#x", s, got, want)
+		}
+		if bits.OnesCount64(a) > 0 && Text(nil) != 0 {
+			t.Fatal("Text(nil) != 0")
+		}
+	})
+}
+
+// benchPage is a page of about 30 KB.
+func benchPage() []byte {
+	return []byte(page(text(77, 2700), "bench"))
+}
+
+func BenchmarkHTML(b *testing.B) {
+	doc := benchPage()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		HTML(doc)
+	}
+}
+
+func BenchmarkText(b *testing.B) {
+	txt := []byte(strings.Join(text(77, 2700), " "))
+	b.SetBytes(int64(len(txt)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Text(txt)
+	}
+}
