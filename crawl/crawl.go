@@ -68,7 +68,8 @@ type Crawler struct {
 	seen     *urlseen.Durable
 	warc     *warc.Writer
 	stats    stats
-	resumed  bool // the data directory held an earlier crawl
+	resumed  bool      // the data directory held an earlier crawl
+	started  time.Time // when New ran: robots.txt fetches pending since before are an earlier run's
 
 	mu          sync.Mutex
 	robotsState map[string]*robotsProgress // origin → fetch in progress or failing; removed once settled
@@ -95,6 +96,7 @@ func New(opts Options) (*Crawler, error) {
 		opts:        opts,
 		agent:       agentToken(opts.UserAgent),
 		robotsState: make(map[string]*robotsProgress),
+		started:     time.Now(),
 	}
 	c.stats.errors = make(map[string]int64)
 	c.stats.status = make(map[string]int64)
@@ -196,6 +198,7 @@ func (c *Crawler) openState() error {
 	c.queue = frontierdb.New(db, frontierdb.Options{})
 	if c.frontier, err = frontier.New(frontier.Options{
 		MinDelay:   c.opts.MinDelay,
+		MaxDelay:   c.opts.MaxDelay,
 		HostBudget: c.opts.HostBudget,
 		// A lease outlives the longest fetch plus the WARC write.
 		LeaseTimeout: c.opts.FetchTimeout + time.Minute,
@@ -416,7 +419,18 @@ func (c *Crawler) handle(ctx context.Context, l *frontier.Lease) {
 	origin := u.Scheme + "://" + u.Host
 	pol, ok := c.robots.Lookup(origin)
 	if !ok {
-		pol, ok = c.loadRobots(l.Item.Host, origin)
+		var pendingSince time.Time
+		pol, ok, pendingSince = c.loadRobots(l.Item.Host, origin)
+		if !pendingSince.IsZero() && pendingSince.Before(c.started) {
+			// An earlier run sent a robots.txt request and stopped before
+			// keeping the answer: the host was contacted then, at a gap
+			// (Crawl-delay) no longer known. Leave it alone for the
+			// longest gap this crawl keeps.
+			if until := pendingSince.Add(c.opts.MaxDelay); time.Now().Before(until) {
+				c.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: until})
+				return
+			}
+		}
 	}
 	if !ok || pol.Unavailable() {
 		c.fetchRobots(ctx, l, origin)
@@ -456,6 +470,11 @@ func (c *Crawler) fetchRobots(ctx context.Context, l *frontier.Lease, origin str
 		target = origin + "/robots.txt"
 	}
 	tu, _ := url.Parse(target)
+	if err := c.markRobotsPending(l.Item.Host, origin); err != nil {
+		c.fail(err)
+		c.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
+		return
+	}
 	resp, err := c.fetcher.Fetch(ctx, &fetch.Request{URL: tu})
 	c.stats.requests.Add(1)
 	if err != nil && ctx.Err() != nil {
@@ -534,28 +553,57 @@ func (c *Crawler) fetchRobots(ctx context.Context, l *frontier.Lease, origin str
 	c.completeWith(l, o, b, nil)
 }
 
+// markRobotsPending records, durably, that a robots.txt request to origin
+// is about to be sent, keeping the attempts counted so far.
+func (c *Crawler) markRobotsPending(host, origin string) error {
+	c.mu.Lock()
+	attempts := c.robotsProgressFor(origin).failures
+	c.mu.Unlock()
+	b := c.db.NewBatch()
+	if err := b.Set(store.RobotsKey(host, origin), encodeRobotsPending(attempts, time.Now())); err != nil {
+		b.Close()
+		return fmt.Errorf("crawl: mark robots.txt fetch of %s: %w", origin, err)
+	}
+	if err := c.db.Commit(b); err != nil {
+		return fmt.Errorf("crawl: mark robots.txt fetch of %s: %w", origin, err)
+	}
+	return nil
+}
+
 // loadRobots looks for origin's robots.txt in the store (kept by an
-// earlier run) and, if it is still fresh, puts it in the cache.
-func (c *Crawler) loadRobots(host, origin string) (*robots.Policy, bool) {
+// earlier run) and, if it is still fresh, puts it in the cache. If instead
+// a request for it was sent and its answer never kept, pendingSince is
+// when it was sent.
+func (c *Crawler) loadRobots(host, origin string) (pol *robots.Policy, ok bool, pendingSince time.Time) {
 	v, err := c.db.Get(store.RobotsKey(host, origin))
 	if err != nil {
-		return nil, false
+		return nil, false, time.Time{}
 	}
-	if n, ok := decodeRobotsFailures(v); ok {
-		// Unreachable so far: carry on counting the attempts.
+	if n, at, pending, ok := decodeRobotsAttempts(v); ok {
+		// Unreachable so far, or unanswered: carry on counting the
+		// attempts.
 		c.mu.Lock()
 		st := c.robotsProgressFor(origin)
 		st.failures = max(st.failures, n)
 		c.mu.Unlock()
-		return nil, false
+		if pending {
+			pendingSince = at
+		}
+		return nil, false, pendingSince
 	}
 	res, err := decodeRobots(v)
 	if err != nil {
 		c.opts.Logger.Warn("stored robots.txt unreadable; fetching again", "origin", origin, "err", err)
-		return nil, false
+		return nil, false, time.Time{}
 	}
 	c.robots.Store(origin, res)
-	return c.robots.Lookup(origin) // misses if the copy is older than the TTL
+	pol, ok = c.robots.Lookup(origin) // misses if the copy is older than the TTL
+	if ok {
+		if d, has := pol.CrawlDelay(c.agent); has {
+			c.frontier.SetCrawlDelay(host, d)
+		}
+	}
+	return pol, ok, time.Time{}
 }
 
 // archive writes resp to the WARC. A failure stops the crawl.

@@ -37,6 +37,11 @@ type Options struct {
 	// Default 1s; negative means no minimum (Crawl-delay, ten times the
 	// response time and backoff still apply).
 	MinDelay time.Duration
+	// MaxDelay is the longest gap kept between two fetches to one host: it
+	// caps Crawl-delay and backoff. It is also how long after a crash a
+	// host is left alone whose robots.txt answer the crash lost (its
+	// Crawl-delay is then unknown). Default 10m.
+	MaxDelay time.Duration
 	// Concurrency is the number of fetch workers. Default 64.
 	Concurrency int
 	// UserAgent is the User-Agent header; its product token (up to the
@@ -81,6 +86,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinDelay == 0 {
 		o.MinDelay = time.Second
+	}
+	if o.MaxDelay == 0 {
+		o.MaxDelay = 10 * time.Minute
 	}
 	if o.Concurrency == 0 {
 		o.Concurrency = 64
@@ -129,6 +137,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxPages < 0 {
 		bad("MaxPages", o.MaxPages, "negative")
+	}
+	if o.MaxDelay < 0 || (o.MaxDelay > 0 && o.MaxDelay < o.MinDelay) {
+		bad("MaxDelay", o.MaxDelay, "negative or below MinDelay")
 	}
 	if o.Concurrency < 0 || o.Concurrency > 10000 {
 		bad("Concurrency", o.Concurrency, "want 1..10000")

@@ -25,9 +25,18 @@ import (
 //	+---------+------------------+-------------------------+
 //	| 0x02    | attempts uvarint | last attempt varint ns  |
 //	+---------+------------------+-------------------------+
+//
+// Before each robots.txt request a pending record is committed (synced),
+// so that a run after a crash knows the host was contacted then even if
+// the crash lost the answer, and with it the host's Crawl-delay:
+//
+//	+---------+------------------+-------------------------+
+//	| 0x03    | attempts uvarint | request sent varint ns  |
+//	+---------+------------------+-------------------------+
 const (
 	robotsCodecVersion = 1
 	robotsFailureTag   = 2
+	robotsPendingTag   = 3
 )
 
 func encodeRobotsFailures(attempts int, at time.Time) []byte {
@@ -36,17 +45,28 @@ func encodeRobotsFailures(attempts int, at time.Time) []byte {
 	return binary.AppendVarint(b, at.UnixNano())
 }
 
-// decodeRobotsFailures returns the attempt count of a failure record, and
-// ok false if v is not one.
-func decodeRobotsFailures(v []byte) (attempts int, ok bool) {
-	if len(v) == 0 || v[0] != robotsFailureTag {
-		return 0, false
+func encodeRobotsPending(attempts int, sent time.Time) []byte {
+	b := encodeRobotsFailures(attempts, sent)
+	b[0] = robotsPendingTag
+	return b
+}
+
+// decodeRobotsAttempts decodes a failure or pending record: the attempts
+// so far, the time of the last one, and whether it is still pending. ok
+// is false if v is neither.
+func decodeRobotsAttempts(v []byte) (attempts int, at time.Time, pending, ok bool) {
+	if len(v) == 0 || (v[0] != robotsFailureTag && v[0] != robotsPendingTag) {
+		return 0, time.Time{}, false, false
 	}
 	n, k := binary.Uvarint(v[1:])
 	if k <= 0 || n > 1<<20 {
-		return 0, false
+		return 0, time.Time{}, false, false
 	}
-	return int(n), true
+	ns, j := binary.Varint(v[1+k:])
+	if j <= 0 {
+		return 0, time.Time{}, false, false
+	}
+	return int(n), time.Unix(0, ns).UTC(), v[0] == robotsPendingTag, true
 }
 
 func encodeRobots(r robots.FetchResult) []byte {

@@ -20,15 +20,30 @@ func TestRobotsCodec(t *testing.T) {
 	}
 }
 
-func TestRobotsFailureRecord(t *testing.T) {
-	v := encodeRobotsFailures(3, time.Unix(1_800_000_000, 0))
-	if n, ok := decodeRobotsFailures(v); !ok || n != 3 {
-		t.Errorf("decodeRobotsFailures = %d, %v; want 3, true", n, ok)
+func TestRobotsAttemptRecords(t *testing.T) {
+	at := time.Unix(1_800_000_000, 5).UTC()
+	for _, tc := range []struct {
+		name    string
+		v       []byte
+		pending bool
+	}{
+		{"failure", encodeRobotsFailures(3, at), false},
+		{"pending", encodeRobotsPending(3, at), true},
+	} {
+		n, gotAt, pending, ok := decodeRobotsAttempts(tc.v)
+		if !ok || n != 3 || !gotAt.Equal(at) || pending != tc.pending {
+			t.Errorf("%s: decodeRobotsAttempts = %d, %v, %v, %v; want 3, %v, %v, true", tc.name, n, gotAt, pending, ok, at, tc.pending)
+		}
+		if _, err := decodeRobots(tc.v); err == nil {
+			t.Errorf("%s: decodeRobots accepted it", tc.name)
+		}
+		for i := range len(tc.v) {
+			if _, _, _, ok := decodeRobotsAttempts(tc.v[:i]); ok {
+				t.Errorf("%s: decodeRobotsAttempts accepted it cut to %d bytes", tc.name, i)
+			}
+		}
 	}
-	if _, err := decodeRobots(v); err == nil {
-		t.Error("decodeRobots accepted a failure record")
-	}
-	if _, ok := decodeRobotsFailures(encodeRobots(robots.FetchResult{Status: 200})); ok {
-		t.Error("decodeRobotsFailures accepted a robots copy")
+	if _, _, _, ok := decodeRobotsAttempts(encodeRobots(robots.FetchResult{Status: 200})); ok {
+		t.Error("decodeRobotsAttempts accepted a robots copy")
 	}
 }

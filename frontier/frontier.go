@@ -176,6 +176,10 @@ type Outcome struct {
 	Requeue bool
 	// DropHost discards the host's queue (robots.txt stays unavailable).
 	DropHost bool
+	// NotBefore, if not zero, is the earliest time the host may be
+	// contacted again, whatever else the outcome says (a crash lost what
+	// the host answered, so its gap is not known).
+	NotBefore time.Time
 }
 
 // Errors returned by Complete.
@@ -687,6 +691,9 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 		h.nextAllowed = l.prevNext
 	} else {
 		f.politeness(h, o, now)
+	}
+	if !o.NotBefore.IsZero() {
+		h.nextAllowed = max(h.nextAllowed, f.clock.mono(o.NotBefore))
 	}
 	if o.NotStarted || o.Requeue {
 		h.leased-- // no page was fetched for this item, or it will be again

@@ -122,6 +122,20 @@ func TestNotStartedKeepsClock(t *testing.T) {
 	mustLease(t, f)                               // no gap: nothing was sent
 }
 
+// TestNotBefore: an outcome's NotBefore holds the host back even when
+// nothing was sent, and never brings a later next allowed time forward.
+func TestNotBefore(t *testing.T) {
+	f, c := newTest(t, Options{MinDelay: time.Second})
+	f.Add(nil, item("a.test", 1), item("a.test", 2))
+	l := mustLease(t, f)
+	f.Complete(l, Outcome{NotStarted: true, Requeue: true, NotBefore: c.t.Add(5 * time.Second)}, nil)
+	noLease(t, f, 5*time.Second)
+	c.advance(5 * time.Second)
+	l = mustLease(t, f)
+	f.Complete(l, Outcome{Status: 200, NotBefore: c.t.Add(time.Millisecond)}, nil)
+	noLease(t, f, time.Second) // the gap rule is later than NotBefore
+}
+
 func TestRequeueComesBackFirst(t *testing.T) {
 	f, c := newTest(t, Options{MinDelay: time.Second})
 	f.Add(nil, item("a.test", 1), item("a.test", 2))

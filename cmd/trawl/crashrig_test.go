@@ -31,7 +31,11 @@ const (
 	// restarted crawler that forgets the fetches in flight at the crash
 	// breaks the gap of every host it hits at once; at 50 ms only the
 	// Crawl-delay host would show it, now and then.
-	rigGap      = 250 * time.Millisecond
+	rigGap = 250 * time.Millisecond
+	// rigMaxDelay is the --max-delay: above the web's longest Crawl-delay
+	// (2 s). A host whose robots.txt answer a crash lost is left alone this
+	// long after the lost request, since its Crawl-delay is not known.
+	rigMaxDelay = 3 * time.Second
 	rigMaxDepth = 12
 	rigDomain   = "trawl.test"
 	// ackSlack is how long after the web finished answering a page the
@@ -103,7 +107,7 @@ func newRig(t *testing.T, web testweb.Options, data string) *rig {
 	}
 	return &rig{t: t, bin: bin, srv: srv, data: data, args: []string{
 		"crawl", "--seeds", files[1], "--hosts", files[0], "--allow-net", "127.0.0.0/8",
-		"--domain", rigDomain, "--min-delay", rigGap.String(), "--max-depth", fmt.Sprint(rigMaxDepth),
+		"--domain", rigDomain, "--min-delay", rigGap.String(), "--max-delay", rigMaxDelay.String(), "--max-depth", fmt.Sprint(rigMaxDepth),
 		"--data", data, "--progress", "1s",
 	}}
 }

@@ -37,6 +37,7 @@ type crawlFlags struct {
 	maxDepth    int
 	maxPages    int
 	minDelay    time.Duration
+	maxDelay    time.Duration
 	concurrency int
 	userAgent   string
 	allowNets   multiFlag
@@ -50,6 +51,7 @@ func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&cf.maxDepth, "max-depth", 20, "most links followed from a seed (0: no limit)")
 	fs.IntVar(&cf.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
 	fs.DurationVar(&cf.minDelay, "min-delay", time.Second, "least gap between two fetches to one host")
+	fs.DurationVar(&cf.maxDelay, "max-delay", 10*time.Minute, "longest gap kept between two fetches to one host (caps Crawl-delay and backoff)")
 	fs.IntVar(&cf.concurrency, "concurrency", 64, "fetch workers")
 	fs.StringVar(&cf.userAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
 	fs.Var(&cf.allowNets, "allow-net", "allow connecting to addresses in this CIDR that the IP guard refuses (repeatable)")
@@ -65,6 +67,7 @@ func (cf *crawlFlags) options(seeds []string) (crawl.Options, error) {
 		MaxDepth:    cf.maxDepth,
 		MaxPages:    cf.maxPages,
 		MinDelay:    cf.minDelay,
+		MaxDelay:    cf.maxDelay,
 		Concurrency: cf.concurrency,
 		UserAgent:   cf.userAgent,
 		MaxShapeRun: cf.shapeRun,
@@ -74,6 +77,9 @@ func (cf *crawlFlags) options(seeds []string) (crawl.Options, error) {
 	}
 	if cf.minDelay < 0 {
 		return o, fmt.Errorf("--min-delay %v is negative", cf.minDelay)
+	}
+	if cf.maxDelay <= 0 || cf.maxDelay < cf.minDelay {
+		return o, fmt.Errorf("--max-delay %v must be positive and at least --min-delay", cf.maxDelay)
 	}
 	for _, s := range cf.allowNets {
 		p, err := netip.ParsePrefix(s)
