@@ -423,10 +423,11 @@ func (c *Crawler) handle(ctx context.Context, l *frontier.Lease) {
 		pol, ok, pendingSince = c.loadRobots(l.Item.Host, origin)
 		if !pendingSince.IsZero() && pendingSince.Before(c.started) {
 			// An earlier run sent a robots.txt request and stopped before
-			// keeping the answer: the host was contacted then, at a gap
-			// (Crawl-delay) no longer known. Leave it alone for the
-			// longest gap this crawl keeps.
-			if until := pendingSince.Add(c.opts.MaxDelay); time.Now().Before(until) {
+			// keeping the answer: the host was contacted then, and the
+			// Crawl-delay it asked for is not known. Leave it alone for the
+			// longest one honoured.
+			wait := min(c.opts.MaxDelay, robots.MaxCrawlDelay)
+			if until := pendingSince.Add(wait); time.Now().Before(until) {
 				c.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: until})
 				return
 			}

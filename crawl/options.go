@@ -38,9 +38,10 @@ type Options struct {
 	// response time and backoff still apply).
 	MinDelay time.Duration
 	// MaxDelay is the longest gap kept between two fetches to one host: it
-	// caps Crawl-delay and backoff. It is also how long after a crash a
-	// host is left alone whose robots.txt answer the crash lost (its
-	// Crawl-delay is then unknown). Default 10m.
+	// caps Crawl-delay (itself capped at robots.MaxCrawlDelay) and backoff.
+	// After a crash that lost a host's robots.txt answer, and so its
+	// Crawl-delay, the host is left alone for min(MaxDelay,
+	// robots.MaxCrawlDelay) from the lost request. Default 10m.
 	MaxDelay time.Duration
 	// Concurrency is the number of fetch workers. Default 64.
 	Concurrency int
