@@ -3,7 +3,6 @@ module github.com/trawl-crawler/trawl
 go 1.26.0
 
 require (
-	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/klauspost/compress v1.18.0
 	github.com/nlnwa/gowarc/v3 v3.1.0

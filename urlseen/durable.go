@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/bits-and-blooms/bloom/v3"
-
 	"github.com/trawl-crawler/trawl/partition"
 	"github.com/trawl-crawler/trawl/store"
 )
@@ -65,12 +63,11 @@ var seenMarker = []byte{1}
 // per store (across restarts, for URLs whose write was committed); every
 // URL in the store or staged in an uncommitted batch is in the filter.
 //
-// Lock order: stripe (by partition) → bloomMu. Store reads happen under a
-// stripe lock only, so they never block URLs of other partitions.
+// The filter needs no lock of its own (blockedBloom); store reads happen
+// under a stripe lock only, so they never block URLs of other partitions.
 type Durable struct {
 	db      *store.DB
-	bloomMu sync.Mutex
-	filter  *bloom.BloomFilter
+	filter  *blockedBloom
 	n       atomic.Int64
 	stripes [partition.Count]stripe
 }
@@ -97,7 +94,7 @@ func NewDurable(db *store.DB, opts DurableOptions) (*Durable, error) {
 	}
 	size := opts.ExpectedURLs
 	for {
-		d.filter = bloom.NewWithEstimates(size, opts.FalsePositiveRate)
+		d.filter = newBlockedBloom(size, opts.FalsePositiveRate)
 		n, err := d.load()
 		if err != nil {
 			return nil, err
@@ -124,7 +121,7 @@ func (d *Durable) load() (uint, error) {
 			it.Close()
 			return 0, fmt.Errorf("urlseen: load seen URLs: malformed key %q", k)
 		}
-		d.filter.Add(k[3+i+1:])
+		d.filter.testAndAdd(d.filter.hashBytes(k[3+i+1:]))
 		n++
 	}
 	if err := it.Close(); err != nil {
@@ -188,9 +185,7 @@ func (d *Durable) AddBatch(b *store.Batch, urls []string) (isNew []bool, err err
 		key = store.AppendURLKey(key[:0], host, u)
 
 		s.mu.Lock()
-		d.bloomMu.Lock()
-		maybe := d.filter.TestAndAddString(u)
-		d.bloomMu.Unlock()
+		maybe := d.filter.testAndAdd(d.filter.hashString(u))
 		if maybe {
 			_, pending := s.pending[u]
 			seen := pending

@@ -1,0 +1,83 @@
+package urlseen
+
+import (
+	"hash/maphash"
+	"math"
+	"sync/atomic"
+)
+
+// blockedBloom is a Bloom filter whose k bits for a key all lie in one
+// 512-bit block (a cache line), so a check costs one cache miss instead of
+// k, and whose bits are set with atomic ORs, so it needs no lock: the
+// seen gate's stripe lock already serialises checks of one URL, and bits
+// set for other keys meanwhile can only turn an answer into "maybe".
+// A general-purpose filter (bits-and-blooms/bloom) does k scattered reads
+// under one global mutex, which held the seen-check of new URLs near
+// 1 M/s on two cores. The price of blocking is a slightly higher false-
+// positive rate at the same size, made up by 5% more bits (measured: 0.9%
+// at a 1% target, 0.14% at 0.1%; TestBlockedBloomRates).
+//
+// It is never written to disk: it is rebuilt from the store at start-up,
+// so its hash may be seeded per process.
+type blockedBloom struct {
+	blocks []block
+	seed   maphash.Seed
+}
+
+// block is one cache line of the filter.
+type block [8]atomic.Uint64
+
+// bloomK is the number of bits set per key; 7 positions of 9 bits each
+// come from one 64-bit hash.
+const bloomK = 7
+
+// newBlockedBloom returns a filter sized for n keys at false-positive rate
+// p (in (0, 1)).
+func newBlockedBloom(n uint, p float64) *blockedBloom {
+	// The classic size, -n ln p / ln² 2 bits, plus 5% for blocking.
+	bits := 1.05 * float64(max(n, 1)) * -math.Log(p) / (math.Ln2 * math.Ln2)
+	nblocks := max(1, uint64(math.Ceil(bits/512)))
+	return &blockedBloom{blocks: make([]block, nblocks), seed: maphash.MakeSeed()}
+}
+
+// positions returns the block and the k bit positions in it for hash h.
+func (f *blockedBloom) positions(h uint64) (*block, uint64) {
+	// The block from the high half of h (by multiply-shift, no division),
+	// the bit positions from a remix of h, 9 bits each.
+	hi := h >> 32
+	b := &f.blocks[(hi*uint64(len(f.blocks)))>>32]
+	return b, h * 0x9e3779b97f4a7c15
+}
+
+// testAndAdd adds the key with hash h and reports whether it may have
+// been added before (false: certainly not).
+func (f *blockedBloom) testAndAdd(h uint64) bool {
+	b, bits := f.positions(h)
+	present := true
+	for range bloomK {
+		pos := bits & 511
+		bits >>= 9
+		w, mask := &b[pos>>6], uint64(1)<<(pos&63)
+		if w.Load()&mask == 0 {
+			present = false
+			w.Or(mask)
+		}
+	}
+	return present
+}
+
+// test reports whether the key with hash h may have been added.
+func (f *blockedBloom) test(h uint64) bool {
+	b, bits := f.positions(h)
+	for range bloomK {
+		pos := bits & 511
+		bits >>= 9
+		if b[pos>>6].Load()&(uint64(1)<<(pos&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *blockedBloom) hashString(s string) uint64 { return maphash.String(f.seed, s) }
+func (f *blockedBloom) hashBytes(b []byte) uint64  { return maphash.Bytes(f.seed, b) }
