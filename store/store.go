@@ -158,9 +158,9 @@ func Open(dir string, opts Options) (*DB, error) {
 		MemTableSize: memTableSize,
 		// Write-heavy: let L0 absorb more before compacting, and keep a
 		// larger base level, so that fewer, larger compactions run.
-		L0CompactionThreshold:       8,
-		L0StopWritesThreshold:       32,
-		LBaseMaxBytes:               256 << 20,
+		L0CompactionThreshold: 8,
+		L0StopWritesThreshold: 32,
+		LBaseMaxBytes:         256 << 20,
 		// Two full memtables waiting for a flush would stop writes; four
 		// ride out a slow flush.
 		MemTableStopWritesThreshold: 4,
