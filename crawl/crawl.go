@@ -248,12 +248,32 @@ func (c *Crawler) parseSeeds() ([]*url.URL, []string, error) {
 // Run crawls until the frontier is exhausted, MaxPages is reached, ctx is
 // cancelled (SIGINT) or a fatal error (a WARC write failing) stops it. It
 // closes the WARC file, writes DataDir/summary.json and returns the
-// summary. In-flight fetches are cancelled on ctx; what they fetched is
-// not archived and their URLs are counted as still queued.
+// summary. Once ctx is cancelled no new fetch starts, and the fetches in
+// flight get Options.StopGrace to finish (and be archived and recorded);
+// those still running then are cut off, not archived, and their URLs stay
+// queued.
 func (c *Crawler) Run(ctx context.Context) (*Summary, error) {
 	c.stats.start = time.Now()
-	fetchCtx, cancelFetches := context.WithCancel(ctx)
+	// On a stop, no new lease is made, and the fetches in flight get
+	// StopGrace to finish: a request already sent is better answered and
+	// kept than cut off and sent again by the next run.
+	fetchCtx, cancelFetches := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelFetches()
+	var graceTimer *time.Timer
+	var graceMu sync.Mutex
+	stopGrace := context.AfterFunc(ctx, func() {
+		graceMu.Lock()
+		graceTimer = time.AfterFunc(c.opts.StopGrace, cancelFetches)
+		graceMu.Unlock()
+	})
+	defer func() {
+		stopGrace()
+		graceMu.Lock()
+		if graceTimer != nil {
+			graceTimer.Stop()
+		}
+		graceMu.Unlock()
+	}()
 
 	work := make(chan *frontier.Lease)
 	slots := make(chan struct{}, c.opts.Concurrency)

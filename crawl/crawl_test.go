@@ -311,8 +311,8 @@ func TestResumeAfterStop(t *testing.T) {
 	log := h.srv.Log()
 	// A page fetched in the first run and again in the second must have
 	// been in flight when the first stopped: its request started in the
-	// first run's last moments. Count such repeats; robots.txt is fetched
-	// again by design (the robots cache is not kept across runs).
+	// first run's last moments (fetches in flight at a stop get a grace
+	// period to finish, so there should be none). Count such repeats.
 	firstRun := map[string]bool{}
 	for _, r := range log[:n1] {
 		firstRun[r.Host+r.Path] = true

@@ -69,6 +69,10 @@ type Options struct {
 	WARCMaxSize int64
 	// FetchTimeout bounds a whole fetch. Default 60s.
 	FetchTimeout time.Duration
+	// StopGrace is how long the fetches in flight when Run's context is
+	// cancelled may take to finish before they are cut off. Default 5s;
+	// negative means none.
+	StopGrace time.Duration
 	// MaxBodyBytes caps a response body as transferred. Default 10 MiB.
 	MaxBodyBytes int64
 	// Fresh deletes the crawl state (DataDir/state) before starting; WARC
@@ -114,6 +118,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FetchTimeout == 0 {
 		o.FetchTimeout = 60 * time.Second
+	}
+	switch {
+	case o.StopGrace == 0:
+		o.StopGrace = 5 * time.Second
+	case o.StopGrace < 0:
+		o.StopGrace = 0
 	}
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = 10 << 20
