@@ -7,15 +7,17 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/store"
 )
 
 // Value encodings. Part of the on-disk format (store.FormatVersion).
 //
 //	queue item ('q' key; host, level and seq are in the key):
-//	+---------+-------+-----------+----------+-----------+-----------+
-//	| version | depth | redirects | attempts | shape run | URL bytes |
-//	| 1 B = 1 | uvarint each                             | to end    |
-//	+---------+-------+-----------+----------+-----------+-----------+
+//	+---------+-------+-----------+----------+-----------+-------------------+
+//	| version | depth | redirects | attempts | shape run | URL, host-relative|
+//	| 1 B = 1 | uvarint each                             | (store.AppendURL) |
+//	|         |                                          | to the end        |
+//	+---------+-------+-----------+----------+-----------+-------------------+
 //
 //	host state ('h' key; the host is in the key):
 //	+---------+--------------+---------+-------------+--------+----------+------+--------+---------+-----
@@ -34,7 +36,7 @@ func appendItem(dst []byte, it frontier.Item) []byte {
 	dst = binary.AppendUvarint(dst, uint64(it.Redirects))
 	dst = binary.AppendUvarint(dst, uint64(it.Attempts))
 	dst = binary.AppendUvarint(dst, uint64(it.ShapeRun))
-	return append(dst, it.URL...)
+	return store.AppendURL(dst, it.Host, it.URL)
 }
 
 // reader decodes varints, remembering the first error.
@@ -91,7 +93,7 @@ func (r *reader) small(v uint64) int {
 	return int(v)
 }
 
-func decodeItem(v []byte) (frontier.Item, error) {
+func decodeItem(host string, v []byte) (frontier.Item, error) {
 	r := &reader{b: v}
 	var it frontier.Item
 	if ver := r.byte1(); r.err == nil && ver != codecVersion {
@@ -104,7 +106,11 @@ func decodeItem(v []byte) (frontier.Item, error) {
 	if r.err != nil {
 		return it, fmt.Errorf("queue item: %w", r.err)
 	}
-	it.URL = string(r.b)
+	url, err := store.ExpandURL(host, r.b)
+	if err != nil {
+		return it, fmt.Errorf("queue item: %w", err)
+	}
+	it.URL, it.Host = url, host
 	return it, nil
 }
 

@@ -87,7 +87,11 @@ func TestCrashKeepsAPrefix(t *testing.T) {
 				t.Fatal(err)
 			}
 			for ok := it.First(); ok; ok = it.Next() {
-				item, err := decodeItem(it.Value())
+				host, _, _, err := store.DecodeQueueKey(it.Key())
+				if err != nil {
+					t.Fatal(err)
+				}
+				item, err := decodeItem(host, it.Value())
 				if err != nil {
 					t.Fatal(err)
 				}

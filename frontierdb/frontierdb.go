@@ -443,7 +443,7 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 		if err != nil {
 			return out, fmt.Errorf("frontierdb: read %s: %w", host, err)
 		}
-		item, err := decodeItem(it.Value())
+		item, err := decodeItem(host, it.Value())
 		if err != nil {
 			return out, fmt.Errorf("frontierdb: read %s seq %d: %w", host, seq, err)
 		}

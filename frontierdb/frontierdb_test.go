@@ -112,10 +112,18 @@ func must(ch <-chan error, err error) <-chan error {
 }
 
 func TestCodecRoundTrip(t *testing.T) {
-	it := frontier.Item{URL: "http://a.test/x?y", Depth: 7, Redirects: 2, Attempts: 1, ShapeRun: 3}
-	got, err := decodeItem(appendItem(nil, it))
-	if err != nil || got != it {
-		t.Errorf("item round trip = %+v, %v; want %+v", got, err, it)
+	for _, it := range []frontier.Item{
+		{URL: "http://a.test/x?y", Host: "a.test", Depth: 7, Redirects: 2, Attempts: 1, ShapeRun: 3},
+		{URL: "https://a.test", Host: "a.test"},
+		{URL: "https://a.test:8443/", Host: "a.test"},
+		{URL: "http://a.testing/", Host: "a.test"},
+		{URL: "ftp://a.test/", Host: "a.test"},
+		{URL: "http://[::1]:8080/", Host: "::1"},
+	} {
+		got, err := decodeItem(it.Host, appendItem(nil, it))
+		if err != nil || got != it {
+			t.Errorf("item round trip = %+v, %v; want %+v", got, err, it)
+		}
 	}
 	h := frontier.HostState{NextAllowed: time.Unix(1e9, 5), Backoff: time.Second, CrawlDelay: 2 * time.Second,
 		Leased: 4, NextSeq: 99, Queued: []int{1, 0, 5}, Dead: true}
@@ -132,11 +140,11 @@ func TestCodecRoundTrip(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	f.Add(appendItem(nil, frontier.Item{URL: "http://a.test/", Depth: 1}))
+	f.Add(appendItem(nil, frontier.Item{URL: "http://a.test/", Host: "a.test", Depth: 1}))
 	f.Add(appendHostState(nil, frontier.HostState{NextSeq: 3, Queued: []int{1, 2}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if it, err := decodeItem(b); err == nil {
-			if again, err := decodeItem(appendItem(nil, it)); err != nil || again != it {
+		if it, err := decodeItem("a.test", b); err == nil {
+			if again, err := decodeItem("a.test", appendItem(nil, it)); err != nil || again != it {
 				t.Fatalf("item does not round-trip: %+v", it)
 			}
 		}

@@ -14,7 +14,7 @@ import (
 // stored under MetaKey("version") as a 4-byte big-endian integer. Any change
 // to the layout, to a value encoding that older code cannot read, or to the
 // partition hash must increase it; Open refuses a store of another version.
-const FormatVersion uint32 = 1
+const FormatVersion uint32 = 2
 
 // Key layout. This is part of the on-disk format (FormatVersion): changing
 // it makes every existing store unreadable.
@@ -33,13 +33,80 @@ const FormatVersion uint32 = 1
 //
 //	kind 'h' host state:  suffix empty
 //	kind 'q' queue item:  suffix = level (1 B) | seq (8 B, big-endian)
-//	kind 'u' URL state:   suffix = canonical URL bytes (to the end of the key)
+//	kind 'u' URL state:   suffix = the canonical URL in host-relative form
+//	                      (AppendURL, below; to the end of the key)
 //	kind 'r' robots.txt:  suffix = origin "scheme://host:port" (to the end)
 //
 // partition is partition.Of(host). Because the partition follows the kind
 // byte, PartitionPrefix(kind, p) bounds every key of one kind in one
 // partition, and a host's keys of one kind are contiguous. Queue keys sort by
 // level, then by sequence number, within a host.
+
+// Host-relative URL form, used for the suffix of 'u' keys and for the URL
+// in queue item values (frontierdb): a URL whose scheme is http or https
+// and whose host is exactly the key's host drops "scheme://host", which the
+// key already says (a third of the bytes of a typical URL key):
+//
+//	+------+----------------------------------------------+
+//	| 0x01 | rest: the URL is "http://"  + host + rest    |
+//	| 0x02 | rest: the URL is "https://" + host + rest    |
+//	| 0x00 | the URL verbatim (any other URL)             |
+//	+------+----------------------------------------------+
+//
+// rest is empty or starts with '/', ':', '?' or '#'. The form is unique: a
+// URL that can take a short form never appears verbatim (ExpandURL refuses
+// it), so that decoding and encoding again gives back the same bytes.
+const (
+	urlVerbatim = 0x00
+	urlHTTP     = 0x01
+	urlHTTPS    = 0x02
+)
+
+// shortURL returns the tag and rest of url's host-relative form.
+func shortURL(host, url string) (tag byte, rest string) {
+	for _, s := range [...]struct {
+		tag    byte
+		scheme string
+	}{{urlHTTP, "http://"}, {urlHTTPS, "https://"}} {
+		if len(url) >= len(s.scheme)+len(host) && url[:len(s.scheme)] == s.scheme && url[len(s.scheme):len(s.scheme)+len(host)] == host {
+			rest := url[len(s.scheme)+len(host):]
+			if rest == "" || strings.IndexByte("/:?#", rest[0]) >= 0 {
+				return s.tag, rest
+			}
+		}
+	}
+	return urlVerbatim, url
+}
+
+// AppendURL appends url in its host-relative form for host.
+func AppendURL(dst []byte, host, url string) []byte {
+	tag, rest := shortURL(host, url)
+	return append(append(dst, tag), rest...)
+}
+
+// ExpandURL returns the URL that b, its host-relative form for host,
+// stands for. The error wraps ErrMalformedKey.
+func ExpandURL(host string, b []byte) (string, error) {
+	if len(b) == 0 {
+		return "", fmt.Errorf("%w: empty URL form", ErrMalformedKey)
+	}
+	rest := b[1:]
+	var url string
+	switch b[0] {
+	case urlHTTP:
+		url = "http://" + host + string(rest)
+	case urlHTTPS:
+		url = "https://" + host + string(rest)
+	case urlVerbatim:
+		url = string(rest)
+	default:
+		return "", fmt.Errorf("%w: URL form tag %#x", ErrMalformedKey, b[0])
+	}
+	if tag, _ := shortURL(host, url); tag != b[0] {
+		return "", fmt.Errorf("%w: URL %q not in its host-relative form", ErrMalformedKey, url)
+	}
+	return url, nil
+}
 
 // Kind is the first byte of every key.
 type Kind byte
@@ -152,13 +219,13 @@ func QueueKey(host string, level uint8, seq uint64) []byte {
 // URLKey returns the key of the per-URL state of url, a canonical URL whose
 // politeness key is host.
 func URLKey(host, url string) []byte {
-	return AppendURLKey(make([]byte, 0, 4+len(host)+len(url)), host, url)
+	return AppendURLKey(make([]byte, 0, 5+len(host)+len(url)), host, url)
 }
 
 // AppendURLKey appends URLKey(host, url) to dst, for callers that reuse a
 // buffer.
 func AppendURLKey(dst []byte, host, url string) []byte {
-	return append(appendHostPrefix(dst, KindURL, host), url...)
+	return AppendURL(appendHostPrefix(dst, KindURL, host), host, url)
 }
 
 // RobotsKey returns the key of the robots.txt copy of origin
@@ -243,7 +310,10 @@ func DecodeKey(key []byte) (Key, error) {
 		k.Level = suffix[0]
 		k.Seq = binary.BigEndian.Uint64(suffix[1:])
 	case KindURL:
-		k.URL = string(suffix)
+		var err error
+		if k.URL, err = ExpandURL(k.Host, suffix); err != nil {
+			return Key{}, malformed(key, err.Error())
+		}
 	case KindRobots:
 		k.Origin = string(suffix)
 	}

@@ -19,8 +19,11 @@ func TestKeyEncoding(t *testing.T) {
 		{"HostKey", HostKey("a.test"), "h\x00\x0ea.test\x00"},
 		{"QueuePrefix", QueuePrefix("a.test"), "q\x00\x0ea.test\x00"},
 		{"QueueKey", QueueKey("a.test", 2, 0x0102030405060708), "q\x00\x0ea.test\x00\x02\x01\x02\x03\x04\x05\x06\x07\x08"},
-		{"URLKey", URLKey("a.test", "http://a.test/x"), "u\x00\x0ea.test\x00http://a.test/x"},
-		{"AppendURLKey", AppendURLKey([]byte("pre"), "a.test", "http://a.test/"), "preu\x00\x0ea.test\x00http://a.test/"},
+		{"URLKey", URLKey("a.test", "http://a.test/x"), "u\x00\x0ea.test\x00\x01/x"},
+		{"URLKey https", URLKey("a.test", "https://a.test:8443"), "u\x00\x0ea.test\x00\x02:8443"},
+		{"URLKey other host", URLKey("a.test", "http://a.testing/"), "u\x00\x0ea.test\x00\x00http://a.testing/"},
+		{"URLKey other scheme", URLKey("a.test", "ftp://a.test/"), "u\x00\x0ea.test\x00\x00ftp://a.test/"},
+		{"AppendURLKey", AppendURLKey([]byte("pre"), "a.test", "http://a.test/"), "preu\x00\x0ea.test\x00\x01/"},
 		{"RobotsKey", RobotsKey("a.test", "https://a.test:443"), "r\x00\x0ea.test\x00https://a.test:443"},
 		{"PartitionPrefix", PartitionPrefix(KindURL, 14), "u\x00\x0e"},
 		{"PartitionPrefix high", PartitionPrefix(KindQueue, 255), "q\x00\xff"},
@@ -42,6 +45,9 @@ func TestDecodeKey(t *testing.T) {
 		{Kind: KindQueue, Host: "www.bbc.co.uk", Level: 7, Seq: 1 << 60},
 		{Kind: KindURL, Host: "[::1]", URL: "http://[::1]:8080/a?b=c\x00d"},
 		{Kind: KindURL, Host: "a.test"},
+		{Kind: KindURL, Host: "a.test", URL: "https://a.test"},
+		{Kind: KindURL, Host: "a.test", URL: "http://a.test:81/?q#f"},
+		{Kind: KindURL, Host: "a.test", URL: "http://b.test/"},
 		{Kind: KindRobots, Host: "a.test", Origin: "http://a.test:80"},
 	}
 	for _, k := range good {
@@ -70,6 +76,10 @@ func TestDecodeKey(t *testing.T) {
 		{"host with suffix", "h\x00\x0ea.test\x00x"},
 		{"short queue suffix", "q\x00\x0ea.test\x00\x01\x02"},
 		{"long queue suffix", "q\x00\x0ea.test\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a"},
+		{"URL key without form tag", "u\x00\x0ea.test\x00"},
+		{"URL key with unknown tag", "u\x00\x0ea.test\x00\x07/x"},
+		{"URL verbatim that has a short form", "u\x00\x0ea.test\x00\x00http://a.test/x"},
+		{"short URL form joining the host", "u\x00\x0ea.test\x00\x01ing/"},
 	}
 	for _, c := range bad {
 		if k, err := DecodeKey([]byte(c.key)); !errors.Is(err, ErrMalformedKey) {

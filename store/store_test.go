@@ -240,7 +240,7 @@ func TestOpenRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-		}, []string{"store: /s: format version 7, this trawl reads 1"}},
+		}, []string{"store: /s: format version 7, this trawl reads 2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -121,7 +121,7 @@ func (d *Durable) load() (uint, error) {
 			it.Close()
 			return 0, fmt.Errorf("urlseen: load seen URLs: malformed key %q", k)
 		}
-		d.filter.testAndAdd(d.filter.hashBytes(k[3+i+1:]))
+		d.filter.testAndAdd(d.filter.hashBytes(k))
 		n++
 	}
 	if err := it.Close(); err != nil {
@@ -185,7 +185,7 @@ func (d *Durable) AddBatch(b *store.Batch, urls []string) (isNew []bool, err err
 		key = store.AppendURLKey(key[:0], host, u)
 
 		s.mu.Lock()
-		maybe := d.filter.testAndAdd(d.filter.hashString(u))
+		maybe := d.filter.testAndAdd(d.filter.hashBytes(key))
 		if maybe {
 			_, pending := s.pending[u]
 			seen := pending
