@@ -47,3 +47,30 @@ func TestRobotsAttemptRecords(t *testing.T) {
 		t.Error("decodeRobotsAttempts accepted a robots copy")
 	}
 }
+
+// FuzzRobotsRecords: any bytes under an 'r' key decode as a copy, an
+// attempt record or an error, never a panic, and what decodes encodes back
+// to the same value.
+func FuzzRobotsRecords(f *testing.F) {
+	f.Add(encodeRobots(robots.FetchResult{Status: 200, Body: []byte("User-agent: *\n"), At: time.Unix(1e9, 0)}))
+	f.Add(encodeRobotsFailures(2, time.Unix(1e9, 0)))
+	f.Add(encodeRobotsPending(0, time.Unix(1e9, 0)))
+	f.Fuzz(func(t *testing.T, v []byte) {
+		if r, err := decodeRobots(v); err == nil {
+			again, err := decodeRobots(encodeRobots(r))
+			if err != nil || again.Status != r.Status || !again.At.Equal(r.At) || string(again.Body) != string(r.Body) {
+				t.Fatalf("robots copy %x does not round-trip: %+v", v, r)
+			}
+		}
+		if n, at, pending, ok := decodeRobotsAttempts(v); ok {
+			enc := encodeRobotsFailures(n, at)
+			if pending {
+				enc = encodeRobotsPending(n, at)
+			}
+			n2, at2, pending2, ok2 := decodeRobotsAttempts(enc)
+			if !ok2 || n2 != n || !at2.Equal(at) || pending2 != pending {
+				t.Fatalf("attempt record %x does not round-trip", v)
+			}
+		}
+	})
+}
