@@ -680,7 +680,10 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u *url.URL) 
 	c.stats.pages.Add(1)
 	c.stats.addStatus(resp.Status)
 	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start)}
-	var found []candidate
+	var (
+		found []candidate
+		sim   *uint64 // the page's SimHash, if extraction took it
+	)
 	switch {
 	case resp.Status == 429 || resp.Status == 503:
 		if it.Attempts < c.opts.MaxRetries {
@@ -692,10 +695,10 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u *url.URL) 
 			found = c.redirect(it, resp.Location)
 		}
 	case resp.Status >= 200 && resp.Status < 300:
-		found = c.extract(it, u, resp)
+		found, sim = c.extract(it, u, resp)
 	}
 	if len(found) == 0 {
-		c.completeWith(l, o, c.recordFetch(nil, it, observation(resp)), nil)
+		c.completeWith(l, o, c.recordFetch(nil, it, observation(resp, sim)), nil)
 		return
 	}
 	b := c.db.NewBatch()
@@ -706,7 +709,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u *url.URL) 
 		c.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 		return
 	}
-	c.completeWith(l, o, c.recordFetch(b, it, observation(resp)), add)
+	c.completeWith(l, o, c.recordFetch(b, it, observation(resp, sim)), add)
 }
 
 // recordFetch folds a fetch of it into the URL's stored record
@@ -736,8 +739,9 @@ func (c *Crawler) recordFetch(b *store.Batch, it frontier.Item, o urlstate.Obser
 
 // observation describes a response for the URL's record: the payload's
 // SHA-256 (the decoded body, or the body as transferred if it could not be
-// decoded) and, for HTML, the SimHash of its visible text.
-func observation(resp *fetch.Response) urlstate.Observation {
+// decoded) and, for HTML, the SimHash of its visible text: sim if link
+// extraction took it in its pass, computed here otherwise.
+func observation(resp *fetch.Response, sim *uint64) urlstate.Observation {
 	o := urlstate.Observation{
 		At:           resp.Start.UTC(),
 		Status:       resp.Status,
@@ -754,7 +758,11 @@ func observation(resp *fetch.Response) urlstate.Observation {
 	}
 	o.Digest, o.HasDigest = sha256.Sum256(payload), true
 	if resp.DecodeErr == nil && (resp.MediaType == "text/html" || resp.MediaType == "application/xhtml+xml") {
-		o.SimHash = simhash.HTML(resp.Decoded)
+		if sim != nil {
+			o.SimHash = *sim
+		} else {
+			o.SimHash = simhash.HTML(resp.Decoded)
+		}
 	}
 	return o
 }
@@ -784,17 +792,19 @@ func (c *Crawler) redirect(it frontier.Item, location string) []candidate {
 	return []candidate{{u: t, depth: it.Depth, redirects: it.Redirects + 1, shapeRun: it.ShapeRun}}
 }
 
-// extract returns the links of an HTML page worth following.
-func (c *Crawler) extract(it frontier.Item, u *url.URL, resp *fetch.Response) []candidate {
+// extract returns the links of an HTML page worth following and, if it
+// read the page, the SimHash of its text (taken in the same pass).
+func (c *Crawler) extract(it frontier.Item, u *url.URL, resp *fetch.Response) ([]candidate, *uint64) {
 	if resp.MediaType != "text/html" && resp.MediaType != "application/xhtml+xml" {
-		return nil
+		return nil, nil
 	}
 	if _, noFollow := links.XRobotsTag(resp.Header.Values("X-Robots-Tag"), c.agent); noFollow {
-		return nil
+		return nil, nil
 	}
-	page := links.Extract(resp.Decoded, c.agent)
+	page := links.ExtractWith(resp.Decoded, links.Options{Agent: c.agent, SimHash: true})
+	sim := &page.SimHash
 	if page.NoFollow {
-		return nil
+		return nil, sim
 	}
 	base := u
 	if page.BaseHref != "" {
@@ -815,7 +825,7 @@ func (c *Crawler) extract(it frontier.Item, u *url.URL, resp *fetch.Response) []
 		t = urlnorm.Normalize(t)
 		found = append(found, candidate{u: t, depth: it.Depth + 1, shapeRun: scope.ShapeRun(u, it.ShapeRun, t)})
 	}
-	return found
+	return found, sim
 }
 
 // followable reports whether a link leads to something worth fetching as

@@ -7,12 +7,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/trawl-crawler/trawl/simhash"
 )
 
 // FuzzExtract checks properties that hold for any input: no panic, at most
 // MaxLinks links, clean non-empty refs from the known tags, a bounded title,
-// page nofollow applied to every link, determinism, and that a smaller cap
-// returns a prefix of the links a larger one does.
+// page nofollow applied to every link, determinism, that a smaller cap
+// returns a prefix of the links a larger one does, and that the SimHash
+// taken in the same pass equals simhash.HTML of the body.
 func FuzzExtract(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.html"))
 	if err != nil {
@@ -35,7 +38,11 @@ func FuzzExtract(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, max uint8) {
 		limit := int(max%8) + 1
-		p := ExtractWith(body, Options{Agent: "trawl", MaxLinks: limit})
+		p := ExtractWith(body, Options{Agent: "trawl", MaxLinks: limit, SimHash: true})
+		if want := simhash.HTML(body); p.SimHash != want {
+			t.Fatalf("ExtractWith(%q).SimHash = %#x, simhash.HTML = %#x", body, p.SimHash, want)
+		}
+
 		if len(p.Links) > limit {
 			t.Fatalf("ExtractWith(%q, MaxLinks=%d) returned %d links", body, limit, len(p.Links))
 		}
@@ -70,8 +77,16 @@ func FuzzExtract(f *testing.F) {
 			}
 			seen[l] = true
 		}
-		if again := ExtractWith(body, Options{Agent: "trawl", MaxLinks: limit}); !reflect.DeepEqual(p, again) {
+		if again := ExtractWith(body, Options{Agent: "trawl", MaxLinks: limit, SimHash: true}); !reflect.DeepEqual(p, again) {
 			t.Fatalf("ExtractWith(%q) not deterministic:\n%+v\n%+v", body, p, again)
+		}
+		without := ExtractWith(body, Options{Agent: "trawl", MaxLinks: limit})
+		if without.SimHash != 0 {
+			t.Fatalf("ExtractWith(%q) without Options.SimHash: SimHash %#x", body, without.SimHash)
+		}
+		without.SimHash = p.SimHash
+		if !reflect.DeepEqual(p, without) {
+			t.Fatalf("ExtractWith(%q) depends on Options.SimHash:\n%+v\n%+v", body, p, without)
 		}
 		full := ExtractWith(body, Options{Agent: "trawl"})
 		if n := len(p.Links); n > len(full.Links) || !reflect.DeepEqual(p.Links, full.Links[:n]) {

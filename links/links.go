@@ -15,6 +15,8 @@ import (
 	"fmt"
 
 	"golang.org/x/net/html"
+
+	"github.com/trawl-crawler/trawl/simhash"
 )
 
 // DefaultMaxLinks is the number of links Extract returns at most when
@@ -75,6 +77,8 @@ type Page struct {
 	// (both), case-insensitive, separated by commas or whitespace. Any
 	// matching meta element in the document sets them; none clears them.
 	NoIndex, NoFollow bool
+	// SimHash is simhash.HTML of the body, if Options.SimHash asked for it.
+	SimHash uint64
 	// Dropped counts links found after Links reached MaxLinks. Duplicates of a
 	// link already in Links are not counted; repeats of a dropped link are
 	// counted each time.
@@ -90,6 +94,9 @@ type Options struct {
 	// MaxLinks caps len(Page.Links). If zero (or negative, which Validate
 	// reports), DefaultMaxLinks is used.
 	MaxLinks int
+	// SimHash also fingerprints the page's visible text in the same pass
+	// (Page.SimHash, equal to simhash.HTML of the body).
+	SimHash bool
 }
 
 // Validate reports every bad field of o by name.
@@ -130,6 +137,10 @@ func Extract(body []byte, agent string) Page {
 func ExtractWith(body []byte, opts Options) Page {
 	opts = opts.withDefaults()
 	e := extractor{opts: opts}
+	var sim *simhash.Builder
+	if opts.SimHash {
+		sim = new(simhash.Builder)
+	}
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
 		tt := z.Next()
@@ -139,20 +150,42 @@ func ExtractWith(body []byte, opts Options) Page {
 		case html.ErrorToken:
 			// The only error a bytes.Reader gives is io.EOF: the whole body
 			// has been scanned.
+			if sim != nil {
+				e.page.SimHash = sim.Sum()
+			}
 			return e.finish()
 		case html.TextToken:
-			if wantTitle {
-				e.page.Title = collapseSpace(z.Text(), MaxTitleBytes)
+			if wantTitle || sim != nil {
+				text := z.Text() // once: it may be read only once
+				if sim != nil {
+					sim.Text(text)
+				}
+				if wantTitle {
+					e.page.Title = collapseSpace(text, MaxTitleBytes)
+				}
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
+			if sim != nil {
+				var buf [8]byte // no tag SimHash tells apart is longer
+				sim.Tag(tagName(z, &buf), false)
+			}
 			e.startTag(z, tt == html.SelfClosingTagToken)
 		case html.EndTagToken:
 			var buf [8]byte
-			switch string(tagName(z, &buf)) {
+			name := tagName(z, &buf)
+			if sim != nil {
+				sim.Tag(name, true)
+			}
+			switch string(name) {
 			case "svg", "math":
 				if e.foreign > 0 {
 					e.foreign--
 				}
+			}
+		case html.CommentToken:
+		default:
+			if sim != nil {
+				sim.Break()
 			}
 		}
 	}

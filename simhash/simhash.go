@@ -265,43 +265,78 @@ func Text(text []byte) uint64 {
 // a, ...) and comments, as a browser renders it, and ends at any other
 // tag. A document without visible words gives 0. Markup alone, such as
 // attributes, whitespace or script contents, never changes the result.
+//
+// The content of noscript and noframes is tokenized as markup (a crawler
+// runs no scripts and shows no frames), as links.ExtractWith does, so that
+// a Builder fed from that pass gives the same fingerprint.
 func HTML(doc []byte) uint64 {
-	var w words
+	var b Builder
 	z := html.NewTokenizer(bytes.NewReader(doc))
-	skip := 0 // depth inside skipped elements
 	for {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
-			return w.sum()
+			return b.Sum()
 		case html.TextToken:
-			if skip == 0 {
-				w.write(z.Text())
-			}
-		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			b.Text(z.Text())
+		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, _ := z.TagName()
-			a := atom.Lookup(name)
-			if skipped(a) {
-				// <script/> opens a script all the same: HTML ignores the
-				// slash on non-void elements, and so does the tokenizer's
-				// raw text mode.
-				switch {
-				case tt != html.EndTagToken:
-					skip++
-				case skip > 0:
-					skip--
-				}
-			}
-			if !inline(a) {
-				w.end()
+			a := b.Tag(name, tt == html.EndTagToken)
+			if tt != html.EndTagToken && (a == atom.Noscript || a == atom.Noframes) {
+				z.NextIsNotRawText()
 			}
 		case html.CommentToken:
 			// foo<!-- -->bar renders as one word.
 		default:
-			w.end()
+			b.Break()
 		}
 	}
 }
+
+// Builder computes HTML's fingerprint from tokens read by someone else, so
+// that a caller that tokenizes a page anyway (links.ExtractWith) does not
+// tokenize it twice. Feed it every token in order, as HTML does: Text for
+// text tokens, Tag for start, self-closing and end tags, Break for the
+// doctype; comments are left out. The zero value is ready to use.
+type Builder struct {
+	w    words
+	skip int // depth inside skipped elements
+}
+
+// Text adds a text token's unescaped text (html.Tokenizer.Text).
+func (b *Builder) Text(text []byte) {
+	if b.skip == 0 {
+		b.w.write(text)
+	}
+}
+
+// Tag adds a tag whose lower-cased name is name (end reports an end tag;
+// a self-closing tag is a start tag) and returns the name's atom (0 if
+// none).
+func (b *Builder) Tag(name []byte, end bool) atom.Atom {
+	a := atom.Lookup(name)
+	if skipped(a) {
+		// <script/> opens a script all the same: HTML ignores the slash
+		// on non-void elements, and so does the tokenizer's raw text mode.
+		switch {
+		case !end:
+			b.skip++
+		case b.skip > 0:
+			b.skip--
+		}
+	}
+	if !inline(a) {
+		b.w.end()
+	}
+	return a
+}
+
+// Break ends the word being read (a doctype or other non-text token).
+func (b *Builder) Break() { b.w.end() }
+
+// Sum returns the fingerprint of the tokens added; 0 if they held no
+// visible word.
+func (b *Builder) Sum() uint64 { return b.w.sum() }
 
 // skipped reports whether an element's content is not shown as text.
 func skipped(a atom.Atom) bool {
