@@ -442,45 +442,16 @@ func (b *Batch) finish(err error) {
 // effect: 32 concurrent committers get many more commits per second than 1.
 func (db *DB) Commit(b *Batch) error { return db.commit(b, pebble.Sync) }
 
-// CommitGroup applies bs, in order, as one atomic batch and returns once it
-// is durable: one WAL record and one fsync for all of them. It consumes
-// every batch; each one's OnDone functions see the group's outcome. A
-// single writer that must keep its changes in order (the frontier's
-// committer) uses it to get group commit without reordering.
-func (db *DB) CommitGroup(bs []*Batch) error { return db.applyGroup(bs, pebble.Sync) }
-
-// ApplyGroup is CommitGroup without waiting for durability: it returns
-// once the group is applied and visible to reads. The group becomes durable
-// with the next SyncWAL (or synced commit) by anyone, since the WAL is
-// written in order, and is lost in a crash before then. OnDone functions
-// run when it is applied. A writer that must keep its changes in order
-// applies group after group with it while another goroutine calls SyncWAL
-// and acknowledges what was applied before: the fsync of one group then
-// overlaps the building of the next.
-func (db *DB) ApplyGroup(bs []*Batch) error { return db.applyGroup(bs, pebble.NoSync) }
-
-// SyncWAL returns once everything applied before the call is durable (one
-// fsync of the WAL, shared with concurrent commits).
-func (db *DB) SyncWAL() error {
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	if db.closed {
-		return ErrClosed
-	}
-	if err := db.Err(); err != nil {
-		return err
-	}
-	// A log-data record is written to the WAL only (never to a memtable),
-	// and a synced one makes every record before it durable.
-	if err := db.pdb.LogData(nil, pebble.Sync); err != nil {
-		db.fail(err)
-		return fmt.Errorf("store: %s: sync: %w", db.dir, err)
-	}
-	// Pebble reports WAL failures through Logger.Fatalf and then returns nil.
-	return db.Err()
-}
-
-func (db *DB) applyGroup(bs []*Batch, o *pebble.WriteOptions) error {
+// ApplyGroup applies bs, in order, as one atomic batch (one WAL record)
+// without waiting for durability: it returns once the group is applied and
+// visible to reads. It consumes every batch; each one's OnDone functions
+// see the group's outcome. The group becomes durable with the next SyncWAL
+// (or synced commit) by anyone, since the WAL is written in order, and is
+// lost in a crash before then. A single writer that must keep its changes
+// in order (the frontier's committer) applies group after group with it
+// while another goroutine calls SyncWAL and acknowledges what was applied
+// before: the fsync of one group then overlaps the building of the next.
+func (db *DB) ApplyGroup(bs []*Batch) error {
 	if len(bs) == 0 {
 		return nil
 	}
@@ -492,7 +463,7 @@ func (db *DB) applyGroup(bs []*Batch, o *pebble.WriteOptions) error {
 	var err error
 	if len(bs) == 1 {
 		db.mu.RLock()
-		err = db.commitLocked(bs[0].b, o)
+		err = db.commitLocked(bs[0].b, pebble.NoSync)
 		db.mu.RUnlock()
 	} else {
 		// Merge into one batch sized for all of them: growing the first
@@ -510,7 +481,7 @@ func (db *DB) applyGroup(bs []*Batch, o *pebble.WriteOptions) error {
 		}
 		if err == nil {
 			db.mu.RLock()
-			err = db.commitLocked(merged, o)
+			err = db.commitLocked(merged, pebble.NoSync)
 			db.mu.RUnlock()
 		}
 		merged.Close()
@@ -519,6 +490,21 @@ func (db *DB) applyGroup(bs []*Batch, o *pebble.WriteOptions) error {
 		b.finish(err)
 	}
 	return err
+}
+
+// SyncWAL returns once everything applied before the call is durable (one
+// fsync of the WAL, shared with concurrent commits).
+func (db *DB) SyncWAL() error {
+	// A log-data record is written to the WAL only (never to a memtable),
+	// and a synced one makes every record before it durable.
+	b := db.pdb.NewBatch()
+	defer b.Close()
+	if err := b.LogData(nil, nil); err != nil {
+		return fmt.Errorf("store: %s: sync: %w", db.dir, err)
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.commitLocked(b, pebble.Sync)
 }
 
 // CommitNoSync applies b atomically without waiting for it to be durable:
