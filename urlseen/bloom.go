@@ -79,5 +79,6 @@ func (f *blockedBloom) test(h uint64) bool {
 	return true
 }
 
-func (f *blockedBloom) hashString(s string) uint64 { return maphash.String(f.seed, s) }
-func (f *blockedBloom) hashBytes(b []byte) uint64  { return maphash.Bytes(f.seed, b) }
+// hashBytes is the hash the filter takes for key b (the seen gate's keys
+// are store keys).
+func (f *blockedBloom) hashBytes(b []byte) uint64 { return maphash.Bytes(f.seed, b) }

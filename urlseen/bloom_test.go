@@ -2,6 +2,7 @@ package urlseen
 
 import (
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"testing"
 )
@@ -78,3 +79,6 @@ func BenchmarkBlockedBloomTestAndAdd(b *testing.B) {
 		f.testAndAdd(keys[i&(len(keys)-1)] + uint64(i>>16))
 	}
 }
+
+// hashString is hashBytes of a string's bytes, without the copy.
+func (f *blockedBloom) hashString(s string) uint64 { return maphash.String(f.seed, s) }
