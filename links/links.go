@@ -164,17 +164,16 @@ func ExtractWith(body []byte, opts Options) Page {
 					e.page.Title = collapseSpace(text, MaxTitleBytes)
 				}
 			}
-		case html.StartTagToken, html.SelfClosingTagToken:
-			if sim != nil {
-				var buf [8]byte // no tag SimHash tells apart is longer
-				sim.Tag(tagName(z, &buf), false)
-			}
-			e.startTag(z, tt == html.SelfClosingTagToken)
-		case html.EndTagToken:
+		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
+			// No tag this package or SimHash tells apart is longer than 8.
 			var buf [8]byte
 			name := tagName(z, &buf)
 			if sim != nil {
-				sim.Tag(name, true)
+				sim.Tag(name, tt == html.EndTagToken)
+			}
+			if tt != html.EndTagToken {
+				e.startTag(z, name, tt == html.SelfClosingTagToken)
+				break
 			}
 			switch string(name) {
 			case "svg", "math":
@@ -261,12 +260,12 @@ func tagName(z *html.Tokenizer, buf *[8]byte) []byte {
 	return buf[:n]
 }
 
-func (e *extractor) startTag(z *html.Tokenizer, selfClosing bool) {
-	var buf [8]byte
+// startTag handles a start tag whose lower-cased name is name (tagName).
+func (e *extractor) startTag(z *html.Tokenizer, name []byte, selfClosing bool) {
 	// Link tags map to constant strings so that Links share them instead of
 	// each carrying a copy.
 	var tag string
-	switch string(tagName(z, &buf)) {
+	switch string(name) {
 	case "a":
 		tag = "a"
 	case "area":
