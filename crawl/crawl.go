@@ -259,20 +259,16 @@ func (c *Crawler) Run(ctx context.Context) (*Summary, error) {
 	// kept than cut off and sent again by the next run.
 	fetchCtx, cancelFetches := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelFetches()
-	var graceTimer *time.Timer
-	var graceMu sync.Mutex
-	stopGrace := context.AfterFunc(ctx, func() {
-		graceMu.Lock()
-		graceTimer = time.AfterFunc(c.opts.StopGrace, cancelFetches)
-		graceMu.Unlock()
-	})
-	defer func() {
-		stopGrace()
-		graceMu.Lock()
-		if graceTimer != nil {
-			graceTimer.Stop()
+	go func() {
+		select {
+		case <-ctx.Done():
+			select {
+			case <-time.After(c.opts.StopGrace):
+				cancelFetches()
+			case <-fetchCtx.Done(): // Run returned first
+			}
+		case <-fetchCtx.Done():
 		}
-		graceMu.Unlock()
 	}()
 
 	work := make(chan *frontier.Lease)
@@ -439,18 +435,11 @@ func (c *Crawler) handle(ctx context.Context, l *frontier.Lease) {
 	origin := u.Scheme + "://" + u.Host
 	pol, ok := c.robots.Lookup(origin)
 	if !ok {
-		var pendingSince time.Time
-		pol, ok, pendingSince = c.loadRobots(l.Item.Host, origin)
-		if !pendingSince.IsZero() && pendingSince.Before(c.started) {
-			// An earlier run sent a robots.txt request and stopped before
-			// keeping the answer: the host was contacted then, and the
-			// Crawl-delay it asked for is not known. Leave it alone for the
-			// longest one honoured.
-			wait := min(c.opts.MaxDelay, robots.MaxCrawlDelay)
-			if until := pendingSince.Add(wait); time.Now().Before(until) {
-				c.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: until})
-				return
-			}
+		var notBefore time.Time
+		pol, ok, notBefore = c.loadRobots(l.Item.Host, origin)
+		if time.Now().Before(notBefore) {
+			c.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: notBefore})
+			return
 		}
 	}
 	if !ok || pol.Unavailable() {
@@ -485,13 +474,13 @@ func (c *Crawler) robotsProgressFor(origin string) *robotsProgress {
 func (c *Crawler) fetchRobots(ctx context.Context, l *frontier.Lease, origin string) {
 	c.mu.Lock()
 	st := c.robotsProgressFor(origin)
-	target := st.next
+	target, attempts := st.next, st.failures
 	c.mu.Unlock()
 	if target == "" {
 		target = origin + "/robots.txt"
 	}
 	tu, _ := url.Parse(target)
-	if err := c.markRobotsPending(l.Item.Host, origin); err != nil {
+	if err := c.markRobotsPending(l.Item.Host, origin, attempts); err != nil {
 		c.fail(err)
 		c.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
 		return
@@ -576,10 +565,7 @@ func (c *Crawler) fetchRobots(ctx context.Context, l *frontier.Lease, origin str
 
 // markRobotsPending records, durably, that a robots.txt request to origin
 // is about to be sent, keeping the attempts counted so far.
-func (c *Crawler) markRobotsPending(host, origin string) error {
-	c.mu.Lock()
-	attempts := c.robotsProgressFor(origin).failures
-	c.mu.Unlock()
+func (c *Crawler) markRobotsPending(host, origin string, attempts int) error {
 	b := c.db.NewBatch()
 	if err := b.Set(store.RobotsKey(host, origin), encodeRobotsPending(attempts, time.Now())); err != nil {
 		b.Close()
@@ -593,9 +579,11 @@ func (c *Crawler) markRobotsPending(host, origin string) error {
 
 // loadRobots looks for origin's robots.txt in the store (kept by an
 // earlier run) and, if it is still fresh, puts it in the cache. If instead
-// a request for it was sent and its answer never kept, pendingSince is
-// when it was sent.
-func (c *Crawler) loadRobots(host, origin string) (pol *robots.Policy, ok bool, pendingSince time.Time) {
+// an earlier run sent a request for it and stopped before keeping the
+// answer, the host was contacted then and the Crawl-delay it asked for is
+// not known: notBefore is then that request's time plus the longest
+// Crawl-delay honoured, before which the host is left alone.
+func (c *Crawler) loadRobots(host, origin string) (pol *robots.Policy, ok bool, notBefore time.Time) {
 	v, err := c.db.Get(store.RobotsKey(host, origin))
 	if err != nil {
 		return nil, false, time.Time{}
@@ -607,10 +595,10 @@ func (c *Crawler) loadRobots(host, origin string) (pol *robots.Policy, ok bool, 
 		st := c.robotsProgressFor(origin)
 		st.failures = max(st.failures, n)
 		c.mu.Unlock()
-		if pending {
-			pendingSince = at
+		if pending && at.Before(c.started) {
+			notBefore = at.Add(min(c.opts.MaxDelay, robots.MaxCrawlDelay))
 		}
-		return nil, false, pendingSince
+		return nil, false, notBefore
 	}
 	res, err := decodeRobots(v)
 	if err != nil {

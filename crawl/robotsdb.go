@@ -40,15 +40,18 @@ const (
 )
 
 func encodeRobotsFailures(attempts int, at time.Time) []byte {
-	b := []byte{robotsFailureTag}
-	b = binary.AppendUvarint(b, uint64(max(0, attempts)))
-	return binary.AppendVarint(b, at.UnixNano())
+	return encodeRobotsAttempts(robotsFailureTag, attempts, at)
 }
 
 func encodeRobotsPending(attempts int, sent time.Time) []byte {
-	b := encodeRobotsFailures(attempts, sent)
-	b[0] = robotsPendingTag
-	return b
+	return encodeRobotsAttempts(robotsPendingTag, attempts, sent)
+}
+
+// encodeRobotsAttempts encodes a failure or pending record (tag).
+func encodeRobotsAttempts(tag byte, attempts int, at time.Time) []byte {
+	b := []byte{tag}
+	b = binary.AppendUvarint(b, uint64(max(0, attempts)))
+	return binary.AppendVarint(b, at.UnixNano())
 }
 
 // decodeRobotsAttempts decodes a failure or pending record: the attempts
