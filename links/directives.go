@@ -3,6 +3,8 @@ package links
 import (
 	"bytes"
 	"strings"
+
+	"github.com/trawl-crawler/trawl/robots"
 )
 
 // robotsDirectives reads the content of a <meta name=robots> element: tokens
@@ -90,23 +92,13 @@ func isValuedDirective(name string) bool {
 	return false
 }
 
-// isTokenByte reports whether c may appear in a user-agent product token
-// (RFC 9309 section 2.2.1 allows letters, "_" and "-"; digits are accepted
-// too, as real crawler names use them).
-func isTokenByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
-}
-
+// isProductToken reports whether s is a whole RFC 9309 product token
+// (robots.ProductToken: letters, '_' and '-'; no digits, 2.2.1). A prefix
+// with a digit ("MJ12bot: nofollow") is therefore not read as naming an
+// agent and its item is ignored, while later unprefixed items in the value
+// apply to every agent: the mistake can only make the crawler more careful.
 func isProductToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isTokenByte(s[i]) {
-			return false
-		}
-	}
-	return true
+	return s != "" && robots.ProductToken(s) == s
 }
 
 // refreshURL returns the URL of a <meta http-equiv=refresh> content value

@@ -87,7 +87,8 @@ type Page struct {
 
 // Options tunes ExtractWith.
 type Options struct {
-	// Agent is the crawler's product token, e.g. "trawl". <meta name=AGENT>
+	// Agent is the crawler's product token (robots.ProductToken of its
+	// User-Agent), e.g. "trawl". <meta name=AGENT>
 	// is read like <meta name=robots>, case-insensitively. If empty, only
 	// name=robots counts.
 	Agent string
@@ -105,11 +106,8 @@ func (o Options) Validate() error {
 	if o.MaxLinks < 0 {
 		errs = append(errs, fmt.Errorf("links: options: MaxLinks = %d, want >= 0", o.MaxLinks))
 	}
-	for i := 0; i < len(o.Agent); i++ {
-		if !isTokenByte(o.Agent[i]) {
-			errs = append(errs, fmt.Errorf("links: options: Agent = %q: byte %q is not allowed in a product token", o.Agent, o.Agent[i]))
-			break
-		}
+	if o.Agent != "" && !isProductToken(o.Agent) {
+		errs = append(errs, fmt.Errorf("links: options: Agent = %q: not a product token (robots.ProductToken: letters, '_' and '-')", o.Agent))
 	}
 	return errors.Join(errs...)
 }

@@ -368,7 +368,8 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{Options{}, nil},
 		{Options{Agent: "trawl", MaxLinks: 5}, nil},
-		{Options{Agent: "my-bot_2"}, nil},
+		{Options{Agent: "my-bot_"}, nil},
+		{Options{Agent: "my-bot_2"}, []string{"Agent"}}, // RFC 9309 2.2.1: no digits
 		{Options{MaxLinks: -1}, []string{"MaxLinks"}},
 		{Options{Agent: "tr awl"}, []string{"Agent"}},
 		{Options{Agent: "a:b", MaxLinks: -3}, []string{"MaxLinks", "Agent"}},
@@ -420,6 +421,11 @@ func TestXRobotsTag(t *testing.T) {
 		{[]string{": noindex"}, false, false},
 		{[]string{"bad agent: noindex"}, false, false},
 		{[]string{"noindexx, nofollowx"}, false, false},
+		// A prefix with a digit is not an RFC 9309 product token (2.2.1):
+		// its item is ignored and the next unprefixed item applies to all.
+		{[]string{"MJ12bot: noindex"}, false, false},
+		{[]string{"MJ12bot: noindex, nofollow"}, false, true},
+		{[]string{"trawl-bot_x: noindex"}, false, false},
 	}
 	for _, c := range cases {
 		ni, nf := XRobotsTag(c.values, "trawl")

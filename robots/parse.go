@@ -95,8 +95,9 @@ func directiveOf(key string) directive {
 //
 // Consecutive user-agent lines open a group; allow and disallow lines belong
 // to the group(s) above them; rules before the first user-agent line are
-// ignored. Sitemap lines are global. Crawl-delay belongs to the current group
-// and, like unknown lines, does not end a run of user-agent lines.
+// ignored. Sitemap lines are global. Crawl-delay belongs to the current group.
+// Records other than user-agent, allow and disallow (crawl-delay, sitemap,
+// unknown keys) neither end nor split a group (RFC 9309 2.2.4).
 //
 // Two leniencies beyond RFC 9309 are kept because they can only make the
 // crawler more careful: a partial byte order mark (EF or EF BB) at the start
@@ -175,7 +176,7 @@ func Parse(body []byte) *Robots {
 			case value == "":
 				warn(lineNo, "empty user-agent")
 			default:
-				if !validToken(value) {
+				if ProductToken(value) != value {
 					warn(lineNo, "user-agent %q is not a product token; it matches only a crawler that uses exactly this name", clip(value))
 				}
 				k := asciiLower(value)
@@ -207,9 +208,11 @@ func Parse(body []byte) *Robots {
 				warn(lineNo, "crawl-delay before any user-agent, ignored")
 				continue
 			}
-			// Like a rule, a crawl-delay ends the run of user-agent lines:
-			// "User-agent: *, Crawl-delay: 10, User-agent: X, ..." is meant
-			// as two groups.
+			// Crawl-delay is not an RFC 9309 record, so it neither ends
+			// nor splits a group (2.2.4: "parsing of other records MUST
+			// NOT interfere with the parsing of explicitly defined
+			// records"): in "User-agent: a, Crawl-delay: 5, User-agent:
+			// b, Disallow: /x" a and b share one group, delay and rule.
 			delay, err := parseDelay(value)
 			if err != "" {
 				warn(lineNo, "crawl-delay %q: %s", clip(value), err)
@@ -219,7 +222,6 @@ func Parse(body []byte) *Robots {
 				warn(lineNo, "crawl-delay %q capped to %s", clip(value), MaxCrawlDelay)
 				delay = MaxCrawlDelay
 			}
-			inAgents = false
 			g := &r.groups[cur]
 			if !g.hasDelay || delay > g.crawlDelay {
 				g.crawlDelay, g.hasDelay = delay, true
@@ -344,19 +346,28 @@ func indexByte(b []byte, c byte) int {
 	return -1
 }
 
-// validToken reports whether s is an RFC 9309 product token: letters, '_'
-// and '-' only.
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+// ProductToken returns the robots.txt product token of a User-Agent
+// value: its leading run of ASCII letters, '_' and '-', as written
+// ("Trawl-Bot/1.2 (+https://x.test)" gives "Trawl-Bot"). It is "" when
+// userAgent starts with anything else. Groups are matched against it
+// ignoring ASCII case (RFC 9309 2.2.1), so its case does not matter.
+//
+// Digits end the token: RFC 9309 2.2.1 says the product token "MUST
+// contain only uppercase and lowercase letters ("a-z" and "A-Z"),
+// underscores ("_"), and hyphens ("-")", and its ABNF (identifier =
+// 1*(%x2D / %x41-5A / %x5F / %x61-7A)) has no digits. A crawler named
+// "bot2/1.0" therefore answers to "bot" in robots.txt, which is the name
+// a conforming file can use for it. Where another party's name is read
+// (a user-agent line, an X-Robots-Tag prefix), a name with a digit is not
+// a product token: ProductToken(name) != name.
+func ProductToken(userAgent string) string {
+	for i := 0; i < len(userAgent); i++ {
+		c := userAgent[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-') {
-			return false
+			return userAgent[:i]
 		}
 	}
-	return true
+	return userAgent
 }
 
 // asciiLower lowercases ASCII letters only; product tokens are ASCII.

@@ -30,7 +30,13 @@ func TestAllowed(t *testing.T) {
 		{"value is not cut at space", "user-agent: trawl bot\ndisallow: /\n", "trawl", "/x", true},
 		{"value with version is not a match", "user-agent: trawl/1.0\ndisallow: /\n", "trawl", "/x", true},
 		{"sitemap does not split agents", "user-agent: a\nsitemap: /s.xml\nuser-agent: trawl\ndisallow: /\n", "trawl", "/x", false},
-		{"crawl-delay ends agent run", "user-agent: *\ncrawl-delay: 10\nuser-agent: trawl\ndisallow: /x\n", "other", "/x", true},
+		// RFC 9309 2.2.4: other records neither end nor split a group.
+		{"crawl-delay does not split agents", "user-agent: *\ncrawl-delay: 10\nuser-agent: trawl\ndisallow: /x\n", "other", "/x", false},
+		{"crawl-delay does not split agents (brief)", "User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /x\n", "a", "/x", false},
+		{"crawl-delay does not split agents, second", "User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /x\n", "b", "/x", false},
+		{"unknown record does not split agents", "user-agent: a\nfoo: bar\nuser-agent: trawl\ndisallow: /x\n", "a", "/x", false},
+		{"crawl-delay does not end a group", "user-agent: trawl\ndisallow: /a\ncrawl-delay: 1\ndisallow: /x\n", "trawl", "/x", false},
+		{"sitemap does not end a group", "user-agent: trawl\ndisallow: /a\nsitemap: /s.xml\ndisallow: /x\n", "trawl", "/x", false},
 		{"rule ends agent run", "user-agent: a\ndisallow: /y\nuser-agent: trawl\ndisallow: /x\n", "a", "/x", true},
 		// Syntax.
 		{"CR line ends", "user-agent: trawl\rdisallow: /x\r", "trawl", "/x", false},
@@ -160,9 +166,12 @@ func TestCrawlDelay(t *testing.T) {
 		{"user-agent: *\ncrawl-delay: soon\n", "trawl", 0, false},
 		{"user-agent: *\ncrawl-delay: NaN\n", "trawl", 0, false},
 		{"crawl-delay: 5\nuser-agent: *\n", "trawl", 0, false},
-		{"user-agent: *\ncrawl-delay: 5\nuser-agent: trawl\ndisallow: /\n", "trawl", 0, false},
+		// RFC 9309 2.2.4: crawl-delay does not split "*" and trawl.
+		{"user-agent: *\ncrawl-delay: 5\nuser-agent: trawl\ndisallow: /\n", "trawl", 5 * time.Second, true},
 		{"user-agent: trawl\ncrawl-delay: 2\nuser-agent: x\ndisallow: /\nuser-agent: trawl\ncrawl-delay: 7\n", "TRAWL", 7 * time.Second, true},
-		{"user-agent: a\ncrawl-delay: 2\nuser-agent: trawl\n", "trawl", 0, false},
+		{"user-agent: a\ncrawl-delay: 2\nuser-agent: trawl\n", "trawl", 2 * time.Second, true},
+		{"user-agent: a\ncrawl-delay: 2\nuser-agent: trawl\n", "a", 2 * time.Second, true},
+		{"user-agent: a\ndisallow: /\ncrawl-delay: 2\nuser-agent: trawl\n", "trawl", 0, false},
 		{"user-agent: a\nuser-agent: trawl\ncrawl-delay: 2\n", "trawl", 2 * time.Second, true},
 	}
 	for _, tt := range tests {
@@ -314,5 +323,27 @@ func BenchmarkParse(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		Parse(body)
+	}
+}
+
+func TestProductToken(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"trawl", "trawl"},
+		{"trawl/0.1 (+https://trawl.test/bot)", "trawl"},
+		{"Trawl-Bot_x/1", "Trawl-Bot_x"},
+		{"trawl bot", "trawl"},
+		// RFC 9309 2.2.1: digits are not in a product token.
+		{"MJ12bot/1.0", "MJ"},
+		{"bot2", "bot"},
+		{"42bot", ""},
+		{"", ""},
+		{"/1.0", ""},
+		{"*", ""},
+		{"tr\u00e4wl", "tr"},
+	}
+	for _, tt := range tests {
+		if got := ProductToken(tt.in); got != tt.want {
+			t.Errorf("ProductToken(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
