@@ -36,6 +36,8 @@ import (
 //	|   time              varint: the first entry Unix seconds, the  |
 //	|                     others seconds since the entry before      |
 //	|   status<<1|changed uvarint                                    |
+//	| job                 uvarint: the job whose lease made the last |
+//	|                     fetch (since format version 3)             |
 //	+----------------------------------------------------------------+
 //	| anything after this is ignored (fields added by later code)    |
 //	+----------------------------------------------------------------+
@@ -97,6 +99,9 @@ type Record struct {
 	// History holds the last HistoryLen observations, oldest first. Its
 	// times are whole seconds.
 	History []Event
+	// Job is the job whose lease made the last fetch (0 if none). The
+	// record is one per URL for every job of the node.
+	Job uint32
 }
 
 // Event is one fetch in a Record's History.
@@ -118,6 +123,7 @@ type Observation struct {
 	Digest             [32]byte
 	HasDigest          bool   // a payload was read and Digest is its SHA-256
 	SimHash            uint64 // simhash.HTML of the payload, 0 if not HTML
+	Job                uint32 // the job whose lease made the fetch
 }
 
 // Observe returns r with the fetch o folded in: r itself (including its
@@ -127,7 +133,7 @@ type Observation struct {
 // digest exist and differ.
 func (r Record) Observe(o Observation) Record {
 	at := o.At.UTC()
-	r.LastFetch, r.Status, r.Error = at, o.Status, o.Error
+	r.LastFetch, r.Status, r.Error, r.Job = at, o.Status, o.Error, o.Job
 	if r.Status < 0 || r.Status > maxStatus {
 		r.Status = 0
 	}
@@ -216,7 +222,7 @@ func Encode(r Record) []byte {
 		}
 		b = binary.AppendUvarint(b, sc)
 	}
-	return b
+	return binary.AppendUvarint(b, uint64(r.Job))
 }
 
 func unixNano(t time.Time) int64 {
@@ -303,6 +309,9 @@ func Decode(v []byte) (Record, error) {
 			}
 			r.History[i] = Event{At: time.Unix(at, 0).UTC(), Status: int(sc >> 1), Changed: sc&1 == 1}
 		}
+	}
+	if d.err == nil {
+		r.Job = d.uint32("job")
 	}
 	if d.err != nil {
 		return Record{}, d.err

@@ -1,0 +1,299 @@
+// Package job describes one crawl run by a node: its Spec (seeds, scope,
+// limits, priority), its state (running, paused, cancelled, finished), why
+// it stopped, and its own counters.
+//
+// A Job does no I/O and holds no lock other than its own; its counters are
+// updated by the node's workers without a shared lock (atomics), its state
+// under its mutex. Many jobs share one node: politeness (each host's gap,
+// robots.txt) belongs to the node, never to a job.
+package job
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trawl-crawler/trawl/scope"
+	"github.com/trawl-crawler/trawl/urlnorm"
+)
+
+// ID names a job within a node. IDs are assigned by the node, from 1 up,
+// and never reused in one data directory.
+type ID = uint32
+
+// Spec is what a job is asked to do. A zero field takes the default named.
+type Spec struct {
+	// Name is a label for people and for `trawl crawl`, which resumes the
+	// job of its name in a data directory. Optional; at most 128 bytes.
+	Name string `json:"name,omitempty"`
+	// Seeds are the URLs the job starts from. At least one.
+	Seeds []string `json:"seeds"`
+	// Domains limits the job to these hosts and their subdomains.
+	// Default: the seeds' hosts.
+	Domains []string `json:"domains,omitempty"`
+	// MaxDepth is the most links followed from a seed; 0 means no limit.
+	MaxDepth int `json:"max_depth,omitempty"`
+	// MaxShapeRun caps consecutive links between URLs of one shape, the
+	// mark of calendars and other endless page families (scope.Rules).
+	// Default scope.DefaultMaxShapeRun; negative means no cap.
+	MaxShapeRun int `json:"max_shape_run,omitempty"`
+	// MaxPages stops the job after this many page fetches in one run of
+	// the node (robots.txt fetches do not count); 0 means no limit.
+	MaxPages int `json:"max_pages,omitempty"`
+	// Priority moves the job's URLs between the frontier's priority
+	// levels: 1 is high (one level up), -1 low (one level down), 0 normal.
+	// Within a host, higher levels are served more often, never
+	// exclusively.
+	Priority int `json:"priority,omitempty"`
+	// RobotsGiveUp is how long the job waits for a host whose robots.txt
+	// stays unavailable (429, 5xx, network errors: nothing may be
+	// fetched) before it gives the host's URLs up; the summary counts such
+	// hosts. 0 means never: the node keeps retrying with growing backoff
+	// and, after 30 days of outage, applies the last good copy or none
+	// (RFC 9309 2.3.1.4).
+	RobotsGiveUp time.Duration `json:"robots_give_up,omitempty"`
+}
+
+// Validate reports every bad field by name. Seeds must parse as absolute
+// http(s) URLs.
+func (s Spec) Validate() error {
+	var errs []error
+	bad := func(field string, v any, why string) {
+		errs = append(errs, fmt.Errorf("job: %s = %v: %s", field, v, why))
+	}
+	if len(s.Name) > 128 {
+		bad("Name", fmt.Sprintf("%.20q...", s.Name), "longer than 128 bytes")
+	}
+	if len(s.Seeds) == 0 {
+		bad("Seeds", "[]", "at least one seed is needed")
+	}
+	if _, _, err := s.parseSeeds(); err != nil {
+		errs = append(errs, err)
+	}
+	for _, d := range s.Domains {
+		if d == "" || strings.ContainsAny(d, "/:?# ") {
+			bad("Domains", fmt.Sprintf("%q", d), "not a host name")
+		}
+	}
+	if s.MaxDepth < 0 {
+		bad("MaxDepth", s.MaxDepth, "negative")
+	}
+	if s.MaxPages < 0 {
+		bad("MaxPages", s.MaxPages, "negative")
+	}
+	if s.Priority < -1 || s.Priority > 1 {
+		bad("Priority", s.Priority, "want -1 (low), 0 (normal) or 1 (high)")
+	}
+	if s.RobotsGiveUp < 0 {
+		bad("RobotsGiveUp", s.RobotsGiveUp, "negative")
+	}
+	return errors.Join(errs...)
+}
+
+// parseSeeds canonicalises the seeds and returns them with their hosts
+// (the default scope).
+func (s Spec) parseSeeds() ([]*url.URL, []string, error) {
+	var seeds []*url.URL
+	var hosts []string
+	var errs []error
+	for _, raw := range s.Seeds {
+		u, err := urlnorm.Parse(strings.TrimSpace(raw), nil)
+		if err == nil && u.Scheme != "http" && u.Scheme != "https" {
+			err = fmt.Errorf("scheme %q: want http or https", u.Scheme)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("job: seed %q: %w", raw, err))
+			continue
+		}
+		u = urlnorm.Normalize(u)
+		seeds = append(seeds, u)
+		hosts = append(hosts, urlnorm.HostKey(u))
+	}
+	return seeds, hosts, errors.Join(errs...)
+}
+
+// State is where a job is in its life.
+type State string
+
+// The states of a job. Running, Paused and the three ends; a job that has
+// ended never runs again.
+const (
+	Running   State = "running"
+	Paused    State = "paused"
+	Cancelled State = "cancelled"
+	Finished  State = "finished" // exhausted, or a limit reached
+	Failed    State = "failed"   // stopped by an error
+)
+
+// Ended reports whether s is a final state.
+func (s State) Ended() bool { return s == Cancelled || s == Finished || s == Failed }
+
+// Stop reasons, as a summary reports them.
+const (
+	ReasonExhausted = "exhausted" // nothing left to fetch
+	ReasonMaxPages  = "max-pages"
+	ReasonSignal    = "signal"    // the node stopped while the job ran
+	ReasonCancelled = "cancelled" // cancelled by an operator
+	ReasonError     = "error"
+)
+
+// Job is one crawl on a node. Create it with New.
+type Job struct {
+	ID      ID
+	Spec    Spec
+	Created time.Time
+	Scope   scope.Rules
+	Seeds   []*url.URL // canonical seeds
+	Stats   Stats
+
+	mu     sync.Mutex
+	state  State
+	reason string
+	err    error
+	ended  chan struct{} // closed once the state is final
+}
+
+// New returns a running job of spec, which must be valid.
+func New(id ID, spec Spec, created time.Time) (*Job, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	seeds, hosts, _ := spec.parseSeeds()
+	domains := spec.Domains
+	if len(domains) == 0 {
+		domains = hosts
+	}
+	j := &Job{
+		ID:      id,
+		Spec:    spec,
+		Created: created,
+		Seeds:   seeds,
+		Scope:   scope.Rules{Domains: domains, MaxDepth: spec.MaxDepth, MaxShapeRun: spec.MaxShapeRun}.WithDefaults(),
+		state:   Running,
+		ended:   make(chan struct{}),
+	}
+	j.Stats.init()
+	return j, nil
+}
+
+// State returns the job's state and, once it ended, why.
+func (j *Job) State() (State, string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.state, j.reason
+}
+
+// Err is the error that stopped the job, if any.
+func (j *Job) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+// Ended is closed once the job reaches a final state.
+func (j *Job) Ended() <-chan struct{} { return j.ended }
+
+// ErrEnded is returned for a change asked of a job that has ended.
+var ErrEnded = errors.New("job has ended")
+
+// SetPaused pauses (true) or resumes (false) a job that has not ended.
+func (j *Job) SetPaused(paused bool) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state.Ended() {
+		return fmt.Errorf("job %d: %w (%s)", j.ID, ErrEnded, j.reason)
+	}
+	j.state = Running
+	if paused {
+		j.state = Paused
+	}
+	return nil
+}
+
+// End moves the job to a final state with reason (and err, for Failed).
+// It reports false if the job had already ended (the first end wins).
+func (j *Job) End(s State, reason string, err error) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state.Ended() {
+		return false
+	}
+	j.state, j.reason, j.err = s, reason, err
+	close(j.ended)
+	return true
+}
+
+// Level is the frontier priority level of a URL of this job at depth:
+// seeds first, then by depth, shifted by the job's priority, clamped to
+// 0..levels-1.
+func (j *Job) Level(depth, levels int) int {
+	return max(0, min(min(depth, levels-1)-j.Spec.Priority, levels-1))
+}
+
+// Record is a job as the node keeps it in its store (JSON under
+// store.JobKey): what is needed to resume it after a restart.
+type Record struct {
+	ID      ID        `json:"id"`
+	Spec    Spec      `json:"spec"`
+	Created time.Time `json:"created"`
+	State   State     `json:"state"`
+	Reason  string    `json:"reason,omitempty"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// Record returns what the node keeps of j.
+func (j *Job) Record() Record {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r := Record{ID: j.ID, Spec: j.Spec, Created: j.Created, State: j.state, Reason: j.reason}
+	if j.err != nil {
+		r.Error = j.err.Error()
+	}
+	return r
+}
+
+// Encode returns r's stored form.
+func (r Record) Encode() []byte {
+	b, _ := json.Marshal(r) // a Record always marshals
+	return b
+}
+
+// DecodeRecord reads a stored job. Unknown fields are errors: a record
+// written by a newer trawl is not silently misread.
+func DecodeRecord(v []byte) (Record, error) {
+	var r Record
+	dec := json.NewDecoder(strings.NewReader(string(v)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return Record{}, fmt.Errorf("job: decode stored job: %w", err)
+	}
+	if r.ID == 0 {
+		return Record{}, errors.New("job: decode stored job: no id")
+	}
+	return r, nil
+}
+
+// Restore rebuilds a job from its stored record. A job that had not ended
+// comes back in the state it had (running or paused).
+func Restore(r Record) (*Job, error) {
+	j, err := New(r.ID, r.Spec, r.Created)
+	if err != nil {
+		return nil, fmt.Errorf("job %d: stored spec: %w", r.ID, err)
+	}
+	switch r.State {
+	case Running, "":
+	case Paused:
+		j.state = Paused
+	default:
+		var err error
+		if r.Error != "" {
+			err = errors.New(r.Error)
+		}
+		j.End(r.State, r.Reason, err)
+	}
+	return j, nil
+}

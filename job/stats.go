@@ -1,0 +1,140 @@
+package job
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Stats are a job's counters, updated by the node's workers without a
+// shared lock except for the maps.
+type Stats struct {
+	start            atomic.Int64 // unix ns of the node's start of this job's run
+	PagesStarted     atomic.Int64 // page fetches begun for the job (MaxPages counts these)
+	Pages            atomic.Int64 // pages the job got: fetched for it, or shared from another job's fetch
+	Shared           atomic.Int64 // of Pages, those another job's fetch answered (no request sent again)
+	Requests         atomic.Int64 // HTTP requests sent for the job, robots.txt included
+	RobotsFetches    atomic.Int64
+	RobotsDisallowed atomic.Int64
+	RobotsGaveUp     atomic.Int64 // URLs given up because their host's robots.txt stayed unavailable
+	Bytes            atomic.Int64 // body bytes archived for the job
+	Discovered       atomic.Int64 // distinct URLs queued for the job, seeds included
+	OutOfScope       atomic.Int64
+	BadLinks         atomic.Int64
+
+	mu          sync.Mutex
+	errors      map[string]int64 // by class
+	status      map[string]int64 // "2xx", "3xx", ...
+	gaveUpHosts map[string]struct{}
+}
+
+func (s *Stats) init() {
+	s.errors = make(map[string]int64)
+	s.status = make(map[string]int64)
+	s.gaveUpHosts = make(map[string]struct{})
+}
+
+// Start marks the beginning of this run of the job (rates count from it).
+func (s *Stats) Start(t time.Time) { s.start.Store(t.UnixNano()) }
+
+// AddError counts a failure of class ("" counts as "other").
+func (s *Stats) AddError(class string) {
+	if class == "" {
+		class = "other"
+	}
+	s.mu.Lock()
+	s.errors[class]++
+	s.mu.Unlock()
+}
+
+// AddStatus counts a response by its status class.
+func (s *Stats) AddStatus(code int) {
+	k := strconv.Itoa(code/100) + "xx"
+	s.mu.Lock()
+	s.status[k]++
+	s.mu.Unlock()
+}
+
+// GaveUp records that the job gave up a URL of host because the host's
+// robots.txt stayed unavailable; it reports whether host is new to the
+// list.
+func (s *Stats) GaveUp(host string) bool {
+	s.RobotsGaveUp.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.gaveUpHosts[host]; ok {
+		return false
+	}
+	s.gaveUpHosts[host] = struct{}{}
+	return true
+}
+
+// Progress is a snapshot of a job, as `trawl crawl` prints it and
+// summary.json and the API carry it.
+type Progress struct {
+	Job              ID               `json:"job"`
+	Elapsed          time.Duration    `json:"-"`
+	ElapsedSeconds   float64          `json:"elapsed_s"`
+	Pages            int64            `json:"pages"`             // pages the job got (fetched for it or shared)
+	Shared           int64            `json:"shared"`            // of pages, answered by another job's fetch of the same URL
+	Requests         int64            `json:"requests"`          // HTTP requests sent for the job, robots.txt included
+	RobotsFetches    int64            `json:"robots_fetches"`    // robots.txt requests
+	RobotsDisallowed int64            `json:"robots_disallowed"` // URLs not fetched because robots.txt disallows them
+	RobotsGaveUp     int64            `json:"robots_gave_up"`    // URLs given up: their host's robots.txt stayed unavailable
+	RobotsGaveUpOn   int              `json:"robots_gave_up_hosts"`
+	Bytes            int64            `json:"bytes"` // body bytes archived
+	PagesPerSecond   float64          `json:"pages_per_s"`
+	Discovered       int64            `json:"discovered"`   // distinct URLs queued, seeds included
+	OutOfScope       int64            `json:"out_of_scope"` // links outside the scope or over a trap cap
+	BadLinks         int64            `json:"bad_links"`    // links that did not parse
+	Status           map[string]int64 `json:"status"`       // responses by status class
+	Errors           map[string]int64 `json:"errors"`       // failures by class
+	Queued           int              `json:"queued"`       // the job's URLs still waiting
+	InFlight         int              `json:"in_flight"`
+	Held             int              `json:"held"`    // URLs set aside while the job is paused
+	Dropped          int              `json:"dropped"` // URLs dropped: host budgets, dead hosts, cancellation
+	// Node-wide host counts (politeness is the node's, shared by jobs).
+	Hosts        int `json:"hosts"`
+	HostsReady   int `json:"hosts_ready"`   // hosts with work that may be fetched now
+	HostsWaiting int `json:"hosts_waiting"` // hosts with work waiting for their gap
+	HostsBackoff int `json:"hosts_backoff"`
+}
+
+// Snapshot returns the job's own counters at now; the node fills in the
+// frontier's counts.
+func (s *Stats) Snapshot(now time.Time) Progress {
+	var el time.Duration
+	if st := s.start.Load(); st != 0 {
+		el = now.Sub(time.Unix(0, st))
+	}
+	p := Progress{
+		Elapsed:          el,
+		ElapsedSeconds:   el.Seconds(),
+		Pages:            s.Pages.Load(),
+		Shared:           s.Shared.Load(),
+		Requests:         s.Requests.Load(),
+		RobotsFetches:    s.RobotsFetches.Load(),
+		RobotsDisallowed: s.RobotsDisallowed.Load(),
+		RobotsGaveUp:     s.RobotsGaveUp.Load(),
+		Bytes:            s.Bytes.Load(),
+		Discovered:       s.Discovered.Load(),
+		OutOfScope:       s.OutOfScope.Load(),
+		BadLinks:         s.BadLinks.Load(),
+		Status:           map[string]int64{},
+		Errors:           map[string]int64{},
+	}
+	if el > 0 {
+		p.PagesPerSecond = float64(p.Pages) / el.Seconds()
+	}
+	s.mu.Lock()
+	for k, v := range s.errors {
+		p.Errors[k] = v
+	}
+	for k, v := range s.status {
+		p.Status[k] = v
+	}
+	p.RobotsGaveUpOn = len(s.gaveUpHosts)
+	s.mu.Unlock()
+	return p
+}
