@@ -1,0 +1,154 @@
+package job
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSpecValidate(t *testing.T) {
+	ok := Spec{Seeds: []string{"http://a.test/"}}
+	for _, tc := range []struct {
+		name string
+		spec Spec
+		want []string // substrings of the error; none means valid
+	}{
+		{"minimal", ok, nil},
+		{"no seeds", Spec{}, []string{"Seeds"}},
+		{"bad seed", Spec{Seeds: []string{"http://a.test/", "ftp://b.test/"}}, []string{`seed "ftp://b.test/"`}},
+		{"relative seed", Spec{Seeds: []string{"/x"}}, []string{`seed "/x"`}},
+		{"negatives", Spec{Seeds: ok.Seeds, MaxDepth: -1, MaxPages: -2, RobotsGiveUp: -time.Second},
+			[]string{"MaxDepth", "MaxPages", "RobotsGiveUp"}},
+		{"priority", Spec{Seeds: ok.Seeds, Priority: 2}, []string{"Priority"}},
+		{"domain", Spec{Seeds: ok.Seeds, Domains: []string{"a.test/x"}}, []string{"Domains"}},
+		{"name", Spec{Seeds: ok.Seeds, Name: strings.Repeat("n", 129)}, []string{"Name"}},
+	} {
+		err := tc.spec.Validate()
+		if len(tc.want) == 0 {
+			if err != nil {
+				t.Errorf("%s: Validate() = %v, want nil", tc.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: Validate() = nil, want errors naming %q", tc.name, tc.want)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: Validate() = %v, want it to name %q", tc.name, err, w)
+			}
+		}
+	}
+}
+
+func TestNewScopeDefaultsToSeedHosts(t *testing.T) {
+	j, err := New(3, Spec{Seeds: []string{"HTTP://A.Test:80/x", "https://b.test/"}}, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(j.Scope.Domains, ","); got != "a.test,b.test" {
+		t.Errorf("Scope.Domains = %q, want a.test,b.test", got)
+	}
+	if got := j.Seeds[0].String(); got != "http://a.test/x" {
+		t.Errorf("Seeds[0] = %q, want the canonical http://a.test/x", got)
+	}
+}
+
+func TestLevel(t *testing.T) {
+	for _, tc := range []struct{ prio, depth, levels, want int }{
+		{0, 0, 3, 0}, {0, 1, 3, 1}, {0, 7, 3, 2},
+		{1, 0, 3, 0}, {1, 2, 3, 1}, {1, 9, 3, 1},
+		{-1, 0, 3, 1}, {-1, 1, 3, 2}, {-1, 5, 3, 2},
+		{0, 5, 1, 0},
+	} {
+		j := &Job{Spec: Spec{Priority: tc.prio}}
+		if got := j.Level(tc.depth, tc.levels); got != tc.want {
+			t.Errorf("priority %d: Level(%d, %d) = %d, want %d", tc.prio, tc.depth, tc.levels, got, tc.want)
+		}
+	}
+}
+
+func TestStates(t *testing.T) {
+	j, err := New(1, Spec{Seeds: []string{"http://a.test/"}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.SetPaused(true); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := j.State(); st != Paused {
+		t.Fatalf("after SetPaused(true): %s, want paused", st)
+	}
+	if !j.End(Cancelled, ReasonCancelled, nil) {
+		t.Fatal("End on a paused job = false, want true")
+	}
+	if j.End(Finished, ReasonExhausted, nil) {
+		t.Error("a second End = true, want false (the first end wins)")
+	}
+	if st, why := j.State(); st != Cancelled || why != ReasonCancelled {
+		t.Errorf("State() = %s, %s; want cancelled, cancelled", st, why)
+	}
+	select {
+	case <-j.Ended():
+	default:
+		t.Error("Ended() not closed after End")
+	}
+	if err := j.SetPaused(false); !errors.Is(err, ErrEnded) {
+		t.Errorf("SetPaused on an ended job = %v, want ErrEnded", err)
+	}
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	created := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	j, err := New(7, Spec{Name: "news", Seeds: []string{"http://a.test/"}, MaxPages: 5, Priority: 1, RobotsGiveUp: time.Minute}, created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.SetPaused(true)
+	rec, err := DecodeRecord(j.Record().Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Restore(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := back.State(); st != Paused || back.ID != 7 || !back.Created.Equal(created) || back.Spec.MaxPages != 5 || back.Spec.RobotsGiveUp != time.Minute {
+		t.Errorf("restored job = %+v (state %s), want job 7 paused as stored", back.Record(), st)
+	}
+
+	j.End(Failed, ReasonError, errors.New("disk full"))
+	rec, _ = DecodeRecord(j.Record().Encode())
+	back, _ = Restore(rec)
+	if st, why := back.State(); st != Failed || why != ReasonError || back.Err() == nil || back.Err().Error() != "disk full" {
+		t.Errorf("restored failed job: %s, %s, %v", st, why, back.Err())
+	}
+}
+
+func TestDecodeRecordErrors(t *testing.T) {
+	for _, v := range []string{``, `{}`, `{"id":1,"spec":{},"surprise":1}`, `{"id":0}`, `[`} {
+		if _, err := DecodeRecord([]byte(v)); err == nil {
+			t.Errorf("DecodeRecord(%q) = nil error, want one", v)
+		}
+	}
+}
+
+func TestStatsSnapshot(t *testing.T) {
+	j, _ := New(1, Spec{Seeds: []string{"http://a.test/"}}, time.Now())
+	t0 := time.Unix(1000, 0)
+	j.Stats.Start(t0)
+	j.Stats.Pages.Add(10)
+	j.Stats.AddStatus(200)
+	j.Stats.AddStatus(404)
+	j.Stats.AddError("")
+	if !j.Stats.GaveUp("x.test") || j.Stats.GaveUp("x.test") {
+		t.Error("GaveUp(host) should be new once")
+	}
+	p := j.Stats.Snapshot(t0.Add(2 * time.Second))
+	if p.Pages != 10 || p.PagesPerSecond != 5 || p.Status["2xx"] != 1 || p.Status["4xx"] != 1 || p.Errors["other"] != 1 ||
+		p.RobotsGaveUp != 2 || p.RobotsGaveUpOn != 1 {
+		t.Errorf("Snapshot = %+v", p)
+	}
+}
