@@ -5,9 +5,12 @@ import (
 	"time"
 )
 
-// MaxRedirects is how many redirects the crawler follows when fetching
-// /robots.txt (RFC 9309 2.3.1.2: at least five). A 3xx status reaching
-// FromResult means the chain was longer, and counts as unreachable.
+// MaxRedirects is how many consecutive redirects are followed when
+// fetching /robots.txt (RFC 9309 2.3.1.2: "at least five"). A longer chain
+// means the file is unavailable, as the RFC allows ("crawlers MAY assume
+// that the robots.txt file is unavailable"), and unavailable is defined
+// by 2.3.1.3: no restrictions. A redirect that cannot be followed (no
+// Location, or not http or https) is treated the same way.
 const MaxRedirects = 5
 
 // FetchResult is the outcome of fetching one origin's /robots.txt, after the
@@ -39,16 +42,24 @@ type Policy struct {
 
 // FromResult applies RFC 9309 2.3.1 to a fetch: a 2xx status parses the
 // body; a 4xx status other than 429 means there are no restrictions
-// ("unavailable" in the RFC); 429, 5xx, any other status (3xx means too many redirects) and a network
+// ("unavailable" in the RFC), and so does a 3xx, which reaches FromResult
+// only when the redirect chain was too long or could not be followed
+// (2.3.1.2, see MaxRedirects); 429, 5xx, any other status and a network
 // error mean the file is unreachable and everything is disallowed.
 func FromResult(r FetchResult) *Policy {
-	p := &Policy{status: r.Status, at: r.At}
+	if r.Err != nil {
+		return &Policy{kind: kindDisallowAll, at: r.At}
+	}
+	return policyFor(r.Status, r.Body, r.At)
+}
+
+// policyFor is FromResult for an answer that came (no network error).
+func policyFor(status int, body []byte, at time.Time) *Policy {
+	p := &Policy{status: status, at: at}
 	switch {
-	case r.Err != nil:
-		p.kind, p.status = kindDisallowAll, 0
-	case r.Status >= 200 && r.Status <= 299:
-		p.kind, p.robots = kindRules, Parse(r.Body)
-	case r.Status >= 400 && r.Status <= 499 && r.Status != 429:
+	case status >= 200 && status <= 299:
+		p.kind, p.robots = kindRules, Parse(body)
+	case goodStatus(status):
 		p.kind = kindAllowAll
 	default:
 		p.kind = kindDisallowAll
@@ -84,8 +95,8 @@ func (p *Policy) CrawlDelay(agent string) (time.Duration, bool) {
 }
 
 // Unavailable reports whether the policy disallows everything because
-// robots.txt could not be fetched (RFC 9309 calls this "unreachable": 429,
-// 5xx, network errors, too many redirects). The crawler must retry later.
+// robots.txt could not be fetched (RFC 9309 2.3.1.4 calls this
+// "unreachable": 429, 5xx, network errors). The crawler must retry later.
 func (p *Policy) Unavailable() bool {
 	return p != nil && p.kind == kindDisallowAll
 }

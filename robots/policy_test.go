@@ -27,7 +27,9 @@ func TestFromResult(t *testing.T) {
 		{"429", FetchResult{Status: 429}, true, false, false, true},
 		{"500", FetchResult{Status: 500, Body: body}, true, false, false, true},
 		{"503", FetchResult{Status: 503}, true, false, false, true},
-		{"301 too many redirects", FetchResult{Status: 301}, true, false, false, true},
+		// RFC 9309 2.3.1.2: more than five redirects MAY be taken as
+		// unavailable (2.3.1.3: no restrictions).
+		{"301 too many redirects", FetchResult{Status: 301}, false, true, true, true},
 		{"100", FetchResult{Status: 100}, true, false, false, true},
 		{"0", FetchResult{}, true, false, false, true},
 		{"network error", FetchResult{Status: 200, Body: body, Err: errors.New("connection refused")}, true, false, false, true},
