@@ -8,17 +8,17 @@ import (
 	"time"
 )
 
-// Defaults and limits of CacheOptions.
+// Defaults of CacheOptions beyond those it shares with KeeperOptions.
 const (
-	DefaultTTL           = 24 * time.Hour
-	MaxTTL               = 24 * time.Hour // RFC 9309 2.4
-	DefaultOutage        = 30 * 24 * time.Hour
-	DefaultRetryAfter    = time.Minute
-	DefaultMaxRetryAfter = time.Hour
-	DefaultMaxEntries    = 100_000
+	DefaultRetryAfter    = DefaultRetryBase
+	DefaultMaxRetryAfter = DefaultRetryMax
 )
 
 // CacheOptions configures a Cache. Zero fields take the defaults above.
+//
+// Deprecated: use Keeper and KeeperOptions. Cache is the in-memory half
+// of the robots.txt handling that Keeper owns whole; it stays until its
+// last caller (crawl) is gone.
 type CacheOptions struct {
 	// TTL is how long a fetched robots.txt (2xx or 4xx) is used before
 	// Lookup asks for a refetch. Zero means DefaultTTL; more than MaxTTL is
@@ -98,6 +98,8 @@ func (o CacheOptions) Validate() error {
 // applies the RFC 9309 status, expiry and outage rules, and says when a
 // policy must be fetched again. It is safe for concurrent use and holds at
 // most MaxEntries origins.
+//
+// Deprecated: use Keeper, which also keeps the state in the store.
 type Cache struct {
 	opts CacheOptions
 

@@ -1,11 +1,3 @@
-// Package robots implements the Robots Exclusion Protocol (RFC 9309) for
-// trawl: a parser and matcher for robots.txt files, the status-code
-// semantics of a robots.txt fetch, and a bounded per-origin cache.
-//
-// Everything here is pure: no I/O, time comes from an injected clock. A
-// parsed *Robots and a *Policy are immutable and safe for concurrent use; a
-// *Cache is safe for concurrent use. Parse never fails: hostile or broken
-// input yields a (possibly empty) rule set plus warnings.
 package robots
 
 import (
