@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Defaults applied by Options.withDefaults.
@@ -39,6 +41,12 @@ type Options struct {
 	// Now is the clock used for file names and warcinfo dates. If nil,
 	// time.Now is used.
 	Now func() time.Time
+	// FS is the file system every file and directory operation goes
+	// through (create, write, sync, rename, remove, stat, list, directory
+	// sync), so that a test can run the writer on the same crashable
+	// vfs.MemFS as the store, or on an error-injecting one. If nil,
+	// vfs.Default (the operating system's) is used.
+	FS vfs.FS
 }
 
 // reservedInfo are the warcinfo fields the writer itself sets.
@@ -57,6 +65,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
 	}
 	return o
 }

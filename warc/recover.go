@@ -13,9 +13,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Limits of the record parser used by Recover. A record beyond them is
@@ -45,10 +47,16 @@ type Recovered struct {
 	URIs []string
 }
 
-// Recover repairs the files left with OpenSuffix in dir by a crash (kill -9,
-// power loss) of the process writing them. It must run before a Writer is
-// started on dir, and not concurrently with one. For each regular file named
-// "*.warc.gz.open", in name order, it reads the gzip members from the start:
+// Recover is RecoverFS on the operating system's file system (vfs.Default).
+func Recover(dir string) ([]Recovered, error) {
+	return RecoverFS(vfs.Default, dir)
+}
+
+// RecoverFS repairs the files left with OpenSuffix in dir, on fsys (nil
+// means vfs.Default), by a crash (kill -9, power loss) of the process
+// writing them. It must run before a Writer is started on dir, and not
+// concurrently with one. For each regular file named "*.warc.gz.open", in
+// name order, it reads the gzip members from the start:
 //
 //   - A member is complete if it decompresses to its end with a valid CRC-32
 //     and length trailer, and its content is exactly one WARC record whose
@@ -66,12 +74,26 @@ type Recovered struct {
 //     cut short, or only a warcinfo record) is removed, since it holds no
 //     capture; the next Writer begins a fresh file.
 //
+// After a power cut, a file the Writer had begun may be shorter than it was
+// (its unsynced tail lost), still carry OpenSuffix (its rename not synced:
+// Recover renames it, cutting nothing if it is whole), or be missing (its
+// creation not synced; it held no exchange Durable had acknowledged). An
+// exchange Durable acknowledged is synced, with everything before it in its
+// file, so Recover keeps it. Every change Recover makes is synced before it
+// returns: the cut file, then the directory after a rename or removal.
+//
 // A file is left untouched, and an error naming it and the offset returned,
 // when it does not look like a crash of this package's Writer: its first
 // bytes are not gzip, its first member is whole but not a warcinfo record,
 // or complete records break the order above (a crash only ever cuts the
 // end of a file, so that is not damage Recover may cut away). It is also
 // left alone when its finished name already exists.
+//
+// Cutting a file back uses its Truncate method when the file system's
+// files have one (vfs.Default's do). Otherwise the bytes to keep are
+// copied to NAME.warc.gz.open.cut, which is fsynced and renamed over the
+// open file; a crash during the copy leaves the open file as it was (and
+// the partial copy, replaced by the next Recover).
 //
 // Recover carries on after a failing file and returns the files it
 // repaired with the errors joined. A missing dir holds nothing to recover.
@@ -82,23 +104,27 @@ type Recovered struct {
 // reader handed to gzip is a countingReader over a bufio.Reader owned here,
 // so its count is the offset just past the member once gzip has reported
 // io.EOF (Multistream(false)) after checking the trailer.
-func Recover(dir string) ([]Recovered, error) {
-	entries, err := os.ReadDir(dir)
+func RecoverFS(fsys vfs.FS, dir string) ([]Recovered, error) {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	names, err := fsys.List(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("warc: recover %s: %w", dir, err)
 	}
+	slices.Sort(names)
 	var (
 		out  []Recovered
 		errs []error
 	)
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), Extension+OpenSuffix) {
+	for _, name := range names {
+		if !strings.HasSuffix(name, Extension+OpenSuffix) {
 			continue
 		}
-		r, err := recoverFile(filepath.Join(dir, e.Name()))
+		r, err := recoverFile(fsys, fsys.PathJoin(dir, name))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -108,20 +134,42 @@ func Recover(dir string) ([]Recovered, error) {
 	return out, errors.Join(errs...)
 }
 
-// recoverFile repairs the open file at path (see Recover).
-func recoverFile(path string) (Recovered, error) {
+// cutSuffix ends the name of the copy recoverFile makes of the part of an
+// open file to keep, on a file system that cannot truncate.
+const cutSuffix = ".cut"
+
+// lstat is fsys.Stat, except on the operating system's file system, where
+// it does not follow a symbolic link (vfs.FS has no Lstat).
+func lstat(fsys vfs.FS, name string) (os.FileMode, int64, error) {
+	if fsys == vfs.Default {
+		info, err := os.Lstat(name)
+		if err != nil {
+			return 0, 0, err
+		}
+		return info.Mode(), info.Size(), nil
+	}
+	info, err := fsys.Stat(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	return info.Mode(), info.Size(), nil
+}
+
+// recoverFile repairs the open file at path (see RecoverFS).
+func recoverFile(fsys vfs.FS, path string) (Recovered, error) {
 	final := strings.TrimSuffix(path, OpenSuffix)
+	dir := fsys.PathDir(path)
 	fail := func(format string, args ...any) (Recovered, error) {
 		return Recovered{}, fmt.Errorf("warc: recover %s: "+format, append([]any{path}, args...)...)
 	}
-	info, err := os.Lstat(path)
+	mode, size, err := lstat(fsys, path)
 	if err != nil {
 		return fail("%w", err)
 	}
-	if !info.Mode().IsRegular() {
-		return fail("not a regular file (%s); left as is", info.Mode().Type())
+	if !mode.IsRegular() {
+		return fail("not a regular file (%s); left as is", mode.Type())
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := fsys.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return fail("%w", err)
 	}
@@ -129,7 +177,6 @@ func recoverFile(path string) (Recovered, error) {
 		_ = f.Close()
 		return Recovered{}, err
 	}
-	size := info.Size()
 	plan, err := scan(f)
 	if err != nil {
 		return closeFail(fmt.Errorf("warc: recover %s: %w; left as is", path, err))
@@ -139,38 +186,76 @@ func recoverFile(path string) (Recovered, error) {
 		if err := f.Close(); err != nil {
 			return fail("close: %w", err)
 		}
-		if err := os.Remove(path); err != nil {
+		if err := fsys.Remove(path); err != nil {
 			return fail("remove (no complete exchange): %w", err)
 		}
-		if err := syncDir(filepath.Dir(path)); err != nil {
-			return fail("remove (no complete exchange): %w", err)
+		if err := syncDir(fsys, dir); err != nil {
+			return fail("remove (no complete exchange): sync directory: %w", err)
 		}
 		return Recovered{CutBytes: size}, nil
 	}
 
-	if _, err := os.Lstat(final); err == nil {
-		return closeFail(fmt.Errorf("warc: recover %s: %s already exists; left as is", path, filepath.Base(final)))
+	if _, _, err := lstat(fsys, final); err == nil {
+		return closeFail(fmt.Errorf("warc: recover %s: %s already exists; left as is", path, fsys.PathBase(final)))
 	}
-	if plan.keep < size {
-		if err := f.Truncate(plan.keep); err != nil {
-			return closeFail(fmt.Errorf("warc: recover %s: cut back to %d bytes: %w", path, plan.keep, err))
+	if t, ok := f.(truncater); ok || plan.keep == size {
+		if plan.keep < size {
+			if err := t.Truncate(plan.keep); err != nil {
+				return closeFail(fmt.Errorf("warc: recover %s: cut back to %d bytes: %w", path, plan.keep, err))
+			}
 		}
+		// Sync even when nothing was cut: the rename must not make durable a
+		// name whose content is not.
+		if err := f.Sync(); err != nil {
+			return closeFail(fmt.Errorf("warc: recover %s: sync: %w", path, err))
+		}
+		if err := f.Close(); err != nil {
+			return fail("close: %w", err)
+		}
+	} else if err := cutByCopy(fsys, f, path, plan.keep); err != nil {
+		return fail("cut back to %d bytes: %w", plan.keep, err)
 	}
-	// Sync even when nothing was cut: the rename must not make durable a
-	// name whose content is not.
-	if err := f.Sync(); err != nil {
-		return closeFail(fmt.Errorf("warc: recover %s: sync: %w", path, err))
-	}
-	if err := f.Close(); err != nil {
-		return fail("close: %w", err)
-	}
-	if err := os.Rename(path, final); err != nil {
+	if err := fsys.Rename(path, final); err != nil {
 		return fail("rename: %w", err)
 	}
-	if err := syncDir(filepath.Dir(final)); err != nil {
-		return fail("rename: %w", err)
+	if err := syncDir(fsys, dir); err != nil {
+		return fail("rename: sync directory: %w", err)
 	}
 	return Recovered{File: final, Kept: 1 + 2*plan.exchanges, CutBytes: size - plan.keep, URIs: plan.uris}, nil
+}
+
+// cutByCopy replaces the file at path, open as f, with its first keep bytes
+// on a file system that cannot truncate: it copies them to path+cutSuffix,
+// fsyncs the copy and renames it over path, then syncs the directory. It
+// closes f. On failure path is as it was.
+func cutByCopy(fsys vfs.FS, f vfs.File, path string, keep int64) error {
+	tmp := path + cutSuffix
+	err := func() error {
+		defer func() { _ = f.Close() }()
+		t, err := fsys.Create(tmp, vfs.WriteCategoryUnspecified)
+		if err != nil {
+			return err
+		}
+		n, err := io.Copy(t, io.NewSectionReader(f, 0, keep))
+		if err == nil && n != keep {
+			err = io.ErrUnexpectedEOF
+		}
+		if err == nil {
+			err = t.Sync()
+		}
+		if cerr := t.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}()
+	if err == nil {
+		err = fsys.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = fsys.Remove(tmp)
+		return err
+	}
+	return syncDir(fsys, fsys.PathDir(path))
 }
 
 // scanError is a reason to leave a file untouched, at a byte offset: the

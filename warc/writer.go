@@ -31,27 +31,57 @@
 // WARC-Warcinfo-ID. A Location's Offset and Length are those of the
 // response's gzip member, so the member can be read on its own.
 //
+// # Durability
+//
+// Write returns once both records are whole in the file, handed to the OS.
+// Durable(loc) yields nil once the exchange is on stable storage: its bytes
+// fsynced, and the directory entry of its file synced. Exchanges are
+// numbered in the order they are written (a Location carries its number),
+// and one syncer goroutine makes them durable in groups, in two stages
+// like the store's committer:
+//
+//	Write ── mu: append to the current file, seq++ ──▶ current file
+//	   │ rotation: the full file is handed over (retired), a new one begun
+//	   ▼
+//	retired files ─┐
+//	Durable ── mu: waiter ──▶ wake (cap 1) ──▶ syncer
+//	   syncer: under mu, note N = seq of the last exchange written and take
+//	   the retired files; without mu, fsync each retired file, close it and
+//	   rename it to drop OpenSuffix, fsync the current file, sync the
+//	   directory if a file was created or renamed; under mu, acknowledge
+//	   every waiter up to N.
+//
+// Writes go on appending while an fsync runs; waiters that arrive
+// meanwhile are covered by the next round. The waiters are bounded by the
+// callers blocked on them; the retired files by the rotations between two
+// rounds. If an fsync (of a file or the directory), or the close or rename
+// of a finished file, fails, the writer stops: that error, naming the file,
+// is the outcome of every pending and later Durable and of every later
+// Write, and files not yet made durable are left with OpenSuffix for
+// Recover.
+//
 // # Failures
 //
 // If writing an exchange fails, the file is cut back to the end of its last
-// complete record, closed and renamed as on Close; the error names the file,
-// and the next Write begins a new file. If it cannot be cut back, it keeps
-// its ".open" suffix (and is listed by Files under that name) so the broken
-// tail is recognisable.
+// complete record and finished (fsynced, closed and renamed) as on
+// rotation; the error names the file, and the next Write begins a new file.
+// The exchanges already in it are still made durable. If it cannot be cut
+// back (the file system has no Truncate), it keeps its ".open" suffix (and
+// is listed by Files under that name) so the broken tail is recognisable;
+// Recover cuts it.
 package warc
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // OpenSuffix ends the name of a file that is still being written (or was
@@ -87,7 +117,8 @@ type Exchange struct {
 	Truncated string
 }
 
-// Location is where a response record lives, for a later CDXJ index.
+// Location is where a response record lives, for a later CDXJ index, and
+// which exchange it is, for Durable. The zero Location names no exchange.
 type Location struct {
 	// File is the path (Options.Dir joined with the name) the file has once
 	// it is finished, without OpenSuffix.
@@ -96,62 +127,98 @@ type Location struct {
 	Offset int64
 	// Length is the length in bytes of that gzip member.
 	Length int64
+
+	// seq numbers the exchange among those of its Writer, from 1, in the
+	// order they were written.
+	seq uint64
 }
 
-// file is what the Writer needs of an open file; tests substitute one that fails.
-type file interface {
-	io.Writer
-	Sync() error
-	Close() error
+// truncater is a file that can be cut back; vfs.Default's files are (a
+// vfs.File need not be).
+type truncater interface {
 	Truncate(size int64) error
 }
 
 // maxPooledBuffer bounds the encoder buffers kept for reuse.
 const maxPooledBuffer = 4 << 20
 
+// segment is one file the Writer has begun.
+type segment struct {
+	f        vfs.File
+	path     string // finished path, without OpenSuffix
+	index    int    // in Writer.files
+	last     uint64 // seq of the last exchange in it; 0 if none
+	keepOpen bool   // not to be renamed: could not be cut back after a failed write
+}
+
+// waiter is a Durable call waiting for the exchange seq.
+type waiter struct {
+	seq  uint64
+	done chan error
+}
+
 // Writer writes exchanges to a series of WARC files. Create it with NewWriter.
 // Records are built and compressed outside mu, so concurrent Writes compress
-// in parallel; mu covers the file. Lock order: mu, then newBuilderMu.
+// in parallel; mu covers the files and the sequence numbers. The syncer
+// goroutine (see Durability) does its I/O without mu. Lock order: mu, then
+// newBuilderMu.
 type Writer struct {
 	opts     Options
-	create   func(name string) (file, error)
+	fs       vfs.FS
 	encoders sync.Pool // of *encoder; buffers above maxPooledBuffer are dropped
+
+	wake   chan struct{} // cap 1: work for the syncer
+	stop   chan struct{} // closed by Close
+	synced chan struct{} // closed when the syncer has returned
 
 	mu        sync.Mutex
 	closed    bool
-	f         file   // current file, nil if none
-	path      string // final path of the current file
+	started   bool  // the syncer is running (it starts with the first file)
+	err       error // why the syncer stopped the writer; sticky
+	cur       *segment
 	size      int64  // bytes in the current file, all whole records
 	exchanges int    // exchanges in the current file
 	infoID    string // WARC-Record-ID of the current file's warcinfo
 	serial    int    // next file serial
 	files     []string
+	written   uint64     // seq of the last exchange written
+	durable   uint64     // every exchange up to this seq is durable
+	retired   []*segment // rotated out, for the syncer to finish, in order
+	dirDirty  bool       // a file was created since the syncer last synced the directory
+	waiters   []waiter   // Durable calls with seq > durable
 }
 
-// NewWriter checks opts, creates opts.Dir if missing and returns a Writer.
-// The first file is begun by the first Write.
+// NewWriter checks opts, creates opts.Dir if missing (syncing its parent
+// directories, so that it survives a crash) and returns a Writer. The first
+// file, and the syncer goroutine, are begun by the first Write; a Writer
+// that has written must be closed.
 func NewWriter(opts Options) (*Writer, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+	if err := opts.FS.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("warc: create directory %s: %w", opts.Dir, err)
 	}
-	w := &Writer{opts: opts, create: createFile}
+	if err := syncParents(opts.FS, opts.Dir); err != nil {
+		return nil, fmt.Errorf("warc: create directory %s: %w", opts.Dir, err)
+	}
+	w := &Writer{
+		opts:   opts,
+		fs:     opts.FS,
+		wake:   make(chan struct{}, 1),
+		stop:   make(chan struct{}),
+		synced: make(chan struct{}),
+	}
 	w.encoders.New = func() any { return newEncoder() }
 	return w, nil
-}
-
-func createFile(name string) (file, error) {
-	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 }
 
 // Write appends the response record of ex, then its request record, each its
 // own gzip member, to the current file, beginning a new file first if the
 // pair would take the current one past MaxFileSize. When Write returns nil,
-// both records are whole in the file (handed to the OS, not fsynced). It
-// returns where the response record is.
+// both records are whole in the file (handed to the OS, not fsynced: see
+// Durable). It returns where the response record is.
 func (w *Writer) Write(ex *Exchange) (Location, error) {
 	if err := ex.validate(); err != nil {
 		return Location{}, err
@@ -160,11 +227,11 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 	// Learn the current warcinfo ID (beginning a file if needed) so that the
 	// records can be built and compressed outside the lock.
 	w.mu.Lock()
-	if w.closed {
+	if err := w.usableLocked(); err != nil {
 		w.mu.Unlock()
-		return Location{}, ErrClosed
+		return Location{}, err
 	}
-	if w.f == nil {
+	if w.cur == nil {
 		if err := w.beginLocked(); err != nil {
 			w.mu.Unlock()
 			return Location{}, err
@@ -195,15 +262,13 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for {
-		if w.closed {
-			return Location{}, ErrClosed
+		if err := w.usableLocked(); err != nil {
+			return Location{}, err
 		}
-		if w.f != nil && w.exchanges > 0 && w.size+int64(enc.buf.Len()) > w.opts.MaxFileSize {
-			if err := w.finishLocked(); err != nil {
-				return Location{}, fmt.Errorf("warc: write %s: rotate: %w", ex.URL, err)
-			}
+		if w.cur != nil && w.exchanges > 0 && w.size+int64(enc.buf.Len()) > w.opts.MaxFileSize {
+			w.retireLocked(false)
 		}
-		if w.f == nil {
+		if w.cur == nil {
 			if err := w.beginLocked(); err != nil {
 				return Location{}, fmt.Errorf("warc: write %s: %w", ex.URL, err)
 			}
@@ -222,51 +287,103 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 		}
 	}
 
-	loc := Location{File: w.path, Offset: w.size, Length: enc.lens[0]}
-	if _, err := w.f.Write(enc.buf.Bytes()); err != nil {
-		name := w.path + OpenSuffix
+	loc := Location{File: w.cur.path, Offset: w.size, Length: enc.lens[0]}
+	n := int64(enc.buf.Len()) // Write may modify the bytes it is given (vfs.File)
+	if _, err := w.cur.f.Write(enc.buf.Bytes()); err != nil {
+		name := w.cur.path + OpenSuffix
 		return Location{}, errors.Join(
 			fmt.Errorf("warc: write %s to %s: %w", ex.URL, name, err),
 			w.abandonLocked())
 	}
-	w.size += int64(enc.buf.Len())
+	w.size += n
 	w.exchanges++
+	w.written++
+	w.cur.last = w.written
+	loc.seq = w.written
 	return loc, nil
 }
 
-// Sync flushes the current file to stable storage (fsync). It does nothing
-// if no file is open.
-func (w *Writer) Sync() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.f == nil {
-		return nil
+// usableLocked returns why Write may not go on, if it may not.
+func (w *Writer) usableLocked() error {
+	if w.closed {
+		return ErrClosed
 	}
-	if err := w.f.Sync(); err != nil {
-		return fmt.Errorf("warc: sync %s: %w", w.path+OpenSuffix, err)
-	}
-	return nil
+	return w.err
 }
 
-// Close finishes the current file (close, then rename to drop OpenSuffix).
-// Write after Close returns ErrClosed; a second Close returns nil.
-func (w *Writer) Close() error {
+// Durable returns a channel that yields, once, nil when the exchange at loc
+// (a Location returned by this Writer's Write) is on stable storage, or the
+// error that prevented it: the one that stopped the writer. It never blocks.
+// Exchanges are made durable in groups (see Durability), so many concurrent
+// callers share each fsync. After Close every exchange is either durable
+// or failed. A Location that this Writer did not return yields an error at
+// once (if its number is out of range; it cannot tell otherwise).
+func (w *Writer) Durable(loc Location) <-chan error {
+	done := make(chan error, 1)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	switch {
+	case loc.seq == 0 || loc.seq > w.written:
+		done <- fmt.Errorf("warc: durable %s+%d: not a Location returned by this Writer", loc.File, loc.Offset)
+	case loc.seq <= w.durable:
+		done <- nil
+	case w.err != nil:
+		done <- w.err
+	default:
+		// loc.seq <= written, so the syncer has started, and it acknowledges
+		// every waiter before it returns.
+		w.waiters = append(w.waiters, waiter{loc.seq, done})
+		w.wakeSyncer()
+		return done
+	}
+	close(done)
+	return done
+}
+
+// Sync waits until every exchange written before it is durable (as
+// Durable). It returns nil at once if nothing was written.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	seq := w.written
+	w.mu.Unlock()
+	if seq == 0 {
+		return nil
+	}
+	return <-w.Durable(Location{seq: seq})
+}
+
+// Close finishes the current file, makes every exchange durable (fsync,
+// close, rename to drop OpenSuffix, directory sync) and stops the syncer.
+// It returns the error that stopped the writer, if any; then the files not
+// made durable keep OpenSuffix. Write after Close returns ErrClosed; a
+// second Close returns nil.
+func (w *Writer) Close() error {
+	w.mu.Lock()
 	if w.closed {
+		w.mu.Unlock()
 		return nil
 	}
 	w.closed = true
-	if w.f == nil {
+	if w.cur != nil {
+		w.retireLocked(false)
+	}
+	started := w.started
+	w.mu.Unlock()
+	if !started {
 		return nil
 	}
-	return w.finishLocked()
+	close(w.stop)
+	<-w.synced
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
 }
 
 // Files returns the paths of the files begun so far, in order, under their
-// finished names; the current one exists with OpenSuffix until it is
-// finished. A file that could not be repaired after a failed write is listed
-// under its OpenSuffix name.
+// finished names; a file exists with OpenSuffix until the syncer finishes
+// it, soon after rotation or at Close. A file that could not be repaired
+// after a failed write, or not made durable because the writer stopped, is
+// listed under its OpenSuffix name.
 func (w *Writer) Files() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -277,83 +394,233 @@ func (w *Writer) Files() []string {
 func (w *Writer) beginLocked() error {
 	now := w.opts.Now()
 	stamp := now.UTC().Format("20060102150405")
-	var (
-		f    file
-		path string
-	)
+	var path string
 	for tries := 0; ; tries++ {
 		name := fmt.Sprintf("%s-%s-%05d%s", w.opts.Prefix, stamp, w.serial, Extension)
 		w.serial++
-		path = filepath.Join(w.opts.Dir, name)
-		_, statErr := os.Lstat(path)
-		var err error
-		if statErr == nil {
-			err = fs.ErrExist // finished by an earlier writer
-		} else {
-			f, err = w.create(path + OpenSuffix)
+		path = w.fs.PathJoin(w.opts.Dir, name)
+		// vfs.FS has no exclusive create: a name taken, finished or open
+		// (by an earlier writer, or left by a crash), is skipped.
+		taken, err := w.exists(path)
+		if err == nil && !taken {
+			taken, err = w.exists(path + OpenSuffix)
 		}
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || tries >= 1000 {
+		if err != nil {
 			return fmt.Errorf("warc: create %s: %w", path+OpenSuffix, err)
 		}
+		if !taken {
+			break
+		}
+		if tries >= 1000 {
+			return fmt.Errorf("warc: create %s: %w", path+OpenSuffix, fs.ErrExist)
+		}
+	}
+	f, err := w.fs.Create(path+OpenSuffix, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return fmt.Errorf("warc: create %s: %w", path+OpenSuffix, err)
+	}
+	w.dirDirty = true
+	if !w.started {
+		w.started = true
+		go w.syncLoop()
 	}
 
-	info, err := buildWarcinfo(filepath.Base(path), now, &w.opts)
+	info, err := buildWarcinfo(w.fs.PathBase(path), now, &w.opts)
 	if err == nil {
 		defer func() { _ = info.Close() }()
 		enc := newEncoder()
 		if err = enc.encode(info); err == nil {
-			_, err = f.Write(enc.buf.Bytes())
-		}
-		if err == nil {
-			w.f, w.path, w.size, w.exchanges = f, path, int64(enc.buf.Len()), 0
-			w.infoID = info.WarcHeader().Get("WARC-Record-ID")
-			w.files = append(w.files, path)
-			return nil
+			n := int64(enc.buf.Len())
+			if _, err = f.Write(enc.buf.Bytes()); err == nil {
+				w.cur = &segment{f: f, path: path, index: len(w.files)}
+				w.size, w.exchanges = n, 0
+				w.infoID = info.WarcHeader().Get("WARC-Record-ID")
+				w.files = append(w.files, path)
+				return nil
+			}
 		}
 	}
 	// A file without its warcinfo is of no use: remove it.
 	_ = f.Close()
-	_ = os.Remove(path + OpenSuffix)
+	_ = w.fs.Remove(path + OpenSuffix)
 	return fmt.Errorf("warc: write warcinfo to %s: %w", path+OpenSuffix, err)
 }
 
-// finishLocked closes the current file and renames it to its finished name.
-func (w *Writer) finishLocked() error {
-	f, path := w.f, w.path
-	w.f = nil
-	if err := f.Close(); err != nil {
-		w.files[len(w.files)-1] = path + OpenSuffix
-		return fmt.Errorf("warc: close %s: %w", path+OpenSuffix, err)
+// exists reports whether name is taken.
+func (w *Writer) exists(name string) (bool, error) {
+	_, err := w.fs.Stat(name)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	default:
+		return false, err
 	}
-	if err := os.Rename(path+OpenSuffix, path); err != nil {
-		w.files[len(w.files)-1] = path + OpenSuffix
-		return fmt.Errorf("warc: rename %s: %w", path+OpenSuffix, err)
+}
+
+// retireLocked hands the current file to the syncer, which will fsync,
+// close and (unless keepOpen) rename it; the next Write begins a new file.
+func (w *Writer) retireLocked(keepOpen bool) {
+	w.cur.keepOpen = keepOpen
+	w.retired = append(w.retired, w.cur)
+	w.cur = nil
+	w.wakeSyncer()
+}
+
+// wakeSyncer tells the syncer there is work, without blocking.
+func (w *Writer) wakeSyncer() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("warc: rename %s: %w", path+OpenSuffix, err)
-	}
-	return nil
 }
 
 // abandonLocked ends the current file after a failed write: it cuts the
-// partial record off and finishes the file, or, if it cannot, closes it and
-// leaves it under its OpenSuffix name.
+// partial record off and retires the file, or, if it cannot, retires it to
+// be left under its OpenSuffix name. Either way the exchanges before the
+// failure are made durable.
 func (w *Writer) abandonLocked() error {
-	if err := w.f.Truncate(w.size); err != nil {
-		path := w.path
-		_ = w.f.Close()
-		w.f = nil
-		w.files[len(w.files)-1] = path + OpenSuffix
-		return fmt.Errorf("warc: cut back %s to %d bytes (left as is): %w", path+OpenSuffix, w.size, err)
+	path := w.cur.path + OpenSuffix
+	t, ok := w.cur.f.(truncater)
+	if !ok {
+		w.retireLocked(true)
+		return fmt.Errorf("warc: cut back %s to %d bytes (left as is): the file system cannot truncate", path, w.size)
 	}
-	return w.finishLocked()
+	if err := t.Truncate(w.size); err != nil {
+		w.retireLocked(true)
+		return fmt.Errorf("warc: cut back %s to %d bytes (left as is): %w", path, w.size, err)
+	}
+	w.retireLocked(false)
+	return nil
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// syncLoop is the syncer: it makes exchanges durable in rounds (see
+// Durability) until Close, then runs a last round.
+func (w *Writer) syncLoop() {
+	defer close(w.synced)
+	for {
+		select {
+		case <-w.wake:
+			w.syncRound(false)
+		case <-w.stop:
+			w.syncRound(true)
+			return
+		}
+	}
+}
+
+// syncRound makes durable every exchange written before it begins and
+// finishes the retired files, then acknowledges the waiters. In the last
+// round (final), Close has retired the current file.
+func (w *Writer) syncRound(final bool) {
+	w.mu.Lock()
+	target := w.written
+	retired := w.retired
+	w.retired = nil
+	cur := w.cur
+	if cur != nil && cur.last <= w.durable {
+		cur = nil // nothing in it to make durable
+	}
+	dirSync := w.dirDirty || len(retired) > 0
+	w.dirDirty = false
+	failed := w.err
+	w.mu.Unlock()
+
+	var err error
+	if failed != nil {
+		// Stopped: close the retired files, leaving them for Recover.
+		for _, s := range retired {
+			_ = s.f.Close()
+		}
+		renamed := make([]bool, len(retired))
+		w.endRound(target, retired, renamed, failed, final)
+		return
+	}
+	renamed := make([]bool, len(retired))
+	for i, s := range retired {
+		if err != nil {
+			_ = s.f.Close()
+			continue
+		}
+		renamed[i], err = w.finish(s)
+	}
+	if err == nil && cur != nil {
+		if serr := cur.f.Sync(); serr != nil {
+			err = fmt.Errorf("warc: sync %s: %w", cur.path+OpenSuffix, serr)
+		}
+	}
+	if err == nil && dirSync {
+		if serr := syncDir(w.fs, w.opts.Dir); serr != nil {
+			err = fmt.Errorf("warc: sync directory %s: %w", w.opts.Dir, serr)
+		}
+	}
+	w.endRound(target, retired, renamed, err, final)
+}
+
+// finish fsyncs a retired file, closes it and, unless it is to keep its
+// OpenSuffix name, renames it. It reports whether it renamed the file.
+func (w *Writer) finish(s *segment) (bool, error) {
+	open := s.path + OpenSuffix
+	if err := s.f.Sync(); err != nil {
+		_ = s.f.Close()
+		return false, fmt.Errorf("warc: sync %s: %w", open, err)
+	}
+	if err := s.f.Close(); err != nil {
+		return false, fmt.Errorf("warc: close %s: %w", open, err)
+	}
+	if s.keepOpen {
+		return false, nil
+	}
+	if err := w.fs.Rename(open, s.path); err != nil {
+		return false, fmt.Errorf("warc: rename %s: %w", open, err)
+	}
+	return true, nil
+}
+
+// endRound records the outcome of a round that made everything up to
+// target durable, or failed with err, and acknowledges the waiters it
+// covers (all of them if it failed, or if it is the last round).
+func (w *Writer) endRound(target uint64, retired []*segment, renamed []bool, err error, final bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, s := range retired {
+		if !renamed[i] {
+			w.files[s.index] = s.path + OpenSuffix
+		}
+	}
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	if w.err == nil {
+		w.durable = target
+	}
+	keep := w.waiters[:0]
+	for _, q := range w.waiters {
+		switch {
+		case q.seq <= w.durable:
+			q.done <- nil
+		case w.err != nil:
+			q.done <- w.err
+		case final:
+			// Unreachable: the last round covers every exchange written.
+			q.done <- ErrClosed
+		default:
+			keep = append(keep, q)
+			continue
+		}
+		close(q.done)
+	}
+	// The waiters kept are for exchanges written during the round: their
+	// Durable calls have woken the syncer for another.
+	clear(w.waiters[len(keep):])
+	w.waiters = keep
+}
+
+// syncDir fsyncs directory dir, making durable the creation, rename and
+// removal of the entries in it.
+func syncDir(fsys vfs.FS, dir string) error {
+	d, err := fsys.OpenDir(dir)
 	if err != nil {
 		return err
 	}
@@ -362,6 +629,21 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// syncParents fsyncs every ancestor directory of dir, so that its entry,
+// made by MkdirAll, survives a crash.
+func syncParents(fsys vfs.FS, dir string) error {
+	for d := dir; ; {
+		parent := fsys.PathDir(d)
+		if parent == d || parent == "" {
+			return nil
+		}
+		if err := syncDir(fsys, parent); err != nil {
+			return fmt.Errorf("sync directory %s: %w", parent, err)
+		}
+		d = parent
+	}
 }
 
 // truncReasons are the WARC-Truncated values of WARC 1.1.

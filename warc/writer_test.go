@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/nlnwa/gowarc/v3"
 	"github.com/trawl-crawler/trawl/internal/warccheck"
 	"go.uber.org/goleak"
@@ -567,10 +568,20 @@ func TestNameCollision(t *testing.T) {
 	}
 }
 
+// createFS is an FS whose Create is create.
+type createFS struct {
+	vfs.FS
+	create func(name string) (vfs.File, error)
+}
+
+func (c createFS) Create(name string, _ vfs.DiskWriteCategory) (vfs.File, error) {
+	return c.create(name)
+}
+
 // failingFile fails the write that would take it past limit, after writing
 // part of it (a short write), and fails Truncate if noTruncate is set.
 type failingFile struct {
-	*os.File
+	vfs.File
 	limit      int64
 	written    int64
 	noTruncate bool
@@ -591,26 +602,25 @@ func (f *failingFile) Truncate(size int64) error {
 	if f.noTruncate {
 		return errors.New("truncate refused")
 	}
-	return f.File.Truncate(size)
+	return f.File.(truncater).Truncate(size)
 }
 
 func TestFailedWrite(t *testing.T) {
 	for _, noTruncate := range []bool{false, true} {
 		t.Run(fmt.Sprintf("noTruncate=%v", noTruncate), func(t *testing.T) {
-			w := newTestWriter(t, Options{})
 			calls := 0
-			w.create = func(name string) (file, error) {
-				f, err := createFile(name)
+			w := newTestWriter(t, Options{FS: createFS{vfs.Default, func(name string) (vfs.File, error) {
+				f, err := vfs.Default.Create(name, vfs.WriteCategoryUnspecified)
 				if err != nil {
 					return nil, err
 				}
 				calls++
 				if calls == 1 {
 					// Room for warcinfo and one exchange, not two.
-					return &failingFile{File: f.(*os.File), limit: 2500, noTruncate: noTruncate}, nil
+					return &failingFile{File: f, limit: 2500, noTruncate: noTruncate}, nil
 				}
 				return f, nil
-			}
+			}}})
 			// Bytes that do not compress, so that sizes are predictable.
 			body := make([]byte, 1000)
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -658,8 +668,7 @@ func TestFailedWrite(t *testing.T) {
 }
 
 func TestCreateFails(t *testing.T) {
-	w := newTestWriter(t, Options{})
-	w.create = func(name string) (file, error) { return nil, errors.New("no space") }
+	w := newTestWriter(t, Options{FS: createFS{vfs.Default, func(string) (vfs.File, error) { return nil, errors.New("no space") }}})
 	_, err := w.Write(exchange("http://a.test/", 200, "", nil))
 	if err == nil || !strings.Contains(err.Error(), "trawl-20240102030405-00000.warc.gz.open") {
 		t.Errorf("Write = %v, want an error naming the file", err)
