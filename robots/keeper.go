@@ -56,7 +56,8 @@ type KeeperOptions struct {
 	// MaxEntries bounds the origins held in memory; past it the origin
 	// used least recently is dropped (its state stays in the store, read
 	// again when it is next checked). Origins with a fetch in progress
-	// are never dropped. Default DefaultMaxEntries.
+	// are never dropped, so they may exceed the bound. Default
+	// DefaultMaxEntries.
 	MaxEntries int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
@@ -432,6 +433,7 @@ func (k *Keeper) Done(b *store.Batch, host, origin string, ans Answer) (Result, 
 	k.mu.Lock()
 	hop := e.target()
 	e.claimed, e.began = false, time.Time{}
+	k.trim(k.entries[origin])
 	var (
 		res Result
 		rec record
@@ -528,6 +530,7 @@ func (k *Keeper) Cancel(host, origin string) {
 	defer k.mu.Unlock()
 	if e := k.get(origin); e != nil && e.claimed {
 		k.release(e)
+		k.trim(nil)
 	}
 }
 
@@ -585,13 +588,20 @@ func (k *Keeper) get(origin string) *originState {
 	return el.Value.(*originState)
 }
 
-// insert adds e and drops the least recently used origins without a fetch
-// in progress while there are more than MaxEntries. k.mu must be held.
+// insert adds e, then trims. k.mu must be held.
 func (k *Keeper) insert(e *originState) {
-	k.entries[e.origin] = k.order.PushBack(e)
+	last := k.order.PushBack(e)
+	k.entries[e.origin] = last
+	k.trim(last)
+}
+
+// trim drops the least recently used origins other than keep and those
+// with a fetch in progress while there are more than MaxEntries, so there
+// are at most MaxEntries plus the fetches in progress. k.mu must be held.
+func (k *Keeper) trim(keep *list.Element) {
 	for el := k.order.Front(); el != nil && k.order.Len() > k.opts.MaxEntries; {
 		next := el.Next()
-		if old := el.Value.(*originState); !old.claimed {
+		if old := el.Value.(*originState); el != keep && !old.claimed {
 			k.order.Remove(el)
 			delete(k.entries, old.origin)
 		}
