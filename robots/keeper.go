@@ -28,7 +28,8 @@ const (
 // KeeperOptions configures a Keeper. A zero field takes the default named.
 type KeeperOptions struct {
 	// DB keeps one record per origin (store.RobotsKey; layout in
-	// record.go). Required.
+	// record.go). Required by NewKeeper; Validate does not look at it, so
+	// that options can be checked before the store is opened.
 	DB *store.DB
 	// TTL is how long a good answer (2xx, 4xx) applies, from its fetch
 	// time, before it is fetched again. Default DefaultTTL; more than
@@ -97,14 +98,11 @@ func (o KeeperOptions) withDefaults() KeeperOptions {
 	return o
 }
 
-// Validate reports every bad field of o by name.
+// Validate reports every bad setting of o by name (all but DB).
 func (o KeeperOptions) Validate() error {
 	var errs []error
 	bad := func(field string, v any, why string) {
 		errs = append(errs, fmt.Errorf("robots: KeeperOptions.%s = %v: %s", field, v, why))
-	}
-	if o.DB == nil {
-		bad("DB", "nil", "required")
 	}
 	if o.TTL < 0 || o.TTL > MaxTTL {
 		bad("TTL", o.TTL, fmt.Sprintf("want 0 (default) or up to %s (RFC 9309 2.4)", MaxTTL))
@@ -170,8 +168,8 @@ type Verdict struct {
 	// caller is fetching this origin's robots.txt.
 	Until time.Time
 	// URL is what to fetch (Fetch only): origin + "/robots.txt", or the
-	// next hop of a redirect chain.
-	URL string
+	// next hop of a redirect chain. It is the caller's to keep.
+	URL *url.URL
 	// Attempts counts the consecutive unreachable answers so far.
 	Attempts int
 	// OutageSince is when robots.txt became unreachable; zero while it is
@@ -196,7 +194,7 @@ type Result struct {
 	// Check of the origin returns Fetch with URL set to it (in the host's
 	// next slot).
 	Redirect bool
-	URL      string // the next hop, when Redirect
+	URL      *url.URL // the next hop, when Redirect; the caller's to keep
 	// Policy is the policy that now applies: from a good answer, or the
 	// fallback once an outage has lasted KeeperOptions.Outage. Nil while
 	// the origin may not be crawled (Redirect, or unreachable before the
@@ -270,9 +268,14 @@ func (e *originState) target() string {
 	return e.origin + "/robots.txt"
 }
 
-// NewKeeper returns a keeper over opts.DB, or the errors of opts.Validate.
+// NewKeeper returns a keeper over opts.DB, or the errors of opts.Validate
+// and a nil DB.
 func NewKeeper(opts KeeperOptions) (*Keeper, error) {
-	if err := opts.Validate(); err != nil {
+	err := opts.Validate()
+	if opts.DB == nil {
+		err = errors.Join(err, errors.New("robots: KeeperOptions.DB = nil: required"))
+	}
+	if err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
@@ -323,8 +326,15 @@ func (k *Keeper) Check(host, origin string) Verdict {
 		}
 		return k.verdict(e, Verdict{Action: Wait, Until: e.until})
 	}
+	target, err := url.Parse(e.target())
+	if err != nil {
+		// origin is not scheme://host[:port]: there is nothing to fetch,
+		// and nothing of it is crawled.
+		k.opts.Logger.Warn("robots.txt URL does not parse", "origin", origin, "err", err)
+		return k.verdict(e, Verdict{Action: Wait, Until: now.Add(k.opts.TTL)})
+	}
 	e.claimed, e.claimAt, e.began = true, now, time.Time{}
-	return k.verdict(e, Verdict{Action: Fetch, URL: e.target()})
+	return k.verdict(e, Verdict{Action: Fetch, URL: target})
 }
 
 func (k *Keeper) verdict(e *originState, v Verdict) Verdict {
@@ -443,7 +453,7 @@ func (k *Keeper) Done(b *store.Batch, host, origin string, ans Answer) (Result, 
 		next, ok := nextHop(hop, ans.Location)
 		if ok && e.hops < MaxRedirects {
 			e.hops++
-			e.next = next
+			e.next = next.String()
 			res.Redirect, res.URL = true, next
 			rec = record{attempts: e.attempts, at: e.at, outageSince: e.outageSince, copy: e.carry}
 			break
@@ -618,19 +628,20 @@ func (k *Keeper) Len() int {
 
 // nextHop resolves a redirect's Location against the URL it answered.
 // ok is false when it is not an http or https URL with a host.
-func nextHop(hop, location string) (string, bool) {
+func nextHop(hop, location string) (*url.URL, bool) {
 	base, err := url.Parse(hop)
 	if err != nil {
-		return "", false
+		return nil, false
 	}
-	ref, err := url.Parse(strings.TrimSpace(location))
+	location = strings.TrimSpace(location)
+	ref, err := url.Parse(location)
 	if err != nil || location == "" {
-		return "", false
+		return nil, false
 	}
 	u := base.ResolveReference(ref)
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", false
+		return nil, false
 	}
 	u.Fragment, u.RawFragment = "", ""
-	return u.String(), true
+	return u, true
 }

@@ -79,7 +79,7 @@ func fetch(t *testing.T, k *Keeper, ans Answer, wantURL string) Result {
 	if v.Action != Fetch {
 		t.Fatalf("Check = %+v, want Fetch", v)
 	}
-	if wantURL != "" && v.URL != wantURL {
+	if wantURL != "" && v.URL.String() != wantURL {
 		t.Fatalf("Check URL = %q, want %q", v.URL, wantURL)
 	}
 	if err := k.Begin(kHost, kOrigin); err != nil {
@@ -469,24 +469,24 @@ func TestKeeperRedirects(t *testing.T) {
 		{"//third.test/x?y", "http://third.test/x?y"},
 		{" https://h.test/final ", "https://h.test/final"},
 	}
-	url := kOrigin + "/robots.txt"
+	hopURL := kOrigin + "/robots.txt"
 	for i, h := range hops {
-		res := fetch(t, k, Answer{Status: 301, Location: h.location}, url)
-		if !res.Redirect || res.URL != h.want || res.Policy != nil {
+		res := fetch(t, k, Answer{Status: 301, Location: h.location}, hopURL)
+		if !res.Redirect || res.URL.String() != h.want || res.Policy != nil {
 			t.Fatalf("hop %d: Done(301 %q) = %+v, want Redirect to %q", i+1, h.location, res, h.want)
 		}
-		url = h.want
+		hopURL = h.want
 	}
 	// The chain so far survives nothing: a restart begins again.
 	if _, err := db.Get(store.RobotsKey(kHost, kOrigin)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("record after a redirect of a new origin: Get = %v, want none (no pending record left)", err)
 	}
 	k2 := newKeeper(t, db, c, KeeperOptions{})
-	if v := k2.Check(kHost, kOrigin); v.Action != Fetch || v.URL != kOrigin+"/robots.txt" {
+	if v := k2.Check(kHost, kOrigin); v.Action != Fetch || v.URL.String() != kOrigin+"/robots.txt" {
 		t.Errorf("restart mid-chain: Check = %+v, want Fetch of /robots.txt", v)
 	}
 	// The sixth redirect: unavailable, no restrictions, for TTL.
-	res := fetch(t, k, Answer{Status: 302, Location: "/again"}, url)
+	res := fetch(t, k, Answer{Status: 302, Location: "/again"}, hopURL)
 	if res.Redirect || res.Unavailable || res.Policy == nil || !allowed(res.Policy, "/private") {
 		t.Fatalf("redirect %d: Done = %+v, want allow-all settled", MaxRedirects+1, res)
 	}
@@ -525,7 +525,7 @@ func TestKeeperConcurrentCheck(t *testing.T) {
 				errs <- fmt.Sprintf("Check during the fetch = %+v, want Wait until now", v)
 			}
 			other := fmt.Sprintf("https://o%d.test:443", i)
-			if v := k.Check(fmt.Sprintf("o%d.test", i), other); v.Action != Fetch || v.URL != other+"/robots.txt" {
+			if v := k.Check(fmt.Sprintf("o%d.test", i), other); v.Action != Fetch || v.URL.String() != other+"/robots.txt" {
 				errs <- fmt.Sprintf("Check of %s = %+v, want Fetch", other, v)
 			}
 		}()
@@ -640,7 +640,7 @@ func TestKeeperOptionsValidate(t *testing.T) {
 		{KeeperOptions{DB: db}, nil},
 		{KeeperOptions{DB: db, TTL: MaxTTL, RetryBase: time.Second, RetryMax: time.Second}, nil},
 		{KeeperOptions{DB: db, RetryBase: 2 * time.Hour}, nil}, // RetryMax defaults to RetryBase then
-		{KeeperOptions{}, []string{"DB"}},
+		{KeeperOptions{}, nil}, // DB is NewKeeper's to check
 		{KeeperOptions{DB: db, TTL: MaxTTL + 1}, []string{"TTL"}},
 		{KeeperOptions{DB: db, TTL: -1, RetryBase: -1, Outage: -1, LostAnswerWait: -1, ClaimTimeout: -1, MaxEntries: -1},
 			[]string{"TTL", "RetryBase", "Outage", "LostAnswerWait", "ClaimTimeout", "MaxEntries"}},
@@ -658,8 +658,12 @@ func TestKeeperOptionsValidate(t *testing.T) {
 				t.Errorf("%+v.Validate() = %v, want it to name %s", tt.opts, err, f)
 			}
 		}
-		if _, nerr := NewKeeper(tt.opts); (nerr != nil) != (err != nil) {
+		_, nerr := NewKeeper(tt.opts)
+		if wantErr := err != nil || tt.opts.DB == nil; (nerr != nil) != wantErr {
 			t.Errorf("NewKeeper(%+v) = %v, Validate = %v", tt.opts, nerr, err)
+		}
+		if tt.opts.DB == nil && (nerr == nil || !strings.Contains(nerr.Error(), "KeeperOptions.DB ")) {
+			t.Errorf("NewKeeper without a DB = %v, want it to name DB", nerr)
 		}
 	}
 }
