@@ -5,16 +5,29 @@
 // It is pure crawl logic: time comes from Options.Now, queued URLs live in a
 // Store, and it does no other I/O. A Frontier is safe for concurrent use.
 //
+// Every item belongs to a job (Item.Job; the node numbers its jobs, 0 is
+// "no job"). Politeness is the node's, not the job's: jobs share each
+// host's queue and gap. The frontier counts each job's items as they move
+// (Job, O(1)) and writes the counters with every change; a paused job's
+// items are set aside as they reach the head of their host's queue, a
+// cancelled job's are dropped there.
+//
 // Invariants (checked by tests): a host never has more than MaxParallel
 // leases out, an IP never more than IPMaxParallel; a host is never leased
 // before its next allowed time; a URL is leased to one worker at a time; a
-// lease not completed by its deadline is re-offered (at-least-once).
+// lease not completed by its deadline is re-offered (at-least-once); no
+// lease is handed out for a job that is paused or cancelled at that moment;
+// a job's counters agree with its items in the Store after every change.
+//
+// Lock order: jobMu (job state transitions) → mu (everything else). The
+// Store is called with mu held only for Write, which does not wait for I/O.
 package frontier
 
 import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -28,7 +41,59 @@ type Item struct {
 	Redirects int    // redirects followed to reach this URL
 	Attempts  int    // earlier attempts that ended in a retryable failure
 	ShapeRun  int    // consecutive links within one URL shape (scope.ShapeRun)
+	Job       uint32 // the job that queued it; 0: no job
 	Seq       uint64 // position in its host's queue; set by the frontier
+}
+
+// JobMode is what the frontier does with a job's items.
+type JobMode uint8
+
+// The job modes. A job the frontier has not been told of is active.
+const (
+	// JobActive: its items are leased.
+	JobActive JobMode = iota
+	// JobPaused: its items are set aside (held) as they reach the head of
+	// their host's queue, until ResumeJob.
+	JobPaused
+	// JobCancelled: its items are dropped as they reach the head of their
+	// host's queue, and its held items are dropped.
+	JobCancelled
+)
+
+func (m JobMode) String() string {
+	switch m {
+	case JobActive:
+		return "active"
+	case JobPaused:
+		return "paused"
+	case JobCancelled:
+		return "cancelled"
+	}
+	return fmt.Sprintf("JobMode(%d)", uint8(m))
+}
+
+// JobStats counts one job's items.
+type JobStats struct {
+	Mode     JobMode
+	Queued   int // waiting: in windows or unread in the store
+	InFlight int // leased
+	Held     int // set aside while the job was paused
+	Dropped  int // discarded: cancelled, dead host, spent host budget
+}
+
+// Done reports that nothing of the job is queued or in flight. Held items
+// do not count: a paused job whose items are all held is done in this
+// sense; the node tells it from a finished one by its mode.
+func (s JobStats) Done() bool { return s.Queued == 0 && s.InFlight == 0 }
+
+// job is the frontier's record of one job.
+type job struct {
+	mode     JobMode
+	queued   int
+	inFlight int
+	held     int
+	dropped  int
+	touched  bool // in Frontier.touched
 }
 
 // Options configures a Frontier. A zero field takes the default named.
@@ -174,7 +239,10 @@ type Outcome struct {
 	// slot was used for something else first (robots.txt), or the fetch is
 	// to be retried.
 	Requeue bool
-	// DropHost discards the host's queue (robots.txt stays unavailable).
+	// DropHost discards the host's queue (robots.txt stays unavailable):
+	// the host is marked dead and its items are drained, a window at a
+	// time, and counted dropped for their jobs. With Requeue the lease's
+	// own item is dropped too; without, it is done.
 	DropHost bool
 	// NotBefore, if not zero, is the earliest time the host may be
 	// contacted again, whatever else the outcome says (a crash lost what
@@ -208,8 +276,17 @@ type Frontier struct {
 	windowed int // items in windows
 	inFlight int
 	dropped  int
+	jobs     map[uint32]*job
+	touched  []uint32 // jobs whose counters changed since the last write; empty while mu is free
 	changed  chan struct{}
+
+	// jobMu serialises job state transitions (SetJobState), which read
+	// the store without mu.
+	jobMu sync.Mutex
 }
+
+// heldBatch is how many held items SetJobState moves per change.
+const heldBatch = 512
 
 // New returns a Frontier holding what opts.Store holds: empty for a new
 // store, the queues and host clocks of an earlier run otherwise. Items
@@ -224,6 +301,7 @@ func New(opts Options) (*Frontier, error) {
 		ipFlight: make(map[string]int),
 		ipParked: make(map[string][]*hostState),
 		ipIndex:  make(map[string]int32),
+		jobs:     make(map[uint32]*job),
 		changed:  make(chan struct{}, 1),
 	}
 	f.ready.t = f.hosts
@@ -244,6 +322,12 @@ func New(opts Options) (*Frontier, error) {
 			f.queued += n
 		}
 		f.schedule(h)
+		return nil
+	}, func(js JobState) error {
+		// Leased items are in the store: they are offered again.
+		j := f.job(js.Job)
+		j.queued, j.held, j.dropped = js.Stored, js.Held, js.Dropped
+		f.dropped += js.Dropped
 		return nil
 	})
 	if err != nil {
@@ -351,6 +435,143 @@ func (f *Frontier) signal() {
 	}
 }
 
+// job returns the record of job id, making it (active) if new.
+func (f *Frontier) job(id uint32) *job {
+	j := f.jobs[id]
+	if j == nil {
+		j = &job{}
+		f.jobs[id] = j
+	}
+	return j
+}
+
+// touch notes that job id's durable counters changed: the next write
+// carries them.
+func (f *Frontier) touch(id uint32, j *job) {
+	if !j.touched {
+		j.touched = true
+		f.touched = append(f.touched, id)
+	}
+}
+
+// write hands ch to the store with the counters of the jobs touched since
+// the last write. Every change of a job's durable counters is followed by
+// a write before mu is released, so the counters a change carries agree
+// with the store as it stands after that change.
+func (f *Frontier) write(ch *Change) <-chan error {
+	for _, id := range f.touched {
+		j := f.jobs[id]
+		j.touched = false
+		ch.Jobs = append(ch.Jobs, JobState{Job: id, Stored: j.queued + j.inFlight, Held: j.held, Dropped: j.dropped})
+	}
+	f.touched = f.touched[:0]
+	return f.opts.Store.Write(ch)
+}
+
+// Job returns the counts of job id's items. It takes constant time.
+func (f *Frontier) Job(id uint32) JobStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	j := f.jobs[id]
+	if j == nil {
+		return JobStats{}
+	}
+	return JobStats{Mode: j.mode, Queued: j.queued, InFlight: j.inFlight, Held: j.held, Dropped: j.dropped}
+}
+
+// JobDone reports that nothing of job id is queued or in flight
+// (JobStats.Done).
+func (f *Frontier) JobDone(id uint32) bool { return f.Job(id).Done() }
+
+// SetJobState sets what the frontier does with job id's items (in memory:
+// the node keeps its jobs' definitions and sets their modes at start-up,
+// before leasing). Making a job active puts its held items back at the
+// tail of their hosts' queues (ResumeJob); cancelling it drops them. Those
+// items are read from the store in batches without the frontier's lock,
+// each batch moved by one change; SetJobState returns once the last is
+// durable, or with the first failure. Pausing takes effect for each item
+// as it reaches the head of its host's queue; so does cancelling, except
+// that items queued for a cancelled job are dropped at once.
+func (f *Frontier) SetJobState(id uint32, m JobMode) error {
+	if m > JobCancelled {
+		return fmt.Errorf("frontier: set job %d: unknown mode %d", id, m)
+	}
+	f.jobMu.Lock()
+	defer f.jobMu.Unlock()
+	f.mu.Lock()
+	j := f.job(id)
+	j.mode = m
+	var barrier <-chan error
+	if j.held > 0 && m != JobPaused {
+		// Once this empty change is applied, so is every change that
+		// held an item of the job; and no more will be held.
+		barrier = f.opts.Store.Write(&Change{})
+	}
+	f.signal()
+	f.mu.Unlock()
+	if barrier == nil {
+		return nil
+	}
+	if err := <-barrier; err != nil {
+		return fmt.Errorf("frontier: set job %d %s: %w", id, m, err)
+	}
+	if err := f.moveHeld(id, m == JobCancelled); err != nil {
+		return fmt.Errorf("frontier: set job %d %s: %w", id, m, err)
+	}
+	return nil
+}
+
+// ResumeJob makes job id active and puts its held items back at the tail
+// of their hosts' queues: SetJobState(id, JobActive).
+func (f *Frontier) ResumeJob(id uint32) error { return f.SetJobState(id, JobActive) }
+
+// moveHeld streams job id's held items from the store, without f.mu, and
+// moves each batch under f.mu in one change: back into their hosts' queues
+// (new Seqs at the tail), or dropped. f.jobMu is held.
+func (f *Frontier) moveHeld(id uint32, drop bool) error {
+	var (
+		after *Item
+		last  <-chan error
+	)
+	for {
+		items, err := f.opts.Store.ReadHeld(id, after, heldBatch)
+		if err != nil {
+			return err
+		}
+		if len(items) == 0 {
+			break
+		}
+		after = &items[len(items)-1]
+		f.mu.Lock()
+		j := f.job(id)
+		ch := &Change{Unhold: items}
+		j.held = max(0, j.held-len(items))
+		if drop {
+			j.dropped += len(items)
+			f.dropped += len(items)
+		} else {
+			f.put(ch, slices.Clone(items))
+		}
+		f.touch(id, j)
+		last = f.write(ch)
+		f.signal()
+		f.mu.Unlock()
+	}
+	f.mu.Lock()
+	if j := f.job(id); j.held != 0 {
+		// The store holds fewer than counted; forget the rest rather
+		// than wait for it.
+		j.held = 0
+		f.touch(id, j)
+		last = f.write(&Change{})
+	}
+	f.mu.Unlock()
+	if last != nil {
+		return <-last
+	}
+	return nil
+}
+
 // host returns the state of the host called name, making it if new.
 func (f *Frontier) host(name string) *hostState {
 	if h := f.hosts.find(name); h != nil {
@@ -372,16 +593,20 @@ func (f *Frontier) Add(attach any, items ...Item) <-chan error {
 	ch := &Change{Attach: attach}
 	f.put(ch, items)
 	f.signal()
-	return f.opts.Store.Write(ch)
+	return f.write(ch)
 }
 
-// put queues items into ch and the hosts' counts.
+// put queues items into ch and the hosts' and jobs' counts. Items of a
+// dead host, a host over its budget or a cancelled job are dropped.
 func (f *Frontier) put(ch *Change, items []Item) {
 	for _, it := range items {
 		it.Level = max(0, min(it.Level, f.opts.Levels-1))
 		h := f.host(it.Host)
-		if h.dead || f.overBudget(h) {
+		j := f.job(it.Job)
+		f.touch(it.Job, j)
+		if h.dead || f.overBudget(h) || j.mode == JobCancelled {
 			f.dropped++
+			j.dropped++
 			continue
 		}
 		h.nextSeq++
@@ -389,6 +614,7 @@ func (f *Frontier) put(ch *Change, items []Item) {
 		h.total[it.Level]++
 		h.unread[it.Level]++
 		f.queued++
+		j.queued++
 		ch.Put = append(ch.Put, it)
 		f.schedule(h)
 	}
@@ -406,10 +632,11 @@ func (f *Frontier) pending(h *hostState) int {
 	return n
 }
 
-// schedule puts h in the ready heap if it has work, room for another lease
-// and is not parked; otherwise takes it out.
+// schedule puts h in the ready heap if it has work and is dead (to be
+// drained), or has work, room for another lease and is not parked;
+// otherwise takes it out.
 func (f *Frontier) schedule(h *hostState) {
-	want := !h.dead && !h.parked && int(h.inFlight) < f.opts.MaxParallel && f.pending(h) > 0
+	want := f.pending(h) > 0 && (h.dead || !h.parked && int(h.inFlight) < f.opts.MaxParallel)
 	switch {
 	case want && h.heapIdx < 0:
 		heap.Push(&f.ready, h)
@@ -428,23 +655,34 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 	defer f.mu.Unlock()
 	now := f.opts.Now()
 	f.expire(now)
+	// ch gathers what is met on the way: dead hosts' items drained, items
+	// of paused jobs held, of cancelled jobs dropped. Its durability is
+	// not waited for.
+	ch := &Change{}
+	defer func() {
+		if len(ch.Del) > 0 || len(ch.Hold) > 0 || len(ch.Hosts) > 0 || len(f.touched) > 0 {
+			f.write(ch)
+		}
+	}()
 	for f.ready.Len() > 0 {
 		h := f.ready.top()
+		if h.dead {
+			f.drain(h, ch)
+			continue
+		}
 		if h.nextAllowed > f.clock.mono(now) {
 			return nil, f.wait(now)
 		}
 		if f.overBudget(h) {
-			ch := &Change{}
-			f.dropHost(h, ch)
+			f.kill(h)
 			ch.Hosts = append(ch.Hosts, f.state(h))
-			f.opts.Store.Write(ch) // durability of a drop is not waited for
 			continue
 		}
 		if ip := f.ip(h); ip != "" && f.ipFlight[ip] >= f.opts.IPMaxParallel {
 			f.park(h)
 			continue
 		}
-		it, ok := f.take(h)
+		it, ok := f.takeActive(h, ch)
 		if !ok {
 			f.schedule(h)
 			continue
@@ -452,6 +690,71 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 		return f.lease(h, it, now), 0
 	}
 	return nil, f.wait(now)
+}
+
+// takeActive takes h's next item of an active job. Items of paused jobs
+// met on the way are held, of cancelled jobs dropped, both in ch; none of
+// them charges the host's gap.
+func (f *Frontier) takeActive(h *hostState, ch *Change) (Item, bool) {
+	held := false
+	defer func() {
+		if held {
+			// Load finds a host's next Seq from its queue and its state:
+			// a held item's Seq must stay taken.
+			ch.Hosts = append(ch.Hosts, f.state(h))
+		}
+	}()
+	for {
+		it, ok := f.take(h)
+		if !ok {
+			return it, false
+		}
+		j := f.job(it.Job)
+		switch j.mode {
+		case JobActive:
+			j.queued--
+			j.inFlight++
+			return it, true
+		case JobPaused:
+			ch.Hold = append(ch.Hold, it)
+			j.held++
+			held = true
+		default:
+			ch.Del = append(ch.Del, it)
+			j.dropped++
+			f.dropped++
+		}
+		j.queued--
+		h.total[it.Level]--
+		f.touch(it.Job, j)
+	}
+}
+
+// drain deletes the items in dead host h's windows, counted dropped for
+// their jobs, and reads its next window.
+func (f *Frontier) drain(h *hostState, ch *Change) {
+	for l := range maxLevels {
+		w := f.win(h, l)
+		for _, it := range w {
+			j := f.job(it.Job)
+			j.queued--
+			j.dropped++
+			f.touch(it.Job, j)
+			ch.Del = append(ch.Del, it)
+		}
+		f.dropped += len(w)
+		f.queued -= len(w)
+		f.windowed -= len(w)
+		h.total[l] -= int32(len(w))
+	}
+	f.freeWindows(h)
+	for l := range maxLevels {
+		if h.unread[l] > 0 {
+			f.refill(h, l)
+			break
+		}
+	}
+	f.schedule(h)
 }
 
 // wait is how long until the frontier may have something to lease.
@@ -559,21 +862,12 @@ func (f *Frontier) unparkIP(ip string) {
 	delete(f.ipParked, ip)
 }
 
-// dropHost discards h's queue, in memory now and in the store with ch.
-func (f *Frontier) dropHost(h *hostState, ch *Change) {
-	n := 0
-	for l := range maxLevels {
-		k := len(f.win(h, l)) + int(h.unread[l])
-		n += k
-		f.queued -= k
-		f.windowed -= len(f.win(h, l))
-		h.unread[l] = 0
-		h.total[l] = 0
-	}
-	f.freeWindows(h)
-	f.dropped += n
+// kill marks h dead: its queue is drained (Lease calls drain as it comes
+// up: dead hosts sort first in the ready heap) and later items are
+// dropped. The host's queue is not deleted at once, since which jobs its
+// unread items belong to is known only once they are read.
+func (f *Frontier) kill(h *hostState) {
 	h.dead = true
-	ch.Drop = append(ch.Drop, f.hosts.name(h))
 	f.schedule(h)
 }
 
@@ -589,6 +883,9 @@ func (f *Frontier) expire(now time.Time) {
 		l := f.leases[n]
 		f.release(l)
 		l.host.leased-- // re-offered: it does not spend budget twice
+		j := f.job(l.Item.Job)
+		j.inFlight--
+		j.queued++
 		f.pushFront(l.host, l.Item)
 		n++
 	}
@@ -614,11 +911,9 @@ func (f *Frontier) release(l *Lease) {
 	f.schedule(h)
 }
 
+// pushFront puts it back at the head of h's queue (a dead host drains it
+// with the rest).
 func (f *Frontier) pushFront(h *hostState, it Item) {
-	if h.dead {
-		f.dropped++
-		return
-	}
 	l := it.Level
 	f.setWin(h, l, append([]Item{it}, f.win(h, l)...))
 	f.queued++
@@ -699,24 +994,29 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 		h.leased-- // no page was fetched for this item, or it will be again
 	}
 	ch := &Change{Attach: attach, Hosts: []HostState{}}
+	j := f.job(l.Item.Job)
+	j.inFlight--
 	switch {
-	case o.DropHost:
-		if !h.dead {
-			f.dropHost(h, ch)
-		}
-	case o.Requeue:
+	case o.Requeue && !o.DropHost:
+		j.queued++
 		f.pushFront(h, l.Item)
 	default:
 		ch.Del = append(ch.Del, l.Item)
-		if !h.dead {
-			h.total[l.Item.Level]--
+		h.total[l.Item.Level]--
+		if o.DropHost && o.Requeue {
+			j.dropped++
+			f.dropped++
 		}
+		f.touch(l.Item.Job, j)
+	}
+	if o.DropHost && !h.dead {
+		f.kill(h)
 	}
 	f.put(ch, add)
 	ch.Hosts = append(ch.Hosts, f.state(h))
 	f.schedule(h)
 	f.signal()
-	return f.opts.Store.Write(ch), nil
+	return f.write(ch), nil
 }
 
 func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
@@ -759,7 +1059,7 @@ type Stats struct {
 	Waiting  int // hosts with work whose next allowed time is in the future
 	Parked   int // hosts with work waiting for their IP's cap
 	Backoff  int // hosts with a backoff above their base delay
-	Dropped  int // items discarded (budget, dead hosts)
+	Dropped  int // items discarded (budget, dead hosts, cancelled jobs), over all jobs and runs
 }
 
 // Stats returns a snapshot.

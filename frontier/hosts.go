@@ -44,6 +44,15 @@ type hostState struct {
 	heapIdx     int32 // index in ready, -1 if not there
 }
 
+// key orders h in the ready heap: its next allowed time, or noTime (first)
+// for a dead host, whose queue is drained without contacting it.
+func (h *hostState) key() mono {
+	if h.dead {
+		return noTime
+	}
+	return h.nextAllowed
+}
+
 // hostChunk is the number of host states allocated together.
 const hostChunk = 4096
 
@@ -184,7 +193,7 @@ func (c epochClock) time(m mono) time.Time {
 	return c.epoch.Add(time.Duration(m))
 }
 
-// hostHeap is a min-heap of hosts by next allowed time.
+// hostHeap is a min-heap of hosts by key (next allowed time).
 type hostHeap struct {
 	ids []hostID
 	t   *hostTable
@@ -193,8 +202,8 @@ type hostHeap struct {
 func (q *hostHeap) Len() int { return len(q.ids) }
 func (q *hostHeap) Less(i, j int) bool {
 	a, b := q.t.at(q.ids[i]), q.t.at(q.ids[j])
-	if a.nextAllowed != b.nextAllowed {
-		return a.nextAllowed < b.nextAllowed
+	if ka, kb := a.key(), b.key(); ka != kb {
+		return ka < kb
 	}
 	// Ties (every host ready at start-up) go in the store's key order, so
 	// that consecutive window reads touch neighbouring keys.

@@ -3,6 +3,7 @@ package frontier
 import (
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -15,7 +16,14 @@ import (
 //
 // An item stays in the Store from the Change that puts it until the Change
 // that deletes it, which is the completion of its lease: a crash re-offers
-// every item that was leased, with no lease table (at-least-once).
+// every item that was leased, with no lease table (at-least-once). An item
+// of a paused job is moved, when it reaches the head of its host's queue,
+// to a held range, from which ResumeJob streams it back (ReadHeld).
+//
+// Every Change carries the counters of the jobs it touched (Change.Jobs),
+// as they stand after the change; a Store commits them with it, so that
+// after a crash that keeps a prefix of the changes the counters Load
+// returns agree with the queues and held items it keeps.
 //
 // The frontier calls Write with its own lock held, in the order the
 // changes happen, and a Store must apply them in that order. Write must not
@@ -25,31 +33,61 @@ type Store interface {
 	// Read returns up to n items of host's queue at level whose Seq is
 	// greater than after, in Seq order, without removing them.
 	Read(host string, level int, after uint64, n int) ([]Item, error)
+	// ReadHeld returns up to n held items of job (Change.Hold) that come
+	// after the item after in the store's order (nil: from the first), in
+	// that order, without removing them. The frontier calls it without its
+	// lock held, once every change that held an item of job is applied.
+	ReadHeld(job uint32, after *Item, n int) ([]Item, error)
 	// Write applies ch after every change written before it.
 	Write(ch *Change) <-chan error
-	// Load calls fn with the state of every host that has a stored state
-	// or queued items, at start-up, streaming: a Store must not read all
-	// hosts into memory first. Queued counts the host's items per level in
-	// the store, and NextSeq is above every Seq of them (whatever the stored
-	// state says).
-	Load(fn func(HostState) error) error
+	// Load calls hosts with the state of every host that has a stored
+	// state or queued items, at start-up, streaming: a Store must not read
+	// all hosts into memory first. Queued counts the host's items per level
+	// in the store, and NextSeq is above every Seq of them (whatever the
+	// stored state says; the frontier writes a host's state with every
+	// change that holds one of its items, so that a held item's Seq is
+	// never given again). Then it calls jobs with the last counters
+	// written of every job (Change.Jobs).
+	Load(hosts func(HostState) error, jobs func(JobState) error) error
 }
 
 // Change is one atomic step of the frontier's durable state.
 type Change struct {
-	Put  []Item   // items queued (Seq set)
-	Del  []Item   // items done (Host, Level and Seq identify them)
-	Drop []string // hosts whose whole queue is deleted
+	Put []Item // items queued (Seq set)
+	Del []Item // items done or dropped (Host, Level and Seq identify them)
+	// Hold lists items set aside while their job is paused: each leaves
+	// its host's queue and enters the held range under the same Host,
+	// Level and Seq.
+	Hold []Item
+	// Unhold lists held items that leave the held range (resumed, under a
+	// new Seq in Put, or dropped).
+	Unhold []Item
 	// Hosts holds the new politeness state of the hosts whose clock or
 	// budget changed (the completed lease's host). Putting items does not
 	// write a host's state: Load derives Queued and NextSeq from the
 	// queue itself, so discovering links on many hosts costs no extra
 	// writes.
 	Hosts []HostState
+	// Jobs holds the counters of the jobs whose counters this change
+	// altered, as they stand after it.
+	Jobs []JobState
 	// Attach is opaque to the frontier: a caller's writes (the URL-seen
 	// keys of the items put) that a durable Store commits atomically with
 	// the change.
 	Attach any
+}
+
+// JobState is a job's durable counters.
+type JobState struct {
+	Job uint32
+	// Stored counts the job's items in the hosts' queues: queued and in
+	// flight (a restart offers the items in flight again).
+	Stored int
+	// Held counts the job's items in the held range.
+	Held int
+	// Dropped counts the job's items discarded: its cancellation, a dead
+	// host, a spent host budget.
+	Dropped int
 }
 
 // HostState is a host's durable politeness and queue state.
@@ -61,7 +99,7 @@ type HostState struct {
 	Leased      int           // URLs leased towards the host budget
 	NextSeq     uint64        // Seq of the next item put
 	Queued      []int         // items in the Store, per level
-	Dead        bool          // queue dropped; later items are discarded
+	Dead        bool          // queue dropped (drained lazily); later items are discarded
 }
 
 // MemStore is a Store in memory. Its zero value is ready to use. It keeps
@@ -70,7 +108,9 @@ type HostState struct {
 type MemStore struct {
 	mu     sync.Mutex
 	queues map[string][][]Item // host → level → items in Seq order
+	held   map[heldRef]Item
 	hosts  map[string]HostState
+	jobs   map[uint32]JobState
 	// WriteErr, if set, is the outcome of every Write (tests).
 	WriteErr error
 }
@@ -88,6 +128,41 @@ func (s *MemStore) Read(host string, level int, after uint64, n int) ([]Item, er
 	return slices.Clone(q[i:min(len(q), i+n)]), nil
 }
 
+// heldRef identifies a held item in a MemStore.
+type heldRef struct {
+	host  string
+	level int
+	seq   uint64
+}
+
+func (a heldRef) compare(b heldRef) int {
+	if c := strings.Compare(a.host, b.host); c != 0 {
+		return c
+	}
+	if a.level != b.level {
+		return a.level - b.level
+	}
+	return compareSeq(a.seq, b.seq)
+}
+
+// ReadHeld implements Store: held items in (host, level, seq) order.
+func (s *MemStore) ReadHeld(job uint32, after *Item, n int) ([]Item, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var refs []heldRef
+	for r, it := range s.held {
+		if it.Job == job && (after == nil || r.compare(heldRef{after.Host, after.Level, after.Seq}) > 0) {
+			refs = append(refs, r)
+		}
+	}
+	slices.SortFunc(refs, heldRef.compare)
+	out := make([]Item, 0, min(n, len(refs)))
+	for _, r := range refs[:min(n, len(refs))] {
+		out = append(out, s.held[r])
+	}
+	return out, nil
+}
+
 // Write implements Store: the change is applied at once.
 func (s *MemStore) Write(ch *Change) <-chan error {
 	done := make(chan error, 1)
@@ -100,14 +175,13 @@ func (s *MemStore) Write(ch *Change) <-chan error {
 	if s.queues == nil {
 		s.queues = make(map[string][][]Item)
 		s.hosts = make(map[string]HostState)
+		s.held = make(map[heldRef]Item)
+		s.jobs = make(map[uint32]JobState)
 	}
-	for _, h := range ch.Drop {
-		delete(s.queues, h)
-	}
-	for _, it := range ch.Del {
+	del := func(it Item) {
 		levels := s.queues[it.Host]
 		if it.Level >= len(levels) {
-			continue
+			return
 		}
 		q := levels[it.Level]
 		if i, ok := slices.BinarySearchFunc(q, it.Seq, func(x Item, seq uint64) int {
@@ -115,6 +189,16 @@ func (s *MemStore) Write(ch *Change) <-chan error {
 		}); ok {
 			levels[it.Level] = slices.Delete(q, i, i+1)
 		}
+	}
+	for _, it := range ch.Del {
+		del(it)
+	}
+	for _, it := range ch.Hold {
+		del(it)
+		s.held[heldRef{it.Host, it.Level, it.Seq}] = it
+	}
+	for _, it := range ch.Unhold {
+		delete(s.held, heldRef{it.Host, it.Level, it.Seq})
 	}
 	for _, it := range ch.Put {
 		levels := s.queues[it.Host]
@@ -127,6 +211,9 @@ func (s *MemStore) Write(ch *Change) <-chan error {
 	for _, h := range ch.Hosts {
 		h.Queued = slices.Clone(h.Queued)
 		s.hosts[h.Host] = h
+	}
+	for _, j := range ch.Jobs {
+		s.jobs[j.Job] = j
 	}
 	s.mu.Unlock()
 	close(done)
@@ -144,7 +231,7 @@ func compareSeq(a, b uint64) int {
 }
 
 // Load implements Store.
-func (s *MemStore) Load(fn func(HostState) error) error {
+func (s *MemStore) Load(fn func(HostState) error, jobFn func(JobState) error) error {
 	s.mu.Lock()
 	byName := make(map[string]HostState, len(s.hosts))
 	for name, h := range s.hosts {
@@ -167,6 +254,10 @@ func (s *MemStore) Load(fn func(HostState) error) error {
 	for _, h := range byName {
 		hosts = append(hosts, h)
 	}
+	jobs := make([]JobState, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		jobs = append(jobs, j)
+	}
 	s.mu.Unlock()
 	sort.Slice(hosts, func(i, j int) bool { return hosts[i].Host < hosts[j].Host })
 	for _, h := range hosts {
@@ -174,7 +265,32 @@ func (s *MemStore) Load(fn func(HostState) error) error {
 			return err
 		}
 	}
+	sort.Slice(jobs, func(i, j int) bool { return jobs[i].Job < jobs[j].Job })
+	for _, j := range jobs {
+		if err := jobFn(j); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// Contents returns, per job, the items in the store's queues and in its
+// held range (tests: the truth that a job's counters must agree with).
+func (s *MemStore) Contents() (queued, held map[uint32]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	queued, held = make(map[uint32]int), make(map[uint32]int)
+	for _, levels := range s.queues {
+		for _, q := range levels {
+			for _, it := range q {
+				queued[it.Job]++
+			}
+		}
+	}
+	for _, it := range s.held {
+		held[it.Job]++
+	}
+	return queued, held
 }
 
 // Len is the number of items queued in the store.

@@ -58,7 +58,7 @@ func enqueue(b *testing.B, db *store.DB, seen *urlseen.Durable, f *frontier.Fron
 			urls = append(urls, "http://h"+strconv.Itoa(j%benchHosts)+".bench.test/p/"+strconv.Itoa(j))
 		}
 		bt := db.NewBatch()
-		isNew, err := seen.AddBatch(bt, urls)
+		isNew, err := seen.AddBatch(bt, 0, urls)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,12 +12,22 @@ import (
 
 // Value encodings. Part of the on-disk format (store.FormatVersion).
 //
-//	queue item ('q' key; host, level and seq are in the key):
-//	+---------+-------+-----------+----------+-----------+-------------------+
-//	| version | depth | redirects | attempts | shape run | URL, host-relative|
-//	| 1 B = 1 | uvarint each                             | (store.AppendURL) |
-//	|         |                                          | to the end        |
-//	+---------+-------+-----------+----------+-----------+-------------------+
+//	queue item ('q' key; host, level and seq are in the key), and held
+//	item ('p' key, the same value; the job is in the key too):
+//	+---------+-----+-------+-----------+----------+-----------+-------------------+
+//	| version | job | depth | redirects | attempts | shape run | URL, host-relative|
+//	| 1 B = 2 | uvarint each                                   | (store.AppendURL) |
+//	|         |                                                | to the end        |
+//	+---------+-----+-------+-----------+----------+-----------+-------------------+
+//
+//	job counters ('c' key; the job is in the key):
+//	+---------+--------+------+---------+
+//	| version | stored | held | dropped |
+//	| 1 B = 1 | uvarint each            |
+//	+---------+--------+------+---------+
+//	stored: the job's items under 'q' keys (queued or in flight); held:
+//	under 'p' keys; dropped: discarded so far. Unknown trailing bytes are
+//	ignored.
 //
 //	host state ('h' key; the host is in the key):
 //	+---------+--------------+---------+-------------+--------+----------+------+--------+---------+-----
@@ -26,12 +36,18 @@ import (
 //	|         | ns (0: zero) | ns      |             |        |          |      |        |
 //	+---------+--------------+---------+-------------+--------+----------+------+--------+---------+-----
 
-const codecVersion = 1
+// Encoding versions, per value kind.
+const (
+	codecVersion = 1 // host state
+	itemVersion  = 2 // queue and held items (1: no job, format version 2)
+	jobVersion   = 1 // job counters
+)
 
 var errShort = errors.New("value too short")
 
 func appendItem(dst []byte, it frontier.Item) []byte {
-	dst = append(dst, codecVersion)
+	dst = append(dst, itemVersion)
+	dst = binary.AppendUvarint(dst, uint64(it.Job))
 	dst = binary.AppendUvarint(dst, uint64(it.Depth))
 	dst = binary.AppendUvarint(dst, uint64(it.Redirects))
 	dst = binary.AppendUvarint(dst, uint64(it.Attempts))
@@ -96,9 +112,14 @@ func (r *reader) small(v uint64) int {
 func decodeItem(host string, v []byte) (frontier.Item, error) {
 	r := &reader{b: v}
 	var it frontier.Item
-	if ver := r.byte1(); r.err == nil && ver != codecVersion {
-		return it, fmt.Errorf("queue item encoding version %d, want %d", ver, codecVersion)
+	if ver := r.byte1(); r.err == nil && ver != itemVersion {
+		return it, fmt.Errorf("queue item encoding version %d, want %d", ver, itemVersion)
 	}
+	job := r.uvarint()
+	if job > 1<<32-1 && r.err == nil {
+		r.err = fmt.Errorf("job %d out of range", job)
+	}
+	it.Job = uint32(job)
 	it.Depth = r.small(r.uvarint())
 	it.Redirects = r.small(r.uvarint())
 	it.Attempts = r.small(r.uvarint())
@@ -165,4 +186,26 @@ func decodeHostState(v []byte) (frontier.HostState, error) {
 		return h, fmt.Errorf("host state: %w", r.err)
 	}
 	return h, nil
+}
+
+func appendJobState(dst []byte, j frontier.JobState) []byte {
+	dst = append(dst, jobVersion)
+	dst = binary.AppendUvarint(dst, uint64(max(0, j.Stored)))
+	dst = binary.AppendUvarint(dst, uint64(max(0, j.Held)))
+	return binary.AppendUvarint(dst, uint64(max(0, j.Dropped)))
+}
+
+func decodeJobState(v []byte) (frontier.JobState, error) {
+	r := &reader{b: v}
+	var j frontier.JobState
+	if ver := r.byte1(); r.err == nil && ver != jobVersion {
+		return j, fmt.Errorf("job counters encoding version %d, want %d", ver, jobVersion)
+	}
+	j.Stored = r.small(r.uvarint())
+	j.Held = r.small(r.uvarint())
+	j.Dropped = r.small(r.uvarint())
+	if r.err != nil {
+		return j, fmt.Errorf("job counters: %w", r.err)
+	}
+	return j, nil
 }

@@ -274,7 +274,7 @@ func (s *Store) setErr(err error) {
 const maxGroupOps = 50000
 
 func changeOps(ch *frontier.Change) int {
-	return len(ch.Put)*2 + len(ch.Del) + len(ch.Hosts) + len(ch.Drop)
+	return len(ch.Put)*2 + len(ch.Del) + len(ch.Hold)*2 + len(ch.Unhold) + len(ch.Hosts) + len(ch.Jobs)
 }
 
 // markApplied marks the changes of group applied (or failed: the crawl is then
@@ -374,18 +374,26 @@ func (s *Store) apply(group []pending) error {
 }
 
 func encodeChange(b *store.Batch, ch *frontier.Change) error {
-	for _, h := range ch.Drop {
-		prefix := store.QueuePrefix(h)
-		if err := b.DeleteRange(prefix, store.PrefixEnd(prefix)); err != nil {
-			return err
-		}
-	}
 	for _, it := range ch.Del {
 		if err := b.Delete(store.QueueKey(it.Host, uint8(it.Level), it.Seq)); err != nil {
 			return err
 		}
 	}
 	var buf []byte
+	for _, it := range ch.Hold {
+		if err := b.Delete(store.QueueKey(it.Host, uint8(it.Level), it.Seq)); err != nil {
+			return err
+		}
+		buf = appendItem(buf[:0], it)
+		if err := b.Set(store.HeldKey(it.Host, it.Job, uint8(it.Level), it.Seq), buf); err != nil {
+			return err
+		}
+	}
+	for _, it := range ch.Unhold {
+		if err := b.Delete(store.HeldKey(it.Host, it.Job, uint8(it.Level), it.Seq)); err != nil {
+			return err
+		}
+	}
 	for _, it := range ch.Put {
 		buf = appendItem(buf[:0], it)
 		if err := b.Set(store.QueueKey(it.Host, uint8(it.Level), it.Seq), buf); err != nil {
@@ -398,7 +406,60 @@ func encodeChange(b *store.Batch, ch *frontier.Change) error {
 			return err
 		}
 	}
+	for _, j := range ch.Jobs {
+		buf = appendJobState(buf[:0], j)
+		if err := b.Set(store.JobCountersKey(j.Job), buf); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// ReadHeld implements frontier.Store: job's held items in key order
+// (partition, host, level, seq), read by a fresh iterator that skips the
+// other jobs' items host by host.
+func (s *Store) ReadHeld(job uint32, after *frontier.Item, n int) ([]frontier.Item, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	it, err := s.db.NewIter(store.KindPrefix(store.KindHeld))
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var ok bool
+	if after != nil {
+		// The smallest key above after's.
+		ok = it.SeekGE(append(store.HeldKey(after.Host, job, uint8(after.Level), after.Seq), 0))
+	} else {
+		ok = it.First()
+	}
+	var out []frontier.Item
+	for ok && len(out) < n {
+		k, err := store.DecodeKey(it.Key())
+		if err != nil {
+			return out, fmt.Errorf("frontierdb: read held items of job %d: %w", job, err)
+		}
+		switch {
+		case k.Job < job:
+			ok = it.SeekGE(store.HeldJobPrefix(k.Host, job))
+			continue
+		case k.Job > job:
+			ok = it.SeekGE(store.PrefixEnd(store.HeldPrefix(k.Host)))
+			continue
+		}
+		item, err := decodeItem(k.Host, it.Value())
+		if err != nil {
+			return out, fmt.Errorf("frontierdb: read held item %s seq %d: %w", k.Host, k.Seq, err)
+		}
+		item.Host, item.Level, item.Seq, item.Job = k.Host, int(k.Level), k.Seq, job
+		out = append(out, item)
+		ok = it.Next()
+	}
+	return out, it.Error()
 }
 
 // Read implements frontier.Store.
@@ -492,8 +553,34 @@ func (s *Store) iterator() (*pebble.Iterator, error) {
 
 // Load implements frontier.Store: one streaming pass over the host states
 // merged with one over the queue keys (which give each host's counts and
-// next seq), both in (partition, host) order.
-func (s *Store) Load(fn func(frontier.HostState) error) error {
+// next seq), both in (partition, host) order; then the job counters.
+func (s *Store) Load(fn func(frontier.HostState) error, jobFn func(frontier.JobState) error) error {
+	if err := s.loadHosts(fn); err != nil {
+		return err
+	}
+	it, err := s.db.NewIter(store.KindPrefix(store.KindJobCounters))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		k, err := store.DecodeKey(it.Key())
+		if err != nil {
+			return fmt.Errorf("frontierdb: load: %w", err)
+		}
+		j, err := decodeJobState(it.Value())
+		if err != nil {
+			return fmt.Errorf("frontierdb: load job %d: %w", k.Job, err)
+		}
+		j.Job = k.Job
+		if err := jobFn(j); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+func (s *Store) loadHosts(fn func(frontier.HostState) error) error {
 	hit, err := s.db.NewIter(store.KindPrefix(store.KindHost))
 	if err != nil {
 		return err

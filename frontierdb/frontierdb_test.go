@@ -68,7 +68,7 @@ func TestRestartOnPebble(t *testing.T) {
 		t.Errorf("queue holds %d items after restart, want 6", n)
 	}
 	var states []frontier.HostState
-	s.Load(func(h frontier.HostState) error { states = append(states, h); return nil })
+	s.Load(func(h frontier.HostState) error { states = append(states, h); return nil }, func(frontier.JobState) error { return nil })
 	for _, h := range states {
 		if h.Host == l1.Item.Host && !h.NextAllowed.Equal(wantNext) {
 			t.Errorf("%s next allowed = %v, want %v", h.Host, h.NextAllowed, wantNext)
@@ -119,6 +119,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		{URL: "http://a.testing/", Host: "a.test"},
 		{URL: "ftp://a.test/", Host: "a.test"},
 		{URL: "http://[::1]:8080/", Host: "::1"},
+		{URL: "http://a.test/", Host: "a.test", Job: 1<<32 - 1},
 	} {
 		got, err := decodeItem(it.Host, appendItem(nil, it))
 		if err != nil || got != it {
@@ -137,15 +138,79 @@ func TestCodecRoundTrip(t *testing.T) {
 			t.Errorf("decodeHostState(%x) = nil error", bad)
 		}
 	}
+	for _, bad := range [][]byte{nil, {1, 0, 1, 0, 0, 0, 0x01, '/'}, {2, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 0, 0, 0x01}} {
+		if _, err := decodeItem("a.test", bad); err == nil {
+			t.Errorf("decodeItem(%x) = nil error (version 1, or a job over 32 bits)", bad)
+		}
+	}
+	j := frontier.JobState{Stored: 5, Held: 7, Dropped: 1 << 33}
+	if gj, err := decodeJobState(appendJobState(nil, j)); err != nil || gj != j {
+		t.Errorf("job counters round trip = %+v, %v; want %+v", gj, err, j)
+	}
+	for _, bad := range [][]byte{nil, {2, 0, 0, 0}, {1, 0, 0}} {
+		if _, err := decodeJobState(bad); err == nil {
+			t.Errorf("decodeJobState(%x) = nil error", bad)
+		}
+	}
+}
+
+// TestReadHeld pages through one job's held items on Pebble, across hosts
+// that hold other jobs' items before and after it.
+func TestReadHeld(t *testing.T) {
+	db, s := open(t, t.TempDir())
+	defer db.Close()
+	defer s.Close()
+	var hold []frontier.Item
+	want := map[string]bool{}
+	for h := range 20 {
+		host := fmt.Sprintf("h%d.test", h)
+		for i := range 6 {
+			it := frontier.Item{URL: fmt.Sprintf("http://%s/%d", host, i), Host: host, Job: uint32(i % 3), Level: i % 2, Seq: uint64(i + 1)}
+			hold = append(hold, it)
+			if it.Job == 1 {
+				want[it.URL] = true
+			}
+		}
+	}
+	if err := <-s.Write(&frontier.Change{Hold: hold}); err != nil {
+		t.Fatal(err)
+	}
+	var after *frontier.Item
+	got := map[string]bool{}
+	for {
+		items, err := s.ReadHeld(1, after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) == 0 {
+			break
+		}
+		for _, it := range items {
+			if it.Job != 1 || got[it.URL] {
+				t.Fatalf("ReadHeld(1) gave %+v", it)
+			}
+			got[it.URL] = true
+		}
+		after = &items[len(items)-1]
+	}
+	if len(got) != len(want) {
+		t.Errorf("ReadHeld(1) gave %d items, want %d", len(got), len(want))
+	}
 }
 
 func FuzzDecode(f *testing.F) {
 	f.Add(appendItem(nil, frontier.Item{URL: "http://a.test/", Host: "a.test", Depth: 1}))
 	f.Add(appendHostState(nil, frontier.HostState{NextSeq: 3, Queued: []int{1, 2}}))
+	f.Add(appendJobState(nil, frontier.JobState{Stored: 3, Held: 1}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if it, err := decodeItem("a.test", b); err == nil {
 			if again, err := decodeItem("a.test", appendItem(nil, it)); err != nil || again != it {
 				t.Fatalf("item does not round-trip: %+v", it)
+			}
+		}
+		if j, err := decodeJobState(b); err == nil {
+			if again, err := decodeJobState(appendJobState(nil, j)); err != nil || again != j {
+				t.Fatalf("job counters do not round-trip: %+v", j)
 			}
 		}
 		if h, err := decodeHostState(b); err == nil {

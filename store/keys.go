@@ -14,7 +14,7 @@ import (
 // stored under MetaKey("version") as a 4-byte big-endian integer. Any change
 // to the layout, to a value encoding that older code cannot read, or to the
 // partition hash must increase it; Open refuses a store of another version.
-const FormatVersion uint32 = 2
+const FormatVersion uint32 = 3
 
 // Key layout. This is part of the on-disk format (FormatVersion): changing
 // it makes every existing store unreadable.
@@ -23,6 +23,12 @@ const FormatVersion uint32 = 2
 //	+------+----------------------+
 //	| 'm'  | name (bytes)         |
 //	+------+----------------------+
+//
+//	jobs (not per host; job is the ID the node gave the job):
+//	+------+-----------------+
+//	| 'j'  | job (4 B, BE)   |   job definition (value owned by the node)
+//	| 'c'  | job (4 B, BE)   |   job counters (value: frontierdb)
+//	+------+-----------------+
 //
 //	per-host kinds:
 //	+------+-----------+-----------------+------+------------------------+
@@ -36,11 +42,17 @@ const FormatVersion uint32 = 2
 //	kind 'u' URL state:   suffix = the canonical URL in host-relative form
 //	                      (AppendURL, below; to the end of the key)
 //	kind 'r' robots.txt:  suffix = origin "scheme://host:port" (to the end)
+//	kind 's' seen by job: suffix = job (4 B, BE) | the canonical URL in
+//	                      host-relative form (to the end of the key)
+//	kind 'p' held item:   suffix = job (4 B, BE) | level (1 B) |
+//	                      seq (8 B, big-endian): a queue item set aside
+//	                      while its job is paused, under its queue seq
 //
 // partition is partition.Of(host). Because the partition follows the kind
 // byte, PartitionPrefix(kind, p) bounds every key of one kind in one
 // partition, and a host's keys of one kind are contiguous. Queue keys sort by
-// level, then by sequence number, within a host.
+// level, then by sequence number, within a host. Seen and held keys sort by
+// job within a host, so that one job's keys of a host are contiguous.
 
 // Host-relative URL form, used for the suffix of 'u' keys and for the URL
 // in queue item values (frontierdb): a URL whose scheme is http or https
@@ -113,17 +125,21 @@ type Kind byte
 
 // The key kinds.
 const (
-	KindMeta   Kind = 'm'
-	KindHost   Kind = 'h'
-	KindQueue  Kind = 'q'
-	KindURL    Kind = 'u'
-	KindRobots Kind = 'r'
+	KindMeta        Kind = 'm'
+	KindHost        Kind = 'h'
+	KindQueue       Kind = 'q'
+	KindURL         Kind = 'u'
+	KindRobots      Kind = 'r'
+	KindSeen        Kind = 's'
+	KindHeld        Kind = 'p'
+	KindJob         Kind = 'j'
+	KindJobCounters Kind = 'c'
 )
 
 // perHost reports whether keys of kind k carry a partition and a host.
 func (k Kind) perHost() bool {
 	switch k {
-	case KindHost, KindQueue, KindURL, KindRobots:
+	case KindHost, KindQueue, KindURL, KindRobots, KindSeen, KindHeld:
 		return true
 	}
 	return false
@@ -141,6 +157,14 @@ func (k Kind) String() string {
 		return "url"
 	case KindRobots:
 		return "robots"
+	case KindSeen:
+		return "seen"
+	case KindHeld:
+		return "held"
+	case KindJob:
+		return "job"
+	case KindJobCounters:
+		return "job counters"
 	}
 	return fmt.Sprintf("kind(%#x)", byte(k))
 }
@@ -151,14 +175,22 @@ const hostSep = 0x00
 // queueSuffixLen is the length of a queue key's suffix: level and sequence.
 const queueSuffixLen = 1 + 8
 
+// jobLen is the length of a job ID in a key.
+const jobLen = 4
+
+// heldSuffixLen is the length of a held key's suffix: job, level, sequence.
+const heldSuffixLen = jobLen + queueSuffixLen
+
 // Key is a decoded key. Only the fields of its Kind are set: Name for meta;
-// Part and Host for every per-host kind; Level and Seq for queue items; URL
-// for URL state; Origin for robots.
+// Part and Host for every per-host kind; Level and Seq for queue and held
+// items; URL for URL state and seen keys; Origin for robots; Job for seen,
+// held, job and job counter keys.
 type Key struct {
 	Kind   Kind
 	Name   string
 	Part   partition.ID
 	Host   string
+	Job    uint32
 	Level  uint8
 	Seq    uint64
 	URL    string
@@ -179,6 +211,14 @@ func (k Key) Encode() []byte {
 		return URLKey(k.Host, k.URL)
 	case KindRobots:
 		return RobotsKey(k.Host, k.Origin)
+	case KindSeen:
+		return SeenKey(k.Job, k.Host, k.URL)
+	case KindHeld:
+		return HeldKey(k.Host, k.Job, k.Level, k.Seq)
+	case KindJob:
+		return JobKey(k.Job)
+	case KindJobCounters:
+		return JobCountersKey(k.Job)
 	}
 	return []byte{byte(k.Kind)}
 }
@@ -234,6 +274,51 @@ func RobotsKey(host, origin string) []byte {
 	return append(appendHostPrefix(make([]byte, 0, 4+len(host)+len(origin)), KindRobots, host), origin...)
 }
 
+// SeenKey returns the key that records that job has seen url, a canonical
+// URL whose politeness key is host (the URL-seen gate is per job; the 'u'
+// record of the URL is shared by every job).
+func SeenKey(job uint32, host, url string) []byte {
+	return AppendSeenKey(make([]byte, 0, 9+len(host)+len(url)), job, host, url)
+}
+
+// AppendSeenKey appends SeenKey(job, host, url) to dst, for callers that
+// reuse a buffer.
+func AppendSeenKey(dst []byte, job uint32, host, url string) []byte {
+	dst = binary.BigEndian.AppendUint32(appendHostPrefix(dst, KindSeen, host), job)
+	return AppendURL(dst, host, url)
+}
+
+// HeldPrefix returns the prefix shared by every held item of host.
+func HeldPrefix(host string) []byte {
+	return appendHostPrefix(make([]byte, 0, 4+len(host)), KindHeld, host)
+}
+
+// HeldJobPrefix returns the prefix shared by every held item of host and
+// job.
+func HeldJobPrefix(host string, job uint32) []byte {
+	return binary.BigEndian.AppendUint32(appendHostPrefix(make([]byte, 0, 4+len(host)+jobLen), KindHeld, host), job)
+}
+
+// HeldKey returns the key of host's queue item at priority level with
+// sequence number seq, set aside while job is paused.
+func HeldKey(host string, job uint32, level uint8, seq uint64) []byte {
+	k := appendHostPrefix(make([]byte, 0, 4+len(host)+heldSuffixLen), KindHeld, host)
+	k = binary.BigEndian.AppendUint32(k, job)
+	k = append(k, level)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+// JobKey returns the key of the definition of job id. Its value belongs to
+// the node and is opaque to the store.
+func JobKey(id uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{byte(KindJob)}, id)
+}
+
+// JobCountersKey returns the key of the frontier's counters of job id.
+func JobCountersKey(id uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{byte(KindJobCounters)}, id)
+}
+
 // KindPrefix returns the prefix shared by every key of kind.
 func KindPrefix(kind Kind) []byte { return []byte{byte(kind)} }
 
@@ -274,8 +359,15 @@ func DecodeKey(key []byte) (Key, error) {
 		return Key{}, malformed(key, "empty")
 	}
 	k := Key{Kind: Kind(key[0])}
-	if k.Kind == KindMeta {
+	switch k.Kind {
+	case KindMeta:
 		k.Name = string(key[1:])
+		return k, nil
+	case KindJob, KindJobCounters:
+		if len(key) != 1+jobLen {
+			return Key{}, malformed(key, fmt.Sprintf("%s key of %d bytes, want %d", k.Kind, len(key), 1+jobLen))
+		}
+		k.Job = binary.BigEndian.Uint32(key[1:])
 		return k, nil
 	}
 	if !k.Kind.perHost() {
@@ -316,6 +408,22 @@ func DecodeKey(key []byte) (Key, error) {
 		}
 	case KindRobots:
 		k.Origin = string(suffix)
+	case KindSeen:
+		if len(suffix) < jobLen {
+			return Key{}, malformed(key, "seen key without a job")
+		}
+		k.Job = binary.BigEndian.Uint32(suffix)
+		var err error
+		if k.URL, err = ExpandURL(k.Host, suffix[jobLen:]); err != nil {
+			return Key{}, malformed(key, err.Error())
+		}
+	case KindHeld:
+		if len(suffix) != heldSuffixLen {
+			return Key{}, malformed(key, fmt.Sprintf("held suffix of %d bytes, want %d", len(suffix), heldSuffixLen))
+		}
+		k.Job = binary.BigEndian.Uint32(suffix)
+		k.Level = suffix[jobLen]
+		k.Seq = binary.BigEndian.Uint64(suffix[jobLen+1:])
 	}
 	return k, nil
 }

@@ -25,6 +25,13 @@ func TestKeyEncoding(t *testing.T) {
 		{"URLKey other scheme", URLKey("a.test", "ftp://a.test/"), "u\x00\x0ea.test\x00\x00ftp://a.test/"},
 		{"AppendURLKey", AppendURLKey([]byte("pre"), "a.test", "http://a.test/"), "preu\x00\x0ea.test\x00\x01/"},
 		{"RobotsKey", RobotsKey("a.test", "https://a.test:443"), "r\x00\x0ea.test\x00https://a.test:443"},
+		{"SeenKey", SeenKey(0x01020304, "a.test", "http://a.test/x"), "s\x00\x0ea.test\x00\x01\x02\x03\x04\x01/x"},
+		{"AppendSeenKey", AppendSeenKey([]byte("pre"), 7, "a.test", "ftp://a.test/"), "pres\x00\x0ea.test\x00\x00\x00\x00\x07\x00ftp://a.test/"},
+		{"HeldKey", HeldKey("a.test", 9, 2, 0x0102030405060708), "p\x00\x0ea.test\x00\x00\x00\x00\x09\x02\x01\x02\x03\x04\x05\x06\x07\x08"},
+		{"HeldPrefix", HeldPrefix("a.test"), "p\x00\x0ea.test\x00"},
+		{"HeldJobPrefix", HeldJobPrefix("a.test", 9), "p\x00\x0ea.test\x00\x00\x00\x00\x09"},
+		{"JobKey", JobKey(0x01020304), "j\x01\x02\x03\x04"},
+		{"JobCountersKey", JobCountersKey(5), "c\x00\x00\x00\x05"},
 		{"PartitionPrefix", PartitionPrefix(KindURL, 14), "u\x00\x0e"},
 		{"PartitionPrefix high", PartitionPrefix(KindQueue, 255), "q\x00\xff"},
 		{"PrefixEnd", PrefixEnd([]byte("u\x00\xff")), "u\x01"},
@@ -49,9 +56,15 @@ func TestDecodeKey(t *testing.T) {
 		{Kind: KindURL, Host: "a.test", URL: "http://a.test:81/?q#f"},
 		{Kind: KindURL, Host: "a.test", URL: "http://b.test/"},
 		{Kind: KindRobots, Host: "a.test", Origin: "http://a.test:80"},
+		{Kind: KindSeen, Host: "a.test", Job: 7, URL: "http://a.test/x"},
+		{Kind: KindSeen, Host: "a.test", Job: 1 << 31, URL: "http://b.test/"},
+		{Kind: KindHeld, Host: "a.test", Job: 3, Level: 2, Seq: 1 << 40},
+		{Kind: KindJob, Job: 42},
+		{Kind: KindJob},
+		{Kind: KindJobCounters, Job: 1<<32 - 1},
 	}
 	for _, k := range good {
-		if k.Kind != KindMeta {
+		if k.Kind.perHost() {
 			k.Part = partition.Of(k.Host)
 		}
 		enc := k.Encode()
@@ -62,7 +75,7 @@ func TestDecodeKey(t *testing.T) {
 		if !bytes.HasPrefix(enc, KindPrefix(k.Kind)) {
 			t.Errorf("key %q lacks kind prefix %q", enc, KindPrefix(k.Kind))
 		}
-		if k.Kind != KindMeta && !bytes.HasPrefix(enc, PartitionPrefix(k.Kind, k.Part)) {
+		if k.Kind.perHost() && !bytes.HasPrefix(enc, PartitionPrefix(k.Kind, k.Part)) {
 			t.Errorf("key %q lacks partition prefix %q", enc, PartitionPrefix(k.Kind, k.Part))
 		}
 	}
@@ -80,6 +93,13 @@ func TestDecodeKey(t *testing.T) {
 		{"URL key with unknown tag", "u\x00\x0ea.test\x00\x07/x"},
 		{"URL verbatim that has a short form", "u\x00\x0ea.test\x00\x00http://a.test/x"},
 		{"short URL form joining the host", "u\x00\x0ea.test\x00\x01ing/"},
+		{"seen key without a job", "s\x00\x0ea.test\x00\x00\x00"},
+		{"seen key without a URL", "s\x00\x0ea.test\x00\x00\x00\x00\x01"},
+		{"seen key with a long form", "s\x00\x0ea.test\x00\x00\x00\x00\x01\x00http://a.test/"},
+		{"short held suffix", "p\x00\x0ea.test\x00\x00\x00\x00\x01\x02\x01"},
+		{"job key short", "j\x00\x01"},
+		{"job key long", "j\x00\x00\x00\x01\x00"},
+		{"job counters key short", "c"},
 	}
 	for _, c := range bad {
 		if k, err := DecodeKey([]byte(c.key)); !errors.Is(err, ErrMalformedKey) {
@@ -124,6 +144,10 @@ func FuzzDecodeKey(f *testing.F) {
 	f.Add(QueueKey("a.test", 1, 2))
 	f.Add(URLKey("a.test", "http://a.test/"))
 	f.Add(RobotsKey("a.test", "http://a.test:80"))
+	f.Add(SeenKey(3, "a.test", "http://a.test/x"))
+	f.Add(HeldKey("a.test", 3, 1, 9))
+	f.Add(JobKey(3))
+	f.Add(JobCountersKey(3))
 	f.Add([]byte("q\x00\x0ea.test\x00"))
 	f.Fuzz(func(t *testing.T, key []byte) {
 		k, err := DecodeKey(key)

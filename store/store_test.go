@@ -240,7 +240,16 @@ func TestOpenRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-		}, []string{"store: /s: format version 7, this trawl reads 2"}},
+		}, []string{"store: /s: format version 7, this trawl reads 3"}},
+		{"version 2 store", func(t *testing.T, fs vfs.FS) {
+			db := mustOpen(t, "/s", memOpts(fs))
+			b := db.NewBatch()
+			b.Set(MetaKey(metaVersion), []byte{0, 0, 0, 2})
+			if err := db.Commit(b); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+		}, []string{"store: /s: format version 2, this trawl reads 3"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
