@@ -27,6 +27,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -105,6 +106,12 @@ type Options struct {
 	MinDelay time.Duration
 	// MaxDelay caps a host's delay as backoff grows it. Default 10m.
 	MaxDelay time.Duration
+	// MaxAdaptiveDelay caps the adaptive term of the gap, ten times the
+	// last response time, so that one slow response cannot park a host for
+	// long (Heritrix caps its own the same way). It does not cap MinDelay,
+	// Crawl-delay or the backoff of 429, 503 and time-outs (MaxDelay does).
+	// Default 30s; negative means no cap.
+	MaxAdaptiveDelay time.Duration
 	// MaxRetryAfter caps how long a Retry-After header can park a host.
 	// Default 1h.
 	MaxRetryAfter time.Duration
@@ -149,6 +156,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRetryAfter == 0 {
 		o.MaxRetryAfter = time.Hour
+	}
+	switch {
+	case o.MaxAdaptiveDelay == 0:
+		o.MaxAdaptiveDelay = 30 * time.Second
+	case o.MaxAdaptiveDelay < 0:
+		o.MaxAdaptiveDelay = math.MaxInt64
 	}
 	if o.MaxParallel == 0 {
 		o.MaxParallel = 1
@@ -958,7 +971,8 @@ func (f *Frontier) SetCrawlDelay(host string, d time.Duration) {
 
 // Complete ends a lease with its outcome, queues add (what the fetch
 // discovered) and sets when the host may be contacted next: the gap
-// max(MinDelay, Crawl-delay, 10 x response time, backoff) counts from now,
+// max(MinDelay, Crawl-delay, min(10 x response time, MaxAdaptiveDelay),
+// backoff) counts from now,
 // the moment the fetch finished, so the gap the server sees between request
 // starts is never shorter than the rule. 429, 503, time-outs and network
 // failures double the host's backoff (up to MaxDelay) and a Retry-After is
@@ -1020,7 +1034,11 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 }
 
 func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
-	base := max(f.opts.MinDelay, h.crawlDelay, 10*o.ResponseTime)
+	adaptive := f.opts.MaxAdaptiveDelay
+	if o.ResponseTime < adaptive/10 {
+		adaptive = 10 * o.ResponseTime
+	}
+	base := max(f.opts.MinDelay, h.crawlDelay, adaptive)
 	if o.Status == 429 || o.Status == 503 || o.Timeout || o.Failed {
 		h.backoff = min(max(2*h.backoff, 2*base), f.opts.MaxDelay)
 	} else if h.backoff > 0 {

@@ -113,6 +113,52 @@ func TestGapRules(t *testing.T) {
 	}
 }
 
+// TestAdaptiveDelayCap: the ten-times-response-time term is capped by
+// MaxAdaptiveDelay (DESIGN.md, Politeness); the other terms are not.
+func TestAdaptiveDelayCap(t *testing.T) {
+	tests := []struct {
+		name       string
+		maxAdapt   time.Duration
+		crawlDelay time.Duration
+		outcomes   []Outcome
+		wantGap    time.Duration
+	}{
+		{"20s response, default cap", 0, 0, []Outcome{{Status: 200, ResponseTime: 20 * time.Second}}, 30 * time.Second},
+		{"under the cap", 0, 0, []Outcome{{Status: 200, ResponseTime: 2 * time.Second}}, 20 * time.Second},
+		{"exactly the cap", 0, 0, []Outcome{{Status: 200, ResponseTime: 3 * time.Second}}, 30 * time.Second},
+		{"cap set", 5 * time.Second, 0, []Outcome{{Status: 200, ResponseTime: time.Second}}, 5 * time.Second},
+		{"no cap", -1, 0, []Outcome{{Status: 200, ResponseTime: 20 * time.Second}}, 200 * time.Second},
+		{"crawl-delay above the cap", 5 * time.Second, 40 * time.Second, []Outcome{{Status: 200, ResponseTime: 20 * time.Second}}, 40 * time.Second},
+		{"min delay above the cap", time.Millisecond, 0, []Outcome{{Status: 200, ResponseTime: time.Second}}, time.Second},
+		{"backoff keeps MaxDelay", 0, 0, []Outcome{{Status: 503, ResponseTime: 20 * time.Second}, {Status: 503}, {Status: 503}, {Status: 503}, {Status: 503}}, 10 * time.Minute},
+		{"backoff from the capped base", 0, 0, []Outcome{{Status: 503, ResponseTime: 20 * time.Second}}, 60 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, c := newTest(t, Options{MinDelay: time.Second, MaxAdaptiveDelay: tt.maxAdapt})
+			if tt.crawlDelay > 0 {
+				f.SetCrawlDelay("a.test", tt.crawlDelay)
+			}
+			for i, o := range tt.outcomes {
+				f.Add(nil, item("a.test", i))
+				l, wait := f.Lease()
+				if l == nil {
+					c.advance(wait)
+					l = mustLease(t, f)
+				}
+				c.advance(o.ResponseTime)
+				if _, err := f.Complete(l, o, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.Add(nil, item("a.test", 99))
+			if _, wait := f.Lease(); wait != tt.wantGap {
+				t.Errorf("gap after %v with MaxAdaptiveDelay %v = %v, want %v", tt.outcomes, tt.maxAdapt, wait, tt.wantGap)
+			}
+		})
+	}
+}
+
 func TestNotStartedKeepsClock(t *testing.T) {
 	f, c := newTest(t, Options{MinDelay: time.Second})
 	f.Add(nil, item("a.test", 1), item("a.test", 2))
