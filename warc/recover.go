@@ -70,9 +70,10 @@ func Recover(dir string) ([]Recovered, error) {
 //     that are not a gzip member, such as the zeros some file systems leave
 //     after a power loss) ends the file: the file is cut back to the end of
 //     its last complete exchange, fsynced, and renamed to drop OpenSuffix.
-//   - A file holding no complete exchange (empty, only zeros, a first member
-//     cut short, or only a warcinfo record) is removed, since it holds no
-//     capture; the next Writer begins a fresh file.
+//   - A file holding no complete exchange (empty, only zeros, a first block
+//     of 4096 zero bytes whatever follows, a first member cut short, or only
+//     a warcinfo record) is removed, since it holds no capture; the next
+//     Writer begins a fresh file.
 //
 // After a power cut, a file the Writer had begun may be shorter than it was
 // (its unsynced tail lost), still carry OpenSuffix (its rename not synced:
@@ -302,6 +303,13 @@ func scan(r io.Reader) (recoverPlan, error) {
 		return plan, &scanError{offset: 0, err: err}
 	}
 	if !bytes.HasPrefix(gzipMagic, head) {
+		// A first block of zeros is one the file system allocated but never
+		// got written before a power cut, whatever follows it (later blocks
+		// may have been written back first). Nothing after it was ever
+		// synced: an fsync covers the file from its start.
+		if block, err := src.r.Peek(zeroBlock); err == nil && allZeroBytes(block) {
+			return plan, nil
+		}
 		zero, err := allZero(src.r)
 		if err != nil {
 			return plan, &scanError{offset: 0, err: err}
@@ -360,6 +368,19 @@ func scan(r io.Reader) (recoverPlan, error) {
 }
 
 var gzipMagic = []byte{0x1f, 0x8b, 0x08}
+
+// zeroBlock is the size of the file system block that scan takes, when it
+// begins a file and is all zeros, for one never written.
+const zeroBlock = 4096
+
+func allZeroBytes(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // allZero reports whether the rest of r is all zero bytes.
 func allZero(r io.Reader) (bool, error) {

@@ -471,6 +471,8 @@ func TestRecoverDamage(t *testing.T) {
 		{"text", []byte("this is not a WARC file\n"), 0, 0, "not a gzip file", 0},
 		{"short text", []byte("hi"), 0, 0, "not a gzip file", 0},
 		{"zeros then data", cat(make([]byte, 100), []byte("x")), 0, 0, "not a gzip file", 0},
+		// A power cut can lose the first block of a file and keep a later one.
+		{"zero block then members", cat(make([]byte, 4096), cf.data[4096:]), 0, 0, "", 0},
 		{"gzip of text", gzipMember(t, []byte("hello\r\n"), gzip.DefaultCompression, ""), 0, 0, "not a WARC record", 0},
 		{"gzip of text cut", gzipMember(t, []byte("hello, world, not a WARC record"), gzip.NoCompression, "")[:30], 0, 0, "unreadable", 0},
 		{"warcinfo with bad CRC", cat(flip(m[0], int64(len(m[0])-6)), m[1], m[2]), 0, 0, "unreadable", 0},
