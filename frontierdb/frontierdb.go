@@ -54,6 +54,10 @@ type Store struct {
 
 	changes chan pending
 	stopped chan struct{}
+	// writeMu serialises Write and Close: a change's place in the overlay
+	// and in changes is the same, and changes is never sent on once Close
+	// has closed it.
+	writeMu sync.Mutex
 
 	// commitGen counts applied groups.
 	commitGen atomic.Uint64
@@ -63,7 +67,7 @@ type Store struct {
 	// iterator sees the store as it was when it was made, so the items
 	// put since then are served from the overlay; the iterator is remade
 	// (and the overlay trimmed) once it is stale: see iterator and trim.
-	// Lock order: itMu → mu.
+	// Lock order: itMu → mu; writeMu → mu.
 	itMu             sync.Mutex
 	it               *pebble.Iterator
 	itLower, itUpper []byte
@@ -124,29 +128,32 @@ func New(db *store.DB, opts Options) *Store {
 // ErrClosed is the outcome of a Write after Close.
 var ErrClosed = errors.New("frontierdb: store closed")
 
-// Write implements frontier.Store.
+// Write implements frontier.Store. After Close its outcome is ErrClosed.
+// It may be called from several goroutines, and concurrently with Close.
 func (s *Store) Write(ch *frontier.Change) <-chan error {
 	done := make(chan error, 1)
+	s.writeMu.Lock()
 	s.mu.Lock()
 	closed, err := s.closed, s.err
-	s.mu.Unlock()
-	switch {
-	case closed:
+	if closed {
 		err = ErrClosed
-	case err != nil:
-	default:
-		if len(ch.Put) > 0 {
-			s.mu.Lock()
-			for i := range ch.Put {
-				s.overlayN[ch.Put[i].Host]++
-			}
-			s.overlay = append(s.overlay, overlayChange{ch: ch})
-			s.overlayItems += len(ch.Put)
-			s.mu.Unlock()
+	}
+	if err == nil && len(ch.Put) > 0 {
+		for i := range ch.Put {
+			s.overlayN[ch.Put[i].Host]++
 		}
+		s.overlay = append(s.overlay, overlayChange{ch: ch})
+		s.overlayItems += len(ch.Put)
+	}
+	s.mu.Unlock()
+	if err == nil {
+		// This may wait for room (QueueLen); the committer makes it
+		// without any lock Write holds.
 		s.changes <- pending{ch, done}
+		s.writeMu.Unlock()
 		return done
 	}
+	s.writeMu.Unlock()
 	if b, ok := ch.Attach.(*store.Batch); ok {
 		b.Close()
 	}
@@ -156,15 +163,20 @@ func (s *Store) Write(ch *frontier.Change) <-chan error {
 }
 
 // Close commits every change written so far and stops the committer.
+// Writes after it (or racing with it and ordered after it) yield ErrClosed,
+// and so do Reads.
 func (s *Store) Close() error {
+	s.writeMu.Lock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		s.writeMu.Unlock()
 		return ErrClosed
 	}
 	s.closed = true
 	s.mu.Unlock()
 	close(s.changes)
+	s.writeMu.Unlock()
 	<-s.stopped
 	s.itMu.Lock()
 	if s.it != nil {
@@ -491,6 +503,12 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 	s.mu.Unlock()
 	s.itMu.Lock()
 	defer s.itMu.Unlock()
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
 	it, err := s.iterator()
 	if err != nil {
 		return nil, err

@@ -1,7 +1,11 @@
 package frontierdb
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,4 +223,55 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCloseWhileWriting closes the store while writers are still calling
+// Write: no panic (no send on the closed channel), every change yields nil
+// or ErrClosed, and every Write after Close yields ErrClosed.
+func TestCloseWhileWriting(t *testing.T) {
+	for round := range 20 {
+		db, s := open(t, t.TempDir())
+		const writers, perWriter = 8, 200
+		var wg sync.WaitGroup
+		var closedSeen, issued atomic.Int64
+		for w := range writers {
+			wg.Go(func() {
+				var pending []<-chan error
+				for i := range perWriter {
+					host := fmt.Sprintf("w%d.test", w)
+					ch := &frontier.Change{Put: []frontier.Item{{URL: fmt.Sprintf("http://%s/%d", host, i), Host: host, Seq: uint64(i + 1)}}}
+					pending = append(pending, s.Write(ch))
+					issued.Add(1)
+				}
+				for _, done := range pending {
+					switch err := <-done; {
+					case err == nil:
+					case errors.Is(err, ErrClosed):
+						closedSeen.Add(1)
+					default:
+						t.Errorf("Write: %v", err)
+					}
+				}
+			})
+		}
+		// Close once a different share of the writes is issued each round.
+		for issued.Load() < int64(round*writers*perWriter/20) {
+			runtime.Gosched()
+		}
+		if err := s.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		wg.Wait()
+		if err := <-s.Write(&frontier.Change{}); !errors.Is(err, ErrClosed) {
+			t.Errorf("Write after Close = %v, want ErrClosed", err)
+		}
+		if _, err := s.Read("w0.test", 0, 0, 10); !errors.Is(err, ErrClosed) {
+			t.Errorf("Read after Close = %v, want ErrClosed", err)
+		}
+		if err := s.Close(); !errors.Is(err, ErrClosed) {
+			t.Errorf("second Close = %v, want ErrClosed", err)
+		}
+		db.Close()
+		t.Logf("round %d: %d of %d writes refused after Close", round, closedSeen.Load(), writers*perWriter)
+	}
 }
