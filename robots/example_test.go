@@ -2,8 +2,6 @@ package robots_test
 
 import (
 	"fmt"
-	"net/url"
-	"time"
 
 	"github.com/trawl-crawler/trawl/robots"
 )
@@ -30,26 +28,4 @@ Sitemap: https://example.test/sitemap.xml
 	// /a.pdf?v=2 true
 	// /robots.txt true
 	// 2s [https://example.test/sitemap.xml]
-}
-
-func ExampleCache() {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c, err := robots.NewCache(robots.CacheOptions{Now: func() time.Time { return now }})
-	if err != nil {
-		panic(err)
-	}
-	origin := "https://example.test:443"
-	if _, ok := c.Lookup(origin); !ok {
-		// The crawler fetches https://example.test/robots.txt here.
-		c.Store(origin, robots.FetchResult{Status: 503})
-	}
-	p, _ := c.Lookup(origin)
-	u, _ := url.Parse("https://example.test/page")
-	fmt.Println(p.Unavailable(), p.Allowed("trawl", u))
-	now = now.Add(time.Minute) // retry is due
-	_, ok := c.Lookup(origin)
-	fmt.Println(ok)
-	// Output:
-	// true false
-	// false
 }
