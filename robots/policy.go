@@ -19,7 +19,7 @@ type FetchResult struct {
 	Status int       // final HTTP status; ignored when Err is set
 	Body   []byte    // response body; only read for a 2xx status
 	Err    error     // network or protocol error; non-nil means unreachable
-	At     time.Time // when the fetch finished; zero means "now" to a Cache
+	At     time.Time // when the fetch finished
 }
 
 // kind is what a Policy does.
@@ -119,7 +119,7 @@ func (p *Policy) Robots() *Robots {
 }
 
 // Status returns the HTTP status of the fetch the policy came from; 0 when
-// the fetch failed or the policy was made up (see Cache).
+// the fetch failed or the policy was made up (see Keeper).
 func (p *Policy) Status() int {
 	if p == nil {
 		return 0
