@@ -457,6 +457,9 @@ func BenchmarkDurable(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
+			if durable {
+				b.ReportMetric(float64(b.N)/float64(max(1, w.rounds.Load())), "exchanges/fsync")
+			}
 			if err := w.Close(); err != nil {
 				b.Fatal(err)
 			}

@@ -79,6 +79,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -166,6 +167,8 @@ type Writer struct {
 	opts     Options
 	fs       vfs.FS
 	encoders sync.Pool // of *encoder; buffers above maxPooledBuffer are dropped
+
+	rounds atomic.Uint64 // syncer rounds that fsynced a file (for benchmarks)
 
 	wake   chan struct{} // cap 1: work for the syncer
 	stop   chan struct{} // closed by Close
@@ -288,7 +291,7 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 	}
 
 	loc := Location{File: w.cur.path, Offset: w.size, Length: enc.lens[0]}
-	n := int64(enc.buf.Len()) // Write may modify the bytes it is given (vfs.File)
+	n := int64(enc.buf.Len())
 	if _, err := w.cur.f.Write(enc.buf.Bytes()); err != nil {
 		name := w.cur.path + OpenSuffix
 		return Location{}, errors.Join(
@@ -536,6 +539,9 @@ func (w *Writer) syncRound(final bool) {
 		renamed := make([]bool, len(retired))
 		w.endRound(target, retired, renamed, failed, final)
 		return
+	}
+	if len(retired) > 0 || cur != nil {
+		w.rounds.Add(1)
 	}
 	renamed := make([]bool, len(retired))
 	for i, s := range retired {
