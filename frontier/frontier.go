@@ -289,9 +289,13 @@ type Frontier struct {
 	windowed int // items in windows
 	inFlight int
 	dropped  int
-	jobs     map[uint32]*job
-	touched  []uint32 // jobs whose counters changed since the last write; empty while mu is free
-	changed  chan struct{}
+	// Host counts kept as hosts change, for Stats.
+	active     int // hosts with items queued or in flight (hostState.active)
+	parkedN    int // entries of ipParked
+	backingOff int // hosts with backoff > 0
+	jobs       map[uint32]*job
+	touched    []uint32 // jobs whose counters changed since the last write; empty while mu is free
+	changed    chan struct{}
 
 	// jobMu serialises job state transitions (SetJobState), which read
 	// the store without mu.
@@ -322,7 +326,8 @@ func New(opts Options) (*Frontier, error) {
 	f.clock = epochClock{epoch: now}
 	err := f.opts.Store.Load(func(hs HostState) error {
 		h := f.host(hs.Host)
-		h.nextAllowed, h.backoff, h.crawlDelay = f.clock.mono(hs.NextAllowed), hs.Backoff, hs.CrawlDelay
+		h.nextAllowed, h.crawlDelay = f.clock.mono(hs.NextAllowed), hs.CrawlDelay
+		f.setBackoff(h, hs.Backoff)
 		// A fetch may have been in flight when the last run stopped; its
 		// start was never recorded. So no host is contacted sooner than one
 		// full delay after start-up, whatever its stored clock says.
@@ -648,8 +653,20 @@ func (f *Frontier) pending(h *hostState) int {
 // schedule puts h in the ready heap if it has work and is dead (to be
 // drained), or has work, room for another lease and is not parked;
 // otherwise takes it out.
+//
+// Every change to a host's queue or leases is followed by schedule, so it
+// also keeps the count of active hosts.
 func (f *Frontier) schedule(h *hostState) {
-	want := f.pending(h) > 0 && (h.dead || !h.parked && int(h.inFlight) < f.opts.MaxParallel)
+	pending := f.pending(h)
+	if active := pending > 0 || h.inFlight > 0; active != h.active {
+		h.active = active
+		if active {
+			f.active++
+		} else {
+			f.active--
+		}
+	}
+	want := pending > 0 && (h.dead || !h.parked && int(h.inFlight) < f.opts.MaxParallel)
 	switch {
 	case want && h.heapIdx < 0:
 		heap.Push(&f.ready, h)
@@ -864,6 +881,7 @@ func (f *Frontier) park(h *hostState) {
 	h.parked = true
 	ip := f.ip(h)
 	f.ipParked[ip] = append(f.ipParked[ip], h)
+	f.parkedN++
 	f.schedule(h)
 }
 
@@ -872,6 +890,7 @@ func (f *Frontier) unparkIP(ip string) {
 		h.parked = false
 		f.schedule(h)
 	}
+	f.parkedN -= len(f.ipParked[ip])
 	delete(f.ipParked, ip)
 }
 
@@ -1004,6 +1023,9 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 	if !o.NotBefore.IsZero() {
 		h.nextAllowed = max(h.nextAllowed, f.clock.mono(o.NotBefore))
 	}
+	// Put h in its place in the heap before any other host moves in it
+	// (put below): the heap's operations assume every other entry is.
+	f.schedule(h)
 	if o.NotStarted || o.Requeue {
 		h.leased-- // no page was fetched for this item, or it will be again
 	}
@@ -1040,12 +1062,13 @@ func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
 	}
 	base := max(f.opts.MinDelay, h.crawlDelay, adaptive)
 	if o.Status == 429 || o.Status == 503 || o.Timeout || o.Failed {
-		h.backoff = min(max(2*h.backoff, 2*base), f.opts.MaxDelay)
+		f.setBackoff(h, min(max(2*h.backoff, 2*base), f.opts.MaxDelay))
 	} else if h.backoff > 0 {
-		h.backoff = h.backoff * 3 / 4
-		if h.backoff <= base {
-			h.backoff = 0
+		b := h.backoff * 3 / 4
+		if b <= base {
+			b = 0
 		}
+		f.setBackoff(h, b)
 	}
 	gap := min(max(base, h.backoff), max(f.opts.MaxDelay, base))
 	next := f.clock.mono(now.Add(gap))
@@ -1055,6 +1078,17 @@ func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
 	if f.opts.MaxParallel == 1 || next > h.nextAllowed {
 		h.nextAllowed = next
 	}
+}
+
+// setBackoff sets h's backoff, counting the hosts in backoff.
+func (f *Frontier) setBackoff(h *hostState, d time.Duration) {
+	switch {
+	case h.backoff <= 0 && d > 0:
+		f.backingOff++
+	case h.backoff > 0 && d <= 0:
+		f.backingOff--
+	}
+	h.backoff = d
 }
 
 func (f *Frontier) removeLease(l *Lease) {
@@ -1073,6 +1107,7 @@ type Stats struct {
 	Queued   int // items waiting
 	InFlight int // leases out
 	Hosts    int // hosts known
+	Active   int // hosts with items queued or in flight
 	Ready    int // hosts with work that may be leased now
 	Waiting  int // hosts with work whose next allowed time is in the future
 	Parked   int // hosts with work waiting for their IP's cap
@@ -1080,28 +1115,26 @@ type Stats struct {
 	Dropped  int // items discarded (budget, dead hosts, cancelled jobs), over all jobs and runs
 }
 
-// Stats returns a snapshot.
+// Stats returns a snapshot. It does not walk the hosts: the counts are
+// kept as they change, and Ready is found by walking only the ready heap's
+// entries that are due now (and their children, which the heap order
+// proves are the only candidates): at most 2 x (Ready + dead hosts being
+// drained) + 1 entries.
 func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := f.opts.Now()
-	s := Stats{Queued: f.queued, InFlight: f.inFlight, Hosts: f.hosts.len(), Dropped: f.dropped}
-	mnow := f.clock.mono(now)
-	for _, id := range f.ready.ids {
-		if f.hosts.at(id).nextAllowed > mnow {
-			s.Waiting++
-		} else {
-			s.Ready++
-		}
+	s := Stats{
+		Queued:   f.queued,
+		InFlight: f.inFlight,
+		Hosts:    f.hosts.len(),
+		Active:   f.active,
+		Parked:   f.parkedN,
+		Backoff:  f.backingOff,
+		Dropped:  f.dropped,
 	}
-	for _, hs := range f.ipParked {
-		s.Parked += len(hs)
-	}
-	f.hosts.each(func(h *hostState) {
-		if h.backoff > 0 {
-			s.Backoff++
-		}
-	})
+	due, dead := f.ready.due(f.clock.mono(f.opts.Now()))
+	s.Ready = due - dead
+	s.Waiting = f.ready.Len() - due
 	return s
 }
 

@@ -26,6 +26,7 @@ type hostState struct {
 	part   partition.ID
 	dead   bool
 	parked bool
+	active bool // counted in Frontier.active
 	name   nameRef
 	ip     int32 // index+1 into Frontier.ips; 0: not resolved yet
 	window int32 // index+1 into Frontier.windows; 0: no items held
@@ -231,3 +232,32 @@ func (q *hostHeap) Pop() any {
 
 // top is the host with the earliest next allowed time; Len must be > 0.
 func (q *hostHeap) top() *hostState { return q.t.at(q.ids[0]) }
+
+// due counts the entries whose key is at or before now, and the dead
+// hosts among them, visiting only those entries and their children: a
+// child's key is never before its parent's, so the due entries form a
+// subtree at the root. At most 2 x due + 1 entries are visited.
+func (q *hostHeap) due(now mono) (due, dead int) {
+	if len(q.ids) == 0 {
+		return 0, 0
+	}
+	stack := []int{0}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		h := q.t.at(q.ids[i])
+		if h.key() > now {
+			continue
+		}
+		due++
+		if h.dead {
+			dead++
+		}
+		for _, c := range [2]int{2*i + 1, 2*i + 2} {
+			if c < len(q.ids) {
+				stack = append(stack, c)
+			}
+		}
+	}
+	return due, dead
+}

@@ -275,6 +275,7 @@ func TestJobsRandom(t *testing.T) {
 				}
 			}
 			checkJobs(t, f, s)
+			checkHeap(t, f)
 		}
 	}
 }
