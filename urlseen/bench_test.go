@@ -45,7 +45,7 @@ func BenchmarkDurableNew(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i += benchBatch {
 				bt := db.NewBatch()
-				if _, err := d.AddBatch(bt, urls[i:i+benchBatch]); err != nil {
+				if _, err := d.AddBatch(bt, 0, urls[i:i+benchBatch]); err != nil {
 					b.Fatal(err)
 				}
 				if commit {
@@ -70,7 +70,7 @@ func BenchmarkDurableKnown(b *testing.B) {
 	urls := benchURLs("k", preload)
 	for i := 0; i < preload; i += 1000 {
 		bt := db.NewBatch()
-		if _, err := d.AddBatch(bt, urls[i:i+1000]); err != nil {
+		if _, err := d.AddBatch(bt, 0, urls[i:i+1000]); err != nil {
 			b.Fatal(err)
 		}
 		if err := db.CommitNoSync(bt); err != nil {
@@ -86,7 +86,7 @@ func BenchmarkDurableKnown(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i += benchBatch {
 		bt := db.NewBatch()
-		got, err := d.AddBatch(bt, query[i:i+benchBatch])
+		got, err := d.AddBatch(bt, 0, query[i:i+benchBatch])
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -48,14 +48,14 @@ func (o DurableOptions) withDefaults() DurableOptions {
 	return o
 }
 
-// seenMarker is the value written under a new URL's store.URLKey: byte 0
-// is the per-URL record's version, 1 meaning "seen, nothing more known".
-// Later per-URL state (fetch time, status, validators, digests) extends the
-// record after this byte; see docs/storage.md.
-var seenMarker = []byte{1}
+// seenMarker is the value written under a new store.SeenKey: the key is
+// the whole record. The per-URL record (store.URLKey, urlstate) is one per
+// URL for all jobs and is written only once the URL is fetched.
+var seenMarker = []byte{}
 
 // Durable is the URL-seen gate over the store: a Bloom filter in memory in
-// front of the exact set of store.URLKey keys. "Not in the filter" means
+// front of the exact set of store.SeenKey keys, one per job and URL: each
+// job sees a URL once (two jobs may both want it; the node fetches it once). "Not in the filter" means
 // new, answered from memory; "maybe in the filter" is settled by a store
 // read, so a false positive never drops a new URL.
 //
@@ -81,7 +81,7 @@ type stripe struct {
 }
 
 // NewDurable returns the seen gate over db, rebuilding the filter by one
-// streaming scan of the URL keys in the store (their bytes are never all in
+// streaming scan of the seen keys in the store (their bytes are never all in
 // memory at once).
 func NewDurable(db *store.DB, opts DurableOptions) (*Durable, error) {
 	if err := opts.Validate(); err != nil {
@@ -109,7 +109,7 @@ func NewDurable(db *store.DB, opts DurableOptions) (*Durable, error) {
 
 // load adds every URL in the store to d.filter and counts them.
 func (d *Durable) load() (uint, error) {
-	it, err := d.db.NewIter(store.KindPrefix(store.KindURL))
+	it, err := d.db.NewIter(store.KindPrefix(store.KindSeen))
 	if err != nil {
 		return 0, fmt.Errorf("urlseen: load seen URLs: %w", err)
 	}
@@ -133,13 +133,13 @@ func (d *Durable) load() (uint, error) {
 // Len implements Set: the number of URLs in the store or staged in batches.
 func (d *Durable) Len() int { return int(d.n.Load()) }
 
-// Add implements Set. It commits the URL's key on its own without waiting
+// Add implements Set for job 0. It commits the URL's key on its own without waiting
 // for durability (store.DB.CommitNoSync): the key becomes durable with the
 // next synced commit by anyone. A crawler that must not lose it should use
 // AddTo or AddBatch with the batch that also queues the URL.
 func (d *Durable) Add(url string) (bool, error) {
 	b := d.db.NewBatch()
-	isNew, err := d.AddTo(b, url)
+	isNew, err := d.AddTo(b, 0, url)
 	if err != nil || !isNew {
 		b.Close()
 		return false, err
@@ -150,25 +150,26 @@ func (d *Durable) Add(url string) (bool, error) {
 	return true, nil
 }
 
-// AddTo is Add writing the URL's key into b instead of committing it: the
-// URL is recorded exactly when b commits, atomically with whatever else b
-// holds. Until b commits, the URL is not reported new again; if b is closed
-// uncommitted, it may be again.
-func (d *Durable) AddTo(b *store.Batch, url string) (bool, error) {
-	r, err := d.AddBatch(b, []string{url})
+// AddTo is Add for job, writing the URL's key into b instead of
+// committing it: the URL is recorded exactly when b commits, atomically with
+// whatever else b holds. Until b commits, the URL is not reported new again
+// to job; if b is closed uncommitted, it may be again.
+func (d *Durable) AddTo(b *store.Batch, job uint32, url string) (bool, error) {
+	r, err := d.AddBatch(b, job, []string{url})
 	if err != nil {
 		return false, err
 	}
 	return r[0], nil
 }
 
-// AddBatch checks urls (canonical URLs, as from urlnorm) and writes the key
-// of each new one into b; isNew[i] reports whether urls[i] was new. A URL
+// AddBatch checks urls (canonical URLs, as from urlnorm) against what job
+// has seen and writes the key of each new one into b; isNew[i] reports
+// whether urls[i] was new to job. A URL
 // repeated within urls is new at most once. This is the fast path: checks
 // answered from memory cost no store access, and every new key of a page's
 // links goes into one batch. On error, no URL has been added and b holds
 // none of urls' keys from this call.
-func (d *Durable) AddBatch(b *store.Batch, urls []string) (isNew []bool, err error) {
+func (d *Durable) AddBatch(b *store.Batch, job uint32, urls []string) (isNew []bool, err error) {
 	isNew = make([]bool, len(urls))
 	hosts := make([]string, len(urls))
 	for i, u := range urls {
@@ -176,18 +177,18 @@ func (d *Durable) AddBatch(b *store.Batch, urls []string) (isNew []bool, err err
 			return nil, err
 		}
 	}
-	var staged []string // new URLs, pending until b is done
+	var staged []stagedKey // new keys, pending until b is done
 	var key []byte
 	for i, u := range urls {
 		host := hosts[i]
 		part := partition.Of(host)
 		s := &d.stripes[part]
-		key = store.AppendURLKey(key[:0], host, u)
+		key = store.AppendSeenKey(key[:0], job, host, u)
 
 		s.mu.Lock()
 		maybe := d.filter.testAndAdd(d.filter.hashBytes(key))
 		if maybe {
-			_, pending := s.pending[u]
+			_, pending := s.pending[string(key)]
 			seen := pending
 			if !pending {
 				if seen, err = d.db.Has(key); err != nil {
@@ -206,9 +207,10 @@ func (d *Durable) AddBatch(b *store.Batch, urls []string) (isNew []bool, err err
 			d.unstage(staged)
 			return nil, fmt.Errorf("urlseen: add %s: %w", u, err)
 		}
-		s.pending[u] = struct{}{}
+		ks := string(key)
+		s.pending[ks] = struct{}{}
 		s.mu.Unlock()
-		staged = append(staged, u)
+		staged = append(staged, stagedKey{part, ks})
 		isNew[i] = true
 	}
 	if len(staged) > 0 {
@@ -223,14 +225,20 @@ func (d *Durable) AddBatch(b *store.Batch, urls []string) (isNew []bool, err err
 	return isNew, nil
 }
 
-// unpend forgets staged URLs whose batch is done: committed, they are in
+// stagedKey is a seen key written into a batch not yet done, and its
+// partition's stripe.
+type stagedKey struct {
+	part partition.ID
+	key  string
+}
+
+// unpend forgets staged keys whose batch is done: committed, they are in
 // the store; failed or discarded, they were not recorded.
-func (d *Durable) unpend(urls []string) {
-	for _, u := range urls {
-		host, _ := hostOf(u) // parsed before it was staged
-		s := &d.stripes[partition.Of(host)]
+func (d *Durable) unpend(keys []stagedKey) {
+	for _, k := range keys {
+		s := &d.stripes[k.part]
 		s.mu.Lock()
-		delete(s.pending, u)
+		delete(s.pending, k.key)
 		s.mu.Unlock()
 	}
 }
@@ -238,7 +246,7 @@ func (d *Durable) unpend(urls []string) {
 // unstage undoes an AddBatch call that failed part way. Its keys stay in
 // b, which the caller must then discard. (Its filter bits stay set: only a
 // cost, a store read for those URLs later.)
-func (d *Durable) unstage(urls []string) { d.unpend(urls) }
+func (d *Durable) unstage(keys []stagedKey) { d.unpend(keys) }
 
 // errNoHost is wrapped by hostOf's errors.
 var errNoHost = errors.New("not an absolute URL with a host")

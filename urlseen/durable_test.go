@@ -64,8 +64,8 @@ func TestDurableAdd(t *testing.T) {
 	if _, err := d.Add("not a url"); err == nil {
 		t.Errorf("Add(%q) = nil error, want one", "not a url")
 	}
-	if ok, err := db.Has(store.URLKey("a.test", "http://a.test:8080/")); !ok || err != nil {
-		t.Errorf("Has(URLKey(a.test, http://a.test:8080/)) = %v, %v; want true", ok, err)
+	if ok, err := db.Has(store.SeenKey(0, "a.test", "http://a.test:8080/")); !ok || err != nil {
+		t.Errorf("Has(SeenKey(0, a.test, http://a.test:8080/)) = %v, %v; want true", ok, err)
 	}
 }
 
@@ -82,7 +82,7 @@ func TestDurableFalsePositives(t *testing.T) {
 	}
 	for start := 0; start < n; start += 100 {
 		b := db.NewBatch()
-		got, err := d.AddBatch(b, urls[start:start+100])
+		got, err := d.AddBatch(b, 0, urls[start:start+100])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,13 +115,13 @@ func TestDurableBatchSemantics(t *testing.T) {
 	defer db.Close()
 	d := newDurable(t, db, DurableOptions{ExpectedURLs: 1000})
 	b1 := db.NewBatch()
-	got, err := d.AddBatch(b1, []string{"http://a.test/1", "http://a.test/1", "http://b.test/"})
+	got, err := d.AddBatch(b1, 0, []string{"http://a.test/1", "http://a.test/1", "http://b.test/"})
 	if fmt.Sprint(got) != "[true false true]" || err != nil {
 		t.Errorf("AddBatch(dup) = %v, %v; want [true false true]", got, err)
 	}
 	// Not committed yet: another batch must still see it as seen.
 	b2 := db.NewBatch()
-	if isNew, err := d.AddTo(b2, "http://a.test/1"); isNew || err != nil {
+	if isNew, err := d.AddTo(b2, 0, "http://a.test/1"); isNew || err != nil {
 		t.Errorf("AddTo(staged URL) = %v, %v; want false", isNew, err)
 	}
 	b2.Close()
@@ -146,7 +146,7 @@ func TestDurableReopen(t *testing.T) {
 		urls = append(urls, fmt.Sprintf("https://h%d.test/%d?q=%d", i%13, i, i))
 	}
 	b := db.NewBatch()
-	if _, err := d.AddBatch(b, urls); err != nil {
+	if _, err := d.AddBatch(b, 0, urls); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Commit(b); err != nil {
@@ -194,7 +194,7 @@ func TestDurableConcurrentExactlyOnce(t *testing.T) {
 					urls = append(urls, fmt.Sprintf("http://h%d.test/%d", (j+g)%10, j))
 				}
 				b := db.NewBatch()
-				got, err := d.AddBatch(b, urls)
+				got, err := d.AddBatch(b, 0, urls)
 				if err != nil {
 					t.Error(err)
 					b.Close()
@@ -269,5 +269,5 @@ func inFilter(t *testing.T, d *Durable, u string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d.filter.test(d.filter.hashBytes(store.URLKey(host, u)))
+	return d.filter.test(d.filter.hashBytes(store.SeenKey(0, host, u)))
 }

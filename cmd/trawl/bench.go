@@ -1,8 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,7 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trawl-crawler/trawl/crawl"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/node"
 )
 
 func init() {
@@ -124,20 +125,24 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	if md == 0 {
 		md = -1
 	}
-	c, err := crawl.New(crawl.Options{
-		Seeds:       seeds,
+	n, err := node.Open(node.Options{
 		DataDir:     filepath.Join(dir, "data"),
 		MinDelay:    md,
 		Concurrency: *concurrency,
 		AllowNets:   []netip.Prefix{mustPrefix("127.0.0.0/8")},
 		Hosts:       hostMap,
-		Domains:     []string{"trawl.test"},
-		MaxDepth:    20,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1
 	}
+	j, err := n.Submit(job.Spec{Seeds: seeds, Domains: []string{"trawl.test"}, MaxDepth: 20})
+	if err != nil {
+		n.Close()
+		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+		return 1
+	}
+	pages := func() int64 { return j.Stats.Pages.Load() }
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -170,11 +175,14 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 			case <-stopSampling:
 				return
 			case <-tick.C:
-				samples = append(samples, sample{time.Since(start).Seconds(), c.Progress().Pages, (cpuTime() - cpu0).Seconds()})
+				samples = append(samples, sample{time.Since(start).Seconds(), pages(), (cpuTime() - cpu0).Seconds()})
 			}
 		}
 	}()
-	sum, err := c.Run(context.Background())
+	n.Start()
+	<-j.Ended()
+	err = errors.Join(j.Err(), n.Close())
+	sum := n.Summary(j.ID)
 	wall := time.Since(start).Seconds()
 	cpu := (cpuTime() - cpu0).Seconds()
 	close(stopSampling)

@@ -17,7 +17,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/trawl-crawler/trawl/crawl"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/node"
 )
 
 func init() {
@@ -43,6 +44,8 @@ type crawlFlags struct {
 	allowNets   multiFlag
 	progress    time.Duration
 	shapeRun    int
+	maxAdaptive time.Duration
+	giveUp      time.Duration
 }
 
 func (cf *crawlFlags) register(fs *flag.FlagSet) {
@@ -53,42 +56,57 @@ func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&cf.minDelay, "min-delay", time.Second, "least gap between two fetches to one host")
 	fs.DurationVar(&cf.maxDelay, "max-delay", 10*time.Minute, "longest gap kept between two fetches to one host (caps Crawl-delay and backoff)")
 	fs.IntVar(&cf.concurrency, "concurrency", 64, "fetch workers")
-	fs.StringVar(&cf.userAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
+	fs.DurationVar(&cf.maxAdaptive, "max-adaptive-delay", 30*time.Second, "cap on the adaptive term of a host's gap (10 x its last response time)")
+	fs.DurationVar(&cf.giveUp, "robots-give-up", 30*time.Second, "give up a host whose robots.txt stays unavailable (429, 5xx, network errors) this long (0: never)")
+	fs.StringVar(&cf.userAgent, "user-agent", node.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
 	fs.Var(&cf.allowNets, "allow-net", "allow connecting to addresses in this CIDR that the IP guard refuses (repeatable)")
 	fs.IntVar(&cf.shapeRun, "max-shape-run", 0, "most consecutive links between URLs of one shape, e.g. calendar months (0: the default, 3; -1: no cap)")
 	fs.DurationVar(&cf.progress, "progress", 0, "progress line interval (default: live on a terminal, every 5s otherwise)")
 }
 
-func (cf *crawlFlags) options(seeds []string) (crawl.Options, error) {
-	o := crawl.Options{
-		Seeds:       seeds,
-		DataDir:     cf.data,
-		Domains:     cf.domains,
-		MaxDepth:    cf.maxDepth,
-		MaxPages:    cf.maxPages,
-		MinDelay:    cf.minDelay,
-		MaxDelay:    cf.maxDelay,
-		Concurrency: cf.concurrency,
-		UserAgent:   cf.userAgent,
-		MaxShapeRun: cf.shapeRun,
+// options returns the node's options and the one job's spec of a crawl
+// from seeds.
+func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
+	o := node.Options{
+		DataDir:          cf.data,
+		MinDelay:         cf.minDelay,
+		MaxDelay:         cf.maxDelay,
+		MaxAdaptiveDelay: cf.maxAdaptive,
+		Concurrency:      cf.concurrency,
+		UserAgent:        cf.userAgent,
+	}
+	spec := job.Spec{
+		Name:         "crawl",
+		Seeds:        seeds,
+		Domains:      cf.domains,
+		MaxDepth:     cf.maxDepth,
+		MaxPages:     cf.maxPages,
+		MaxShapeRun:  cf.shapeRun,
+		RobotsGiveUp: cf.giveUp,
 	}
 	if cf.minDelay == 0 {
 		o.MinDelay = -1 // "--min-delay 0" means no minimum, not the default
 	}
 	if cf.minDelay < 0 {
-		return o, fmt.Errorf("--min-delay %v is negative", cf.minDelay)
+		return o, spec, fmt.Errorf("--min-delay %v is negative", cf.minDelay)
 	}
 	if cf.maxDelay <= 0 || cf.maxDelay < cf.minDelay {
-		return o, fmt.Errorf("--max-delay %v must be positive and at least --min-delay", cf.maxDelay)
+		return o, spec, fmt.Errorf("--max-delay %v must be positive and at least --min-delay", cf.maxDelay)
+	}
+	if cf.maxAdaptive <= 0 {
+		return o, spec, fmt.Errorf("--max-adaptive-delay %v must be positive", cf.maxAdaptive)
+	}
+	if cf.giveUp < 0 {
+		return o, spec, fmt.Errorf("--robots-give-up %v is negative", cf.giveUp)
 	}
 	for _, s := range cf.allowNets {
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
-			return o, fmt.Errorf("--allow-net %q: want a CIDR such as 127.0.0.0/8: %w", s, err)
+			return o, spec, fmt.Errorf("--allow-net %q: want a CIDR such as 127.0.0.0/8: %w", s, err)
 		}
 		o.AllowNets = append(o.AllowNets, p)
 	}
-	return o, nil
+	return o, spec, nil
 }
 
 func cmdCrawl(args []string, stdout, stderr io.Writer) int {
@@ -119,7 +137,7 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "trawl crawl: no seeds: give URLs as arguments or --seeds FILE")
 		return 2
 	}
-	opts, err := cf.options(seeds)
+	opts, spec, err := cf.options(seeds)
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
 		return 2
@@ -133,29 +151,43 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return runCrawl(ctx, opts, cf.progress, stdout, stderr)
+	return runCrawl(ctx, opts, spec, cf.progress, stdout, stderr)
 }
 
-// runCrawl runs one crawl with progress on stderr and the summary on
-// stdout. Exit code 0 when the crawl ended normally (exhausted, a limit,
-// or a signal), 1 on a fatal error.
-func runCrawl(ctx context.Context, opts crawl.Options, every time.Duration, stdout, stderr io.Writer) int {
-	c, err := crawl.New(opts)
+// runCrawl runs a node with one job, with progress on stderr and the
+// summary on stdout, until the job ends or ctx is cancelled (SIGINT). Exit
+// code 0 when the crawl ended normally (exhausted, a limit, or a signal), 1
+// on a fatal error.
+func runCrawl(ctx context.Context, opts node.Options, spec job.Spec, every time.Duration, stdout, stderr io.Writer) int {
+	n, err := node.Open(opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl: %v\n", err)
 		return 1
 	}
+	j, err := n.Submit(spec)
+	if err != nil {
+		n.Close()
+		fmt.Fprintf(stderr, "trawl: %v\n", err)
+		return 1
+	}
+	n.Start()
 	done := make(chan struct{})
 	progressDone := make(chan struct{})
 	go func() {
 		defer close(progressDone)
-		showProgress(c, every, stderr, done)
+		showProgress(n, j.ID, every, stderr, done)
 	}()
-	sum, err := c.Run(ctx)
+	select {
+	case <-j.Ended():
+	case <-ctx.Done():
+	}
+	cerr := n.Close()
 	close(done)
 	<-progressDone
+	sum := n.Summary(j.ID)
+	werr := n.WriteSummary(sum)
 	printSummary(stdout, sum, opts.DataDir)
-	if err != nil {
+	if err := errors.Join(j.Err(), cerr, werr); err != nil {
 		fmt.Fprintf(stderr, "trawl: %v\n", err)
 		return 1
 	}
@@ -164,7 +196,7 @@ func runCrawl(ctx context.Context, opts crawl.Options, every time.Duration, stdo
 
 // showProgress redraws one status line on a terminal, or prints a line
 // every interval otherwise, until done is closed.
-func showProgress(c *crawl.Crawler, every time.Duration, w io.Writer, done <-chan struct{}) {
+func showProgress(n *node.Node, id job.ID, every time.Duration, w io.Writer, done <-chan struct{}) {
 	tty := false
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		tty = true
@@ -175,27 +207,31 @@ func showProgress(c *crawl.Crawler, every time.Duration, w io.Writer, done <-cha
 			every = 500 * time.Millisecond
 		}
 	}
+	line := func() string {
+		p, _ := n.Progress(id)
+		return progressLine(p)
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-done:
 			if tty {
-				fmt.Fprintf(w, "\r\033[K%s\n", progressLine(c.Progress()))
+				fmt.Fprintf(w, "\r\033[K%s\n", line())
 			}
 			return
 		case <-t.C:
 			if tty {
-				fmt.Fprintf(w, "\r\033[K%s", progressLine(c.Progress()))
+				fmt.Fprintf(w, "\r\033[K%s", line())
 			} else {
-				fmt.Fprintln(w, progressLine(c.Progress()))
+				fmt.Fprintln(w, line())
 			}
 		}
 	}
 }
 
 // progressLine is one line of live progress.
-func progressLine(p crawl.Progress) string {
+func progressLine(p job.Progress) string {
 	return fmt.Sprintf("%6.0fs  %d pages  %.1f pages/s  %d queued  hosts: %d active, %d waiting, %d backoff  errors: %s",
 		p.Elapsed.Seconds(), p.Pages, p.PagesPerSecond, p.Queued,
 		p.HostsReady+p.InFlight, p.HostsWaiting, p.HostsBackoff, countsString(p.Errors))
@@ -217,7 +253,7 @@ func countsString(m map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
-func printSummary(w io.Writer, s *crawl.Summary, dataDir string) {
+func printSummary(w io.Writer, s *node.Summary, dataDir string) {
 	if s == nil {
 		return
 	}
@@ -228,6 +264,12 @@ func printSummary(w io.Writer, s *crawl.Summary, dataDir string) {
 	fmt.Fprintf(w, "  errors      %s\n", countsString(s.Errors))
 	fmt.Fprintf(w, "  discovered  %d URLs on %d hosts; %d still queued, %d dropped, %d disallowed by robots.txt, %d out of scope\n",
 		s.Discovered, s.Hosts, s.Queued, s.Dropped, s.RobotsDisallowed, s.OutOfScope)
+	if s.RobotsGaveUpOn > 0 {
+		fmt.Fprintf(w, "  gave up     %d URLs on %d hosts whose robots.txt stayed unavailable (--robots-give-up)\n", s.RobotsGaveUp, s.RobotsGaveUpOn)
+	}
+	if s.Shared > 0 {
+		fmt.Fprintf(w, "  shared      %d pages fetched once for another job too\n", s.Shared)
+	}
 	fmt.Fprintf(w, "  warc        %d file(s) in %s\n", len(s.WARCFiles), dataDir)
 	fmt.Fprintf(w, "  summary     %s/summary.json\n", strings.TrimRight(dataDir, "/"))
 	if s.Error != "" {

@@ -49,7 +49,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer srv.Close()
-	opts, err := cf.options(srv.Seeds())
+	opts, spec, err := cf.options(srv.Seeds())
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl demo: %v\n", err)
 		return 2
@@ -61,24 +61,24 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	// Each demo serves a new web on a new port: an earlier demo's state
 	// would only point at addresses that are gone.
 	opts.Fresh = true
-	if len(opts.Domains) == 0 {
-		opts.Domains = []string{srv.Web().Options().Domain}
+	if len(spec.Domains) == 0 {
+		spec.Domains = []string{srv.Web().Options().Domain}
 	}
 	fmt.Fprintf(stdout, "synthetic web: %d hosts on 127.x.y.z port %d, %d seeds; crawling with a %v gap per host\n",
-		len(srv.Resolver()), srv.Port(), len(opts.Seeds), opts.MinDelay)
+		len(srv.Resolver()), srv.Port(), len(spec.Seeds), opts.MinDelay)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	code := runCrawl(ctx, opts, cf.progress, stdout, stderr)
+	code := runCrawl(ctx, opts, spec, cf.progress, stdout, stderr)
 	took := time.Since(start)
 
 	rep := testweb.Analyze(srv.Web(), srv.Log(), testweb.AnalyzeOptions{
-		Seeds:            opts.Seeds,
+		Seeds:            spec.Seeds,
 		Agent:            "trawl",
 		Gap:              opts.MinDelay,
-		MaxDepth:         opts.MaxDepth,
-		Domain:           opts.Domains[0],
+		MaxDepth:         spec.MaxDepth,
+		Domain:           spec.Domains[0],
 		MaxParallelPerIP: 2,
 	})
 	fmt.Fprintf(stdout, "\nwhat the synthetic web saw:\n%s\n", indent(rep.String()))

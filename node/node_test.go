@@ -1,4 +1,4 @@
-package crawl
+package node
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/trawl-crawler/trawl/internal/warccheck"
+	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/testweb"
 )
 
@@ -21,10 +22,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
-// harness is one crawl of one synthetic web.
+// harness is a node crawling one synthetic web with one job, as `trawl
+// crawl` runs it.
 type harness struct {
 	srv  *testweb.Server
 	opts Options
+	spec job.Spec
 }
 
 func newHarness(t *testing.T, web testweb.Options, gap time.Duration) *harness {
@@ -34,38 +37,67 @@ func newHarness(t *testing.T, web testweb.Options, gap time.Duration) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return &harness{srv: srv, opts: Options{
-		Seeds:       srv.Seeds(),
-		DataDir:     t.TempDir(),
-		Domains:     []string{srv.Web().Options().Domain},
-		MinDelay:    gap,
-		Concurrency: 32,
-		AllowNets:   loopback,
-		Hosts:       srv.Resolver(),
-		MaxDepth:    12,
-	}}
+	return &harness{
+		srv: srv,
+		opts: Options{
+			DataDir:     t.TempDir(),
+			MinDelay:    gap,
+			Concurrency: 32,
+			AllowNets:   loopback,
+			Hosts:       srv.Resolver(),
+		},
+		spec: job.Spec{
+			Name:     "crawl",
+			Seeds:    srv.Seeds(),
+			Domains:  []string{srv.Web().Options().Domain},
+			MaxDepth: 12,
+			// The web's 500-forever robots.txt hosts never open: give them
+			// up after a few retries (after 1 s, then 2 s: RobotsRetry's
+			// default at short gaps), while a host whose robots.txt answers
+			// 429 once gets its second attempt.
+			RobotsGiveUp: 3500 * time.Millisecond,
+		},
+	}
 }
 
+// run opens a node, runs the harness's job until it ends or ctx is
+// cancelled, closes the node and returns the job's summary.
 func (h *harness) run(t *testing.T, ctx context.Context) *Summary {
 	t.Helper()
-	c, err := New(h.opts)
+	n, err := Open(h.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := c.Run(ctx)
+	j, err := n.Submit(h.spec)
 	if err != nil {
-		t.Fatalf("Run: %v", err)
+		n.Close()
+		t.Fatal(err)
+	}
+	n.Start()
+	select {
+	case <-j.Ended():
+	case <-ctx.Done():
+	}
+	if err := n.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := j.Err(); err != nil {
+		t.Fatalf("job: %v", err)
+	}
+	sum := n.Summary(j.ID)
+	if err := n.WriteSummary(sum); err != nil {
+		t.Fatal(err)
 	}
 	return sum
 }
 
 func (h *harness) analyze(minCoverage float64) *testweb.Report {
 	return testweb.Analyze(h.srv.Web(), h.srv.Log(), testweb.AnalyzeOptions{
-		Seeds:            h.opts.Seeds,
+		Seeds:            h.spec.Seeds,
 		Agent:            "trawl",
 		Gap:              h.opts.MinDelay,
-		MaxDepth:         h.opts.MaxDepth,
-		Domain:           h.opts.Domains[0],
+		MaxDepth:         h.spec.MaxDepth,
+		Domain:           h.spec.Domains[0],
 		MaxParallel:      1,
 		MaxParallelPerIP: 2,
 		MinCoverage:      minCoverage,
@@ -82,14 +114,17 @@ func TestCrawlIsPoliteAndComplete(t *testing.T) {
 	if p := rep.Problems(); len(p) > 0 {
 		t.Fatalf("the web's log shows %d problems:\n%s\n%s", len(p), strings.Join(p, "\n"), rep)
 	}
-	if sum.StopReason != "exhausted" {
+	if sum.StopReason != job.ReasonExhausted {
 		t.Errorf("StopReason = %q, want exhausted", sum.StopReason)
+	}
+	if sum.RobotsGaveUpOn == 0 {
+		t.Errorf("gave up on no host; the web has robots.txt that answer 500 forever")
 	}
 	// A calendar links forward and back, so the depth cap lets a crawl walk
 	// at most MaxDepth months each way from where it entered.
 	for host, n := range rep.TrapFetches {
-		if n > 2*h.opts.MaxDepth {
-			t.Errorf("%s: %d calendar-trap fetches, want at most 2 x MaxDepth = %d", host, n, 2*h.opts.MaxDepth)
+		if n > 2*h.spec.MaxDepth {
+			t.Errorf("%s: %d calendar-trap fetches, want at most 2 x MaxDepth = %d", host, n, 2*h.spec.MaxDepth)
 		}
 	}
 	t.Logf("%s", rep)
@@ -160,6 +195,7 @@ func TestPoliteAtOneSecond(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 11, Hosts: 300, BigPages: 20, Hostile: true}, time.Second)
 	h.opts.Concurrency = 64
+	h.spec.RobotsGiveUp = 30 * time.Second // `trawl crawl`'s default
 	start := time.Now()
 	sum := h.run(t, context.Background())
 	took := time.Since(start)
@@ -167,7 +203,7 @@ func TestPoliteAtOneSecond(t *testing.T) {
 	if p := rep.Problems(); len(p) > 0 {
 		t.Fatalf("the web's log shows %d problems:\n%s\n%s", len(p), strings.Join(p, "\n"), rep)
 	}
-	if sum.StopReason != "exhausted" {
+	if sum.StopReason != job.ReasonExhausted {
 		t.Errorf("StopReason = %q, want exhausted", sum.StopReason)
 	}
 	crit := rep.CriticalPath(time.Second)
@@ -178,9 +214,9 @@ func TestPoliteAtOneSecond(t *testing.T) {
 func TestCrawlStopsAtMaxPages(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 3, Hosts: 20}, 20*time.Millisecond)
-	h.opts.MaxPages = 25
+	h.spec.MaxPages = 25
 	sum := h.run(t, context.Background())
-	if sum.StopReason != "max-pages" {
+	if sum.StopReason != job.ReasonMaxPages {
 		t.Errorf("StopReason = %q, want max-pages", sum.StopReason)
 	}
 	pages := 0
@@ -220,7 +256,7 @@ func TestCrawlStopsOnCancel(t *testing.T) {
 		cancel()
 	}()
 	sum := h.run(t, ctx)
-	if sum.StopReason != "signal" {
+	if sum.StopReason != job.ReasonSignal {
 		t.Errorf("StopReason = %q, want signal", sum.StopReason)
 	}
 	if sum.Pages == 0 || sum.Queued == 0 {
@@ -237,30 +273,46 @@ func TestCrawlStopsOnCancel(t *testing.T) {
 	}
 }
 
-func TestNewRejectsBadOptions(t *testing.T) {
-	_, err := New(Options{MaxDepth: -1, Concurrency: -2, UserAgent: "/1.0"})
+// TestOpenRejectsBadOptions checks that every option, the parts' included,
+// is checked before the data directory is touched.
+func TestOpenRejectsBadOptions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	_, err := Open(Options{DataDir: dir, Concurrency: -2, UserAgent: "/1.0", MaxBodyBytes: -1, FetchTimeout: -time.Second})
 	if err == nil {
-		t.Fatal("New accepted bad options")
+		t.Fatal("Open accepted bad options")
 	}
-	for _, field := range []string{"Seeds", "MaxDepth", "Concurrency", "UserAgent"} {
+	for _, field := range []string{"Concurrency", "UserAgent", "MaxBodyBytes", "FetchTimeout"} {
 		if !strings.Contains(err.Error(), field) {
 			t.Errorf("error %q does not name %s", err, field)
 		}
 	}
-	if _, err := New(Options{Seeds: []string{"mailto:x@y.test"}, DataDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "mailto") {
-		t.Errorf("New with a mailto seed: %v", err)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("Open with bad options touched the data directory: %v", err)
+	}
+
+	// A fresh start with a bad fetcher option must not delete the state.
+	state := filepath.Join(dir, "state")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(state, "KEEP")
+	os.WriteFile(keep, nil, 0o644)
+	if _, err := Open(Options{DataDir: dir, Fresh: true, AllowNets: []netip.Prefix{{}}}); err == nil {
+		t.Error("Open accepted an invalid --allow-net prefix")
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("Fresh with a bad option deleted the state: %v", err)
 	}
 }
 
-func TestAgentToken(t *testing.T) {
-	for _, c := range []struct{ ua, want string }{
-		{DefaultUserAgent, "trawl"},
-		{"My-Bot_2/1.0", "my-bot_"},
-		{"/1.0", ""},
-	} {
-		if got := agentToken(c.ua); got != c.want {
-			t.Errorf("agentToken(%q) = %q, want %q", c.ua, got, c.want)
-		}
+func TestSubmitRejectsBadSpec(t *testing.T) {
+	n, err := Open(Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if _, err := n.Submit(job.Spec{Seeds: []string{"mailto:x@y.test"}}); err == nil || !strings.Contains(err.Error(), "mailto") {
+		t.Errorf("Submit with a mailto seed: %v", err)
 	}
 }
 
@@ -300,19 +352,21 @@ func TestResumeAfterStop(t *testing.T) {
 	}()
 	first := h.run(t, ctx)
 	cancel()
-	if first.StopReason != "signal" {
+	if first.StopReason != job.ReasonSignal {
 		t.Fatalf("first run: StopReason %q", first.StopReason)
 	}
 	n1 := len(h.srv.Log())
 	second := h.run(t, context.Background())
-	if second.StopReason != "exhausted" {
+	if second.StopReason != job.ReasonExhausted {
 		t.Errorf("second run: StopReason %q", second.StopReason)
+	}
+	if second.Job != first.Job {
+		t.Errorf("second run is job %d, want the first run's job %d resumed", second.Job, first.Job)
 	}
 	log := h.srv.Log()
 	// A page fetched in the first run and again in the second must have
-	// been in flight when the first stopped: its request started in the
-	// first run's last moments (fetches in flight at a stop get a grace
-	// period to finish, so there should be none). Count such repeats.
+	// been in flight when the first stopped (fetches in flight at a stop
+	// get a grace period to finish, so there should be none).
 	firstRun := map[string]bool{}
 	for _, r := range log[:n1] {
 		firstRun[r.Host+r.Path] = true

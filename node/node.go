@@ -1,0 +1,394 @@
+// Package node is one trawl process: it owns the data directory and opens,
+// once, the store, the frontier, the URL-seen gate, the fetcher, the
+// robots.txt keeper and the WARC writer; it runs the worker pool and keeps
+// the registry of crawl jobs (package job), which come and go while it runs.
+//
+// The pipeline (one Node, bounded everywhere):
+//
+//	dispatcher ──lease──▶ work chan (cap 0) ──▶ Concurrency workers
+//	   ▲                                         │ job state, MaxPages, shared page? (another job's fetch)
+//	   │ frontier.Changed / wait                 │ resolve + IP cap (frontier.SetIP)
+//	   │                                         │ robots.Keeper.Check (robots.txt fetched in the host's own slot)
+//	   │                                         │ fetch ──▶ WARC write, wait until synced (warc.Writer.Durable)
+//	   │                                         │ links.Extract ▶ urlnorm ▶ the job's scope ▶ urlseen (per job)
+//	   └──────── frontier.Add / Complete ◀───────┘ (durable before the worker moves on)
+//
+// A worker slot is taken before a lease is asked for, so a lease never
+// waits in a queue and the host's clock starts when the fetch can.
+// Politeness is the node's: one frontier for every job, so two jobs that
+// share a host share its gap and its robots.txt.
+//
+// Durability: a page's completion (its item deleted, the items it
+// discovered with their seen keys, its urlstate record, the host's clock)
+// is one store batch, handed to the frontier only once the page's WARC
+// records are fsynced, and the worker moves on only once the batch is
+// durable. A power cut can archive a page twice, never record as done a
+// page whose WARC bytes were lost.
+//
+// Lock order: Node.mu is never held while calling into the frontier, the
+// keeper, the seen gate, the store or a job (each has its own lock).
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trawl-crawler/trawl/fetch"
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/frontierdb"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/urlseen"
+	"github.com/trawl-crawler/trawl/warc"
+)
+
+// levels is the number of the frontier's priority levels: seeds, their
+// links, the rest (job.Job.Level shifts a job's URLs by its priority).
+const levels = 3
+
+// Node is one crawler process. Create it with Open, add jobs with Submit,
+// start the workers with Start, stop with Close.
+type Node struct {
+	opts     Options
+	agent    string
+	state    *State
+	db       *store.DB
+	frontier *frontier.Frontier
+	queue    *frontierdb.Store
+	seen     *urlseen.Durable
+	fetcher  *fetch.Fetcher
+	robots   *robots.Keeper
+	warc     *warc.Writer
+	shared   *sharedPages
+	running  atomic.Int32 // jobs running; pages are shared only when > 1
+
+	stop          chan struct{} // closed by Close: no new lease
+	wake          chan struct{} // poke: the dispatcher looks again
+	stopOnce      sync.Once
+	fetchCtx      context.Context // cancelled StopGrace after stop
+	cancelFetches context.CancelFunc
+	started       bool
+	drained       chan struct{} // closed when dispatcher and workers are done
+
+	mu         sync.Mutex
+	jobs       map[job.ID]*job.Job
+	submitting map[job.ID]bool // jobs whose seeds are being queued
+	nextJob    job.ID
+	fatal      error // first error that stops the node
+}
+
+// Open validates opts and the options it derives for every part, then
+// opens the data directory: the state (resuming earlier jobs, or fresh),
+// WARC files cut off by a crash repaired, a new WARC file begun on the
+// first write. The workers start with Start.
+func Open(opts Options) (*Node, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	n := &Node{
+		opts:       opts,
+		agent:      robots.ProductToken(opts.UserAgent),
+		jobs:       make(map[job.ID]*job.Job),
+		submitting: make(map[job.ID]bool),
+		nextJob:    1,
+		stop:       make(chan struct{}),
+		wake:       make(chan struct{}, 1),
+		drained:    make(chan struct{}),
+		shared:     newSharedPages(opts.SharedPages),
+	}
+	n.fetchCtx, n.cancelFetches = context.WithCancel(context.Background())
+
+	// Every option is checked before anything in DataDir is touched.
+	fetchOpts := fetch.Options{
+		UserAgent:    opts.UserAgent,
+		Hosts:        opts.Hosts,
+		AllowNets:    opts.AllowNets,
+		TotalTimeout: opts.FetchTimeout,
+		MaxBodyBytes: opts.MaxBodyBytes,
+	}
+	stateOpts := StateOptions{
+		Dir:    filepath.Join(opts.DataDir, "state"),
+		FS:     opts.FS,
+		Fresh:  opts.Fresh,
+		Logger: opts.Logger,
+		Frontier: frontier.Options{
+			Levels:           levels,
+			MinDelay:         opts.MinDelay,
+			MaxDelay:         opts.MaxDelay,
+			MaxAdaptiveDelay: opts.MaxAdaptiveDelay,
+			HostBudget:       opts.HostBudget,
+			// A lease outlives the longest fetch plus the WARC write.
+			LeaseTimeout: opts.FetchTimeout + time.Minute,
+			Now:          opts.Now,
+		},
+		Seen: urlseen.DurableOptions{ExpectedURLs: opts.ExpectedURLs},
+	}
+	warcOpts := warc.Options{
+		Dir:         filepath.Join(opts.DataDir, "warc"),
+		FS:          opts.FS,
+		MaxFileSize: opts.WARCMaxSize,
+		Software:    "trawl/0.1",
+		Info: map[string]string{
+			"http-header-user-agent": opts.UserAgent,
+			"robots":                 "obey",
+		},
+	}
+	keeperOpts := robots.KeeperOptions{
+		RetryBase: opts.RobotsRetry,
+		RetryMax:  max(opts.RobotsRetry, time.Hour),
+		Now:       opts.Now,
+		Logger:    opts.Logger,
+	}
+	if err := errors.Join(fetchOpts.Validate(), stateOpts.Validate(), warcOpts.Validate(), keeperOpts.Validate()); err != nil {
+		return nil, err
+	}
+
+	if err := opts.FS.MkdirAll(opts.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("node: create data directory: %w", err)
+	}
+	st, err := OpenState(stateOpts)
+	if err != nil {
+		return nil, err
+	}
+	n.state, n.db, n.frontier, n.queue, n.seen = st, st.DB, st.Frontier, st.Queue, st.Seen
+	keeperOpts.DB = st.DB
+	if n.robots, err = robots.NewKeeper(keeperOpts); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if n.fetcher, err = fetch.New(fetchOpts); err != nil {
+		st.Close()
+		return nil, err
+	}
+	recovered, err := warc.RecoverFS(opts.FS, warcOpts.Dir)
+	for _, r := range recovered {
+		opts.Logger.Info("recovered WARC file cut off by a crash", "file", r.File, "records", r.Kept, "cut_bytes", r.CutBytes)
+	}
+	if err != nil {
+		n.fetcher.Close()
+		st.Close()
+		return nil, fmt.Errorf("node: recover WARC files: %w", err)
+	}
+	if n.warc, err = warc.NewWriter(warcOpts); err != nil {
+		n.fetcher.Close()
+		st.Close()
+		return nil, err
+	}
+	if err := n.loadJobs(); err != nil {
+		n.warc.Close()
+		n.fetcher.Close()
+		st.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+// Resumed reports whether the data directory held an earlier run's state.
+func (n *Node) Resumed() bool { return n.state.Resumed }
+
+// Start runs the dispatcher and the workers until Close.
+func (n *Node) Start() {
+	n.mu.Lock()
+	if n.started {
+		n.mu.Unlock()
+		return
+	}
+	n.started = true
+	n.mu.Unlock()
+	now := n.opts.Now()
+	for _, j := range n.Jobs() {
+		j.Stats.Start(now)
+	}
+	go n.run()
+}
+
+// run is the dispatcher and the worker pool.
+func (n *Node) run() {
+	defer close(n.drained)
+	work := make(chan *frontier.Lease)
+	slots := make(chan struct{}, n.opts.Concurrency)
+	var wg sync.WaitGroup
+	for range n.opts.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l := range work {
+				n.handle(n.fetchCtx, l)
+				<-slots
+			}
+		}()
+	}
+	n.dispatch(work, slots)
+	close(work)
+	wg.Wait()
+}
+
+// dispatch leases work for idle workers until the node stops.
+func (n *Node) dispatch(work chan<- *frontier.Lease, slots chan struct{}) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		// Take a worker slot first, so that a lease is only made when a
+		// worker can start on it.
+		select {
+		case slots <- struct{}{}:
+		case <-n.stop:
+			return
+		}
+		for {
+			if n.failed() {
+				<-slots
+				<-n.stop // a failed node only waits to be closed
+				return
+			}
+			l, wait := n.frontier.Lease()
+			if l != nil {
+				work <- l
+				break
+			}
+			// Idle: items may have left the frontier without a lease
+			// (dropped, held), so see which jobs are done.
+			n.checkJobs()
+			if wait < 0 {
+				wait = time.Hour
+			}
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-n.frontier.Changed():
+				timer.Stop() // Go 1.23 timers: no stale tick survives Stop
+			case <-n.wake:
+				timer.Stop()
+			case <-n.stop:
+				<-slots
+				return
+			}
+		}
+	}
+}
+
+// Close stops the node: no new lease is made, the fetches in flight get
+// StopGrace to finish (and be archived and recorded), those still running
+// then are cut off and their URLs stay queued. Jobs still running end for
+// this run with job.ReasonSignal; their stored state stays running, so the
+// next Open resumes them. Close closes the WARC file and the store.
+func (n *Node) Close() error {
+	n.stopOnce.Do(func() { close(n.stop) })
+	n.mu.Lock()
+	started := n.started
+	n.started = true // a Start after Close does nothing
+	n.mu.Unlock()
+	if started {
+		grace := time.NewTimer(n.opts.StopGrace)
+		select {
+		case <-grace.C:
+			n.cancelFetches()
+			<-n.drained
+		case <-n.drained:
+			grace.Stop()
+		}
+	}
+	n.cancelFetches()
+	n.fetcher.Close()
+	err := errors.Join(n.warc.Close(), n.state.Close())
+	for _, j := range n.Jobs() {
+		j.End(job.Finished, job.ReasonSignal, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("node: close: %w", err)
+	}
+	return n.Err()
+}
+
+// Err is the error that stopped the node, if any.
+func (n *Node) Err() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.fatal
+}
+
+func (n *Node) failed() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.fatal != nil
+}
+
+// fail stops the node on an error that every job shares (the WARC or the
+// store failing): no new lease is made and every running job fails.
+func (n *Node) fail(err error) {
+	n.mu.Lock()
+	first := n.fatal == nil
+	if first {
+		n.fatal = err
+	}
+	n.mu.Unlock()
+	if !first {
+		return
+	}
+	n.opts.Logger.Error("node stops", "err", err)
+	for _, j := range n.Jobs() {
+		if j.End(job.Failed, job.ReasonError, err) {
+			n.running.Add(-1)
+		}
+	}
+	n.poke()
+}
+
+// poke wakes the dispatcher (without blocking) to look at the node's and
+// the jobs' states again.
+func (n *Node) poke() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Jobs returns the jobs the node knows, by ID.
+func (n *Node) Jobs() []*job.Job {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]*job.Job, 0, len(n.jobs))
+	for _, j := range n.jobs {
+		out = append(out, j)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
+	return out
+}
+
+// Job returns the job with id, or nil.
+func (n *Node) Job(id job.ID) *job.Job {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.jobs[id]
+}
+
+// Progress returns a snapshot of job id's counters, with its queue counts
+// from the frontier and the node's host counts. ok is false for an
+// unknown job.
+func (n *Node) Progress(id job.ID) (p job.Progress, ok bool) {
+	j := n.Job(id)
+	if j == nil {
+		return p, false
+	}
+	p = j.Stats.Snapshot(n.opts.Now())
+	p.Job = id
+	js := n.frontier.Job(id)
+	p.Queued, p.InFlight, p.Held, p.Dropped = js.Queued, js.InFlight, js.Held, js.Dropped
+	fs := n.frontier.Stats()
+	p.Hosts, p.HostsReady, p.HostsWaiting, p.HostsBackoff = fs.Hosts, fs.Ready, fs.Waiting, fs.Backoff
+	return p, true
+}
+
+// WARCFiles lists the WARC files the node has written in this run.
+func (n *Node) WARCFiles() []string { return n.warc.Files() }
+
+// UserAgent is the User-Agent the node sends.
+func (n *Node) UserAgent() string { return n.opts.UserAgent }

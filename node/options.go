@@ -1,0 +1,204 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/trawl-crawler/trawl/robots"
+)
+
+// DefaultUserAgent names the crawler and where to learn about it. Its
+// product token ("trawl") is what robots.txt groups are matched against.
+const DefaultUserAgent = "trawl/0.1 (+https://github.com/trawl-crawler/trawl)"
+
+// Options configures a node: the process-wide parts every job shares. A
+// zero field takes the default named.
+type Options struct {
+	// DataDir holds the node's state (DataDir/state, Pebble) and WARC
+	// files (DataDir/warc). Default "./trawl-data".
+	DataDir string
+	// Fresh deletes the state (DataDir/state) before opening; WARC files
+	// are kept. Without it, a data directory holding earlier jobs resumes
+	// them.
+	Fresh bool
+	// FS is the file system of DataDir. Default vfs.Default (the OS);
+	// tests put the store and the WARC files on one vfs.NewCrashableMem to
+	// simulate a power cut.
+	FS vfs.FS
+
+	// Concurrency is the number of fetch workers. Default 64.
+	Concurrency int
+	// UserAgent is the User-Agent header; its product token
+	// (robots.ProductToken) is matched against robots.txt. It should carry
+	// a contact URL. Default DefaultUserAgent.
+	UserAgent string
+	// AllowNets lets the node connect to addresses the IP guard would
+	// refuse (loopback, private, link-local, metadata).
+	AllowNets []netip.Prefix
+	// Hosts maps host names to addresses before DNS is asked (the
+	// synthetic web uses it). Keys are lower-case.
+	Hosts map[string][]netip.Addr
+
+	// MinDelay is the least gap between two fetches to one host. Default
+	// 1s; negative means no minimum (Crawl-delay, the adaptive term and
+	// backoff still apply).
+	MinDelay time.Duration
+	// MaxDelay caps the gap that Crawl-delay (itself capped at
+	// robots.MaxCrawlDelay) and backoff after 429, 503 and time-outs can
+	// reach. Default 10m.
+	MaxDelay time.Duration
+	// MaxAdaptiveDelay caps the adaptive term of the gap, ten times the
+	// host's last response time, so that one slow-drip response cannot
+	// park a host for minutes. Default 30s (Heritrix's default max delay).
+	MaxAdaptiveDelay time.Duration
+	// HostBudget is the most pages fetched from one host. Default 10000.
+	HostBudget int
+	// MaxRedirects caps a redirect chain. Default 5.
+	MaxRedirects int
+	// MaxRetries is how often a URL is retried after a 429, 503 or network
+	// failure before it is given up. Default 2.
+	MaxRetries int
+	// RobotsRetry is the wait before robots.txt is asked again after an
+	// unavailable answer (429, 5xx, network error); it doubles with each
+	// failure in a row, up to an hour. The host's URLs wait meanwhile.
+	// Default max(2 x MinDelay, 1s).
+	RobotsRetry time.Duration
+
+	// WARCMaxSize rotates WARC files at this size. Default 1 GiB.
+	WARCMaxSize int64
+	// FetchTimeout bounds a whole fetch. Default 60s.
+	FetchTimeout time.Duration
+	// MaxBodyBytes caps a response body as transferred. Default 10 MiB.
+	MaxBodyBytes int64
+	// StopGrace is how long the fetches in flight when the node stops may
+	// take to finish (and be archived and recorded) before they are cut
+	// off. Default 5s; negative means none.
+	StopGrace time.Duration
+	// ExpectedURLs sizes the URL-seen Bloom filter. Default 10 million.
+	ExpectedURLs uint
+	// SharedPages is how many recently fetched pages keep their links in
+	// memory while two or more jobs run, so that a URL wanted by several
+	// jobs is fetched once and counted by each. Default 4096; negative
+	// turns sharing off.
+	SharedPages int
+
+	// Logger receives the node's log. Default: discard.
+	Logger *slog.Logger
+	// Now is the clock of every decision the node makes (robots.txt
+	// timing, give-up times, records). Default time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.DataDir == "" {
+		o.DataDir = "./trawl-data"
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 64
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent
+	}
+	if o.MinDelay == 0 {
+		o.MinDelay = time.Second
+	}
+	if o.MaxDelay == 0 {
+		o.MaxDelay = 10 * time.Minute
+	}
+	if o.MaxAdaptiveDelay == 0 {
+		o.MaxAdaptiveDelay = 30 * time.Second
+	}
+	if o.HostBudget == 0 {
+		o.HostBudget = 10000
+	}
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = 5
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = 2
+	}
+	if o.RobotsRetry == 0 {
+		o.RobotsRetry = max(2*o.MinDelay, time.Second)
+	}
+	if o.WARCMaxSize == 0 {
+		o.WARCMaxSize = 1 << 30
+	}
+	if o.FetchTimeout == 0 {
+		o.FetchTimeout = 60 * time.Second
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = 10 << 20
+	}
+	switch {
+	case o.StopGrace == 0:
+		o.StopGrace = 5 * time.Second
+	case o.StopGrace < 0:
+		o.StopGrace = 0
+	}
+	switch {
+	case o.SharedPages == 0:
+		o.SharedPages = 4096
+	case o.SharedPages < 0:
+		o.SharedPages = 0
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Validate reports every field of the node's own that is out of range.
+// Open also validates the options it derives for each part (fetcher,
+// frontier, robots keeper, WARC writer) before it touches DataDir.
+func (o Options) Validate() error {
+	var errs []error
+	bad := func(field string, v any, why string) {
+		errs = append(errs, fmt.Errorf("node: option %s = %v: %s", field, v, why))
+	}
+	if o.Concurrency < 0 || o.Concurrency > 10000 {
+		bad("Concurrency", o.Concurrency, "want 1..10000")
+	}
+	if o.UserAgent != "" && robots.ProductToken(o.UserAgent) == "" {
+		bad("UserAgent", o.UserAgent, "must start with a product token of letters, '-' or '_'")
+	}
+	if o.MaxDelay < 0 || (o.MaxDelay > 0 && o.MaxDelay < o.MinDelay) {
+		bad("MaxDelay", o.MaxDelay, "negative or below MinDelay")
+	}
+	if o.MaxAdaptiveDelay < 0 {
+		bad("MaxAdaptiveDelay", o.MaxAdaptiveDelay, "negative")
+	}
+	if o.HostBudget < 0 {
+		bad("HostBudget", o.HostBudget, "negative")
+	}
+	if o.MaxRedirects < 0 {
+		bad("MaxRedirects", o.MaxRedirects, "negative")
+	}
+	if o.MaxRetries < 0 {
+		bad("MaxRetries", o.MaxRetries, "negative")
+	}
+	if o.RobotsRetry < 0 {
+		bad("RobotsRetry", o.RobotsRetry, "negative")
+	}
+	if o.WARCMaxSize < 0 {
+		bad("WARCMaxSize", o.WARCMaxSize, "negative")
+	}
+	if o.FetchTimeout < 0 {
+		bad("FetchTimeout", o.FetchTimeout, "negative")
+	}
+	if o.MaxBodyBytes < 0 {
+		bad("MaxBodyBytes", o.MaxBodyBytes, "negative")
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,178 @@
+package node
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/trawl-crawler/trawl/internal/warccheck"
+	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/testweb"
+	"github.com/trawl-crawler/trawl/urlstate"
+)
+
+// TestPowerCut puts a node's store and WARC files on one crash-simulating
+// file system and cuts the power at several moments of a crawl: each cut
+// keeps only what was fsynced (file contents and directory entries). A
+// node reopened on what is left must find, for every page its store
+// records as fetched, the page's response record in a WARC file that the
+// independent reader (warcio) accepts; and it must crawl on to the end.
+func TestPowerCut(t *testing.T) {
+	t.Parallel()
+	web := testweb.Options{Seed: 31, Hosts: 40, BigPages: 20, Latency: -1}
+	h := newHarness(t, web, 10*time.Millisecond)
+	mem := vfs.NewCrashableMem()
+	h.opts.FS = mem
+	h.opts.DataDir = "/data"
+	h.opts.WARCMaxSize = 256 << 10 // rotations happen between cuts too
+
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := n.Submit(h.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+	var cuts []*vfs.MemFS
+	for _, at := range []int{15, 60, 150} {
+		waitFor(t, time.Minute, "requests before a power cut", func() bool {
+			return len(h.srv.Log()) >= at || isEnded(j.Ended())
+		})
+		cuts = append(cuts, mem.CrashClone(vfs.CrashCloneCfg{}))
+	}
+	<-j.Ended()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for i, fs := range cuts {
+		recorded := fetchedPages(t, fs, "/data")
+		// Reopening repairs the WARC files the cut left half-written.
+		h.opts.FS = fs
+		n, err := Open(h.opts)
+		if err != nil {
+			t.Fatalf("cut %d: reopen: %v", i, err)
+		}
+		if err := n.Close(); err != nil {
+			t.Fatalf("cut %d: close: %v", i, err)
+		}
+		archived := archivedResponses(t, fs, "/data/warc")
+		lost := 0
+		for _, u := range recorded {
+			if !archived[u] {
+				lost++
+				if lost <= 5 {
+					t.Errorf("cut %d: %s recorded as fetched, but its response record was lost", i, u)
+				}
+			}
+		}
+		t.Logf("cut %d: %d pages recorded as fetched, %d response records survived", i, len(recorded), len(archived))
+		if i > 0 && len(recorded) == 0 {
+			t.Errorf("cut %d: no page recorded as fetched; the cut came too early to test anything", i)
+		}
+	}
+
+	// The last cut's node crawls on to the end.
+	h.opts.FS = cuts[len(cuts)-1]
+	sum := h.run(t, t.Context())
+	if sum.StopReason != "exhausted" {
+		t.Errorf("after the cut: StopReason %q, want exhausted", sum.StopReason)
+	}
+}
+
+func isEnded(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// fetchedPages lists the URLs whose per-URL record in the store on fs
+// says a response was received.
+func fetchedPages(t *testing.T, fs vfs.FS, dataDir string) []string {
+	t.Helper()
+	db, err := store.Open(filepath.Join(dataDir, "state"), store.Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	it, err := db.NewIter(store.KindPrefix(store.KindURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var out []string
+	for it.First(); it.Valid(); it.Next() {
+		_, u, err := store.DecodeURLKey(it.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := urlstate.Decode(it.Value())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != 0 {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// archivedResponses copies the WARC files on fs to a real directory,
+// validates them with warcio and returns the URIs of their response
+// records.
+func archivedResponses(t *testing.T, fs vfs.FS, dir string) map[string]bool {
+	t.Helper()
+	names, err := fs.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	var files []string
+	for _, name := range names {
+		if !strings.HasSuffix(name, ".warc.gz") {
+			t.Errorf("after recovery: unfinished or foreign file %s in warc/", name)
+			continue
+		}
+		f, err := fs.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		_, err = io.Copy(&buf, f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(tmp, name)
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, path)
+	}
+	out := map[string]bool{}
+	if len(files) == 0 {
+		return out
+	}
+	rep, err := warccheck.Validate(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) > 0 {
+		t.Fatalf("warcio found %d errors after a power cut: %v", len(rep.Errors), rep.Errors)
+	}
+	for _, r := range rep.Responses {
+		out[canonicalOf(t, r.URI)] = true
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/frontierdb"
+	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/urlseen"
+)
+
+// State is a node's durable crawl state: the store and the parts that
+// live in it, the frontier's queues and host clocks and the URL-seen gate.
+// The node opens it once; `trawl bench frontier` opens it the same way.
+type State struct {
+	DB       *store.DB
+	Queue    *frontierdb.Store
+	Frontier *frontier.Frontier
+	Seen     *urlseen.Durable
+	// Resumed reports that the store held an earlier run's state.
+	Resumed bool
+}
+
+// StateOptions configures OpenState.
+type StateOptions struct {
+	// Dir is the store's directory (DataDir/state for a node). Required.
+	Dir string
+	// FS is the file system Dir is on. Default vfs.Default.
+	FS vfs.FS
+	// Fresh deletes Dir first.
+	Fresh bool
+	// Frontier configures the frontier; its Store is set by OpenState.
+	Frontier frontier.Options
+	// Seen configures the URL-seen gate.
+	Seen urlseen.DurableOptions
+	// Logger receives the store's log. Default: discard.
+	Logger *slog.Logger
+}
+
+// Validate reports every bad field, the frontier's and the seen gate's
+// included, without touching Dir.
+func (o StateOptions) Validate() error {
+	var errs []error
+	if o.Dir == "" {
+		errs = append(errs, errors.New("node: state: Dir is empty"))
+	}
+	return errors.Join(append(errs, o.Frontier.Validate(), o.Seen.Validate())...)
+}
+
+// OpenState validates o, then opens (or, with Fresh, recreates) the store
+// in o.Dir and restores the seen set and the frontier from it.
+func OpenState(o StateOptions) (*State, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Fresh {
+		if err := o.FS.RemoveAll(o.Dir); err != nil {
+			return nil, fmt.Errorf("node: fresh start: remove %s: %w", o.Dir, err)
+		}
+	}
+	_, statErr := o.FS.Stat(o.Dir)
+	s := &State{Resumed: statErr == nil}
+	db, err := store.Open(o.Dir, store.Options{FS: o.FS, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("node: open state: %w", err)
+	}
+	s.DB = db
+	if s.Seen, err = urlseen.NewDurable(db, o.Seen); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("node: load seen URLs: %w", err)
+	}
+	s.Queue = frontierdb.New(db, frontierdb.Options{})
+	fo := o.Frontier
+	fo.Store = s.Queue
+	if s.Frontier, err = frontier.New(fo); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close commits what is queued for the store and closes it.
+func (s *State) Close() error {
+	var errs []error
+	if s.Queue != nil {
+		if err := s.Queue.Close(); err != nil && !errors.Is(err, frontierdb.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if s.DB != nil {
+		if err := s.DB.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
+			errs = append(errs, fmt.Errorf("node: close state: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,567 @@
+package node
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trawl-crawler/trawl/fetch"
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/links"
+	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/scope"
+	"github.com/trawl-crawler/trawl/simhash"
+	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/urlnorm"
+	"github.com/trawl-crawler/trawl/urlstate"
+	"github.com/trawl-crawler/trawl/warc"
+)
+
+// complete ends a lease with nothing discovered.
+func (n *Node) complete(l *frontier.Lease, o frontier.Outcome) {
+	n.completeWith(l, nil, o, nil, nil)
+}
+
+// completeWith ends a lease of job j, queues add (whose seen keys are in
+// b, if b is not nil) and returns once all of it is durable. Then it sees
+// whether j is done.
+func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b *store.Batch, add []frontier.Item) {
+	var attach any
+	if b != nil {
+		attach = b
+	}
+	done, err := n.frontier.Complete(l, o, attach, add...)
+	if err != nil {
+		// The lease expired and its item was offered again: keep what it
+		// discovered anyway.
+		n.opts.Logger.Warn("complete lease", "url", l.Item.URL, "err", err)
+		if len(add) == 0 {
+			if b != nil {
+				b.Close()
+			}
+			return
+		}
+		done = n.frontier.Add(attach, add...)
+	}
+	if err := <-done; err != nil {
+		n.fail(fmt.Errorf("node: record completion of %s: %w", l.Item.URL, err))
+		return
+	}
+	if j != nil {
+		j.Stats.Discovered.Add(int64(len(add)))
+		n.checkDone(j)
+	}
+}
+
+// handle processes one lease from start to Complete.
+func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
+	j := n.Job(l.Item.Job)
+	if j == nil {
+		n.opts.Logger.Warn("queued URL of an unknown job; dropped", "url", l.Item.URL, "job", l.Item.Job)
+		n.complete(l, frontier.Outcome{NotStarted: true})
+		return
+	}
+	switch st, _ := j.State(); st {
+	case job.Running:
+	case job.Cancelled:
+		n.complete(l, frontier.Outcome{NotStarted: true})
+		return
+	default: // paused or stopped since the lease was made: set aside next time
+		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
+		return
+	}
+	u, err := url.Parse(l.Item.URL)
+	if err != nil { // canonical URLs always parse; a bug if not
+		j.Stats.AddError("internal")
+		n.complete(l, frontier.Outcome{NotStarted: true})
+		return
+	}
+	if p := n.shared.get(l.Item.URL); p != nil && !p.at.Before(j.Created) {
+		n.share(l, j, u, p)
+		return
+	}
+	ip, err := n.fetcher.Resolve(ctx, u.Hostname())
+	if err != nil {
+		if ctx.Err() != nil {
+			n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
+			return
+		}
+		// The whole host is unreachable: drop its queue (for every job).
+		j.Stats.AddError(string(fetch.ClassOf(err)))
+		n.opts.Logger.Info("host unreachable", "host", l.Item.Host, "err", err)
+		n.completeWith(l, j, frontier.Outcome{NotStarted: true, DropHost: true}, nil, nil)
+		return
+	}
+	if !n.frontier.SetIP(l, ip.String()) {
+		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
+		return
+	}
+	origin := u.Scheme + "://" + u.Host
+	v := n.robots.Check(l.Item.Host, origin)
+	if v.Action != robots.Apply && n.giveUp(l, j, v) {
+		return
+	}
+	switch v.Action {
+	case robots.Wait:
+		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: n.retryAt(j, v.Until, v.OutageSince)})
+		return
+	case robots.Fetch:
+		n.fetchRobots(ctx, l, j, origin, v)
+		return
+	}
+	if v.Loaded {
+		// Kept by an earlier run: the frontier may not know its Crawl-delay.
+		if d, ok := v.Policy.CrawlDelay(n.agent); ok {
+			n.frontier.SetCrawlDelay(l.Item.Host, d)
+		}
+	}
+	if !v.Policy.Allowed(n.agent, u) {
+		j.Stats.RobotsDisallowed.Add(1)
+		n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
+		return
+	}
+	if !n.startPage(l, j) {
+		return
+	}
+	n.fetchPage(ctx, l, j, u)
+}
+
+// startPage counts a page against j's MaxPages; once it is reached the
+// job stops and the lease goes back.
+func (n *Node) startPage(l *frontier.Lease, j *job.Job) bool {
+	c := j.Stats.PagesStarted.Add(1)
+	if j.Spec.MaxPages == 0 || c <= int64(j.Spec.MaxPages) {
+		return true
+	}
+	n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
+	n.end(j, job.Finished, job.ReasonMaxPages, nil)
+	return false
+}
+
+// giveUp drops l's URL for job j if j gives up on hosts whose robots.txt
+// stays unavailable and this host's outage has lasted that long.
+func (n *Node) giveUp(l *frontier.Lease, j *job.Job, v robots.Verdict) bool {
+	if j.Spec.RobotsGiveUp <= 0 || v.OutageSince.IsZero() || n.opts.Now().Sub(v.OutageSince) < j.Spec.RobotsGiveUp {
+		return false
+	}
+	if j.Stats.GaveUp(l.Item.Host) {
+		n.opts.Logger.Info("robots.txt unavailable too long; job gives the host up", "job", j.ID, "host", l.Item.Host, "since", v.OutageSince, "attempts", v.Attempts)
+	}
+	n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
+	return true
+}
+
+// retryAt is when a host whose robots.txt is not settled is asked again
+// for job j: the keeper's retry time, or j's give-up time if sooner.
+func (n *Node) retryAt(j *job.Job, until, outageSince time.Time) time.Time {
+	if j.Spec.RobotsGiveUp > 0 && !outageSince.IsZero() {
+		if g := outageSince.Add(j.Spec.RobotsGiveUp); g.Before(until) {
+			return g
+		}
+	}
+	return until
+}
+
+// fetchRobots fetches (one hop of) origin's robots.txt in l's slot and
+// puts l's item back: robots.txt fetches count towards the host's gap.
+func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, origin string, v robots.Verdict) {
+	host := l.Item.Host
+	if err := n.robots.Begin(host, origin); err != nil {
+		n.robots.Cancel(host, origin)
+		n.fail(err)
+		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
+		return
+	}
+	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: v.URL})
+	j.Stats.Requests.Add(1)
+	if err != nil && ctx.Err() != nil {
+		n.robots.Cancel(host, origin) // the answer is lost: the host waits as after a crash
+		n.complete(l, frontier.Outcome{Requeue: true, Failed: true})
+		return
+	}
+	o := frontier.Outcome{Requeue: true}
+	ans := robots.Answer{Err: err, At: n.opts.Now().UTC()}
+	if resp != nil {
+		j.Stats.RobotsFetches.Add(1)
+		if !n.archive(j, resp) {
+			n.robots.Cancel(host, origin)
+			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
+			return
+		}
+		o.Status, o.ResponseTime = resp.Status, resp.Duration
+		ans.Status, ans.Body, ans.Location = resp.Status, resp.Decoded, resp.Location
+		if resp.Truncated != "" && resp.Truncated != "length" {
+			ans.Err = fmt.Errorf("node: robots.txt %s: body cut off (%s)", v.URL, resp.Truncated)
+		}
+	} else {
+		o.Failed = true
+		j.Stats.AddError(string(fetch.ClassOf(err)))
+	}
+	b := n.db.NewBatch()
+	res, err := n.robots.Done(b, host, origin, ans)
+	if err != nil {
+		b.Close()
+		n.fail(err)
+		n.complete(l, frontier.Outcome{Requeue: true, Status: o.Status})
+		return
+	}
+	switch {
+	case res.Unavailable:
+		j.Stats.AddError("robots-unavailable")
+		o.Failed = true // back the host off
+		o.NotBefore = n.retryAt(j, res.RetryAt, res.OutageSince)
+	case res.Policy != nil:
+		if d, ok := res.Policy.CrawlDelay(n.agent); ok {
+			n.frontier.SetCrawlDelay(host, d)
+		}
+	}
+	n.completeWith(l, j, o, b, nil)
+}
+
+// archive writes resp to the WARC and waits until it is on disk. A
+// failure stops the node.
+func (n *Node) archive(j *job.Job, resp *fetch.Response) bool {
+	loc, err := n.warc.Write(&warc.Exchange{
+		URL:            resp.URL,
+		IP:             resp.IP.String(),
+		Date:           resp.Start,
+		Request:        resp.RawRequest,
+		ResponseHeader: resp.RawResponseHeader,
+		Body:           resp.Body,
+		Truncated:      resp.Truncated,
+	})
+	if err == nil {
+		err = <-n.warc.Durable(loc)
+	}
+	if err != nil {
+		n.fail(fmt.Errorf("node: archive %s: %w", resp.URL, err))
+		return false
+	}
+	j.Stats.Bytes.Add(int64(len(resp.Body)))
+	return true
+}
+
+func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *url.URL) {
+	it := l.Item
+	start := n.opts.Now().UTC()
+	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: u})
+	j.Stats.Requests.Add(1)
+	if err != nil {
+		if ctx.Err() != nil {
+			n.complete(l, frontier.Outcome{Requeue: true, Failed: true})
+			return
+		}
+		class := fetch.ClassOf(err)
+		j.Stats.AddError(string(class))
+		o := frontier.Outcome{Failed: class != fetch.ClassTimeout, Timeout: class == fetch.ClassTimeout}
+		if class == fetch.ClassBlocked {
+			o = frontier.Outcome{NotStarted: true}
+		} else if retryable(class) && it.Attempts < n.opts.MaxRetries {
+			l.Item.Attempts++
+			o.Requeue = true
+		}
+		n.opts.Logger.Debug("fetch failed", "url", it.URL, "err", err)
+		if o.NotStarted {
+			n.completeWith(l, j, o, nil, nil)
+			return
+		}
+		n.completeWith(l, j, o, n.recordFetch(nil, it, urlstate.Observation{At: start, Error: string(class), Job: j.ID}), nil)
+		return
+	}
+	if !n.archive(j, resp) {
+		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
+		return
+	}
+	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start)}
+	var (
+		page *sharedPage // what another job wanting this URL may use instead of a fetch
+		sim  *uint64     // the page's SimHash, if extraction took it
+	)
+	switch {
+	case resp.Status == 429 || resp.Status == 503:
+		if it.Attempts < n.opts.MaxRetries {
+			l.Item.Attempts++
+			o.Requeue = true
+		}
+	case resp.Status >= 300 && resp.Status < 400:
+		page = &sharedPage{at: start, status: resp.Status}
+		if resp.Location != "" {
+			page.redirect = n.location(j, resp.Location)
+		}
+	case resp.Status >= 200 && resp.Status < 300:
+		page = &sharedPage{at: start, status: resp.Status}
+		page.links, sim = n.extract(j, u, resp)
+	default:
+		page = &sharedPage{at: start, status: resp.Status}
+	}
+	j.Stats.Pages.Add(1)
+	j.Stats.AddStatus(resp.Status)
+	var found []candidate
+	if page != nil {
+		found = n.candidates(j, it, u, page)
+		if n.running.Load() > 1 {
+			n.shared.put(it.URL, page)
+		}
+	}
+	obs := observation(resp, sim)
+	obs.Job = j.ID
+	if len(found) == 0 {
+		n.completeWith(l, j, o, n.recordFetch(nil, it, obs), nil)
+		return
+	}
+	b := n.db.NewBatch()
+	add, err := n.admit(b, j, found, true)
+	if err != nil {
+		b.Close()
+		n.fail(err)
+		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
+		return
+	}
+	n.completeWith(l, j, o, n.recordFetch(b, it, obs), add)
+}
+
+// share answers l (job j's lease of a URL) with page, which another job's
+// fetch got while j existed: the page counts for j and its links go
+// through j's scope and seen gate, and no request is sent again.
+func (n *Node) share(l *frontier.Lease, j *job.Job, u *url.URL, p *sharedPage) {
+	if !n.startPage(l, j) {
+		return
+	}
+	j.Stats.Pages.Add(1)
+	j.Stats.Shared.Add(1)
+	j.Stats.AddStatus(p.status)
+	found := n.candidates(j, l.Item, u, p)
+	if len(found) == 0 {
+		n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
+		return
+	}
+	b := n.db.NewBatch()
+	add, err := n.admit(b, j, found, true)
+	if err != nil {
+		b.Close()
+		n.fail(err)
+		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
+		return
+	}
+	n.completeWith(l, j, frontier.Outcome{NotStarted: true}, b, add)
+}
+
+// recordFetch folds a fetch of it into the URL's stored record
+// (urlstate) and puts the new record into b, or into a new batch if b is
+// nil, which it returns: the record is committed with the lease's
+// completion. A stored record that cannot be read is started afresh.
+func (n *Node) recordFetch(b *store.Batch, it frontier.Item, o urlstate.Observation) *store.Batch {
+	key := store.URLKey(it.Host, it.URL)
+	var prev urlstate.Record
+	v, err := n.db.Get(key)
+	switch {
+	case err == nil:
+		if prev, err = urlstate.Decode(v); err != nil {
+			n.opts.Logger.Warn("stored URL state unreadable; starting afresh", "url", it.URL, "err", err)
+		}
+	case !errors.Is(err, store.ErrNotFound):
+		n.opts.Logger.Warn("read URL state; starting afresh", "url", it.URL, "err", err)
+	}
+	if b == nil {
+		b = n.db.NewBatch()
+	}
+	if err := b.Set(key, urlstate.Encode(prev.Observe(o))); err != nil {
+		n.opts.Logger.Warn("record URL state", "url", it.URL, "err", err)
+	}
+	return b
+}
+
+// observation describes a response for the URL's record: the payload's
+// SHA-256 (the decoded body, or the body as transferred if it could not be
+// decoded) and, for HTML, the SimHash of its visible text: sim if link
+// extraction took it in its pass, computed here otherwise.
+func observation(resp *fetch.Response, sim *uint64) urlstate.Observation {
+	o := urlstate.Observation{
+		At:           resp.Start.UTC(),
+		Status:       resp.Status,
+		NotModified:  resp.Status == http.StatusNotModified,
+		ETag:         resp.Header.Get("ETag"),
+		LastModified: resp.Header.Get("Last-Modified"),
+	}
+	if resp.BodySkipped {
+		return o
+	}
+	payload := resp.Decoded
+	if resp.DecodeErr != nil {
+		payload = resp.Body
+	}
+	o.Digest, o.HasDigest = sha256.Sum256(payload), true
+	if resp.DecodeErr == nil && isHTML(resp.MediaType) {
+		if sim != nil {
+			o.SimHash = *sim
+		} else {
+			o.SimHash = simhash.HTML(resp.Decoded)
+		}
+	}
+	return o
+}
+
+func isHTML(mediaType string) bool {
+	return mediaType == "text/html" || mediaType == "application/xhtml+xml"
+}
+
+// retryable reports whether a fetch that failed this way may succeed if
+// tried again later: a server that did not answer in time or refused the
+// connection may recover; one that sent a malformed or cut-off response
+// will most likely send it again.
+func retryable(c fetch.Class) bool {
+	return c == fetch.ClassTimeout || c == fetch.ClassConnect
+}
+
+// location parses a redirect's target.
+func (n *Node) location(j *job.Job, location string) *url.URL {
+	t, err := urlnorm.Parse(location, nil)
+	if err != nil {
+		j.Stats.AddError("bad-location")
+		return nil
+	}
+	return urlnorm.Normalize(t)
+}
+
+// candidates returns what job j is to consider after page answered its
+// item it (URL u): the redirect's target, or the page's links.
+func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPage) []candidate {
+	if p.redirect != nil {
+		if it.Redirects+1 > n.opts.MaxRedirects {
+			j.Stats.AddError("redirect-chain")
+			return nil
+		}
+		// A redirect is not a link: depth and shape run stay the item's.
+		return []candidate{{u: p.redirect, depth: it.Depth, redirects: it.Redirects + 1, shapeRun: it.ShapeRun}}
+	}
+	found := make([]candidate, len(p.links))
+	for i, t := range p.links {
+		found[i] = candidate{u: t, depth: it.Depth + 1, shapeRun: scope.ShapeRun(u, it.ShapeRun, t)}
+	}
+	return found
+}
+
+// extract returns the links of an HTML page worth following and, if it
+// read the page, the SimHash of its text (taken in the same pass).
+func (n *Node) extract(j *job.Job, u *url.URL, resp *fetch.Response) ([]*url.URL, *uint64) {
+	if !isHTML(resp.MediaType) {
+		return nil, nil
+	}
+	if _, noFollow := links.XRobotsTag(resp.Header.Values("X-Robots-Tag"), n.agent); noFollow {
+		return nil, nil
+	}
+	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: true})
+	sim := &page.SimHash
+	if page.NoFollow {
+		return nil, sim
+	}
+	base := u
+	if page.BaseHref != "" {
+		if b, err := urlnorm.Parse(page.BaseHref, u); err == nil {
+			base = b
+		}
+	}
+	found := make([]*url.URL, 0, len(page.Links))
+	for _, ln := range page.Links {
+		if ln.NoFollow || !followable(ln) {
+			continue
+		}
+		t, err := urlnorm.Parse(ln.Ref, base)
+		if err != nil {
+			j.Stats.BadLinks.Add(1)
+			continue
+		}
+		found = append(found, urlnorm.Normalize(t))
+	}
+	return found, sim
+}
+
+// followable reports whether a link leads to something worth fetching as
+// a page: not a stylesheet, icon or script resource.
+func followable(ln links.Link) bool {
+	if ln.Tag != "link" {
+		return true
+	}
+	for _, rel := range strings.Fields(ln.Rel) {
+		switch rel {
+		case "stylesheet", "icon", "preload", "prefetch", "dns-prefetch", "preconnect", "modulepreload", "manifest", "apple-touch-icon":
+			return false
+		}
+	}
+	return true
+}
+
+// candidate is a canonical URL found on a page, in a Location header or
+// given as a seed, with what the gates need to know about it.
+type candidate struct {
+	u                          *url.URL
+	depth, redirects, shapeRun int
+}
+
+// admit passes candidates through j's scope (unless they are seeds) and
+// j's URL-seen gate, whose keys for the new ones go into b, and returns
+// the new ones as frontier items of j. b must be committed with them (as
+// the Attach of the frontier change that queues them) or closed.
+func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope bool) ([]frontier.Item, error) {
+	urls := make([]string, 0, len(cands))
+	kept := cands[:0:0]
+	for _, cd := range cands {
+		if checkScope {
+			if err := j.Scope.Check(cd.u, cd.depth); err != nil {
+				j.Stats.OutOfScope.Add(1)
+				continue
+			}
+			if err := j.Scope.CheckShapeRun(cd.u, cd.shapeRun); err != nil {
+				j.Stats.OutOfScope.Add(1)
+				continue
+			}
+		}
+		urls = append(urls, cd.u.String())
+		kept = append(kept, cd)
+	}
+	if len(urls) == 0 {
+		return nil, nil
+	}
+	isNew, err := n.seen.AddBatch(b, j.ID, urls)
+	if err != nil {
+		return nil, fmt.Errorf("node: seen-check: %w", err)
+	}
+	items := make([]frontier.Item, 0, len(urls))
+	for i, cd := range kept {
+		if !isNew[i] {
+			continue
+		}
+		items = append(items, frontier.Item{
+			URL:       urls[i],
+			Host:      urlnorm.HostKey(cd.u),
+			Job:       j.ID,
+			Depth:     cd.depth,
+			Level:     j.Level(cd.depth, levels),
+			Redirects: cd.redirects,
+			ShapeRun:  cd.shapeRun,
+		})
+	}
+	return items, nil
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
