@@ -214,17 +214,19 @@ func (j *Job) SetPaused(paused bool) error {
 	return nil
 }
 
-// End moves the job to a final state with reason (and err, for Failed).
-// It reports false if the job had already ended (the first end wins).
-func (j *Job) End(s State, reason string, err error) bool {
+// End moves the job to a final state with reason (and err, for Failed)
+// and returns the state it left. ok is false if the job had already ended
+// (the first end wins).
+func (j *Job) End(s State, reason string, err error) (was State, ok bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.state.Ended() {
-		return false
+		return j.state, false
 	}
+	was = j.state
 	j.state, j.reason, j.err = s, reason, err
 	close(j.ended)
-	return true
+	return was, true
 }
 
 // Level is the frontier priority level of a URL of this job at depth:

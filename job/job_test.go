@@ -81,10 +81,10 @@ func TestStates(t *testing.T) {
 	if st, _ := j.State(); st != Paused {
 		t.Fatalf("after SetPaused(true): %s, want paused", st)
 	}
-	if !j.End(Cancelled, ReasonCancelled, nil) {
-		t.Fatal("End on a paused job = false, want true")
+	if was, ok := j.End(Cancelled, ReasonCancelled, nil); !ok || was != Paused {
+		t.Fatalf("End on a paused job = %s, %v; want paused, true", was, ok)
 	}
-	if j.End(Finished, ReasonExhausted, nil) {
+	if _, ok := j.End(Finished, ReasonExhausted, nil); ok {
 		t.Error("a second End = true, want false (the first end wins)")
 	}
 	if st, why := j.State(); st != Cancelled || why != ReasonCancelled {

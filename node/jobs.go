@@ -110,7 +110,7 @@ func (n *Node) Submit(spec job.Spec) (*job.Job, error) {
 		n.poke()
 	}()
 	if old != nil {
-		if old.End(job.Finished, job.ReasonSignal, nil) {
+		if was, ok := old.End(job.Finished, job.ReasonSignal, nil); ok && was == job.Running {
 			n.running.Add(-1) // replaced by j below
 		}
 	}
@@ -192,8 +192,8 @@ func (n *Node) Cancel(id job.ID) error {
 	if j == nil {
 		return fmt.Errorf("%w: %d", ErrNoJob, id)
 	}
-	was, _ := j.State()
-	if !j.End(job.Cancelled, job.ReasonCancelled, nil) {
+	was, ok := j.End(job.Cancelled, job.ReasonCancelled, nil)
+	if !ok {
 		return nil
 	}
 	if was == job.Running {
@@ -224,10 +224,13 @@ func (n *Node) checkDone(j *job.Job) {
 
 // end moves a running job to a final state and keeps it.
 func (n *Node) end(j *job.Job, s job.State, reason string, err error) {
-	if !j.End(s, reason, err) {
+	was, ok := j.End(s, reason, err)
+	if !ok {
 		return
 	}
-	n.running.Add(-1)
+	if was == job.Running {
+		n.running.Add(-1)
+	}
 	if s != job.Cancelled {
 		// Anything still queued (a limit was reached) is set aside, so
 		// that the job can be revived by name.

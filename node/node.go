@@ -335,7 +335,7 @@ func (n *Node) fail(err error) {
 	}
 	n.opts.Logger.Error("node stops", "err", err)
 	for _, j := range n.Jobs() {
-		if j.End(job.Failed, job.ReasonError, err) {
+		if was, ok := j.End(job.Failed, job.ReasonError, err); ok && was == job.Running {
 			n.running.Add(-1)
 		}
 	}
