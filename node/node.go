@@ -144,6 +144,10 @@ func Open(opts Options) (*Node, error) {
 	keeperOpts := robots.KeeperOptions{
 		RetryBase: opts.RobotsRetry,
 		RetryMax:  max(opts.RobotsRetry, time.Hour),
+		// A host whose robots.txt answer a crash lost (and with it its
+		// Crawl-delay) is left alone for the longest gap it could have
+		// asked for.
+		LostAnswerWait: min(opts.MaxDelay, robots.MaxCrawlDelay),
 		Now:       opts.Now,
 		Logger:    opts.Logger,
 	}

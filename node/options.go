@@ -51,7 +51,9 @@ type Options struct {
 	MinDelay time.Duration
 	// MaxDelay caps the gap that Crawl-delay (itself capped at
 	// robots.MaxCrawlDelay) and backoff after 429, 503 and time-outs can
-	// reach. Default 10m.
+	// reach. After a crash that lost a host's robots.txt answer, and so its
+	// Crawl-delay, the host is left alone for min(MaxDelay,
+	// robots.MaxCrawlDelay) from the lost request. Default 10m.
 	MaxDelay time.Duration
 	// MaxAdaptiveDelay caps the adaptive term of the gap, ten times the
 	// host's last response time, so that one slow-drip response cannot
