@@ -66,9 +66,10 @@ func TestBenchFrontierFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--urls", "0"}, "--urls = 0"},
-		{[]string{"--hosts", "-1", "--batch", "0"}, "--batch = 0"},
-		{[]string{"--hosts", "-1"}, "--hosts = -1"},
+		{[]string{"--urls", "0"}, "URLs = 0"},
+		{[]string{"--hosts", "-1", "--batch", "0"}, "Batch = 0"},
+		{[]string{"--hosts", "-1"}, "Hosts = -1"},
+		{[]string{"--profile-phase", "nope"}, `ProfilePhase = "nope"`},
 		{[]string{"--data", full}, "is not empty"},
 		{[]string{"--nope"}, "-nope"},
 	}
@@ -84,19 +85,20 @@ func TestBenchFrontierFlagErrors(t *testing.T) {
 	}
 }
 
-func TestBenchURL(t *testing.T) {
-	tests := []struct {
-		i, hosts  int
-		url, host string
-	}{
-		{0, 1, "http://h0000000.bench.test/p/0", "h0000000.bench.test"},
-		{12345, 1000, "http://h0000345.bench.test/p/12345", "h0000345.bench.test"},
-		{123456789, 100_000_000, "http://h23456789.bench.test/p/123456789", "h23456789.bench.test"},
+// TestBenchFrontierProfiles checks that --cpuprofile with --profile-phase
+// and --memprofile each leave a profile behind.
+func TestBenchFrontierProfiles(t *testing.T) {
+	dir := t.TempDir()
+	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "frontier", "--urls", "500", "--hosts", "9", "--data", filepath.Join(dir, "data"),
+		"--cpuprofile", cpu, "--profile-phase", "enqueue", "--memprofile", mem}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("trawl bench frontier = %d\nstderr:\n%s", code, errb.String())
 	}
-	for _, tt := range tests {
-		url, host := benchURL(nil, tt.i, tt.hosts)
-		if url != tt.url || host != tt.host {
-			t.Errorf("benchURL(%d, %d) = %q, %q, want %q, %q", tt.i, tt.hosts, url, host, tt.url, tt.host)
+	for _, p := range []string{cpu, mem} {
+		if info, err := os.Stat(p); err != nil || info.Size() == 0 {
+			t.Errorf("profile %s: stat %v, want a non-empty file", p, err)
 		}
 	}
 }

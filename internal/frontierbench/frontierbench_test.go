@@ -1,0 +1,93 @@
+package frontierbench
+
+import (
+	"bytes"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestURLAt(t *testing.T) {
+	tests := []struct {
+		i, hosts  int
+		url, host string
+	}{
+		{0, 1, "http://h0000000.bench.test/p/0", "h0000000.bench.test"},
+		{12345, 1000, "http://h0000345.bench.test/p/12345", "h0000345.bench.test"},
+		{123456789, 100_000_000, "http://h23456789.bench.test/p/123456789", "h23456789.bench.test"},
+	}
+	for _, tt := range tests {
+		url, host := urlAt(nil, tt.i, tt.hosts)
+		if url != tt.url || host != tt.host {
+			t.Errorf("urlAt(%d, %d) = %q, %q, want %q, %q", tt.i, tt.hosts, url, host, tt.url, tt.host)
+		}
+	}
+}
+
+// small is a valid Config of a tiny run in dir.
+func small(dir string) Config {
+	return Config{Dir: dir, URLs: 2000, Hosts: 70, Batch: 128, Workers: 3, Known: 200, Leases: 300, InFlight: 8}
+}
+
+func TestValidate(t *testing.T) {
+	if err := small("d").Validate(); err != nil {
+		t.Fatalf("Validate of a valid Config = %v", err)
+	}
+	c := Config{Hosts: -1, ProfilePhase: "nope"}
+	err := c.Validate()
+	if err == nil {
+		t.Fatal("Validate of a zero Config = nil")
+	}
+	for _, want := range []string{"Dir is empty", "URLs = 0", "Hosts = -1", "Batch = 0", "Workers = 0", "Known = 0", "Leases = 0", "InFlight = 0", `ProfilePhase = "nope"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %q, lacks %q", err, want)
+		}
+	}
+	c = small("d")
+	c.CPUProfile = io.Discard
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "ProfilePhase is empty") {
+		t.Errorf("Validate with CPUProfile and no ProfilePhase = %v", err)
+	}
+}
+
+// TestRun runs every phase on a tiny frontier, profiling one phase, and
+// checks the counts; a second run on the same store is refused.
+func TestRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	c := small(dir)
+	var cpu, heap, progress bytes.Buffer
+	c.ProfilePhase, c.CPUProfile, c.HeapProfile = "lease", &cpu, &heap
+	r, err := Run(c, &progress)
+	if err != nil {
+		t.Fatalf("Run = %v\nprogress:\n%s", err, progress.String())
+	}
+	want := Result{URLs: 2000, Hosts: 70, Workers: 3, Batch: 128, SeenNewChecked: 2000, SeenKnownChecked: 200, LeaseCompleted: 300}
+	got := Result{URLs: r.URLs, Hosts: r.Hosts, Workers: r.Workers, Batch: r.Batch, SeenNewChecked: r.SeenNewChecked, SeenKnownChecked: r.SeenKnownChecked, LeaseCompleted: r.LeaseCompleted}
+	if got != want {
+		t.Errorf("Run counts = %+v, want %+v", got, want)
+	}
+	for name, v := range map[string]float64{"SeenNewPerSec": r.SeenNewPerSec, "SeenKnownPerSec": r.SeenKnownPerSec, "EnqueuePerSec": r.EnqueuePerSec, "LeaseCompletePerS": r.LeaseCompletePerS, "StartupSeconds": r.StartupSeconds, "StoreBytes": float64(r.StoreBytes)} {
+		if v <= 0 {
+			t.Errorf("Result.%s = %v, want > 0", name, v)
+		}
+	}
+	for _, want := range []string{"2000 new URLs", "enqueue of 2000", "200 known URLs", "restart with 2000", "lease+complete of 300"} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress.String())
+		}
+	}
+	if cpu.Len() == 0 || heap.Len() == 0 {
+		t.Errorf("profiles: CPU %d bytes, heap %d bytes, want both > 0", cpu.Len(), heap.Len())
+	}
+
+	if _, err := Run(small(dir), io.Discard); err == nil || !strings.Contains(err.Error(), "want an empty one") {
+		t.Errorf("Run on a used store = %v, want a refusal", err)
+	}
+}
