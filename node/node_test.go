@@ -195,7 +195,7 @@ func TestPoliteAtOneSecond(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 11, Hosts: 300, BigPages: 20, Hostile: true}, time.Second)
 	h.opts.Concurrency = 64
-	h.spec.RobotsGiveUp = 30 * time.Second // `trawl crawl`'s default
+	h.spec.RobotsGiveUp = 15 * time.Second // `trawl crawl`'s default
 	start := time.Now()
 	sum := h.run(t, context.Background())
 	took := time.Since(start)

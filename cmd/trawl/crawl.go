@@ -57,7 +57,7 @@ func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&cf.maxDelay, "max-delay", 10*time.Minute, "longest gap kept between two fetches to one host (caps Crawl-delay and backoff)")
 	fs.IntVar(&cf.concurrency, "concurrency", 64, "fetch workers")
 	fs.DurationVar(&cf.maxAdaptive, "max-adaptive-delay", 30*time.Second, "cap on the adaptive term of a host's gap (10 x its last response time)")
-	fs.DurationVar(&cf.giveUp, "robots-give-up", 30*time.Second, "give up a host whose robots.txt stays unavailable (429, 5xx, network errors) this long (0: never)")
+	fs.DurationVar(&cf.giveUp, "robots-give-up", 15*time.Second, "give up a host whose robots.txt stays unavailable (429, 5xx, network errors) this long: about four attempts at a 1s gap (0: never)")
 	fs.StringVar(&cf.userAgent, "user-agent", node.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
 	fs.Var(&cf.allowNets, "allow-net", "allow connecting to addresses in this CIDR that the IP guard refuses (repeatable)")
 	fs.IntVar(&cf.shapeRun, "max-shape-run", 0, "most consecutive links between URLs of one shape, e.g. calendar months (0: the default, 3; -1: no cap)")
