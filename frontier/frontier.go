@@ -3,7 +3,8 @@
 // ordered by a min-heap of each host's next allowed fetch time.
 //
 // It is pure crawl logic: time comes from Options.Now, queued URLs live in a
-// Store, and it does no other I/O. A Frontier is safe for concurrent use.
+// Store, and it does no other I/O. A Frontier is safe for concurrent use;
+// it has no goroutine of its own while no window is being read.
 //
 // Every item belongs to a job (Item.Job; the node numbers its jobs, 0 is
 // "no job"). Politeness is the node's, not the job's: jobs share each
@@ -19,8 +20,12 @@
 // lease is handed out for a job that is paused or cancelled at that moment;
 // a job's counters agree with its items in the Store after every change.
 //
-// Lock order: jobMu (job state transitions) → mu (everything else). The
-// Store is called with mu held only for Write, which does not wait for I/O.
+// Store I/O happens off the frontier's lock: Write (called under mu, in
+// change order) does not wait for I/O; windows are read by at most
+// Options.Refillers goroutines without mu (see startRefill), and held items
+// by SetJobState without mu. Lease, Complete and Stats never wait on a read.
+//
+// Lock order: jobMu (job state transitions) → mu (everything else).
 package frontier
 
 import (
@@ -134,6 +139,9 @@ type Options struct {
 	// past it a host reads one item at a time, so memory does not grow
 	// with the queue when many hosts have been leased. Default 262144.
 	WindowBudget int
+	// Refillers bounds the goroutines that read windows from the Store,
+	// without the frontier's lock. Default 2.
+	Refillers int
 	// Store holds the queues and host states; New restores the frontier
 	// from it. Default: a new MemStore.
 	Store Store
@@ -178,6 +186,9 @@ func (o Options) withDefaults() Options {
 	if o.WindowBudget == 0 {
 		o.WindowBudget = 1 << 18
 	}
+	if o.Refillers == 0 {
+		o.Refillers = 2
+	}
 	if o.Store == nil {
 		o.Store = &MemStore{}
 	}
@@ -216,6 +227,12 @@ func (o Options) Validate() error {
 	}
 	if o.Window < 0 {
 		bad("Window", o.Window, "negative")
+	}
+	if o.WindowBudget < 0 {
+		bad("WindowBudget", o.WindowBudget, "negative")
+	}
+	if o.Refillers < 0 {
+		bad("Refillers", o.Refillers, "negative")
 	}
 	return errors.Join(errs...)
 }
@@ -289,6 +306,11 @@ type Frontier struct {
 	windowed int // items in windows
 	inFlight int
 	dropped  int
+	// Refills (see startRefill).
+	refillQ   []hostID // hosts waiting for a refiller, each once
+	refilling int      // hosts marked refilling: queued or being read
+	refillers int      // refiller goroutines running
+	reading   int      // items being read: counted against WindowBudget
 	// Host counts kept as hosts change, for Stats.
 	active     int // hosts with items queued or in flight (hostState.active)
 	parkedN    int // entries of ipParked
@@ -630,7 +652,15 @@ func (f *Frontier) put(ch *Change, items []Item) {
 		h.nextSeq++
 		it.Seq = h.nextSeq
 		h.total[it.Level]++
-		h.unread[it.Level]++
+		if l := it.Level; h.unread[l] == 0 && len(f.win(h, l)) < f.opts.Window && f.windowed < f.opts.WindowBudget {
+			// Nothing of this level waits in the store: the item joins
+			// the window at once, and no read is needed for it.
+			f.setWin(h, l, append(f.win(h, l), it))
+			h.readSeq[l] = it.Seq
+			f.windowed++
+		} else {
+			h.unread[l]++
+		}
 		f.queued++
 		j.queued++
 		ch.Put = append(ch.Put, it)
@@ -666,7 +696,7 @@ func (f *Frontier) schedule(h *hostState) {
 			f.active--
 		}
 	}
-	want := pending > 0 && (h.dead || !h.parked && int(h.inFlight) < f.opts.MaxParallel)
+	want := pending > 0 && !h.refilling && (h.dead || !h.parked && int(h.inFlight) < f.opts.MaxParallel)
 	switch {
 	case want && h.heapIdx < 0:
 		heap.Push(&f.ready, h)
@@ -704,7 +734,7 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 			return nil, f.wait(now)
 		}
 		if f.overBudget(h) {
-			f.kill(h)
+			f.kill(h, ch)
 			ch.Hosts = append(ch.Hosts, f.state(h))
 			continue
 		}
@@ -761,7 +791,7 @@ func (f *Frontier) takeActive(h *hostState, ch *Change) (Item, bool) {
 }
 
 // drain deletes the items in dead host h's windows, counted dropped for
-// their jobs, and reads its next window.
+// their jobs, and has its next window read (install drains it in turn).
 func (f *Frontier) drain(h *hostState, ch *Change) {
 	for l := range maxLevels {
 		w := f.win(h, l)
@@ -778,13 +808,16 @@ func (f *Frontier) drain(h *hostState, ch *Change) {
 		h.total[l] -= int32(len(w))
 	}
 	f.freeWindows(h)
+	f.schedule(h)
+	if h.refilling {
+		return
+	}
 	for l := range maxLevels {
 		if h.unread[l] > 0 {
-			f.refill(h, l)
+			f.startRefill(h, l)
 			break
 		}
 	}
-	f.schedule(h)
 }
 
 // wait is how long until the frontier may have something to lease.
@@ -830,12 +863,14 @@ func (f *Frontier) lease(h *hostState, it Item, now time.Time) *Lease {
 }
 
 // take removes the next item of h, choosing the level by a biased round
-// robin: level i gets weight 2^(Levels-1-i), so every level is served.
+// robin: level i gets weight 2^(Levels-1-i), so every level is served. If
+// the level to serve has items only in the store, take starts a refill of
+// it and reports false with h out of the heap until the window is read
+// (the round robin does not move on: the same level is served then).
 func (f *Frontier) take(h *hostState) (Item, bool) {
 	L := f.opts.Levels
 	total := uint64(1)<<L - 1
 	slot := h.tick % total
-	h.tick++
 	want, span := 0, uint64(1)<<(L-1)
 	for slot >= span && want < L-1 {
 		slot -= span
@@ -844,37 +879,102 @@ func (f *Frontier) take(h *hostState) (Item, bool) {
 	}
 	for i := range L {
 		l := (want + i) % L
-		if len(f.win(h, l)) == 0 && h.unread[l] > 0 {
-			f.refill(h, l)
-		}
 		if w := f.win(h, l); len(w) > 0 {
 			it := w[0]
 			w[0] = Item{}
 			f.setWin(h, l, w[1:])
 			f.queued--
 			f.windowed--
+			h.tick++
 			return it, true
+		}
+		if h.unread[l] > 0 {
+			f.startRefill(h, l)
+			return Item{}, false
 		}
 	}
 	return Item{}, false
 }
 
-func (f *Frontier) refill(h *hostState, level int) {
-	n := f.opts.Window
-	if f.windowed >= f.opts.WindowBudget {
-		n = 1
+// Window refills. No store I/O happens under f.mu: a host whose window at
+// the level to serve ran dry (take), or a dead host being drained (drain),
+// is marked refilling, taken out of the ready heap and queued in
+// f.refillQ (at most once: the mark). Refiller goroutines, at most
+// Options.Refillers, started when work is queued and none is idle and
+// ending when the queue is empty, take a host under f.mu, read its window
+// without f.mu (Store.Read), and install it under f.mu: the window is
+// appended, the host is put back in the heap (a dead host's items are
+// dropped at once and its next window queued) and Changed is signalled.
+// While a host is refilling, only install changes its readSeq and unread
+// at the level read; new items go to unread, requeued ones to the window's
+// head, so the read's items still follow the window. Done reports false
+// while refills are pending.
+
+// startRefill marks h refilling at level and queues it for a refiller.
+func (f *Frontier) startRefill(h *hostState, level int) {
+	h.refilling = true
+	h.refillLevel = uint8(level)
+	f.refilling++
+	f.refillQ = append(f.refillQ, h.id)
+	f.schedule(h)
+	if f.refillers < f.opts.Refillers {
+		f.refillers++
+		go f.refiller()
 	}
-	items, err := f.opts.Store.Read(f.hosts.name(h), level, h.readSeq[level], n)
+}
+
+// refiller reads windows until f.refillQ is empty.
+func (f *Frontier) refiller() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for len(f.refillQ) > 0 {
+		h := f.hosts.at(f.refillQ[0])
+		f.refillQ = f.refillQ[1:]
+		if len(f.refillQ) == 0 {
+			f.refillQ = f.refillQ[:0:0]
+		}
+		l := int(h.refillLevel)
+		n := f.opts.Window
+		if f.windowed+f.reading >= f.opts.WindowBudget && !h.dead {
+			n = 1
+		}
+		f.reading += n
+		name, after := f.hosts.name(h), h.readSeq[l]
+		f.mu.Unlock()
+		items, err := f.opts.Store.Read(name, l, after, n)
+		f.mu.Lock()
+		f.reading -= n
+		f.install(h, l, items, err)
+	}
+	f.refillers--
+}
+
+// install puts items, read from the store after h.readSeq[level], into h's
+// window and puts h back in the heap.
+func (f *Frontier) install(h *hostState, level int, items []Item, err error) {
+	h.refilling = false
+	f.refilling--
 	if err != nil || len(items) == 0 {
-		// The store lost track; forget its count rather than spin.
+		// The store lost track; forget its count rather than spin. (The
+		// jobs of the items forgotten are not known: their counts keep
+		// them until a restart.)
 		f.queued -= int(h.unread[level])
 		h.unread[level] = 0
-		return
+	} else {
+		h.unread[level] = max(0, h.unread[level]-int32(len(items)))
+		h.readSeq[level] = items[len(items)-1].Seq
+		f.setWin(h, level, append(f.win(h, level), items...))
+		f.windowed += len(items)
 	}
-	h.unread[level] = max(0, h.unread[level]-int32(len(items)))
-	h.readSeq[level] = items[len(items)-1].Seq
-	f.setWin(h, level, append(f.win(h, level), items...))
-	f.windowed += len(items)
+	if h.dead {
+		ch := &Change{}
+		f.drain(h, ch)
+		if len(ch.Del) > 0 || len(f.touched) > 0 {
+			f.write(ch)
+		}
+	}
+	f.schedule(h)
+	f.signal()
 }
 
 func (f *Frontier) park(h *hostState) {
@@ -894,13 +994,14 @@ func (f *Frontier) unparkIP(ip string) {
 	delete(f.ipParked, ip)
 }
 
-// kill marks h dead: its queue is drained (Lease calls drain as it comes
-// up: dead hosts sort first in the ready heap) and later items are
+// kill marks h dead and drains its queue into ch, a window at a time (the
+// refillers go on; a dead host that has items in memory again, requeued,
+// sorts first in the ready heap and Lease drains it); later items are
 // dropped. The host's queue is not deleted at once, since which jobs its
 // unread items belong to is known only once they are read.
-func (f *Frontier) kill(h *hostState) {
+func (f *Frontier) kill(h *hostState, ch *Change) {
 	h.dead = true
-	f.schedule(h)
+	f.drain(h, ch)
 }
 
 // delay is the host's current gap between fetches.
@@ -1046,7 +1147,7 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 		f.touch(l.Item.Job, j)
 	}
 	if o.DropHost && !h.dead {
-		f.kill(h)
+		f.kill(h, ch)
 	}
 	f.put(ch, add)
 	ch.Hosts = append(ch.Hosts, f.state(h))
@@ -1104,15 +1205,16 @@ func (f *Frontier) removeLease(l *Lease) {
 
 // Stats is a snapshot of the frontier's size.
 type Stats struct {
-	Queued   int // items waiting
-	InFlight int // leases out
-	Hosts    int // hosts known
-	Active   int // hosts with items queued or in flight
-	Ready    int // hosts with work that may be leased now
-	Waiting  int // hosts with work whose next allowed time is in the future
-	Parked   int // hosts with work waiting for their IP's cap
-	Backoff  int // hosts with a backoff above their base delay
-	Dropped  int // items discarded (budget, dead hosts, cancelled jobs), over all jobs and runs
+	Queued    int // items waiting
+	InFlight  int // leases out
+	Hosts     int // hosts known
+	Active    int // hosts with items queued or in flight
+	Ready     int // hosts with work that may be leased now
+	Waiting   int // hosts with work whose next allowed time is in the future
+	Parked    int // hosts with work waiting for their IP's cap
+	Backoff   int // hosts with a backoff above their base delay
+	Refilling int // hosts whose next window is being read from the store
+	Dropped   int // items discarded (budget, dead hosts, cancelled jobs), over all jobs and runs
 }
 
 // Stats returns a snapshot. It does not walk the hosts: the counts are
@@ -1123,14 +1225,19 @@ type Stats struct {
 func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.statsLocked()
+}
+
+func (f *Frontier) statsLocked() Stats {
 	s := Stats{
-		Queued:   f.queued,
-		InFlight: f.inFlight,
-		Hosts:    f.hosts.len(),
-		Active:   f.active,
-		Parked:   f.parkedN,
-		Backoff:  f.backingOff,
-		Dropped:  f.dropped,
+		Queued:    f.queued,
+		InFlight:  f.inFlight,
+		Hosts:     f.hosts.len(),
+		Active:    f.active,
+		Parked:    f.parkedN,
+		Backoff:   f.backingOff,
+		Refilling: f.refilling,
+		Dropped:   f.dropped,
 	}
 	due, dead := f.ready.due(f.clock.mono(f.opts.Now()))
 	s.Ready = due - dead
@@ -1138,10 +1245,10 @@ func (f *Frontier) Stats() Stats {
 	return s
 }
 
-// Done reports whether nothing is in flight and no host has work that
-// could ever be leased: the crawl is exhausted.
+// Done reports whether nothing is in flight, no window is being read and
+// no host has work that could ever be leased: the crawl is exhausted.
 func (f *Frontier) Done() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.inFlight == 0 && f.ready.Len() == 0 && len(f.ipParked) == 0
+	return f.inFlight == 0 && f.ready.Len() == 0 && len(f.ipParked) == 0 && f.refilling == 0
 }

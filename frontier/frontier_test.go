@@ -32,9 +32,42 @@ func item(host string, n int) Item {
 	return Item{URL: fmt.Sprintf("http://%s/p%d", host, n), Host: host}
 }
 
+// settle waits until no window is being read from the store.
+func settle(t testing.TB, f *Frontier) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.mu.Lock()
+		n := f.refilling + f.refillers
+		f.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("refills still pending after 10s: %+v", f.Stats())
+		}
+		select {
+		case <-f.Changed():
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// tryLease is Lease, waiting for the windows it has to read first.
+func tryLease(t testing.TB, f *Frontier) (*Lease, time.Duration) {
+	t.Helper()
+	for {
+		l, wait := f.Lease()
+		if l != nil || f.Stats().Refilling == 0 {
+			return l, wait
+		}
+		settle(t, f)
+	}
+}
+
 func mustLease(t *testing.T, f *Frontier) *Lease {
 	t.Helper()
-	l, wait := f.Lease()
+	l, wait := tryLease(t, f)
 	if l == nil {
 		t.Fatalf("Lease() = nil, wait %v; want a lease", wait)
 	}
@@ -43,7 +76,7 @@ func mustLease(t *testing.T, f *Frontier) *Lease {
 
 func noLease(t *testing.T, f *Frontier, wantWait time.Duration) {
 	t.Helper()
-	l, wait := f.Lease()
+	l, wait := tryLease(t, f)
 	if l != nil {
 		t.Fatalf("Lease() = %s, want none", l.Item.URL)
 	}
@@ -96,7 +129,7 @@ func TestGapRules(t *testing.T) {
 			}
 			for i, o := range tt.outcomes {
 				f.Add(nil, item("a.test", i))
-				l, wait := f.Lease()
+				l, wait := tryLease(t, f)
 				if l == nil {
 					c.advance(wait)
 					l = mustLease(t, f)
@@ -106,7 +139,7 @@ func TestGapRules(t *testing.T) {
 				}
 			}
 			f.Add(nil, item("a.test", 99))
-			if _, wait := f.Lease(); wait != tt.wantGap {
+			if _, wait := tryLease(t, f); wait != tt.wantGap {
 				t.Errorf("gap after %v = %v, want %v", tt.outcomes, wait, tt.wantGap)
 			}
 		})
@@ -141,7 +174,7 @@ func TestAdaptiveDelayCap(t *testing.T) {
 			}
 			for i, o := range tt.outcomes {
 				f.Add(nil, item("a.test", i))
-				l, wait := f.Lease()
+				l, wait := tryLease(t, f)
 				if l == nil {
 					c.advance(wait)
 					l = mustLease(t, f)
@@ -152,7 +185,7 @@ func TestAdaptiveDelayCap(t *testing.T) {
 				}
 			}
 			f.Add(nil, item("a.test", 99))
-			if _, wait := f.Lease(); wait != tt.wantGap {
+			if _, wait := tryLease(t, f); wait != tt.wantGap {
 				t.Errorf("gap after %v with MaxAdaptiveDelay %v = %v, want %v", tt.outcomes, tt.maxAdapt, wait, tt.wantGap)
 			}
 		})
@@ -253,7 +286,7 @@ func TestHostBudget(t *testing.T) {
 	}
 	got := 0
 	for range 20 {
-		l, wait := f.Lease()
+		l, wait := tryLease(t, f)
 		if l == nil {
 			if wait < 0 {
 				break
@@ -300,7 +333,7 @@ func TestPriorityIsBiasedButFair(t *testing.T) {
 	}
 	count := [3]int{}
 	for range 14 {
-		l, wait := f.Lease()
+		l, wait := tryLease(t, f)
 		if l == nil {
 			c.advance(wait)
 			l = mustLease(t, f)
@@ -323,7 +356,7 @@ func TestHostsInterleave(t *testing.T) {
 	}
 	var ls []*Lease
 	for {
-		l, _ := f.Lease()
+		l, _ := tryLease(t, f)
 		if l == nil {
 			break
 		}
@@ -336,7 +369,7 @@ func TestHostsInterleave(t *testing.T) {
 	for _, l := range ls {
 		f.Complete(l, Outcome{Status: 200}, nil)
 	}
-	if _, wait := f.Lease(); wait != time.Second {
+	if _, wait := tryLease(t, f); wait != time.Second {
 		t.Errorf("wait = %v, want 1s", wait)
 	}
 }
@@ -383,7 +416,7 @@ func TestSimulatedInvariants(t *testing.T) {
 		for step := 0; step < 20000 && !f.Done(); step++ {
 			switch rng.IntN(3) {
 			case 0, 1:
-				l, wait := f.Lease()
+				l, wait := tryLease(t, f)
 				if l == nil {
 					if wait > 0 {
 						// Never as far as a lease deadline: expiry is

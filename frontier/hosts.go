@@ -27,9 +27,12 @@ type hostState struct {
 	dead   bool
 	parked bool
 	active bool // counted in Frontier.active
-	name   nameRef
-	ip     int32 // index+1 into Frontier.ips; 0: not resolved yet
-	window int32 // index+1 into Frontier.windows; 0: no items held
+	// refilling: a window at refillLevel is being read (out of the heap).
+	refilling   bool
+	refillLevel uint8
+	name        nameRef
+	ip          int32 // index+1 into Frontier.ips; 0: not resolved yet
+	window      int32 // index+1 into Frontier.windows; 0: no items held
 
 	readSeq [maxLevels]uint64 // per level, the highest Seq read into the window
 	unread  [maxLevels]int32  // per level, items in the Store after readSeq

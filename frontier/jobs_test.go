@@ -23,15 +23,48 @@ func wantJob(t *testing.T, f *Frontier, id uint32, want JobStats) {
 // checkJobs compares every job's counters with what the store holds.
 func checkJobs(t *testing.T, f *Frontier, s *MemStore) {
 	t.Helper()
-	queued, held := s.Contents()
+	// Refillers write too (dead hosts' items): read the store under f.mu.
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	queued, held := s.Contents()
 	for id, j := range f.jobs {
 		if j.queued+j.inFlight != queued[id] || j.held != held[id] {
 			t.Fatalf("job %d: %d queued + %d in flight, %d held; store holds %d queued, %d held",
 				id, j.queued, j.inFlight, j.held, queued[id], held[id])
 		}
 	}
+	s.mu.Lock()
+	for name, levels := range s.queues {
+		h := f.hosts.find(name)
+		if h == nil || h.refilling {
+			continue
+		}
+		for l, q := range levels {
+			inStore := map[uint64]bool{}
+			for _, it := range q {
+				inStore[it.Seq] = true
+			}
+			seen := map[uint64]bool{}
+			for _, it := range f.win(h, l) {
+				if seen[it.Seq] || !inStore[it.Seq] || it.Seq > h.readSeq[l] {
+					s.mu.Unlock()
+					t.Fatalf("host %s level %d: window %v, readSeq %d, store %v", name, l, f.win(h, l), h.readSeq[l], q)
+				}
+				seen[it.Seq] = true
+			}
+			n := 0
+			for _, it := range q {
+				if it.Seq > h.readSeq[l] {
+					n++
+				}
+			}
+			if n != int(h.unread[l]) && !h.dead {
+				s.mu.Unlock()
+				t.Fatalf("host %s level %d: unread %d, store holds %d after readSeq %d (window %v)", name, l, h.unread[l], n, h.readSeq[l], f.win(h, l))
+			}
+		}
+	}
+	s.mu.Unlock()
 	for id, n := range queued {
 		if n > 0 && f.jobs[id] == nil {
 			t.Fatalf("store holds %d items of unknown job %d", n, id)
@@ -86,7 +119,7 @@ func TestPausedJobIsHeld(t *testing.T) {
 	checkJobs(t, f, s)
 	// a.test: p4 (queued before the resume), then p1 and p2 at the tail.
 	var got []string
-	for _, it := range drain(f, c) {
+	for _, it := range drain(t, f, c) {
 		if it.Host == "a.test" {
 			got = append(got, it.URL)
 		}
@@ -119,7 +152,7 @@ func TestCancelledJobIsDropped(t *testing.T) {
 	checkJobs(t, f, s)
 	<-must(f.Complete(l, Outcome{Status: 200}, nil, jobItem(1, "c.test", 1)))
 	c.advance(time.Second)
-	for _, it := range drain(f, c) {
+	for _, it := range drain(t, f, c) {
 		if it.Job == 1 {
 			t.Errorf("leased %+v of a cancelled job", it)
 		}
@@ -147,7 +180,7 @@ func TestDeadHostDrainsPerJob(t *testing.T) {
 	l := mustLease(t, f)
 	<-must(f.Complete(l, Outcome{Status: 503, Requeue: true, DropHost: true}, nil))
 	c.advance(time.Hour)
-	if l, _ := f.Lease(); l != nil {
+	if l, _ := tryLease(t, f); l != nil {
 		t.Fatalf("leased %s of a dead host", l.Item.URL)
 	}
 	for id := uint32(1); id <= 3; id++ {
@@ -178,13 +211,14 @@ func TestJobCountersSurviveRestart(t *testing.T) {
 	}
 	var ls []*Lease
 	for {
-		l, _ := f.Lease()
+		l, _ := tryLease(t, f)
 		if l == nil {
 			break
 		}
 		ls = append(ls, l)
 	}
 	<-must(f.Complete(ls[0], Outcome{Status: 200}, nil))
+	settle(t, f)
 	f = restart(t, s, c, o)
 	wantJob(t, f, 1, JobStats{Queued: 2})
 	wantJob(t, f, 2, JobStats{Held: 1})
@@ -224,6 +258,7 @@ func TestJobsRandom(t *testing.T) {
 			switch r := rng.IntN(40); {
 			case r == 0:
 				out = nil
+				settle(t, f)
 				f = restart(t, s, c, o)
 				for id, m := range modes {
 					if err := f.SetJobState(id, m); err != nil {
@@ -241,7 +276,7 @@ func TestJobsRandom(t *testing.T) {
 					t.Fatal(err)
 				}
 			case r < 20:
-				l, wait := f.Lease()
+				l, wait := tryLease(t, f)
 				if l == nil {
 					c.advance(max(0, min(wait, time.Second)))
 					continue

@@ -38,6 +38,7 @@ func TestRestoreReoffersLeasedAndKeepsClocks(t *testing.T) {
 	}
 	wantNext := nextAllowedOf(f, la.Item.Host)
 	// Crash with lb in flight.
+	settle(t, f)
 	f = restart(t, store, c, o)
 	if got := nextAllowedOf(f, la.Item.Host); !got.Equal(wantNext) {
 		t.Errorf("%s next allowed after restart = %v, want %v", la.Item.Host, got, wantNext)
@@ -46,7 +47,7 @@ func TestRestoreReoffersLeasedAndKeepsClocks(t *testing.T) {
 		t.Fatalf("after restart Stats = %+v, want 3 queued (a2, b1 re-offered, c1)", s)
 	}
 	got := map[string]bool{}
-	for _, it := range drain(f, c) {
+	for _, it := range drain(t, f, c) {
 		got[it.URL] = true
 	}
 	for _, u := range []string{"http://a.test/p2", "http://b.test/p1", "http://c.test/p1"} {
@@ -64,10 +65,10 @@ func TestRestoreReoffersLeasedAndKeepsClocks(t *testing.T) {
 
 // drain leases and completes everything f offers, moving the clock over
 // the gaps, and returns the items in lease order.
-func drain(f *Frontier, c *clock) []Item {
+func drain(t testing.TB, f *Frontier, c *clock) []Item {
 	var out []Item
 	for {
-		l, wait := f.Lease()
+		l, wait := tryLease(t, f)
 		if l == nil {
 			if wait < 0 {
 				return out
@@ -94,10 +95,10 @@ func TestRestoreKeepsDeadHostsAndBudget(t *testing.T) {
 	f := restart(t, store, c, o)
 	<-f.Add(nil, item("a.test", 1), item("a.test", 2), item("a.test", 3), item("b.test", 1), item("b.test", 2))
 	for range 2 {
-		l, wait := f.Lease()
+		l, wait := tryLease(t, f)
 		for l == nil {
 			c.advance(wait)
-			l, wait = f.Lease()
+			l, wait = tryLease(t, f)
 		}
 		o := Outcome{Status: 200}
 		if l.Item.Host == "b.test" {
@@ -105,9 +106,10 @@ func TestRestoreKeepsDeadHostsAndBudget(t *testing.T) {
 		}
 		<-must(f.Complete(l, o, nil))
 	}
+	settle(t, f)
 	f = restart(t, store, c, o)
 	leased := map[string]int{}
-	for _, it := range drain(f, c) {
+	for _, it := range drain(t, f, c) {
 		leased[it.Host]++
 	}
 	if leased["b.test"] != 0 {
@@ -144,9 +146,10 @@ func TestRandomCrashes(t *testing.T) {
 					inFlightAtCrash[l.Item.URL]++
 				}
 				out = nil
+				settle(t, f)
 				f = restart(t, store, c, o)
 			case r < 12:
-				l, wait := f.Lease()
+				l, wait := tryLease(t, f)
 				if l == nil {
 					c.advance(max(0, min(wait, time.Second)))
 					continue
@@ -199,6 +202,7 @@ func TestRestoreWaitsOneGap(t *testing.T) {
 	<-must(f.Complete(l, Outcome{Status: 200}, nil))
 	c.advance(time.Hour) // stored clock long past
 	mustLease(t, f)      // in flight at the crash
+	settle(t, f)
 	f = restart(t, store, c, o)
 	noLease(t, f, time.Second)
 }

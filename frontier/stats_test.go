@@ -7,10 +7,16 @@ import (
 	"time"
 )
 
-// recount computes Stats by walking every host, as Stats once did.
-func recount(f *Frontier) Stats {
+// statsAndRecount returns Stats and a recount by walking every host, as
+// Stats once did, both under one hold of the lock (refillers run).
+func statsAndRecount(f *Frontier) (got, want Stats) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.statsLocked(), recount(f)
+}
+
+// recount computes Stats by walking every host. f.mu is held.
+func recount(f *Frontier) Stats {
 	s := Stats{Hosts: f.hosts.len(), Dropped: f.dropped}
 	now := f.clock.mono(f.opts.Now())
 	f.hosts.each(func(h *hostState) {
@@ -22,6 +28,9 @@ func recount(f *Frontier) Stats {
 		}
 		if h.backoff > 0 {
 			s.Backoff++
+		}
+		if h.refilling {
+			s.Refilling++
 		}
 		if h.heapIdx >= 0 && !h.dead {
 			if h.nextAllowed > now {
@@ -62,13 +71,14 @@ func TestStatsMatchRecount(t *testing.T) {
 			switch r := rng.IntN(50); {
 			case r == 0:
 				out = nil
+				settle(t, f)
 				f = restart(t, s, c, o)
 			case r < 4:
 				f.Add(nil, add(1+rng.IntN(5))...)
 			case r < 6:
 				c.advance(time.Duration(rng.IntN(3000)) * time.Millisecond)
 			case r < 28:
-				l, wait := f.Lease()
+				l, wait := tryLease(t, f)
 				if l == nil {
 					c.advance(max(0, min(wait, 500*time.Millisecond)))
 					break
@@ -102,7 +112,7 @@ func TestStatsMatchRecount(t *testing.T) {
 				f.Complete(l, o, nil, more...)
 			}
 			checkHeap(t, f)
-			if got, want := f.Stats(), recount(f); got != want {
+			if got, want := statsAndRecount(f); got != want {
 				t.Fatalf("seed %d step %d: Stats() = %+v, recount %+v", seed, step, got, want)
 			}
 		}

@@ -26,12 +26,15 @@ import (
 // returns agree with the queues and held items it keeps.
 //
 // The frontier calls Write with its own lock held, in the order the
-// changes happen, and a Store must apply them in that order. Write must not
+// changes happen, and a Store must apply them in that order; Read and
+// ReadHeld run concurrently with Write. Write must not
 // wait for I/O; it returns a channel that yields the outcome (nil once the
 // change is durable) and is then closed.
 type Store interface {
 	// Read returns up to n items of host's queue at level whose Seq is
-	// greater than after, in Seq order, without removing them.
+	// greater than after, in Seq order, without removing them. The
+	// frontier calls it without its lock held, from its refillers, and it
+	// must see every change written before the call (Write's order).
 	Read(host string, level int, after uint64, n int) ([]Item, error)
 	// ReadHeld returns up to n held items of job (Change.Hold) that come
 	// after the item after in the store's order (nil: from the first), in

@@ -83,11 +83,15 @@ func TestRestartOnPebble(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]frontier.Item{}
-	for range 100 {
+	for range 1000 {
 		l, wait := f.Lease()
 		if l == nil {
-			if wait < 0 {
+			if f.Done() {
 				break
+			}
+			if wait < 0 { // windows being read
+				<-f.Changed()
+				continue
 			}
 			c.t = c.t.Add(wait)
 			continue
