@@ -449,7 +449,9 @@ func leasePhase(c Config, f *frontier.Frontier) (int, float64, error) {
 			for taken.Add(1) <= int64(c.Leases) {
 				l, d := f.Lease()
 				for l == nil {
-					if d < 0 && f.Stats().InFlight == 0 {
+					// Lease answers nil with no wait while a window refill
+					// is under way; only Done tells that nothing is left.
+					if d < 0 && f.Done() {
 						return // exhausted
 					}
 					select {
