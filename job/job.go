@@ -200,18 +200,19 @@ func (j *Job) Ended() <-chan struct{} { return j.ended }
 // ErrEnded is returned for a change asked of a job that has ended.
 var ErrEnded = errors.New("job has ended")
 
-// SetPaused pauses (true) or resumes (false) a job that has not ended.
-func (j *Job) SetPaused(paused bool) error {
+// SetPaused pauses (true) or resumes (false) a job that has not ended,
+// and returns the state it left.
+func (j *Job) SetPaused(paused bool) (was State, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.state.Ended() {
-		return fmt.Errorf("job %d: %w (%s)", j.ID, ErrEnded, j.reason)
+		return j.state, fmt.Errorf("job %d: %w (%s)", j.ID, ErrEnded, j.reason)
 	}
-	j.state = Running
+	was, j.state = j.state, Running
 	if paused {
 		j.state = Paused
 	}
-	return nil
+	return was, nil
 }
 
 // End moves the job to a final state with reason (and err, for Failed)

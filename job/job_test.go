@@ -75,8 +75,8 @@ func TestStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.SetPaused(true); err != nil {
-		t.Fatal(err)
+	if was, err := j.SetPaused(true); err != nil || was != Running {
+		t.Fatalf("SetPaused(true) = %s, %v; want running, nil", was, err)
 	}
 	if st, _ := j.State(); st != Paused {
 		t.Fatalf("after SetPaused(true): %s, want paused", st)
@@ -95,7 +95,7 @@ func TestStates(t *testing.T) {
 	default:
 		t.Error("Ended() not closed after End")
 	}
-	if err := j.SetPaused(false); !errors.Is(err, ErrEnded) {
+	if _, err := j.SetPaused(false); !errors.Is(err, ErrEnded) {
 		t.Errorf("SetPaused on an ended job = %v, want ErrEnded", err)
 	}
 }

@@ -27,6 +27,7 @@ type Stats struct {
 	errors      map[string]int64 // by class
 	status      map[string]int64 // "2xx", "3xx", ...
 	gaveUpHosts map[string]struct{}
+	gaveUpMore  int // hosts given up past maxGaveUpHosts
 }
 
 func (s *Stats) init() {
@@ -37,6 +38,14 @@ func (s *Stats) init() {
 
 // Start marks the beginning of this run of the job (rates count from it).
 func (s *Stats) Start(t time.Time) { s.start.Store(t.UnixNano()) }
+
+// Started is when this run of the job began (zero before Start).
+func (s *Stats) Started() time.Time {
+	if ns := s.start.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
 
 // AddError counts a failure of class ("" counts as "other").
 func (s *Stats) AddError(class string) {
@@ -66,9 +75,17 @@ func (s *Stats) GaveUp(host string) bool {
 	if _, ok := s.gaveUpHosts[host]; ok {
 		return false
 	}
-	s.gaveUpHosts[host] = struct{}{}
+	if len(s.gaveUpHosts) < maxGaveUpHosts {
+		s.gaveUpHosts[host] = struct{}{}
+	} else {
+		s.gaveUpMore++
+	}
 	return true
 }
+
+// maxGaveUpHosts bounds the hosts a job remembers giving up; past it they
+// are counted, and may be counted again.
+const maxGaveUpHosts = 100_000
 
 // Progress is a snapshot of a job, as `trawl crawl` prints it and
 // summary.json and the API carry it.
@@ -134,7 +151,7 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 	for k, v := range s.status {
 		p.Status[k] = v
 	}
-	p.RobotsGaveUpOn = len(s.gaveUpHosts)
+	p.RobotsGaveUpOn = len(s.gaveUpHosts) + s.gaveUpMore
 	s.mu.Unlock()
 	return p
 }

@@ -31,7 +31,9 @@ func (n *Node) loadJobs() error {
 		}
 		n.jobs[j.ID] = j
 		n.nextJob = max(n.nextJob, j.ID+1)
-		n.frontier.SetJobState(j.ID, frontierState(j))
+		if err := n.frontier.SetJobState(j.ID, frontierState(j)); err != nil {
+			return fmt.Errorf("node: load jobs: %w", err)
+		}
 		if st, _ := j.State(); st == job.Running {
 			n.running.Add(1)
 		}
@@ -71,6 +73,7 @@ func (n *Node) keep(j *job.Job) error {
 // the node already holds a job of that name, that job is revived instead
 // (running again with spec's limits; its seeds queued again if new to it):
 // this is how `trawl crawl` on the same data directory resumes its crawl.
+// A job whose seeds cannot be queued fails (and Submit says why).
 func (n *Node) Submit(spec job.Spec) (*job.Job, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -78,6 +81,7 @@ func (n *Node) Submit(spec job.Spec) (*job.Job, error) {
 	if n.failed() {
 		return nil, n.Err()
 	}
+	n.jobMu.Lock()
 	n.mu.Lock()
 	var old *job.Job
 	if spec.Name != "" {
@@ -97,11 +101,25 @@ func (n *Node) Submit(spec job.Spec) (*job.Job, error) {
 	j, err := job.New(id, spec, created)
 	if err != nil {
 		n.mu.Unlock()
+		n.jobMu.Unlock()
 		return nil, err
 	}
 	n.jobs[id] = j
 	n.submitting[id] = true // not done before its seeds are queued
 	n.mu.Unlock()
+	if old != nil {
+		if was, ok := old.End(job.Finished, job.ReasonSignal, nil); ok && was == job.Running {
+			n.running.Add(-1) // replaced by j below
+		}
+	}
+	n.running.Add(1)
+	j.Stats.Start(n.opts.Now())
+	err = n.keep(j)
+	if err == nil {
+		// Active, and (if revived) the items it held put back.
+		err = n.frontier.SetJobState(id, frontier.JobActive)
+	}
+	n.jobMu.Unlock()
 	defer func() {
 		n.mu.Lock()
 		delete(n.submitting, id)
@@ -109,89 +127,99 @@ func (n *Node) Submit(spec job.Spec) (*job.Job, error) {
 		n.checkDone(j)
 		n.poke()
 	}()
-	if old != nil {
-		if was, ok := old.End(job.Finished, job.ReasonSignal, nil); ok && was == job.Running {
-			n.running.Add(-1) // replaced by j below
-		}
+	if err == nil {
+		err = n.queueSeeds(j)
 	}
-	if err := n.keep(j); err != nil {
+	if err != nil {
+		err = fmt.Errorf("node: job %d: %w", id, err)
+		n.end(j, job.Failed, job.ReasonError, err)
 		return nil, err
 	}
-	n.running.Add(1)
-	j.Stats.Start(n.opts.Now())
-	n.frontier.SetJobState(id, frontier.JobActive)
-	if old != nil {
-		if err := n.frontier.ResumeJob(id); err != nil {
-			return nil, fmt.Errorf("node: revive job %d: %w", id, err)
-		}
-	}
+	return j, nil
+}
+
+// queueSeeds passes j's seeds through its seen gate and queues the new ones.
+func (n *Node) queueSeeds(j *job.Job) error {
 	cands := make([]candidate, len(j.Seeds))
 	for i, u := range j.Seeds {
 		cands[i] = candidate{u: u}
 	}
 	b := n.db.NewBatch()
 	items, err := n.admit(b, j, cands, false)
-	if err == nil {
-		err = <-n.frontier.Add(b, items...)
-	} else {
-		b.Close()
-	}
 	if err != nil {
-		return nil, fmt.Errorf("node: job %d: queue seeds: %w", id, err)
+		b.Close()
+		return fmt.Errorf("queue seeds: %w", err)
+	}
+	if err := <-n.frontier.Add(b, items...); err != nil {
+		return fmt.Errorf("queue seeds: %w", err)
 	}
 	j.Stats.Discovered.Add(int64(len(items)))
+	return nil
+}
+
+// lookup returns the job with id, or an error wrapping ErrNoJob.
+func (n *Node) lookup(id job.ID) (*job.Job, error) {
+	j := n.Job(id)
+	if j == nil {
+		return nil, fmt.Errorf("%w: %d", ErrNoJob, id)
+	}
 	return j, nil
 }
 
 // Pause stops leasing job id's URLs; they are set aside as they come up
-// and put back by Resume. Fetches in flight finish.
+// and put back by Resume. Fetches in flight finish. Pausing a paused job
+// does nothing; an ended job cannot be paused.
 func (n *Node) Pause(id job.ID) error {
-	j := n.Job(id)
-	if j == nil {
-		return fmt.Errorf("%w: %d", ErrNoJob, id)
+	j, err := n.lookup(id)
+	if err != nil {
+		return err
 	}
-	if st, _ := j.State(); st == job.Paused {
-		return nil
-	}
-	if err := j.SetPaused(true); err != nil {
+	n.jobMu.Lock()
+	defer n.jobMu.Unlock()
+	was, err := j.SetPaused(true)
+	if err != nil || was == job.Paused {
 		return err
 	}
 	n.running.Add(-1)
-	n.frontier.SetJobState(id, frontier.JobPaused)
+	if err := n.frontier.SetJobState(id, frontier.JobPaused); err != nil {
+		return fmt.Errorf("node: pause job %d: %w", id, err)
+	}
 	return n.keep(j)
 }
 
-// Resume runs a paused job again.
+// Resume runs a paused job again: the URLs it set aside go back to the
+// tails of their hosts' queues.
 func (n *Node) Resume(id job.ID) error {
-	j := n.Job(id)
-	if j == nil {
-		return fmt.Errorf("%w: %d", ErrNoJob, id)
+	j, err := n.lookup(id)
+	if err != nil {
+		return err
 	}
-	if st, _ := j.State(); st == job.Running {
-		return nil
-	}
-	if err := j.SetPaused(false); err != nil {
+	n.jobMu.Lock()
+	defer n.jobMu.Unlock()
+	was, err := j.SetPaused(false)
+	if err != nil || was == job.Running {
 		return err
 	}
 	n.running.Add(1)
-	if err := n.keep(j); err != nil {
-		return err
-	}
-	n.frontier.SetJobState(id, frontier.JobActive)
-	if err := n.frontier.ResumeJob(id); err != nil {
+	if err := n.frontier.SetJobState(id, frontier.JobActive); err != nil {
+		// Paused again, so that another Resume tries once more.
+		j.SetPaused(true)
+		n.running.Add(-1)
 		return fmt.Errorf("node: resume job %d: %w", id, err)
 	}
 	n.poke()
-	return nil
+	return n.keep(j)
 }
 
-// Cancel ends job id: its queued URLs are dropped as they come up, and
-// fetches in flight finish.
+// Cancel ends job id: its queued URLs are dropped, and fetches in flight
+// finish. Cancelling an ended job does nothing.
 func (n *Node) Cancel(id job.ID) error {
-	j := n.Job(id)
-	if j == nil {
-		return fmt.Errorf("%w: %d", ErrNoJob, id)
+	j, err := n.lookup(id)
+	if err != nil {
+		return err
 	}
+	n.jobMu.Lock()
+	defer n.jobMu.Unlock()
 	was, ok := j.End(job.Cancelled, job.ReasonCancelled, nil)
 	if !ok {
 		return nil
@@ -199,12 +227,12 @@ func (n *Node) Cancel(id job.ID) error {
 	if was == job.Running {
 		n.running.Add(-1)
 	}
-	n.frontier.SetJobState(id, frontier.JobCancelled)
+	ferr := n.frontier.SetJobState(id, frontier.JobCancelled)
 	n.poke()
-	return n.keep(j)
+	return errors.Join(ferr, n.keep(j))
 }
 
-// checkDone ends j once nothing of it is queued or in flight.
+// checkDone ends j once nothing of it is queued, held or in flight.
 func (n *Node) checkDone(j *job.Job) {
 	if st, _ := j.State(); st != job.Running {
 		return
@@ -222,8 +250,12 @@ func (n *Node) checkDone(j *job.Job) {
 	n.end(j, job.Finished, job.ReasonExhausted, nil)
 }
 
-// end moves a running job to a final state and keeps it.
+// end moves a job that has not ended to a final state and keeps it.
+// Anything still queued for a job that reached a limit or failed is set
+// aside, so that it can be revived by name.
 func (n *Node) end(j *job.Job, s job.State, reason string, err error) {
+	n.jobMu.Lock()
+	defer n.jobMu.Unlock()
 	was, ok := j.End(s, reason, err)
 	if !ok {
 		return
@@ -231,12 +263,14 @@ func (n *Node) end(j *job.Job, s job.State, reason string, err error) {
 	if was == job.Running {
 		n.running.Add(-1)
 	}
-	if s != job.Cancelled {
-		// Anything still queued (a limit was reached) is set aside, so
-		// that the job can be revived by name.
-		n.frontier.SetJobState(j.ID, frontier.JobPaused)
+	mode := frontier.JobPaused
+	if s == job.Cancelled {
+		mode = frontier.JobCancelled
 	}
-	if kerr := n.keep(j); kerr != nil {
+	if ferr := n.frontier.SetJobState(j.ID, mode); ferr != nil {
+		n.opts.Logger.Warn("set aside an ended job's URLs", "job", j.ID, "err", ferr)
+	}
+	if kerr := n.keep(j); kerr != nil && !n.failed() {
 		n.fail(kerr)
 	}
 	n.opts.Logger.Info("job ended", "job", j.ID, "name", j.Spec.Name, "state", s, "reason", reason)

@@ -25,8 +25,10 @@
 // durable. A power cut can archive a page twice, never record as done a
 // page whose WARC bytes were lost.
 //
-// Lock order: Node.mu is never held while calling into the frontier, the
-// keeper, the seen gate, the store or a job (each has its own lock).
+// Lock order: Node.jobMu (jobs' state changes) is taken before Node.mu,
+// a job's lock or the frontier's; Node.mu is never held while calling into
+// the frontier, the keeper, the seen gate, the store or a job (each has its
+// own lock).
 package node
 
 import (
@@ -48,6 +50,10 @@ import (
 	"github.com/trawl-crawler/trawl/urlseen"
 	"github.com/trawl-crawler/trawl/warc"
 )
+
+// jobCheckEvery is how often a busy dispatcher sees whether jobs whose
+// last URLs left without a lease are done.
+const jobCheckEvery = 250 * time.Millisecond
 
 // levels is the number of the frontier's priority levels: seeds, their
 // links, the rest (job.Job.Level shifts a job's URLs by its priority).
@@ -76,6 +82,11 @@ type Node struct {
 	cancelFetches context.CancelFunc
 	started       bool
 	drained       chan struct{} // closed when dispatcher and workers are done
+
+	// jobMu serialises the jobs' state changes (Submit, Pause, Resume,
+	// Cancel, a job's end) with what they tell the frontier and the
+	// store. Lock order: jobMu, then mu, a job's own lock, the frontier's.
+	jobMu sync.Mutex
 
 	mu         sync.Mutex
 	jobs       map[job.ID]*job.Job
@@ -148,8 +159,8 @@ func Open(opts Options) (*Node, error) {
 		// Crawl-delay) is left alone for the longest gap it could have
 		// asked for.
 		LostAnswerWait: min(opts.MaxDelay, robots.MaxCrawlDelay),
-		Now:       opts.Now,
-		Logger:    opts.Logger,
+		Now:            opts.Now,
+		Logger:         opts.Logger,
 	}
 	if err := errors.Join(fetchOpts.Validate(), stateOpts.Validate(), warcOpts.Validate(), keeperOpts.Validate()); err != nil {
 		return nil, err
@@ -239,6 +250,7 @@ func (n *Node) run() {
 func (n *Node) dispatch(work chan<- *frontier.Lease, slots chan struct{}) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var checked time.Time
 	for {
 		// Take a worker slot first, so that a lease is only made when a
 		// worker can start on it.
@@ -253,13 +265,18 @@ func (n *Node) dispatch(work chan<- *frontier.Lease, slots chan struct{}) {
 				<-n.stop // a failed node only waits to be closed
 				return
 			}
+			// Items leave the frontier without a lease too (dropped,
+			// held): see which jobs are done, when idle and every so
+			// often while busy.
+			if now := n.opts.Now(); now.Sub(checked) >= jobCheckEvery {
+				checked = now
+				n.checkJobs()
+			}
 			l, wait := n.frontier.Lease()
 			if l != nil {
 				work <- l
 				break
 			}
-			// Idle: items may have left the frontier without a lease
-			// (dropped, held), so see which jobs are done.
 			n.checkJobs()
 			if wait < 0 {
 				wait = time.Hour

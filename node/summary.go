@@ -61,6 +61,9 @@ func (n *Node) WriteSummary(s *Summary) error {
 	f, err := n.opts.FS.Create(tmp, vfs.WriteCategoryUnspecified)
 	if err == nil {
 		_, err = f.Write(append(b, '\n'))
+		if err == nil {
+			err = f.Sync()
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

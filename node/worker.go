@@ -118,9 +118,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	}
 	if v.Loaded {
 		// Kept by an earlier run: the frontier may not know its Crawl-delay.
-		if d, ok := v.Policy.CrawlDelay(n.agent); ok {
-			n.frontier.SetCrawlDelay(l.Item.Host, d)
-		}
+		n.setCrawlDelay(l.Item.Host, v.Policy)
 	}
 	if !v.Policy.Allowed(n.agent, u) {
 		j.Stats.RobotsDisallowed.Add(1)
@@ -133,22 +131,33 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	n.fetchPage(ctx, l, j, u)
 }
 
+// setCrawlDelay tells the frontier host's Crawl-delay under p: none (0)
+// if p has none, so that a robots.txt that dropped its Crawl-delay lowers
+// the gap again.
+func (n *Node) setCrawlDelay(host string, p *robots.Policy) {
+	d, _ := p.CrawlDelay(n.agent)
+	n.frontier.SetCrawlDelay(host, d)
+}
+
 // startPage counts a page against j's MaxPages; once it is reached the
-// job stops and the lease goes back.
+// job stops (its URLs set aside first) and the lease goes back.
 func (n *Node) startPage(l *frontier.Lease, j *job.Job) bool {
 	c := j.Stats.PagesStarted.Add(1)
 	if j.Spec.MaxPages == 0 || c <= int64(j.Spec.MaxPages) {
 		return true
 	}
-	n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
 	n.end(j, job.Finished, job.ReasonMaxPages, nil)
+	n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
 	return false
 }
 
 // giveUp drops l's URL for job j if j gives up on hosts whose robots.txt
 // stays unavailable and this host's outage has lasted that long.
 func (n *Node) giveUp(l *frontier.Lease, j *job.Job, v robots.Verdict) bool {
-	if j.Spec.RobotsGiveUp <= 0 || v.OutageSince.IsZero() || n.opts.Now().Sub(v.OutageSince) < j.Spec.RobotsGiveUp {
+	if j.Spec.RobotsGiveUp <= 0 || v.OutageSince.IsZero() {
+		return false
+	}
+	if n.opts.Now().Sub(n.outageStart(j, v.OutageSince)) < j.Spec.RobotsGiveUp {
 		return false
 	}
 	if j.Stats.GaveUp(l.Item.Host) {
@@ -158,11 +167,22 @@ func (n *Node) giveUp(l *frontier.Lease, j *job.Job, v robots.Verdict) bool {
 	return true
 }
 
+// outageStart is when job j began to wait for a robots.txt unreachable
+// since outageSince: an outage older than this run of the job (kept by an
+// earlier run) counts from the run's start, so that a resumed job tries
+// the host again before giving it up.
+func (n *Node) outageStart(j *job.Job, outageSince time.Time) time.Time {
+	if s := j.Stats.Started(); s.After(outageSince) {
+		return s
+	}
+	return outageSince
+}
+
 // retryAt is when a host whose robots.txt is not settled is asked again
 // for job j: the keeper's retry time, or j's give-up time if sooner.
 func (n *Node) retryAt(j *job.Job, until, outageSince time.Time) time.Time {
 	if j.Spec.RobotsGiveUp > 0 && !outageSince.IsZero() {
-		if g := outageSince.Add(j.Spec.RobotsGiveUp); g.Before(until) {
+		if g := n.outageStart(j, outageSince).Add(j.Spec.RobotsGiveUp); g.Before(until) {
 			return g
 		}
 	}
@@ -218,9 +238,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 		o.Failed = true // back the host off
 		o.NotBefore = n.retryAt(j, res.RetryAt, res.OutageSince)
 	case res.Policy != nil:
-		if d, ok := res.Policy.CrawlDelay(n.agent); ok {
-			n.frontier.SetCrawlDelay(host, d)
-		}
+		n.setCrawlDelay(host, res.Policy)
 	}
 	n.completeWith(l, j, o, b, nil)
 }
