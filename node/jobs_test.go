@@ -79,6 +79,7 @@ func TestTwoJobsShareHostsAndPages(t *testing.T) {
 
 	rep := h.analyze(0.99)
 	if p := rep.Problems(); len(p) > 0 {
+		explainMissing(t, h.srv, rep)
 		t.Fatalf("the web's log shows %d problems:\n%s\n%s", len(p), strings.Join(p, "\n"), rep)
 	}
 	log := h.srv.Log()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,6 +92,31 @@ func (h *harness) run(t *testing.T, ctx context.Context) *Summary {
 	return sum
 }
 
+// explainMissing logs every request the web saw for the hosts of the first
+// URLs rep found missing, so a coverage failure shows what the crawl did
+// on those hosts (robots.txt answers, gaps, retries).
+func explainMissing(t *testing.T, srv *testweb.Server, rep *testweb.Report) {
+	t.Helper()
+	hosts := map[string]bool{}
+	for _, m := range rep.Missing {
+		if u, err := url.Parse(m); err == nil && len(hosts) < 3 {
+			hosts[u.Hostname()] = true
+		}
+	}
+	if len(hosts) == 0 {
+		return
+	}
+	var start time.Time
+	for _, r := range srv.Log() {
+		if start.IsZero() {
+			start = r.Start
+		}
+		if hosts[r.Host] {
+			t.Logf("  +%v %s %s%s -> %d", r.Start.Sub(start).Round(time.Millisecond), r.Method, r.Host, r.Path, r.Status)
+		}
+	}
+}
+
 func (h *harness) analyze(minCoverage float64) *testweb.Report {
 	return testweb.Analyze(h.srv.Web(), h.srv.Log(), testweb.AnalyzeOptions{
 		Seeds:            h.spec.Seeds,
@@ -112,6 +138,7 @@ func TestCrawlIsPoliteAndComplete(t *testing.T) {
 	sum := h.run(t, context.Background())
 	rep := h.analyze(0.99)
 	if p := rep.Problems(); len(p) > 0 {
+		explainMissing(t, h.srv, rep)
 		t.Fatalf("the web's log shows %d problems:\n%s\n%s", len(p), strings.Join(p, "\n"), rep)
 	}
 	if sum.StopReason != job.ReasonExhausted {

@@ -110,7 +110,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	}
 	switch v.Action {
 	case robots.Wait:
-		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: n.retryAt(j, v.Until, v.OutageSince)})
+		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: n.retryAt(j, v.Until, v.Attempts, v.OutageSince)})
 		return
 	case robots.Fetch:
 		n.fetchRobots(ctx, l, j, origin, v)
@@ -151,10 +151,17 @@ func (n *Node) startPage(l *frontier.Lease, j *job.Job) bool {
 	return false
 }
 
+// robotsGiveUpAttempts is how many unreachable robots.txt answers a job
+// waits for before it may give a host up, however long they took: a host
+// whose robots.txt fails once is always asked again, even when a slow
+// answer grew its gap past the job's RobotsGiveUp.
+const robotsGiveUpAttempts = 2
+
 // giveUp drops l's URL for job j if j gives up on hosts whose robots.txt
-// stays unavailable and this host's outage has lasted that long.
+// stays unavailable, this host's robots.txt has failed at least
+// robotsGiveUpAttempts times and its outage has lasted RobotsGiveUp.
 func (n *Node) giveUp(l *frontier.Lease, j *job.Job, v robots.Verdict) bool {
-	if j.Spec.RobotsGiveUp <= 0 || v.OutageSince.IsZero() {
+	if !n.mayGiveUp(j, v.Attempts, v.OutageSince) {
 		return false
 	}
 	if n.opts.Now().Sub(n.outageStart(j, v.OutageSince)) < j.Spec.RobotsGiveUp {
@@ -169,8 +176,8 @@ func (n *Node) giveUp(l *frontier.Lease, j *job.Job, v robots.Verdict) bool {
 
 // outageStart is when job j began to wait for a robots.txt unreachable
 // since outageSince: an outage older than this run of the job (kept by an
-// earlier run) counts from the run's start, so that a resumed job tries
-// the host again before giving it up.
+// earlier run) counts from the run's start, so that a resumed job waits
+// its full RobotsGiveUp for the host again before giving it up.
 func (n *Node) outageStart(j *job.Job, outageSince time.Time) time.Time {
 	if s := j.Stats.Started(); s.After(outageSince) {
 		return s
@@ -178,10 +185,17 @@ func (n *Node) outageStart(j *job.Job, outageSince time.Time) time.Time {
 	return outageSince
 }
 
+// mayGiveUp reports whether job j may give up a host whose robots.txt
+// has failed attempts times in a row since outageSince.
+func (n *Node) mayGiveUp(j *job.Job, attempts int, outageSince time.Time) bool {
+	return j.Spec.RobotsGiveUp > 0 && !outageSince.IsZero() && attempts >= robotsGiveUpAttempts
+}
+
 // retryAt is when a host whose robots.txt is not settled is asked again
-// for job j: the keeper's retry time, or j's give-up time if sooner.
-func (n *Node) retryAt(j *job.Job, until, outageSince time.Time) time.Time {
-	if j.Spec.RobotsGiveUp > 0 && !outageSince.IsZero() {
+// for job j: the keeper's retry time, or j's give-up time if sooner and
+// j may give the host up by then.
+func (n *Node) retryAt(j *job.Job, until time.Time, attempts int, outageSince time.Time) time.Time {
+	if n.mayGiveUp(j, attempts, outageSince) {
 		if g := n.outageStart(j, outageSince).Add(j.Spec.RobotsGiveUp); g.Before(until) {
 			return g
 		}
@@ -216,6 +230,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 			return
 		}
 		o.Status, o.ResponseTime = resp.Status, resp.Duration
+		o.RetryAfter = retryAfter(resp.Header, resp.Start)
 		ans.Status, ans.Body, ans.Location = resp.Status, resp.Decoded, resp.Location
 		if resp.Truncated != "" && resp.Truncated != "length" {
 			ans.Err = fmt.Errorf("node: robots.txt %s: body cut off (%s)", v.URL, resp.Truncated)
@@ -236,7 +251,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 	case res.Unavailable:
 		j.Stats.AddError("robots-unavailable")
 		o.Failed = true // back the host off
-		o.NotBefore = n.retryAt(j, res.RetryAt, res.OutageSince)
+		o.NotBefore = n.retryAt(j, res.RetryAt, res.Attempts, res.OutageSince)
 	case res.Policy != nil:
 		n.setCrawlDelay(host, res.Policy)
 	}
