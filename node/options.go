@@ -58,6 +58,8 @@ type Options struct {
 	// MaxAdaptiveDelay caps the adaptive term of the gap, ten times the
 	// host's last response time, so that one slow-drip response cannot
 	// park a host for minutes. Default 30s (Heritrix's default max delay).
+	// Unlike frontier.Options, a node refuses a negative value (no cap):
+	// a slow-drip server must never park a host for ever.
 	MaxAdaptiveDelay time.Duration
 	// HostBudget is the most pages fetched from one host. Default 10000.
 	HostBudget int
