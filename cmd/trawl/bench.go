@@ -75,7 +75,12 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	bigPages := fs.Int("big-pages", 0, "pages of each big host (0: the default)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the crawl to this file")
+	giveUp := fs.Duration("robots-give-up", 4*time.Second, "give up a host whose robots.txt stays unavailable this long (the web has some that answer 500 for ever; 0: never, and the crawl never ends)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *giveUp < 0 {
+		fmt.Fprintf(stderr, "trawl bench: --robots-give-up %v is negative\n", *giveUp)
 		return 2
 	}
 	exe, err := os.Executable()
@@ -136,7 +141,7 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1
 	}
-	j, err := n.Submit(job.Spec{Seeds: seeds, Domains: []string{"trawl.test"}, MaxDepth: 20})
+	j, err := n.Submit(job.Spec{Seeds: seeds, Domains: []string{"trawl.test"}, MaxDepth: 20, RobotsGiveUp: *giveUp})
 	if err != nil {
 		n.Close()
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// TestBenchCrawlEnds runs `trawl bench crawl` as a user does, on a small
+// web whose 13th host (the tenth small one) answers robots.txt with 500 for
+// ever: the crawl must give that host up and end (with --robots-give-up 0
+// it would not), and report figures taken from a web served by its own
+// process.
+func TestBenchCrawlEnds(t *testing.T) {
+	t.Parallel()
+	bin := buildTrawl(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "bench", "crawl", "--hosts", "14", "--concurrency", "16",
+		"--robots-give-up", "2s", "--json")
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		t.Fatalf("bench crawl did not end within 3 minutes (a host it never gave up?)")
+	}
+	if err != nil {
+		t.Fatalf("bench crawl: %v\n%s", err, out)
+	}
+	var r benchResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("bench crawl --json: %v\n%s", err, out)
+	}
+	if r.StopReason != "exhausted" {
+		t.Errorf("stop_reason = %q, want exhausted", r.StopReason)
+	}
+	if r.Hosts != 14 || r.Pages < 20 || r.Requests < r.Pages {
+		t.Errorf("hosts %d, pages %d, requests %d: want 14 hosts, at least 20 pages, requests >= pages", r.Hosts, r.Pages, r.Requests)
+	}
+	if r.CPUMsPerPage <= 0 || r.CPUSeconds <= 0 || !r.ServerProcess || r.ServerCPUSec <= 0 {
+		t.Errorf("figures missing: cpu_ms_per_page %v, cpu_s %v, server process %v, server cpu %v",
+			r.CPUMsPerPage, r.CPUSeconds, r.ServerProcess, r.ServerCPUSec)
+	}
+}
