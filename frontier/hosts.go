@@ -6,7 +6,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/trawl-crawler/trawl/partition"
+	"github.com/trawl-crawler/trawl/internal/partition"
 )
 
 // A crawl knows millions of hosts, and the garbage collector would visit

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/job"
-	"github.com/trawl-crawler/trawl/store"
 )
 
 // ErrNoJob is returned for a job ID the node does not know.

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/testweb"
 	"github.com/trawl-crawler/trawl/job"
-	"github.com/trawl-crawler/trawl/store"
-	"github.com/trawl-crawler/trawl/testweb"
 	"github.com/trawl-crawler/trawl/urlnorm"
 )
 

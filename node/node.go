@@ -43,11 +43,11 @@ import (
 
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/frontierdb"
+	"github.com/trawl-crawler/trawl/internal/frontierdb"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/urlseen"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/robots"
-	"github.com/trawl-crawler/trawl/store"
-	"github.com/trawl-crawler/trawl/urlseen"
 	"github.com/trawl-crawler/trawl/warc"
 )
 

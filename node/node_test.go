@@ -14,9 +14,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/trawl-crawler/trawl/internal/testweb"
 	"github.com/trawl-crawler/trawl/internal/warccheck"
 	"github.com/trawl-crawler/trawl/job"
-	"github.com/trawl-crawler/trawl/testweb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -11,10 +11,10 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/urlstate"
 	"github.com/trawl-crawler/trawl/internal/warccheck"
-	"github.com/trawl-crawler/trawl/store"
-	"github.com/trawl-crawler/trawl/testweb"
-	"github.com/trawl-crawler/trawl/urlstate"
 )
 
 // TestPowerCut puts a node's store and WARC files on one crash-simulating

@@ -8,9 +8,9 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/frontierdb"
-	"github.com/trawl-crawler/trawl/store"
-	"github.com/trawl-crawler/trawl/urlseen"
+	"github.com/trawl-crawler/trawl/internal/frontierdb"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/urlseen"
 )
 
 // State is a node's durable crawl state: the store and the parts that

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/urlstate"
 	"github.com/trawl-crawler/trawl/job"
-	"github.com/trawl-crawler/trawl/store"
-	"github.com/trawl-crawler/trawl/testweb"
-	"github.com/trawl-crawler/trawl/urlstate"
 )
 
 // storedURLs reads every 'u' value of a finished crawl's store, by URL.

@@ -13,14 +13,14 @@ import (
 
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/urlstate"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/links"
 	"github.com/trawl-crawler/trawl/robots"
 	"github.com/trawl-crawler/trawl/scope"
 	"github.com/trawl-crawler/trawl/simhash"
-	"github.com/trawl-crawler/trawl/store"
 	"github.com/trawl-crawler/trawl/urlnorm"
-	"github.com/trawl-crawler/trawl/urlstate"
 	"github.com/trawl-crawler/trawl/warc"
 )
 

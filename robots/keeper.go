@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/internal/store"
 )
 
 // Defaults and limits of KeeperOptions.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/robots"
-	"github.com/trawl-crawler/trawl/store"
 )
 
 // A crawler asks the keeper before each fetch, fetches robots.txt when

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/internal/store"
 )
 
 // clock is a fake clock for the keeper.

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/internal/testweb"
 	"github.com/trawl-crawler/trawl/internal/warccheck"
-	"github.com/trawl-crawler/trawl/testweb"
 	"github.com/trawl-crawler/trawl/warc"
 )
 

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trawl-crawler/trawl/testweb"
+	"github.com/trawl-crawler/trawl/internal/testweb"
 )
 
 func init() {

@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/urlseen"
 	"github.com/trawl-crawler/trawl/node"
-	"github.com/trawl-crawler/trawl/urlseen"
 )
 
 // Result is one run's measurements; `trawl bench frontier --json` prints

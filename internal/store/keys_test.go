@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/trawl-crawler/trawl/partition"
+	"github.com/trawl-crawler/trawl/internal/partition"
 )
 
 func TestKeyEncoding(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/trawl-crawler/trawl/partition"
+	"github.com/trawl-crawler/trawl/internal/partition"
 )
 
 // FormatVersion is the version of the on-disk format: the key layout drawn

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/urlnorm"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/internal/store"
 )
 
 // TestCrashKeepsAPrefix crashes the store (only synced writes survive)

@@ -25,7 +25,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/internal/store"
 )
 
 // Options configures a Store. A zero field takes the default named.

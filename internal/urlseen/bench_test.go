@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/internal/store"
 )
 
 const benchBatch = 100

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/internal/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/store"
-	"github.com/trawl-crawler/trawl/urlseen"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/urlseen"
 )
 
 // benchInflight is how many changes a benchmark leaves uncommitted before

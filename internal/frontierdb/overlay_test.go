@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/internal/store"
 )
 
 // TestReadSeesEveryPut leases and completes while other goroutines keep

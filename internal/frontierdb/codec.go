@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/store"
+	"github.com/trawl-crawler/trawl/internal/store"
 )
 
 // Value encodings. Part of the on-disk format (store.FormatVersion).
