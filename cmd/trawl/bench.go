@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trawl-crawler/trawl/internal/cpustages"
+	"github.com/trawl-crawler/trawl/internal/procstat"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 )
@@ -59,6 +62,15 @@ type benchResult struct {
 	BulkCPUsBusy    float64 `json:"bulk_cpus_busy"`
 	ServerCPUSec    float64 `json:"server_cpu_s"`
 	ServerProcess   bool    `json:"server_in_own_process"`
+	// FetchedBytes is the payload fetched (after content decoding);
+	// WARCBytes the size of the WARC files written (gzipped).
+	FetchedBytes int64 `json:"fetched_bytes"`
+	WARCBytes    int64 `json:"warc_bytes"`
+	RSSPeakBytes int64 `json:"rss_peak_bytes"` // VmHWM of the crawler process
+	// StageCPUMsPerPage splits CPUMsPerPage by stage (package cpustages),
+	// from a CPU profile of the crawl: sampled, so it adds up to a little
+	// less than the rusage figure.
+	StageCPUMsPerPage map[string]float64 `json:"stage_cpu_ms_per_page"`
 }
 
 // benchCrawl serves the synthetic web from a child process (so that the
@@ -148,19 +160,19 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	pages := func() int64 { return j.Stats.Pages.Load() }
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			fmt.Fprintf(stderr, "trawl bench: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "trawl bench: %v\n", err)
-			return 1
-		}
-		defer pprof.StopCPUProfile()
+	// The crawl is always profiled, for the per-stage breakdown;
+	// --cpuprofile keeps the profile.
+	var prof bytes.Buffer
+	if err := pprof.StartCPUProfile(&prof); err != nil {
+		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+		return 1
 	}
+	profiling := true
+	defer func() {
+		if profiling {
+			pprof.StopCPUProfile()
+		}
+	}()
 	type sample struct {
 		t     float64
 		pages int64
@@ -192,18 +204,42 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	cpu := (cpuTime() - cpu0).Seconds()
 	close(stopSampling)
 	<-sampled
+	pprof.StopCPUProfile()
+	profiling = false
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1
+	}
+	if *cpuProfile != "" {
+		if err := os.WriteFile(*cpuProfile, prof.Bytes(), 0o644); err != nil {
+			fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+			return 1
+		}
+	}
+	stages, err := cpustages.Split(&prof)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+		return 1
+	}
+	var warcBytes int64
+	for _, f := range sum.WARCFiles {
+		if fi, err := os.Stat(f); err == nil {
+			warcBytes += fi.Size()
+		}
 	}
 	r := benchResult{
 		Hosts: *hosts, Latency: latency.String(), MinDelay: minDelay.String(), Concurrency: *concurrency,
 		Pages: sum.Pages, Requests: sum.Requests, Seconds: wall, StopReason: sum.StopReason,
 		PagesPerSec: float64(sum.Pages) / wall, CPUSeconds: cpu, CPUsBusy: cpu / wall,
 		MBPerSec: float64(sum.Bytes) / 1e6 / wall, ServerProcess: true,
+		FetchedBytes: sum.Bytes, WARCBytes: warcBytes, RSSPeakBytes: procstat.Bytes("VmHWM"),
+		StageCPUMsPerPage: map[string]float64{},
 	}
 	if sum.Pages > 0 {
 		r.CPUMsPerPage = cpu * 1000 / float64(sum.Pages)
+		for st, d := range stages {
+			r.StageCPUMsPerPage[st] = d.Seconds() * 1000 / float64(sum.Pages)
+		}
 	}
 	for _, smp := range samples {
 		if smp.pages*10 >= sum.Pages*9 && smp.t > 0 {
@@ -230,6 +266,12 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  MB/s          %.1f\n", r.MBPerSec)
 	fmt.Fprintf(stdout, "  bulk (90%%)    %.2f s, %.0f pages/s, crawler %.2f CPUs busy\n", r.BulkSeconds, r.BulkPagesPerSec, r.BulkCPUsBusy)
 	fmt.Fprintf(stdout, "  web server    %.2f CPU-s in its own process (%.3f ms/page)\n", r.ServerCPUSec, r.ServerCPUSec*1000/float64(max(r.Pages, 1)))
+	fmt.Fprintf(stdout, "  WARC          %.1f MB for %.1f MB fetched (%.2f)\n", float64(r.WARCBytes)/1e6, float64(r.FetchedBytes)/1e6, float64(r.WARCBytes)/float64(max(r.FetchedBytes, 1)))
+	fmt.Fprintf(stdout, "  peak RSS      %.0f MiB\n", float64(r.RSSPeakBytes)/(1<<20))
+	fmt.Fprintf(stdout, "  CPU-ms/page by stage (from a CPU profile):\n")
+	for _, st := range cpustages.Order {
+		fmt.Fprintf(stdout, "    %-31s %.3f\n", st, r.StageCPUMsPerPage[st])
+	}
 	return 0
 }
 

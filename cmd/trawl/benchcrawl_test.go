@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/trawl-crawler/trawl/internal/cpustages"
 )
 
 // TestBenchCrawlEnds runs `trawl bench crawl` as a user does, on a small
@@ -36,6 +38,22 @@ func TestBenchCrawlEnds(t *testing.T) {
 	}
 	if r.Hosts != 14 || r.Pages < 20 || r.Requests < r.Pages {
 		t.Errorf("hosts %d, pages %d, requests %d: want 14 hosts, at least 20 pages, requests >= pages", r.Hosts, r.Pages, r.Requests)
+	}
+	if r.WARCBytes <= 0 || r.FetchedBytes <= 0 || r.RSSPeakBytes <= 0 {
+		t.Errorf("warc_bytes %d, fetched_bytes %d, rss_peak_bytes %d: want all > 0", r.WARCBytes, r.FetchedBytes, r.RSSPeakBytes)
+	}
+	var stages float64
+	for _, st := range cpustages.Order {
+		v, ok := r.StageCPUMsPerPage[st]
+		if !ok || v < 0 {
+			t.Errorf("stage %q: %v (present %v), want a figure >= 0", st, v, ok)
+		}
+		stages += v
+	}
+	// The profile samples the same CPU time rusage counts (100 Hz, so a
+	// little is missed); the stages cannot add up to much more.
+	if stages <= 0 || stages > 1.2*r.CPUMsPerPage {
+		t.Errorf("stages add up to %.3f CPU-ms/page, rusage says %.3f", stages, r.CPUMsPerPage)
 	}
 	if r.CPUMsPerPage <= 0 || r.CPUSeconds <= 0 || !r.ServerProcess || r.ServerCPUSec <= 0 {
 		t.Errorf("figures missing: cpu_ms_per_page %v, cpu_s %v, server process %v, server cpu %v",

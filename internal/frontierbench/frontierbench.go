@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/procstat"
 	"github.com/trawl-crawler/trawl/internal/urlseen"
 	"github.com/trawl-crawler/trawl/node"
 )
@@ -227,7 +228,7 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 
 	// 3. RSS with N queued.
 	r.RSSBytes = settledRSS()
-	r.RSSPeakBytes = procStatus("VmHWM")
+	r.RSSPeakBytes = procstat.Bytes("VmHWM")
 	if c.HeapProfile != nil {
 		if err := pprof.WriteHeapProfile(c.HeapProfile); err != nil {
 			return r, fmt.Errorf("frontierbench: heap profile: %w", err)
@@ -287,7 +288,7 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 		return r, fmt.Errorf("frontierbench: restart: frontier holds %d URLs, want %d", q, c.URLs)
 	}
 	if resetPeak {
-		r.RSSStartupPeak = procStatus("VmHWM")
+		r.RSSStartupPeak = procstat.Bytes("VmHWM")
 	}
 	r.RSSStartupBytes = settledRSS()
 

@@ -1,16 +1,16 @@
 package frontierbench
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/trawl-crawler/trawl/internal/procstat"
 )
 
 // urlAt is URL i of the synthetic set: host i mod hosts, path i. URLs are
@@ -39,30 +39,7 @@ func appendPadded(buf []byte, v, width int) []byte {
 func settledRSS() int64 {
 	runtime.GC()
 	debug.FreeOSMemory()
-	return procStatus("VmRSS")
-}
-
-// procStatus returns a "kB" field of /proc/self/status in bytes, 0 if it
-// cannot be read (not Linux).
-func procStatus(field string) int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || name != field {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		if err != nil {
-			return 0
-		}
-		return kb << 10
-	}
-	return 0
+	return procstat.Bytes("VmRSS")
 }
 
 // dirSize is the total size of the files under dir.
