@@ -146,6 +146,7 @@ func Open(opts Options) (*Node, error) {
 		Dir:         filepath.Join(opts.DataDir, "warc"),
 		FS:          opts.FS,
 		MaxFileSize: opts.WARCMaxSize,
+		GzipLevel:   opts.WARCGzipLevel,
 		Software:    "trawl/0.1",
 		Info: map[string]string{
 			"http-header-user-agent": opts.UserAgent,

@@ -76,6 +76,9 @@ type Options struct {
 
 	// WARCMaxSize rotates WARC files at this size. Default 1 GiB.
 	WARCMaxSize int64
+	// WARCGzipLevel is the gzip level of each WARC record, 1 (fastest) to
+	// 9 (smallest); 0 means warc.DefaultGzipLevel.
+	WARCGzipLevel int
 	// FetchTimeout bounds a whole fetch. Default 60s.
 	FetchTimeout time.Duration
 	// MaxBodyBytes caps a response body as transferred. Default 10 MiB.

@@ -150,8 +150,14 @@ type encoder struct {
 	lens []int64 // compressed length of each record of the last encode
 }
 
-func newEncoder() *encoder {
-	return &encoder{gz: gzip.NewWriter(nil), m: gowarc.NewMarshaler()}
+// newEncoder returns an encoder compressing at level (1 to 9, checked by
+// Options.Validate).
+func newEncoder(level int) *encoder {
+	gz, err := gzip.NewWriterLevel(nil, level)
+	if err != nil {
+		panic(fmt.Sprintf("warc: gzip level %d: %v", level, err)) // Validate bounds level
+	}
+	return &encoder{gz: gz, m: gowarc.NewMarshaler()}
 }
 
 // encode replaces the content of e.buf with recs, each its own gzip member,

@@ -213,7 +213,7 @@ func NewWriter(opts Options) (*Writer, error) {
 		stop:   make(chan struct{}),
 		synced: make(chan struct{}),
 	}
-	w.encoders.New = func() any { return newEncoder() }
+	w.encoders.New = func() any { return newEncoder(w.opts.GzipLevel) }
 	return w, nil
 }
 
@@ -431,7 +431,7 @@ func (w *Writer) beginLocked() error {
 	info, err := buildWarcinfo(w.fs.PathBase(path), now, &w.opts)
 	if err == nil {
 		defer func() { _ = info.Close() }()
-		enc := newEncoder()
+		enc := newEncoder(w.opts.GzipLevel)
 		if err = enc.encode(info); err == nil {
 			n := int64(enc.buf.Len())
 			if _, err = f.Write(enc.buf.Bytes()); err == nil {

@@ -722,7 +722,10 @@ func TestOptionsValidate(t *testing.T) {
 		want []string // substrings of the error; nil for no error
 	}{
 		{"minimal", Options{Dir: "d"}, nil},
-		{"full", Options{Dir: "d", Prefix: "p", MaxFileSize: 10, Software: "s 1.0", Info: map[string]string{"operator": "me"}}, nil},
+		{"full", Options{Dir: "d", Prefix: "p", MaxFileSize: 10, GzipLevel: 9, Software: "s 1.0", Info: map[string]string{"operator": "me"}}, nil},
+		{"fastest gzip", Options{Dir: "d", GzipLevel: 1}, nil},
+		{"gzip level 10", Options{Dir: "d", GzipLevel: 10}, []string{"GzipLevel 10"}},
+		{"gzip level -1", Options{Dir: "d", GzipLevel: -1}, []string{"GzipLevel -1"}},
 		{"no dir", Options{}, []string{"Dir"}},
 		{"everything bad", Options{Prefix: "a/b", MaxFileSize: -1, Software: "x\ny", Info: map[string]string{"software": "x", "a b": "c", "ok": "v\r\n"}},
 			[]string{"Dir", "Prefix", "MaxFileSize", "Software", `"software"`, `"a b"`, `Info["ok"]`}},

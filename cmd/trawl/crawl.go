@@ -19,6 +19,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
+	"github.com/trawl-crawler/trawl/warc"
 )
 
 func init() {
@@ -46,6 +47,7 @@ type crawlFlags struct {
 	shapeRun    int
 	maxAdaptive time.Duration
 	giveUp      time.Duration
+	gzipLevel   int
 }
 
 func (cf *crawlFlags) register(fs *flag.FlagSet) {
@@ -61,6 +63,7 @@ func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&cf.userAgent, "user-agent", node.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
 	fs.Var(&cf.allowNets, "allow-net", "allow connecting to addresses in this CIDR that the IP guard refuses (repeatable)")
 	fs.IntVar(&cf.shapeRun, "max-shape-run", 0, "most consecutive links between URLs of one shape, e.g. calendar months (0: the default, 3; -1: no cap)")
+	fs.IntVar(&cf.gzipLevel, "warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
 	fs.DurationVar(&cf.progress, "progress", 0, "progress line interval (default: live on a terminal, every 5s otherwise)")
 }
 
@@ -74,6 +77,7 @@ func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
 		MaxAdaptiveDelay: cf.maxAdaptive,
 		Concurrency:      cf.concurrency,
 		UserAgent:        cf.userAgent,
+		WARCGzipLevel:    cf.gzipLevel,
 	}
 	spec := job.Spec{
 		Name:         "crawl",
@@ -98,6 +102,9 @@ func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
 	}
 	if cf.giveUp < 0 {
 		return o, spec, fmt.Errorf("--robots-give-up %v is negative", cf.giveUp)
+	}
+	if cf.gzipLevel < 1 || cf.gzipLevel > 9 {
+		return o, spec, fmt.Errorf("--warc-gzip-level %d: want 1 (fastest) to 9 (smallest)", cf.gzipLevel)
 	}
 	for _, s := range cf.allowNets {
 		p, err := netip.ParsePrefix(s)

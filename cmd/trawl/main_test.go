@@ -74,6 +74,10 @@ func TestCrawlFlagErrors(t *testing.T) {
 		{[]string{}, "no seeds"},
 		{[]string{"--allow-net", "nonsense", "http://a.test/"}, "--allow-net"},
 		{[]string{"--min-delay", "-1s", "http://a.test/"}, "negative"},
+		{[]string{"--max-adaptive-delay", "0s", "http://a.test/"}, "--max-adaptive-delay"},
+		{[]string{"--robots-give-up", "-1s", "http://a.test/"}, "--robots-give-up"},
+		{[]string{"--warc-gzip-level", "0", "http://a.test/"}, "--warc-gzip-level 0"},
+		{[]string{"--warc-gzip-level", "10", "http://a.test/"}, "--warc-gzip-level 10"},
 		{[]string{"--seeds", "/nonexistent/seeds.txt"}, "/nonexistent/seeds.txt"},
 		{[]string{"--data", "x", "--hosts", "/nonexistent/hosts", "http://a.test/"}, "/nonexistent/hosts"},
 	}
