@@ -195,6 +195,12 @@ func checkRecovered(cf *crawlFile, dir string, cut int64, got []Recovered) error
 	return nil
 }
 
+// gowarcMu serialises gowarc readers started from parallel test
+// goroutines: gowarc v3.1.0 writes a package variable of
+// github.com/google/uuid (uuid.EnableRandPool) whenever it sets up a
+// record, a data race when two goroutines read at once.
+var gowarcMu sync.Mutex
+
 // countRecords reads path with gowarc's strict reader, checking digests,
 // and returns the number of records.
 func countRecords(path string) (int, error) {
@@ -308,8 +314,8 @@ func recoverCut(t *testing.T, cf *crawlFile, cut int64, mu *sync.Mutex, done map
 		return true
 	}
 	done[got[0].Kept] = true
-	newBuilderMu.Lock()
-	defer newBuilderMu.Unlock()
+	gowarcMu.Lock()
+	defer gowarcMu.Unlock()
 	n, err := countRecords(got[0].File)
 	if err != nil || n != got[0].Kept {
 		t.Errorf("cut %d: gowarc read %d records (%v), want %d", cut, n, err, got[0].Kept)

@@ -247,11 +247,7 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 	if date.IsZero() {
 		date = w.opts.Now()
 	}
-	resp, req, err := buildExchange(ex, date, infoID)
-	if err != nil {
-		return Location{}, fmt.Errorf("warc: write %s: %w", ex.URL, err)
-	}
-	defer func() { _ = resp.Close(); _ = req.Close() }()
+	resp, req := buildExchange(ex, date, infoID)
 	enc := w.encoders.Get().(*encoder)
 	defer func() {
 		if enc.buf.Cap() <= maxPooledBuffer {
@@ -283,8 +279,8 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 		// new warcinfo and compress again (the size may change slightly, so
 		// the rotation check runs again).
 		infoID = w.infoID
-		resp.WarcHeader().Set("WARC-Warcinfo-ID", infoID)
-		req.WarcHeader().Set("WARC-Warcinfo-ID", infoID)
+		resp.set("WARC-Warcinfo-ID", infoID)
+		req.set("WARC-Warcinfo-ID", infoID)
 		if err := enc.encode(resp, req); err != nil {
 			return Location{}, fmt.Errorf("warc: write %s: %w", ex.URL, err)
 		}
@@ -428,19 +424,16 @@ func (w *Writer) beginLocked() error {
 		go w.syncLoop()
 	}
 
-	info, err := buildWarcinfo(w.fs.PathBase(path), now, &w.opts)
-	if err == nil {
-		defer func() { _ = info.Close() }()
-		enc := newEncoder(w.opts.GzipLevel)
-		if err = enc.encode(info); err == nil {
-			n := int64(enc.buf.Len())
-			if _, err = f.Write(enc.buf.Bytes()); err == nil {
-				w.cur = &segment{f: f, path: path, index: len(w.files)}
-				w.size, w.exchanges = n, 0
-				w.infoID = info.WarcHeader().Get("WARC-Record-ID")
-				w.files = append(w.files, path)
-				return nil
-			}
+	info := buildWarcinfo(w.fs.PathBase(path), now, &w.opts)
+	enc := newEncoder(w.opts.GzipLevel)
+	if err = enc.encode(info); err == nil {
+		n := int64(enc.buf.Len())
+		if _, err = f.Write(enc.buf.Bytes()); err == nil {
+			w.cur = &segment{f: f, path: path, index: len(w.files)}
+			w.size, w.exchanges = n, 0
+			w.infoID = info.get("WARC-Record-ID")
+			w.files = append(w.files, path)
+			return nil
 		}
 	}
 	// A file without its warcinfo is of no use: remove it.
