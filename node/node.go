@@ -126,10 +126,11 @@ func Open(opts Options) (*Node, error) {
 		MaxBodyBytes: opts.MaxBodyBytes,
 	}
 	stateOpts := StateOptions{
-		Dir:    filepath.Join(opts.DataDir, "state"),
-		FS:     opts.FS,
-		Fresh:  opts.Fresh,
-		Logger: opts.Logger,
+		Dir:             filepath.Join(opts.DataDir, "state"),
+		FS:              opts.FS,
+		Fresh:           opts.Fresh,
+		Logger:          opts.Logger,
+		MinSyncInterval: max(opts.MinSyncInterval, 0),
 		Frontier: frontier.Options{
 			Levels:           levels,
 			MinDelay:         opts.MinDelay,
@@ -147,7 +148,9 @@ func Open(opts Options) (*Node, error) {
 		FS:          opts.FS,
 		MaxFileSize: opts.WARCMaxSize,
 		GzipLevel:   opts.WARCGzipLevel,
-		Software:    "trawl/0.1",
+		// The WARC and the store's log are fsynced at the same pace.
+		MinSyncInterval: max(opts.MinSyncInterval, 0),
+		Software:        "trawl/0.1",
 		Info: map[string]string{
 			"http-header-user-agent": opts.UserAgent,
 			"robots":                 "obey",

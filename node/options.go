@@ -17,6 +17,9 @@ import (
 // product token ("trawl") is what robots.txt groups are matched against.
 const DefaultUserAgent = "trawl/0.1 (+https://github.com/trawl-crawler/trawl)"
 
+// DefaultMinSyncInterval is Options.MinSyncInterval's default.
+const DefaultMinSyncInterval = 5 * time.Millisecond
+
 // Options configures a node: the process-wide parts every job shares. A
 // zero field takes the default named.
 type Options struct {
@@ -76,6 +79,13 @@ type Options struct {
 
 	// WARCMaxSize rotates WARC files at this size. Default 1 GiB.
 	WARCMaxSize int64
+	// MinSyncInterval is the least time between two fsyncs of the WARC
+	// file and between two of the store's log: under load, the pages
+	// completed meanwhile share one fsync (fsyncs cost CPU, not only disk
+	// time), at the price of up to this much more latency per completion.
+	// Nothing is acknowledged before it is durable. Zero means
+	// DefaultMinSyncInterval; negative syncs as soon as asked.
+	MinSyncInterval time.Duration
 	// WARCGzipLevel is the gzip level of each WARC record, 1 (fastest) to
 	// 9 (smallest); 0 means warc.DefaultGzipLevel.
 	WARCGzipLevel int
@@ -138,6 +148,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WARCMaxSize == 0 {
 		o.WARCMaxSize = 1 << 30
+	}
+	if o.MinSyncInterval == 0 {
+		o.MinSyncInterval = DefaultMinSyncInterval
 	}
 	if o.FetchTimeout == 0 {
 		o.FetchTimeout = 60 * time.Second

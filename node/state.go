@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -39,6 +40,9 @@ type StateOptions struct {
 	Seen urlseen.DurableOptions
 	// Logger receives the store's log. Default: discard.
 	Logger *slog.Logger
+	// MinSyncInterval is the least time between two fsyncs of the store's
+	// log (store.Options.MinSyncInterval).
+	MinSyncInterval time.Duration
 }
 
 // Validate reports every bad field, the frontier's and the seen gate's
@@ -48,6 +52,7 @@ func (o StateOptions) Validate() error {
 	if o.Dir == "" {
 		errs = append(errs, errors.New("node: state: Dir is empty"))
 	}
+	errs = append(errs, store.Options{MinSyncInterval: o.MinSyncInterval}.Validate())
 	return errors.Join(append(errs, o.Frontier.Validate(), o.Seen.Validate())...)
 }
 
@@ -67,7 +72,7 @@ func OpenState(o StateOptions) (*State, error) {
 	}
 	_, statErr := o.FS.Stat(o.Dir)
 	s := &State{Resumed: statErr == nil}
-	db, err := store.Open(o.Dir, store.Options{FS: o.FS, Logger: o.Logger})
+	db, err := store.Open(o.Dir, store.Options{FS: o.FS, Logger: o.Logger, MinSyncInterval: o.MinSyncInterval})
 	if err != nil {
 		return nil, fmt.Errorf("node: open state: %w", err)
 	}

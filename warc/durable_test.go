@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
@@ -296,6 +297,46 @@ func TestDurableAcrossRotation(t *testing.T) {
 	}
 	if err := <-w.Durable(Location{File: locs[0].File}); err == nil {
 		t.Error("Durable(a Location not from Write) = nil, want an error")
+	}
+}
+
+// TestMinSyncIntervalGroups writes exchanges faster than MinSyncInterval
+// allows fsync rounds: they share rounds, and each is still on disk (a
+// crash clone keeps it) once Durable says so.
+func TestMinSyncIntervalGroups(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	w, err := NewWriter(Options{Dir: "/w", FS: mem, Now: fixedClock, MinSyncInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Close() }()
+	const n = 20
+	var locs []Location
+	var urls []string
+	for i := range n {
+		url := fmt.Sprintf("http://g.test/%d", i)
+		loc, err := w.Write(exchange(url, 200, "", cutBody(url)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		locs, urls = append(locs, loc), append(urls, url)
+		_ = w.Durable(loc) // ask for a round after each write
+	}
+	for i, loc := range locs {
+		if err := <-w.Durable(loc); err != nil {
+			t.Fatalf("Durable(%s): %v", urls[i], err)
+		}
+	}
+	// A round at the first write, then at most one more per second: the
+	// writes above take far less than a second, even under -race.
+	if r := w.rounds.Load(); r > 3 {
+		t.Errorf("%d exchanges took %d fsync rounds, want them grouped into at most 3", n, r)
+	}
+	got := checkCrash(t, mem.CrashClone(vfs.CrashCloneCfg{}), "/w", DefaultMaxFileSize)
+	for _, u := range urls {
+		if !got[u] {
+			t.Errorf("acknowledged %s lost", u)
+		}
 	}
 }
 

@@ -43,6 +43,13 @@ type Options struct {
 	// (fastest) to 9 (smallest). Any level makes the same format: readers
 	// do not care. If zero, DefaultGzipLevel is used.
 	GzipLevel int
+	// MinSyncInterval is the least time between the starts of two fsync
+	// rounds (see Durability): under load, exchanges written meanwhile
+	// share the next fsync, which costs CPU as well as disk time, at the
+	// price of up to this much more latency for Durable. Zero syncs as
+	// soon as a round is asked for; Pebble's WALMinSyncInterval does the
+	// same for its log.
+	MinSyncInterval time.Duration
 	// Software is the warcinfo "software" field. If empty, DefaultSoftware is used.
 	Software string
 	// Info holds extra warcinfo fields (operator, robots, http-header-user-agent,
@@ -98,6 +105,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxFileSize < 0 {
 		errs = append(errs, fmt.Errorf("MaxFileSize %d: must not be negative", o.MaxFileSize))
+	}
+	if o.MinSyncInterval < 0 || o.MinSyncInterval > time.Second {
+		errs = append(errs, fmt.Errorf("MinSyncInterval %v: must be 0 to 1s", o.MinSyncInterval))
 	}
 	if o.GzipLevel < 0 || o.GzipLevel > 9 {
 		errs = append(errs, fmt.Errorf("GzipLevel %d: must be 1 (fastest) to 9 (smallest), or 0 for the default", o.GzipLevel))

@@ -495,14 +495,28 @@ func (w *Writer) abandonLocked() error {
 // Durability) until Close, then runs a last round.
 func (w *Writer) syncLoop() {
 	defer close(w.synced)
+	var last time.Time // when the last round began
 	for {
 		select {
 		case <-w.wake:
-			w.syncRound(false)
 		case <-w.stop:
 			w.syncRound(true)
 			return
 		}
+		// Rounds begin at most every MinSyncInterval, so that under load
+		// more exchanges share each fsync.
+		if d := w.opts.MinSyncInterval - time.Since(last); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-w.stop:
+				t.Stop()
+				w.syncRound(true)
+				return
+			}
+		}
+		last = time.Now()
+		w.syncRound(false)
 	}
 }
 

@@ -89,6 +89,7 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the crawl to this file")
 	gzipLevel := fs.Int("warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
+	minSync := fs.Duration("min-sync-interval", node.DefaultMinSyncInterval, "least time between two fsyncs of the WARC, and of the store's log (negative: none)")
 	giveUp := fs.Duration("robots-give-up", 4*time.Second, "give up a host whose robots.txt stays unavailable this long (the web has some that answer 500 for ever; 0: never, and the crawl never ends)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -145,12 +146,13 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		md = -1
 	}
 	n, err := node.Open(node.Options{
-		DataDir:       filepath.Join(dir, "data"),
-		MinDelay:      md,
-		Concurrency:   *concurrency,
-		WARCGzipLevel: *gzipLevel,
-		AllowNets:     []netip.Prefix{mustPrefix("127.0.0.0/8")},
-		Hosts:         hostMap,
+		DataDir:         filepath.Join(dir, "data"),
+		MinDelay:        md,
+		Concurrency:     *concurrency,
+		WARCGzipLevel:   *gzipLevel,
+		MinSyncInterval: *minSync,
+		AllowNets:       []netip.Prefix{mustPrefix("127.0.0.0/8")},
+		Hosts:           hostMap,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)

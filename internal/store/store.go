@@ -38,6 +38,10 @@ type Options struct {
 	CacheSize int64
 	// Now is the clock for the store's creation time. If nil, time.Now.
 	Now func() time.Time
+	// MinSyncInterval is the least time between two fsyncs of the log
+	// (Pebble's WALMinSyncInterval): commits that arrive meanwhile share
+	// the next one. Zero syncs as soon as asked.
+	MinSyncInterval time.Duration
 }
 
 // memTableSize is the size of Pebble's memtable.
@@ -51,6 +55,9 @@ func (o Options) Validate() error {
 	var errs []error
 	if o.CacheSize < 0 {
 		errs = append(errs, fmt.Errorf("store: Options.CacheSize = %d, want >= 0", o.CacheSize))
+	}
+	if o.MinSyncInterval < 0 || o.MinSyncInterval > time.Second {
+		errs = append(errs, fmt.Errorf("store: Options.MinSyncInterval = %v, want 0 to 1s", o.MinSyncInterval))
 	}
 	return errors.Join(errs...)
 }
@@ -167,6 +174,9 @@ func Open(dir string, opts Options) (*DB, error) {
 		EventListener: &pebble.EventListener{
 			BackgroundError: func(err error) { db.fail(err) },
 		},
+	}
+	if d := opts.MinSyncInterval; d > 0 {
+		popts.WALMinSyncInterval = func() time.Duration { return d }
 	}
 	// Flushes of a 64 MiB memtable as 16 MiB tables rather than 2 MiB
 	// ones: fewer L0 files to count against the compaction threshold.

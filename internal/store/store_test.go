@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -138,6 +139,14 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	if _, err := Open("/s", Options{FS: vfs.NewMem(), CacheSize: -1}); err == nil {
 		t.Errorf("Open with CacheSize -1 = nil error")
+	}
+	for _, d := range []time.Duration{-time.Millisecond, 2 * time.Second} {
+		if err := (Options{MinSyncInterval: d}).Validate(); err == nil || !strings.Contains(err.Error(), "MinSyncInterval") {
+			t.Errorf("Validate(MinSyncInterval %v) = %v, want an error naming MinSyncInterval", d, err)
+		}
+	}
+	if err := (Options{MinSyncInterval: 5 * time.Millisecond}).Validate(); err != nil {
+		t.Errorf("Validate(MinSyncInterval 5ms) = %v", err)
 	}
 }
 
@@ -333,12 +342,17 @@ func TestDiskFull(t *testing.T) {
 	acked := map[string]bool{}
 	var wg sync.WaitGroup
 	var failures int
+	// The disk fills after the 60th commit of all goroutines: counted per
+	// goroutine, the others could run thousands of commits ahead under
+	// load, fill Pebble's first (small) memtable and have the disk fill
+	// during a WAL rotation, which Pebble answers with a panic.
+	var commits atomic.Int64
 	for g := 0; g < 4; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; ; i++ {
-				if g == 0 && i == 50 {
+				if commits.Add(1) == 60 {
 					full.on.Store(true)
 				}
 				k := fmt.Sprintf("g%d-%d", g, i)
