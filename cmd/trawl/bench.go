@@ -91,8 +91,17 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	gzipLevel := fs.Int("warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
 	minSync := fs.Duration("min-sync-interval", node.DefaultMinSyncInterval, "least time between two fsyncs of the WARC, and of the store's log (negative: none)")
 	giveUp := fs.Duration("robots-give-up", 4*time.Second, "give up a host whose robots.txt stays unavailable this long (the web has some that answer 500 for ever; 0: never, and the crawl never ends)")
+	baseline := fs.String("baseline", "", "a `trawl bench crawl --json` result recorded in the repo: fail (exit 1) if CPU-ms/page is over twice its figure")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	var recorded float64
+	if *baseline != "" {
+		var err error
+		if recorded, err = readBaseline(*baseline); err != nil {
+			fmt.Fprintf(stderr, "trawl bench: --baseline: %v\n", err)
+			return 2
+		}
 	}
 	if *giveUp < 0 {
 		fmt.Fprintf(stderr, "trawl bench: --robots-give-up %v is negative\n", *giveUp)
@@ -257,9 +266,18 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	if ps := server.ProcessState; ps != nil {
 		r.ServerCPUSec = (ps.UserTime() + ps.SystemTime()).Seconds()
 	}
+	code := 0
+	if *baseline != "" {
+		verdict := "ok"
+		if r.CPUMsPerPage > 2*recorded {
+			verdict, code = "REGRESSION: over twice the recorded figure", 1
+		}
+		fmt.Fprintf(stderr, "bench crawl guard: %.3f CPU-ms/page against %.3f recorded in %s (limit %.3f): %s\n",
+			r.CPUMsPerPage, recorded, *baseline, 2*recorded, verdict)
+	}
 	if *asJSON {
 		json.NewEncoder(stdout).Encode(r)
-		return 0
+		return code
 	}
 	fmt.Fprintf(stdout, "crawl of %d hosts (%v latency, min delay %v, %d workers; web served by a separate process)\n",
 		r.Hosts, *latency, *minDelay, r.Concurrency)
@@ -277,7 +295,24 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	for _, st := range cpustages.Order {
 		fmt.Fprintf(stdout, "    %-31s %.3f\n", st, r.StageCPUMsPerPage[st])
 	}
-	return 0
+	return code
+}
+
+// readBaseline reads the CPU-ms/page of a recorded `bench crawl --json`
+// result.
+func readBaseline(path string) (float64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	var r benchResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.CPUMsPerPage <= 0 {
+		return 0, fmt.Errorf("%s: no cpu_ms_per_page above 0", path)
+	}
+	return r.CPUMsPerPage, nil
 }
 
 // cpuTime is the user+system CPU time this process has used.

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,14 +24,24 @@ func TestBenchCrawlEnds(t *testing.T) {
 	bin := buildTrawl(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	// A baseline of 1000 CPU-ms/page: the guard runs and passes.
+	base := filepath.Join(t.TempDir(), "baseline.json")
+	if err := os.WriteFile(base, []byte(`{"cpu_ms_per_page": 1000}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.CommandContext(ctx, bin, "bench", "crawl", "--hosts", "14", "--concurrency", "16",
-		"--robots-give-up", "2s", "--json")
+		"--robots-give-up", "2s", "--json", "--baseline", base)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if ctx.Err() != nil {
 		t.Fatalf("bench crawl did not end within 3 minutes (a host it never gave up?)")
 	}
 	if err != nil {
-		t.Fatalf("bench crawl: %v\n%s", err, out)
+		t.Fatalf("bench crawl: %v\n%s\n%s", err, out, stderr.Bytes())
+	}
+	if !strings.Contains(stderr.String(), "bench crawl guard:") || !strings.Contains(stderr.String(), "(limit 2000.000): ok") {
+		t.Errorf("stderr has no passing guard line:\n%s", stderr.Bytes())
 	}
 	var r benchResult
 	if err := json.Unmarshal(out, &r); err != nil {
@@ -58,5 +72,24 @@ func TestBenchCrawlEnds(t *testing.T) {
 	if r.CPUMsPerPage <= 0 || r.CPUSeconds <= 0 || !r.ServerProcess || r.ServerCPUSec <= 0 {
 		t.Errorf("figures missing: cpu_ms_per_page %v, cpu_s %v, server process %v, server cpu %v",
 			r.CPUMsPerPage, r.CPUSeconds, r.ServerProcess, r.ServerCPUSec)
+	}
+}
+
+// TestBenchCrawlBaselineErrors: a baseline that cannot be read or holds no
+// figure is refused before anything runs.
+func TestBenchCrawlBaselineErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(empty, []byte(`{"pages": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing.json"), "missing.json"},
+		{empty, "no cpu_ms_per_page"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"bench", "crawl", "--baseline", tt.path}, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("--baseline %s: exit %d, stderr %q; want 2 and %q", tt.path, code, errb.String(), tt.want)
+		}
 	}
 }
