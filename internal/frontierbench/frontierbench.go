@@ -52,6 +52,9 @@ type Result struct {
 	StoreBytes        int64   `json:"store_bytes"`             // size of the store after enqueue
 	Workers           int     `json:"workers"`
 	Batch             int     `json:"batch"`
+	// Ceilings are measured after the phases, in the same run and on the
+	// same disk (see Ceilings).
+	Ceilings
 }
 
 // Config is one run of the benchmark. It has no defaults: every count must
@@ -87,7 +90,7 @@ type Config struct {
 }
 
 // phases are the names of Run's phases, in order.
-var phases = []string{"seen-new", "enqueue", "seen-known", "startup", "lease"}
+var phases = []string{"seen-new", "enqueue", "seen-known", "startup", "lease", "ceilings"}
 
 // Validate reports every bad field by name.
 func (c Config) Validate() error {
@@ -148,7 +151,10 @@ func openState(dir string, urls int) (*node.State, error) {
 //     urlseen.NewDurable rebuilding the Bloom filter by a scan of every seen
 //     key, frontier.New restoring the hosts);
 //  6. lease+complete: workers lease and complete (status 200), completions
-//     pipelined, with no politeness gap, until a fixed count.
+//     pipelined, with no politeness gap, until a fixed count;
+//  7. ceilings: the disk's fsyncs per second, and raw store commits of the
+//     enqueue's and the completions' writes without the seen gate or the
+//     frontier (Ceilings), in a scratch store beside Dir.
 func Run(c Config, progress io.Writer) (_ Result, err error) {
 	r := Result{URLs: c.URLs, Hosts: c.Hosts, Workers: c.Workers, Batch: c.Batch}
 	if err := c.Validate(); err != nil {
@@ -302,6 +308,19 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	}
 	r.LeaseCompleted, r.LeaseCompletePerS = n, float64(n)/secs
 	r.RSSLeaseBytes = settledRSS()
+
+	// 7. ceilings, with the state closed (no compaction of its own runs).
+	if err := enter("ceilings", "ceilings: fsyncs/s, raw store ingest and raw completions (at most %v each)", ceilingTime); err != nil {
+		return r, err
+	}
+	err = st.Close()
+	st = nil
+	if err != nil {
+		return r, err
+	}
+	if r.Ceilings, err = measureCeilings(c); err != nil {
+		return r, fmt.Errorf("frontierbench: ceilings: %w", err)
+	}
 	return r, nil
 }
 

@@ -73,12 +73,13 @@ func TestRun(t *testing.T) {
 	if got != want {
 		t.Errorf("Run counts = %+v, want %+v", got, want)
 	}
-	for name, v := range map[string]float64{"SeenNewPerSec": r.SeenNewPerSec, "SeenKnownPerSec": r.SeenKnownPerSec, "EnqueuePerSec": r.EnqueuePerSec, "LeaseCompletePerS": r.LeaseCompletePerS, "StartupSeconds": r.StartupSeconds, "StoreBytes": float64(r.StoreBytes)} {
+	for name, v := range map[string]float64{"SeenNewPerSec": r.SeenNewPerSec, "SeenKnownPerSec": r.SeenKnownPerSec, "EnqueuePerSec": r.EnqueuePerSec, "LeaseCompletePerS": r.LeaseCompletePerS, "StartupSeconds": r.StartupSeconds, "StoreBytes": float64(r.StoreBytes),
+		"FsyncsPerSec": r.FsyncsPerSec, "IngestPerSec": r.IngestPerSec, "CompletePerSec": r.CompletePerSec} {
 		if v <= 0 {
 			t.Errorf("Result.%s = %v, want > 0", name, v)
 		}
 	}
-	for _, want := range []string{"2000 new URLs", "enqueue of 2000", "200 known URLs", "restart with 2000", "lease+complete of 300"} {
+	for _, want := range []string{"2000 new URLs", "enqueue of 2000", "200 known URLs", "restart with 2000", "lease+complete of 300", "ceilings"} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress.String())
 		}

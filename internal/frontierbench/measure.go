@@ -83,4 +83,14 @@ func Print(w io.Writer, r Result) {
 	fmt.Fprintf(w, "  %-28s %12s     target < 1 GiB  %s  (peak %s)\n", "RSS, N queued", mib(r.RSSBytes), check(r.RSSBytes < targetRSS), mib(r.RSSPeakBytes))
 	fmt.Fprintf(w, "  %-28s %12.2f s   RSS after %s (peak %s)\n", "start-up, N queued", r.StartupSeconds, mib(r.RSSStartupBytes), mib(r.RSSStartupPeak))
 	fmt.Fprintf(w, "  %-28s %12s\n", "RSS after lease+complete", mib(r.RSSLeaseBytes))
+	frac := func(v, ceiling float64) string {
+		if ceiling <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", v/ceiling)
+	}
+	fmt.Fprintf(w, "ceilings measured in the same run:\n")
+	fmt.Fprintf(w, "  %-28s %12.0f /s  (one goroutine, 4 KiB appends)\n", "fsync", r.FsyncsPerSec)
+	fmt.Fprintf(w, "  %-28s %12.0f /s  enqueue is %s of it\n", "raw ingest of enqueue writes", r.IngestPerSec, frac(r.EnqueuePerSec, r.IngestPerSec))
+	fmt.Fprintf(w, "  %-28s %12.0f /s  lease+complete is %s of it\n", "raw completion commits", r.CompletePerSec, frac(r.LeaseCompletePerS, r.CompletePerSec))
 }
