@@ -31,7 +31,14 @@ var defaultAcceptTypes = []string{"text/html", "application/xhtml+xml", "text/pl
 
 // Limits of the connection pool that are not configurable.
 const (
-	maxIdleConns    = 1024 // idle connections over all hosts
+	// maxIdleConns bounds the idle connections over all hosts. A crawl
+	// cycles through its hosts, each connection idle for the host's gap:
+	// at 1024, a crawl of 2,000 hosts had its connections evicted and
+	// dialled half its requests anew (12,167 connects for 24,530
+	// requests on bench crawl --hosts 2000; 2,790 at 4096). An idle
+	// connection holds two goroutines and 8 KiB of buffers, about 30 KiB:
+	// 4096 of them about 120 MiB at most.
+	maxIdleConns    = 4096
 	idleConnTimeout = 90 * time.Second
 )
 
