@@ -1,6 +1,8 @@
 // Package warc writes HTTP exchanges to WARC 1.1 files (.warc.gz), one gzip
-// member per record, rotating files by size. Records are built with gowarc v3;
-// file handling (naming, rotation, recovery after a failed write) is done here.
+// member per record, rotating files by size. Records are serialised here
+// (WARC 1.1 fields, SHA-1 block and payload digests; see record), as is file
+// handling (naming, rotation, recovery after a failed write); the tests read
+// every file back with gowarc v3's strict reader and with warcio.
 // A Writer is safe for concurrent use. Invariants: every file begins with a
 // warcinfo record, a file only ever holds whole exchanges (response then
 // request), and a file still being written carries the suffix ".open".
