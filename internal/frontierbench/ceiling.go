@@ -2,6 +2,7 @@ package frontierbench
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,19 +24,26 @@ type Ceilings struct {
 	// IngestPerSec is raw store ingest of the enqueue phase's writes: per
 	// URL its seen key and a queue item of the same layout and size, and
 	// per batch a host record per host, in batches of Config.Batch URLs,
-	// each committed with a sync by Workers x InFlight goroutines (Pebble
-	// groups their syncs). No seen gate, no frontier.
+	// built before the clock starts and committed without a sync by
+	// Workers goroutines, timed until one SyncWAL after the last: what
+	// Pebble takes of these writes with no seen gate, no frontier, no
+	// waiting for fsyncs.
 	IngestPerSec float64 `json:"ingest_urls_per_s"`
 	// CompletePerSec is raw store commits shaped as lease completions (a
-	// queue item deleted, a host record and a URL record set), one per
-	// synced commit, by Workers x InFlight goroutines.
+	// queue item deleted, a host record and a URL record set), built
+	// before the clock starts, one per synced commit, by Workers x
+	// InFlight goroutines (Pebble groups their syncs).
 	CompletePerSec float64 `json:"raw_completions_per_s"`
 }
 
-// ceilingTime bounds each ceiling measurement.
-const ceilingTime = 3 * time.Second
+// ceilingItems bounds the URLs (ingest) and completions whose batches a
+// ceiling builds before it starts the clock, so that memory stays small.
+const (
+	ceilingURLs        = 300_000
+	ceilingCompletions = 30_000
+)
 
-// measureCeilings measures c's ceilings in a scratch store under c.Dir,
+// measureCeilings measures c's ceilings in a scratch store beside c.Dir,
 // removed afterwards.
 func measureCeilings(c Config) (Ceilings, error) {
 	var out Ceilings
@@ -52,49 +60,49 @@ func measureCeilings(c Config) (Ceilings, error) {
 		return out, err
 	}
 	defer db.Close()
-	goroutines := c.Workers * c.InFlight
-	n, secs, err := rawCommits(db, goroutines, c.URLs/c.Batch+1, func(b *store.Batch, i int) (int, error) {
-		lo := i * c.Batch
-		hi := min(c.URLs, lo+c.Batch)
-		var buf, val []byte
+
+	urls := min(c.URLs, ceilingURLs)
+	var batches []*store.Batch
+	var buf, val []byte
+	for lo := 0; lo < urls; lo += c.Batch {
+		b := db.NewBatch()
+		batches = append(batches, b)
 		hosts := map[string]bool{}
-		for u := lo; u < hi; u++ {
+		for u := lo; u < min(urls, lo+c.Batch); u++ {
 			url, host := urlAt(buf, u, c.Hosts)
-			if err := b.Set(store.SeenKey(job, host, url), nil); err != nil {
-				return 0, err
-			}
 			// A queue item as frontierdb lays it out: version, job,
 			// depth, redirects, attempts, shape run, host-relative URL.
 			val = append(val[:0], 2, byte(job), 1, 0, 0, 0)
 			val = store.AppendURL(val, host, url)
-			if err := b.Set(store.QueueKey(host, 0, uint64(u)), val); err != nil {
-				return 0, err
+			if err := errors.Join(b.Set(store.SeenKey(job, host, url), nil), b.Set(store.QueueKey(host, 0, uint64(u)), val)); err != nil {
+				return out, err
 			}
 			hosts[host] = true
 		}
 		for host := range hosts {
 			if err := b.Set(store.HostKey(host), hostRecord(len(hosts))); err != nil {
-				return 0, err
+				return out, err
 			}
 		}
-		return hi - lo, nil
-	})
+	}
+	secs, err := rawCommits(db, c.Workers, false, batches)
 	if err != nil {
 		return out, fmt.Errorf("raw ingest: %w", err)
 	}
-	out.IngestPerSec = float64(n) / secs
-	n, secs, err = rawCommits(db, goroutines, c.Leases, func(b *store.Batch, i int) (int, error) {
+	out.IngestPerSec = float64(urls) / secs
+
+	n := min(c.Leases, ceilingCompletions)
+	batches = batches[:0]
+	for i := range n {
 		url, host := urlAt(nil, i, c.Hosts)
-		if err := b.Delete(store.QueueKey(host, 0, uint64(i))); err != nil {
-			return 0, err
-		}
-		if err := b.Set(store.HostKey(host), hostRecord(1)); err != nil {
-			return 0, err
-		}
+		b := db.NewBatch()
+		batches = append(batches, b)
 		// A URL record: version, flags, fetch time, status, digests.
-		return 1, b.Set(store.URLKey(host, url), make([]byte, 56))
-	})
-	if err != nil {
+		if err := errors.Join(b.Delete(store.QueueKey(host, 0, uint64(i))), b.Set(store.HostKey(host), hostRecord(1)), b.Set(store.URLKey(host, url), make([]byte, 56))); err != nil {
+			return out, err
+		}
+	}
+	if secs, err = rawCommits(db, c.Workers*c.InFlight, true, batches); err != nil {
 		return out, fmt.Errorf("raw completions: %w", err)
 	}
 	out.CompletePerSec = float64(n) / secs
@@ -109,49 +117,46 @@ func hostRecord(seed int) []byte {
 	return v
 }
 
-// rawCommits commits up to n batches built by fill (which returns how many
-// items batch i holds) from goroutines goroutines, each commit synced,
-// for at most ceilingTime; it returns the items committed and the seconds.
-func rawCommits(db *store.DB, goroutines, n int, fill func(b *store.Batch, i int) (int, error)) (int, float64, error) {
-	var next, items atomic.Int64
+// rawCommits commits batches from goroutines goroutines, each commit
+// synced if synced, else one SyncWAL after the last, and returns the
+// seconds until all were durable. On an error the batches not committed
+// are closed.
+func rawCommits(db *store.DB, goroutines int, synced bool, batches []*store.Batch) (float64, error) {
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
+	errs := make([]error, goroutines)
 	start := time.Now()
-	deadline := start.Add(ceilingTime)
-	for range goroutines {
+	for g := range goroutines {
 		wg.Go(func() {
-			for time.Now().Before(deadline) {
+			for {
 				i := int(next.Add(1)) - 1
-				if i >= n {
+				if i >= len(batches) {
 					return
 				}
-				b := db.NewBatch()
-				k, err := fill(b, i)
-				if err == nil {
-					err = db.Commit(b)
+				var err error
+				if errs[g] != nil {
+					batches[i].Close()
+					continue
+				}
+				if synced {
+					err = db.Commit(batches[i])
 				} else {
-					b.Close()
+					err = db.CommitNoSync(batches[i])
 				}
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-				items.Add(int64(k))
+				errs[g] = err
 			}
 		})
 	}
 	wg.Wait()
-	return int(items.Load()), time.Since(start).Seconds(), first
+	err := errors.Join(errs...)
+	if err == nil && !synced {
+		err = db.SyncWAL()
+	}
+	return time.Since(start).Seconds(), err
 }
 
-// fsyncRate appends 4 KiB and fdatasyncs it in a loop on one goroutine
-// for up to a second (at most 20,000 rounds) and returns the rounds per
-// second.
+// fsyncRate appends 4 KiB and fsyncs it in a loop on one goroutine for up
+// to a second (at most 20,000 rounds) and returns the rounds per second.
 func fsyncRate(path string) (float64, error) {
 	f, err := os.Create(path)
 	if err != nil {

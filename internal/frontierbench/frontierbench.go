@@ -310,7 +310,7 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	r.RSSLeaseBytes = settledRSS()
 
 	// 7. ceilings, with the state closed (no compaction of its own runs).
-	if err := enter("ceilings", "ceilings: fsyncs/s, raw store ingest and raw completions (at most %v each)", ceilingTime); err != nil {
+	if err := enter("ceilings", "ceilings: fsyncs/s, raw store ingest of %d URLs and %d raw completions", min(c.URLs, ceilingURLs), min(c.Leases, ceilingCompletions)); err != nil {
 		return r, err
 	}
 	err = st.Close()
