@@ -18,7 +18,7 @@ import (
 // fraction of what the machine allows and runs on different machines
 // compare.
 type Ceilings struct {
-	// FsyncsPerSec is how many 4 KiB append+fdatasync rounds one goroutine
+	// FsyncsPerSec is how many 4 KiB append+fsync rounds one goroutine
 	// makes per second in the data directory: the disk's sync latency.
 	FsyncsPerSec float64 `json:"fsyncs_per_s"`
 	// IngestPerSec is raw store ingest of the enqueue phase's writes: per
@@ -36,8 +36,9 @@ type Ceilings struct {
 	CompletePerSec float64 `json:"raw_completions_per_s"`
 }
 
-// ceilingItems bounds the URLs (ingest) and completions whose batches a
-// ceiling builds before it starts the clock, so that memory stays small.
+// ceilingURLs and ceilingCompletions bound the URLs (ingest) and the
+// completions whose batches a ceiling builds before it starts the clock,
+// so that memory stays small.
 const (
 	ceilingURLs        = 300_000
 	ceilingCompletions = 30_000
