@@ -36,6 +36,7 @@ func benchFrontier(args []string, stdout, stderr io.Writer) int {
 	cpuProfile := fset.String("cpuprofile", "", "write a CPU profile to this file")
 	fset.StringVar(&c.ProfilePhase, "profile-phase", "", "profile only this phase: seen-new, enqueue, seen-known, startup or lease (default: the whole run)")
 	memProfile := fset.String("memprofile", "", "write a heap profile, taken with N URLs queued, to this file")
+	leaseMemProfile := fset.String("memprofile-lease", "", "write a heap profile, taken after the lease+complete phase, to this file")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -96,6 +97,15 @@ func benchFrontier(args []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 		c.HeapProfile = f
+	}
+	if *leaseMemProfile != "" {
+		f, err := os.Create(*leaseMemProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "trawl bench frontier: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		c.LeaseHeapProfile = f
 	}
 
 	r, err := frontierbench.Run(c, stderr)

@@ -87,6 +87,10 @@ type Config struct {
 	// HeapProfile receives a heap profile taken with URLs queued. Nil: no
 	// profile.
 	HeapProfile io.Writer
+	// LeaseHeapProfile receives a heap profile taken after the
+	// lease+complete phase (windows refilled, records written). Nil: no
+	// profile.
+	LeaseHeapProfile io.Writer
 }
 
 // phases are the names of Run's phases, in order.
@@ -308,6 +312,11 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	}
 	r.LeaseCompleted, r.LeaseCompletePerS = n, float64(n)/secs
 	r.RSSLeaseBytes = settledRSS()
+	if c.LeaseHeapProfile != nil {
+		if err := pprof.WriteHeapProfile(c.LeaseHeapProfile); err != nil {
+			return r, fmt.Errorf("frontierbench: heap profile after leasing: %w", err)
+		}
+	}
 
 	// 7. ceilings, with the state closed (no compaction of its own runs).
 	if err := enter("ceilings", "ceilings: fsyncs/s, raw store ingest of %d URLs and %d raw completions", min(c.URLs, ceilingURLs), min(c.Leases, ceilingCompletions)); err != nil {

@@ -62,8 +62,8 @@ func TestValidate(t *testing.T) {
 func TestRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	c := small(dir)
-	var cpu, heap, progress bytes.Buffer
-	c.ProfilePhase, c.CPUProfile, c.HeapProfile = "lease", &cpu, &heap
+	var cpu, heap, leaseHeap, progress bytes.Buffer
+	c.ProfilePhase, c.CPUProfile, c.HeapProfile, c.LeaseHeapProfile = "lease", &cpu, &heap, &leaseHeap
 	r, err := Run(c, &progress)
 	if err != nil {
 		t.Fatalf("Run = %v\nprogress:\n%s", err, progress.String())
@@ -84,8 +84,8 @@ func TestRun(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", want, progress.String())
 		}
 	}
-	if cpu.Len() == 0 || heap.Len() == 0 {
-		t.Errorf("profiles: CPU %d bytes, heap %d bytes, want both > 0", cpu.Len(), heap.Len())
+	if cpu.Len() == 0 || heap.Len() == 0 || leaseHeap.Len() == 0 {
+		t.Errorf("profiles: CPU %d bytes, heap %d bytes, heap after leasing %d bytes, want all > 0", cpu.Len(), heap.Len(), leaseHeap.Len())
 	}
 
 	if _, err := Run(small(dir), io.Discard); err == nil || !strings.Contains(err.Error(), "want an empty one") {
