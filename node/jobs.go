@@ -14,12 +14,18 @@ var ErrNoJob = errors.New("node: no such job")
 
 // loadJobs restores the jobs kept in the store and tells the frontier their
 // states, before any lease.
-func (n *Node) loadJobs() error {
+func (n *Node) loadJobs() (err error) {
 	it, err := n.db.NewIter(store.KindPrefix(store.KindJob))
 	if err != nil {
 		return fmt.Errorf("node: load jobs: %w", err)
 	}
-	defer it.Close()
+	// Closed once, on every path: Pebble pools a closed iterator, so a
+	// second Close would touch one another goroutine may be using.
+	defer func() {
+		if cerr := it.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("node: load jobs: %w", cerr)
+		}
+	}()
 	for it.First(); it.Valid(); it.Next() {
 		rec, err := job.DecodeRecord(it.Value())
 		if err != nil {
@@ -38,7 +44,7 @@ func (n *Node) loadJobs() error {
 			n.running.Add(1)
 		}
 	}
-	return it.Close()
+	return nil
 }
 
 // frontierState is what the frontier does with j's queued items: lease
