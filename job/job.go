@@ -52,9 +52,10 @@ type Spec struct {
 	// RobotsGiveUp is how long the job waits for a host whose robots.txt
 	// stays unavailable (429, 5xx, network errors: nothing may be
 	// fetched) before it gives the host's URLs up, and never before its
-	// robots.txt has been asked twice; the summary counts such hosts. 0 means never: the node keeps retrying with growing backoff
-	// and, after 30 days of outage, applies the last good copy or none
-	// (RFC 9309 2.3.1.4).
+	// robots.txt has been asked twice; the summary counts such hosts. 0
+	// means never: the node keeps retrying with growing backoff and, after
+	// 30 days of outage, applies the last good copy or none (RFC 9309
+	// 2.3.1.4).
 	RobotsGiveUp time.Duration `json:"robots_give_up,omitempty"`
 }
 

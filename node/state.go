@@ -52,8 +52,12 @@ func (o StateOptions) Validate() error {
 	if o.Dir == "" {
 		errs = append(errs, errors.New("node: state: Dir is empty"))
 	}
-	errs = append(errs, store.Options{MinSyncInterval: o.MinSyncInterval}.Validate())
-	return errors.Join(append(errs, o.Frontier.Validate(), o.Seen.Validate())...)
+	return errors.Join(append(errs, o.storeOptions().Validate(), o.Frontier.Validate(), o.Seen.Validate())...)
+}
+
+// storeOptions are the options of the store under Dir.
+func (o StateOptions) storeOptions() store.Options {
+	return store.Options{FS: o.FS, Logger: o.Logger, MinSyncInterval: o.MinSyncInterval}
 }
 
 // OpenState validates o, then opens (or, with Fresh, recreates) the store
@@ -72,7 +76,7 @@ func OpenState(o StateOptions) (*State, error) {
 	}
 	_, statErr := o.FS.Stat(o.Dir)
 	s := &State{Resumed: statErr == nil}
-	db, err := store.Open(o.Dir, store.Options{FS: o.FS, Logger: o.Logger, MinSyncInterval: o.MinSyncInterval})
+	db, err := store.Open(o.Dir, o.storeOptions())
 	if err != nil {
 		return nil, fmt.Errorf("node: open state: %w", err)
 	}

@@ -143,16 +143,17 @@ func (r *record) writeTo(w io.Writer) error {
 }
 
 // headerEnd is the length of an HTTP message's header in msg, through
-// the empty line that ends it (CRLF CRLF, or LF LF); len(msg) if none.
+// the empty line that ends it (a line end followed by CRLF or LF), or -1
+// if msg has no empty line.
 func headerEnd(msg []byte) int {
-	crlf, lf := bytes.Index(msg, []byte("\r\n\r\n")), bytes.Index(msg, []byte("\n\n"))
+	crlf, lf := bytes.Index(msg, []byte("\n\r\n")), bytes.Index(msg, []byte("\n\n"))
 	switch {
 	case crlf >= 0 && (lf < 0 || crlf < lf):
-		return crlf + 4
+		return crlf + 3
 	case lf >= 0:
 		return lf + 2
 	}
-	return len(msg)
+	return -1
 }
 
 // buildExchange builds the response and request records of ex, linked both
@@ -179,6 +180,7 @@ func buildExchange(ex *Exchange, date time.Time, infoID string) (resp, req *reco
 		respFields = append(respFields, field{"WARC-Truncated", ex.Truncated})
 	}
 	resp = newRecord("response", respFields, len(ex.ResponseHeader), ex.ResponseHeader, ex.Body)
+	// Exchange.validate made sure the request has its empty line.
 	req = newRecord("request", common(reqID, respID, "application/http;msgtype=request", 0), headerEnd(ex.Request), ex.Request)
 	return resp, req
 }

@@ -684,7 +684,7 @@ func (ex *Exchange) validate() error {
 		return bad("ResponseHeader does not end with an empty line")
 	case len(ex.Request) == 0:
 		return bad("Request is empty")
-	case !bytes.Contains(ex.Request, []byte("\n\r\n")) && !bytes.Contains(ex.Request, []byte("\n\n")):
+	case headerEnd(ex.Request) < 0:
 		return bad("Request has no empty line after its headers")
 	}
 	if ex.IP != "" {

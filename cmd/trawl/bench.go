@@ -181,12 +181,6 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1
 	}
-	profiling := true
-	defer func() {
-		if profiling {
-			pprof.StopCPUProfile()
-		}
-	}()
 	type sample struct {
 		t     float64
 		pages int64
@@ -219,7 +213,6 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	close(stopSampling)
 	<-sampled
 	pprof.StopCPUProfile()
-	profiling = false
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1
