@@ -33,6 +33,10 @@ func FuzzExtract(f *testing.F) {
 		"<noscript><a href=x></noscript>", "<meta http-equiv=refresh content='0;url= x '>",
 		"<meta name=robots content=none><a href=y rel=nofollow>", "<base href=>",
 		"<a href=\x00>", "<a href=\xff>", "<a href=&#0;>", "<script><!--<script></script><a href=x>",
+		// Text the extractor hands SimHash raw unless it holds a '&'.
+		"ab\r\ncd\ref", "ab\x00cd", "x&amp;y&#x41;z", "<svg>a\x00b<title>c\x00d</title></svg>e\x00f",
+		"<textarea>a\r&lt;b</textarea>", "<title>t&amp;\r\nu</title>v\rw", "<plaintext>a&amp;\x00b",
+		"<math><mi>\x00x\ry</mi></math>", "caf\xc3\xa9&eacute\xff\x00",
 	} {
 		f.Add([]byte(s), uint8(1))
 	}
@@ -195,6 +199,20 @@ func BenchmarkExtract(b *testing.B) {
 		p := Extract(page, "trawl")
 		if len(p.Links) == 0 {
 			b.Fatal("no links")
+		}
+	}
+}
+
+// BenchmarkExtractSimHash is Extract as the node calls it: links, title
+// and SimHash in one pass.
+func BenchmarkExtractSimHash(b *testing.B) {
+	page := benchPage()
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p := ExtractWith(page, Options{Agent: "trawl", SimHash: true})
+		if len(p.Links) == 0 || p.SimHash == 0 {
+			b.Fatal("no links or no SimHash")
 		}
 	}
 }

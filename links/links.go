@@ -153,13 +153,23 @@ func ExtractWith(body []byte, opts Options) Page {
 			}
 			return e.finish()
 		case html.TextToken:
-			if wantTitle || sim != nil {
+			switch {
+			case wantTitle:
 				text := z.Text() // once: it may be read only once
 				if sim != nil {
 					sim.Text(text)
 				}
-				if wantTitle {
-					e.page.Title = collapseSpace(text, MaxTitleBytes)
+				e.page.Title = collapseSpace(text, MaxTitleBytes)
+			case sim != nil && !sim.Skipping():
+				// Text decodes in place: it turns \r and \r\n into \n,
+				// NUL into U+FFFD in some states, and character references
+				// into what they stand for. The first two separate words
+				// as the raw bytes do, so without a '&' the raw text gives
+				// SimHash the same words, without a pass to convert it.
+				if raw := z.Raw(); bytes.IndexByte(raw, '&') < 0 {
+					sim.Text(raw)
+				} else {
+					sim.Text(z.Text())
 				}
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:

@@ -310,6 +310,11 @@ func (b *Builder) Text(text []byte) {
 	}
 }
 
+// Skipping reports whether the Builder is inside an element whose text it
+// leaves out (script, style, ...): Text would ignore a text token now, so
+// a caller need not decode it.
+func (b *Builder) Skipping() bool { return b.skip > 0 }
+
 // Tag adds a tag whose lower-cased name is name (end reports an end tag;
 // a self-closing tag is a start tag) and returns the name's atom (0 if
 // none).
