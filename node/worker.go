@@ -502,11 +502,12 @@ func (n *Node) extract(j *job.Job, u *url.URL, resp *fetch.Response) ([]*url.URL
 		}
 	}
 	found := make([]*url.URL, 0, len(page.Links))
+	res := urlnorm.NewResolver(base)
 	for _, ln := range page.Links {
 		if ln.NoFollow || !followable(ln) {
 			continue
 		}
-		t, err := urlnorm.Parse(ln.Ref, base)
+		t, err := res.Parse(ln.Ref)
 		if err != nil {
 			j.Stats.BadLinks.Add(1)
 			continue

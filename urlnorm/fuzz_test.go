@@ -53,6 +53,34 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// shared is one Resolver every FuzzResolver input goes through, so that a
+// parse that changed the parsed base would show in a later one.
+var shared = NewResolver(mustParse("http://example.org/a/b/c?q#f"))
+
+// FuzzResolver checks that a Resolver reused for many refs gives what
+// Parse gives for each alone: resolving never changes the base.
+func FuzzResolver(f *testing.F) {
+	addSeeds(f)
+	base := mustParse("http://example.org/a/b/c?q#f")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, ref := range []string{s, "..", "x", "?y", "#z", "/", "../../d"} {
+			want, wantErr := Parse(ref, base)
+			got, err := shared.Parse(ref)
+			if (err != nil) != (wantErr != nil) || (err == nil && got.String() != want.String()) {
+				t.Fatalf("Resolver.Parse(%q) after %q = %v, %v; Parse = %v, %v", ref, s, got, err, want, wantErr)
+			}
+		}
+	})
+}
+
+func mustParse(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}
+
 // FuzzNormalize checks that Normalize never panics, is idempotent, and that
 // its output re-parses to itself, both for URLs from Parse and from net/url.
 func FuzzNormalize(f *testing.F) {
@@ -69,6 +97,24 @@ func FuzzNormalize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkResolver is a page's links resolved as the node does: one
+// Resolver for the page, Parse and Normalize for each link.
+func BenchmarkResolver(b *testing.B) {
+	base := mustParse("https://www.example.com/news/2024/today.html?page=2")
+	refs := []string{"/", "/news/", "../sport/article.html?id=7", "today.html?page=3", "https://other.example/x", "#top", "/people/a-b?ref=1&pos=2"}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewResolver(base)
+		for _, ref := range refs {
+			u, err := r.Parse(ref)
+			if err != nil {
+				b.Fatal(err)
+			}
+			Normalize(u)
+		}
+	}
 }
 
 func BenchmarkCanonical(b *testing.B) {

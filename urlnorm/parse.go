@@ -26,20 +26,41 @@ var strictParser = whatwg.NewParser()
 // '{', '}' in the host are percent-encoded. Only the stray '%' changes what
 // is fetched. The parse test lists each such conformance case.
 func Parse(ref string, base *url.URL) (*url.URL, error) {
-	var wbase *whatwg.Url
+	return NewResolver(base).Parse(ref)
+}
+
+// A Resolver parses links against one base URL, as Parse does, parsing the
+// base once for all of them (a page's links share its base). It is safe
+// for concurrent use: the parsed base is only read.
+type Resolver struct {
+	base    *url.URL
+	wbase   *whatwg.Url
+	baseErr error
+}
+
+// NewResolver returns a Resolver for links against base; nil base takes
+// absolute URLs only. A base that does not parse makes every Parse fail
+// with an error naming it.
+func NewResolver(base *url.URL) *Resolver {
+	r := &Resolver{base: base}
 	if base != nil {
-		b, err := strictParser.Parse(base.String())
-		if err != nil {
-			return nil, &Error{Op: "parse", URL: ref, Err: fmt.Errorf("base %q: %w", base.String(), shortReason(err))}
-		}
-		wbase = b
+		r.wbase, r.baseErr = strictParser.Parse(base.String())
 	}
-	w, err := strictParser.BasicParser(ref, wbase, nil, whatwg.NoState)
+	return r
+}
+
+// Parse parses ref against the Resolver's base: see the package function
+// Parse.
+func (r *Resolver) Parse(ref string) (*url.URL, error) {
+	if r.baseErr != nil {
+		return nil, &Error{Op: "parse", URL: ref, Err: fmt.Errorf("base %q: %w", r.base.String(), shortReason(r.baseErr))}
+	}
+	w, err := strictParser.BasicParser(ref, r.wbase, nil, whatwg.NoState)
 	if err != nil && wgerrors.Type(err) == wgerrors.DomainToASCII {
 		// The current standard (and its tests) keep an all-ASCII host even
 		// when one of its "xn--" labels is not valid Punycode; the library
 		// rejects it. Retry leniently and accept only such hosts.
-		if lw, ok := parseASCIIHostLeniently(ref, wbase); ok {
+		if lw, ok := parseASCIIHostLeniently(ref, r.wbase); ok {
 			w, err = lw, nil
 		}
 	}
