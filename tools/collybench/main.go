@@ -349,4 +349,3 @@ func readHosts(path string) (map[string]string, error) {
 	}
 	return m, nil
 }
-
