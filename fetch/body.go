@@ -16,22 +16,6 @@ import (
 // maxEncodingLayers bounds how many Content-Encoding layers are undone.
 const maxEncodingLayers = 4
 
-// readCapped reads r until EOF or until more than limit bytes arrived. It
-// returns at most limit bytes and whether more were available. hint, if
-// positive, sizes the buffer (a declared Content-Length).
-func readCapped(r io.Reader, limit, hint int64) (data []byte, truncated bool, err error) {
-	size := int64(512)
-	if hint > 0 {
-		size = min(hint, limit) + 1 // +1 so reading the final EOF does not grow the buffer
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if n > limit {
-		return buf.Bytes()[:limit], true, nil
-	}
-	return buf.Bytes(), false, err
-}
-
 // decode undoes the Content-Encoding of body (a comma-separated list of
 // codings, applied in order), keeping at most limit decoded bytes.
 // Supported: gzip, x-gzip, deflate (zlib, or raw deflate as some servers

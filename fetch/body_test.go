@@ -45,6 +45,50 @@ func TestReadCapped(t *testing.T) {
 	}
 }
 
+// TestReadCappedSizes reads bodies around the pool's size classes, with
+// and without a (possibly wrong) size hint, each into buffers that earlier
+// reads released dirty: every byte must be the body's.
+func TestReadCappedSizes(t *testing.T) {
+	sizes := []int{0, 1, 4095, 4096, 4097, 65536, 1 << 18, 1<<18 + 1, 700_000}
+	limits := []int64{10, 4096, 1 << 18, 1 << 20}
+	for _, n := range sizes {
+		body := bytes.Repeat([]byte("0123456789abcdefg"), n/17+1)[:n]
+		for _, limit := range limits {
+			want, wantTrunc := body, false
+			if int64(n) > limit {
+				want, wantTrunc = body[:limit], true
+			}
+			for _, hint := range []int64{0, int64(n), int64(n) / 2, int64(n) * 3} {
+				got, tr, err := readCapped(bytes.NewReader(body), limit, hint)
+				if err != nil || tr != wantTrunc || !bytes.Equal(got, want) {
+					t.Fatalf("readCapped(%d bytes, limit %d, hint %d) = %d bytes, %v, %v; want %d bytes, %v", n, limit, hint, len(got), tr, err, len(want), wantTrunc)
+				}
+				for i := range got[:cap(got)] {
+					got[:cap(got)][i] = 0xAA // dirty it for the next read
+				}
+				putBuf(got)
+			}
+		}
+	}
+}
+
+func TestSizeClass(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want int
+		ok   bool
+	}{{0, 0, true}, {1, 0, true}, {4096, 0, true}, {4097, 1, true}, {8192, 1, true}, {1 << 18, 6, true}, {1<<18 + 1, 0, false}} {
+		if got, ok := sizeClass(c.n); got != c.want || ok != c.ok {
+			t.Errorf("sizeClass(%d) = %d, %v; want %d, %v", c.n, got, ok, c.want, c.ok)
+		}
+	}
+	// Only buffers getBuf made (a class's exact capacity) enter a pool.
+	putBuf(make([]byte, 0, 5000))
+	if b := getBuf(5000); cap(b) != 8192 {
+		t.Errorf("getBuf(5000) has capacity %d, want 8192", cap(b))
+	}
+}
+
 func TestDecodeIdentity(t *testing.T) {
 	body := []byte("plain")
 	for _, enc := range []string{"", "identity", " Identity "} {

@@ -79,6 +79,24 @@ type Response struct {
 	Start     time.Time     // when Fetch began
 	FirstByte time.Duration // Start → response headers read
 	Duration  time.Duration // Start → body done
+
+	bufs [][]byte // pooled buffers behind Body and Decoded, for Release
+}
+
+// Release hands Body's and Decoded's buffers back for the next fetch and
+// sets both to nil. Call it once done with the response; neither slice,
+// nor anything sliced from them, may be used after it. A response that
+// is never released is simply garbage collected.
+func (r *Response) Release() {
+	for _, b := range r.bufs {
+		putBuf(b)
+	}
+	r.bufs, r.Body, r.Decoded = nil, nil, nil
+}
+
+// sameArray reports whether a and b share their first byte of storage.
+func sameArray(a, b []byte) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
 }
 
 // Fetcher fetches URLs. Create it with New and release its idle
@@ -249,6 +267,10 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	encoding := strings.Join(hresp.Header.Values("Content-Encoding"), ",")
 	decoded, dtrunc, derr := decode(body, encoding, f.opts.MaxDecodedBytes, resp.Truncated != "")
 	resp.Decoded, resp.DecodeErr = decoded, derr
+	resp.bufs = append(resp.bufs, body)
+	if decoded != nil && !sameArray(decoded, body) {
+		resp.bufs = append(resp.bufs, decoded)
+	}
 	if dtrunc && resp.Truncated == "" {
 		resp.Truncated = "length"
 	}

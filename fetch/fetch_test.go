@@ -561,6 +561,48 @@ func TestConcurrentFetches(t *testing.T) {
 	}
 }
 
+// TestReleaseRecyclesBodies fetches plain and gzipped pages in turn from
+// several goroutines, releasing each response once checked: a recycled
+// buffer must never show another page's bytes, and Release twice is safe.
+func TestReleaseRecyclesBodies(t *testing.T) {
+	page := func(i int) []byte {
+		return bytes.Repeat([]byte(fmt.Sprintf("<p>page %d</p>", i)), 500+i*97)
+	}
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var i int
+		fmt.Sscanf(r.URL.Path, "/%d", &i)
+		w.Header().Set("Content-Type", "text/html")
+		if i%2 == 1 {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(gzipBytes(t, page(i)))
+			return
+		}
+		w.Write(page(i))
+	}))
+	f := newFetcher(t, testOptions())
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := g; i < 40; i += 4 {
+				resp, err := get(t, f, fmt.Sprintf("%s/%d", srv.URL, i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !bytes.Equal(resp.Decoded, page(i)) {
+					t.Errorf("page %d: decoded body differs from what was served", i)
+				}
+				resp.Release()
+				resp.Release()
+				if resp.Body != nil || resp.Decoded != nil {
+					t.Errorf("page %d: Release left Body or Decoded set", i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func BenchmarkFetch(b *testing.B) {
 	page := bytes.Repeat([]byte("<p>forty kilobytes of html.</p>\n"), 40*1024/32)
 	srv := newServer(b, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -577,6 +619,7 @@ func BenchmarkFetch(b *testing.B) {
 		if err != nil || len(resp.Body) != len(page) {
 			b.Fatalf("Fetch = %v, %v", resp, err)
 		}
+		resp.Release()
 	}
 	if n := srv.conns.Load(); n != 1 {
 		b.Errorf("server accepted %d connections, want 1 (keep-alive)", n)

@@ -224,7 +224,8 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 	ans := robots.Answer{Err: err, At: n.opts.Now().UTC()}
 	if resp != nil {
 		j.Stats.RobotsFetches.Add(1)
-		if !n.archive(j, resp) {
+		defer resp.Release() // nothing below keeps the body past this call
+	if !n.archive(j, resp) {
 			n.robots.Cancel(host, origin)
 			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
 			return
@@ -308,6 +309,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		n.completeWith(l, j, o, n.recordFetch(nil, it, urlstate.Observation{At: start, Error: string(class), Job: j.ID}), nil)
 		return
 	}
+	defer resp.Release() // nothing below keeps the body past this call
 	if !n.archive(j, resp) {
 		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 		return
