@@ -121,7 +121,11 @@ func (r *record) set(name, value string) {
 // writeTo writes r, serialised as WARC 1.1 (version line, fields, empty
 // line, block, two CRLFs), to w.
 func (r *record) writeTo(w io.Writer) error {
-	var head []byte
+	size := len("WARC/1.1\r\n\r\n")
+	for _, f := range r.fields {
+		size += len(f.name) + len(": \r\n") + len(f.value)
+	}
+	head := make([]byte, 0, size)
 	head = append(head, "WARC/1.1\r\n"...)
 	for _, f := range r.fields {
 		head = append(head, f.name...)
@@ -138,9 +142,12 @@ func (r *record) writeTo(w io.Writer) error {
 			return err
 		}
 	}
-	_, err := w.Write([]byte("\r\n\r\n"))
+	_, err := w.Write(recordEnd)
 	return err
 }
+
+// recordEnd ends every record: two CRLFs after the block.
+var recordEnd = []byte("\r\n\r\n")
 
 // headerEnd is the length of an HTTP message's header in msg, through
 // the empty line that ends it (a line end followed by CRLF or LF), or -1
