@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -88,6 +89,7 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	bigPages := fs.Int("big-pages", 0, "pages of each big host (0: the default)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the crawl to this file")
+	memProfile := fs.String("memprofile", "", "write a heap profile to this file after the crawl (its alloc_space and alloc_objects cover the whole run)")
 	gzipLevel := fs.Int("warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
 	minSync := fs.Duration("min-sync-interval", node.DefaultMinSyncInterval, "least time between two fsyncs of the WARC, and of the store's log (negative: none)")
 	giveUp := fs.Duration("robots-give-up", 4*time.Second, "give up a host whose robots.txt stays unavailable this long (the web has some that answer 500 for ever; 0: never, and the crawl never ends)")
@@ -223,6 +225,12 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	if *memProfile != "" {
+		if err := writeHeapProfile(*memProfile); err != nil {
+			fmt.Fprintf(stderr, "trawl bench: --memprofile: %v\n", err)
+			return 1
+		}
+	}
 	stages, err := cpustages.Split(&prof)
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
@@ -289,6 +297,17 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "    %-31s %.3f\n", st, r.StageCPUMsPerPage[st])
 	}
 	return code
+}
+
+// writeHeapProfile writes the heap profile, after a GC so that its
+// in-use figures are current.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
 }
 
 // readBaseline reads the CPU-ms/page of a recorded `bench crawl --json`
