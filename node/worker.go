@@ -225,7 +225,8 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 	if resp != nil {
 		j.Stats.RobotsFetches.Add(1)
 		defer resp.Release() // nothing below keeps the body past this call
-	if !n.archive(j, resp) {
+	sum, hasSum := payloadSum(resp)
+	if !n.archive(j, resp, sum, hasSum) {
 			n.robots.Cancel(host, origin)
 			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
 			return
@@ -261,8 +262,8 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 
 // archive writes resp to the WARC and waits until it is on disk. A
 // failure stops the node.
-func (n *Node) archive(j *job.Job, resp *fetch.Response) bool {
-	loc, err := n.warc.Write(&warc.Exchange{
+func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, hasSum bool) bool {
+	ex := &warc.Exchange{
 		URL:            resp.URL,
 		IP:             resp.IP.String(),
 		Date:           resp.Start,
@@ -270,7 +271,11 @@ func (n *Node) archive(j *job.Job, resp *fetch.Response) bool {
 		ResponseHeader: resp.RawResponseHeader,
 		Body:           resp.Body,
 		Truncated:      resp.Truncated,
-	})
+	}
+	if hasSum && len(resp.Decoded) == len(resp.Body) && resp.DecodeErr == nil && (len(resp.Body) == 0 || &resp.Decoded[0] == &resp.Body[0]) {
+		ex.PayloadSHA256 = sum[:] // no content coding: the payload is the body as transferred
+	}
+	loc, err := n.warc.Write(ex)
 	if err == nil {
 		err = <-n.warc.Durable(loc)
 	}
@@ -310,7 +315,8 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		return
 	}
 	defer resp.Release() // nothing below keeps the body past this call
-	if !n.archive(j, resp) {
+	sum, hasSum := payloadSum(resp)
+	if !n.archive(j, resp, sum, hasSum) {
 		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 		return
 	}
@@ -345,7 +351,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			n.shared.put(it.URL, page)
 		}
 	}
-	obs := observation(resp, sim)
+	obs := observation(resp, sim, sum, hasSum)
 	obs.Job = j.ID
 	if len(found) == 0 {
 		n.completeWith(l, j, o, n.recordFetch(nil, it, obs), nil)
@@ -413,11 +419,24 @@ func (n *Node) recordFetch(b *store.Batch, it frontier.Item, o urlstate.Observat
 	return b
 }
 
+// payloadSum returns the SHA-256 of a response's payload: the decoded
+// body, or the body as transferred if it could not be decoded; none if
+// the body was skipped.
+func payloadSum(resp *fetch.Response) ([sha256.Size]byte, bool) {
+	if resp.BodySkipped {
+		return [sha256.Size]byte{}, false
+	}
+	if resp.DecodeErr != nil {
+		return sha256.Sum256(resp.Body), true
+	}
+	return sha256.Sum256(resp.Decoded), true
+}
+
 // observation describes a response for the URL's record: the payload's
-// SHA-256 (the decoded body, or the body as transferred if it could not be
-// decoded) and, for HTML, the SimHash of its visible text: sim if link
-// extraction took it in its pass, computed here otherwise.
-func observation(resp *fetch.Response, sim *uint64) urlstate.Observation {
+// SHA-256 (sum, from payloadSum) and, for HTML, the SimHash of its visible
+// text: sim if link extraction took it in its pass, computed here
+// otherwise.
+func observation(resp *fetch.Response, sim *uint64, sum [sha256.Size]byte, hasSum bool) urlstate.Observation {
 	o := urlstate.Observation{
 		At:           resp.Start.UTC(),
 		Status:       resp.Status,
@@ -425,14 +444,10 @@ func observation(resp *fetch.Response, sim *uint64) urlstate.Observation {
 		ETag:         resp.Header.Get("ETag"),
 		LastModified: resp.Header.Get("Last-Modified"),
 	}
-	if resp.BodySkipped {
+	if !hasSum {
 		return o
 	}
-	payload := resp.Decoded
-	if resp.DecodeErr != nil {
-		payload = resp.Body
-	}
-	o.Digest, o.HasDigest = sha256.Sum256(payload), true
+	o.Digest, o.HasDigest = sum, true
 	if resp.DecodeErr == nil && isHTML(resp.MediaType) {
 		if sim != nil {
 			o.SimHash = *sim

@@ -3,10 +3,9 @@ package warc
 import (
 	"bytes"
 	"crypto/rand"
-	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
-	"hash"
 	"io"
 	"maps"
 	"slices"
@@ -17,9 +16,14 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// Digests use SHA-1 in upper-case base32 ("sha1:" + 32 characters), the
-// convention of Heritrix, wget, warcio and the CDX(J) "digest" field.
-const digestAlgorithm = "sha1"
+// Digests use SHA-256 in upper-case base32 ("sha256:" + 56 characters,
+// padding included), as WARC 1.1 allows (section 5.8, and its annex on
+// digests) and warcio and Browsertrix write. SHA-1, the older convention
+// of Heritrix and wget, would cost a pass of its own over every body: the
+// crawler takes a page's SHA-256 anyway, for its content gate, and hands
+// it to the writer (Exchange.PayloadSHA256). Recovery checks SHA-1 block
+// digests too, for files written before.
+const digestAlgorithm = "sha256"
 
 // WARC 1.1 identifiers written into every warcinfo record.
 const (
@@ -61,10 +65,11 @@ func newRecordID() string {
 // newRecord returns a record of type typ with fields, then Content-Length
 // and WARC-Block-Digest of the block made of parts, and, if payload >= 0,
 // WARC-Payload-Digest of the block from byte payload on (an HTTP
-// message's entity body: WARC 1.1 section 5.9).
-func newRecord(typ string, fields []field, payload int, parts ...[]byte) *record {
+// message's entity body: WARC 1.1 section 5.9). payloadSum, if not nil,
+// is that payload's SHA-256, known to the caller.
+func newRecord(typ string, fields []field, payload int, payloadSum []byte, parts ...[]byte) *record {
 	size := 0
-	block := sha1.New()
+	block := sha256.New()
 	for _, p := range parts {
 		size += len(p)
 		block.Write(p)
@@ -74,27 +79,29 @@ func newRecord(typ string, fields []field, payload int, parts ...[]byte) *record
 	r.fields = append(r.fields, fields...)
 	r.fields = append(r.fields,
 		field{"Content-Length", strconv.Itoa(size)},
-		field{"WARC-Block-Digest", digestOf(block)})
+		field{"WARC-Block-Digest", digestOf(block.Sum(nil))})
 	if payload >= 0 {
-		h := sha1.New()
-		skip := payload
-		for _, p := range parts {
-			if skip >= len(p) {
-				skip -= len(p)
-				continue
+		if payloadSum == nil {
+			h := sha256.New()
+			skip := payload
+			for _, p := range parts {
+				if skip >= len(p) {
+					skip -= len(p)
+					continue
+				}
+				h.Write(p[skip:])
+				skip = 0
 			}
-			h.Write(p[skip:])
-			skip = 0
+			payloadSum = h.Sum(nil)
 		}
-		r.fields = append(r.fields, field{"WARC-Payload-Digest", digestOf(h)})
+		r.fields = append(r.fields, field{"WARC-Payload-Digest", digestOf(payloadSum)})
 	}
 	return r
 }
 
-// digestOf formats h's sum as a WARC digest: "sha1:" and base32.
-func digestOf(h hash.Hash) string {
-	var sum [sha1.Size]byte
-	return digestAlgorithm + ":" + base32.StdEncoding.EncodeToString(h.Sum(sum[:0]))
+// digestOf formats a SHA-256 sum as a WARC digest: "sha256:" and base32.
+func digestOf(sum []byte) string {
+	return digestAlgorithm + ":" + base32.StdEncoding.EncodeToString(sum)
 }
 
 // get returns the value of the field named name, "" if none.
@@ -186,9 +193,9 @@ func buildExchange(ex *Exchange, date time.Time, infoID string) (resp, req *reco
 	if ex.Truncated != "" {
 		respFields = append(respFields, field{"WARC-Truncated", ex.Truncated})
 	}
-	resp = newRecord("response", respFields, len(ex.ResponseHeader), ex.ResponseHeader, ex.Body)
+	resp = newRecord("response", respFields, len(ex.ResponseHeader), ex.PayloadSHA256, ex.ResponseHeader, ex.Body)
 	// Exchange.validate made sure the request has its empty line.
-	req = newRecord("request", common(reqID, respID, "application/http;msgtype=request", 0), headerEnd(ex.Request), ex.Request)
+	req = newRecord("request", common(reqID, respID, "application/http;msgtype=request", 0), headerEnd(ex.Request), nil, ex.Request)
 	return resp, req
 }
 
@@ -206,7 +213,7 @@ func buildWarcinfo(name string, date time.Time, o *Options) *record {
 		{"WARC-Date", date.UTC().Format(dateFormat)},
 		{"WARC-Filename", name},
 		{"Content-Type", "application/warc-fields"},
-	}, -1, []byte(b.String()))
+	}, -1, nil, []byte(b.String()))
 }
 
 // encoder turns records into gzip members, one member per record, in buf.

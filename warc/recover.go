@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
 	"errors"
@@ -61,7 +62,7 @@ func Recover(dir string) ([]Recovered, error) {
 //   - A member is complete if it decompresses to its end with a valid CRC-32
 //     and length trailer, and its content is exactly one WARC record whose
 //     block has Content-Length bytes (and matches WARC-Block-Digest, when
-//     that is sha1) followed by CRLF CRLF.
+//     that is sha256 or sha1) followed by CRLF CRLF.
 //   - The first member must be a complete warcinfo record. After it come
 //     exchanges: a response (or revisit) record, then the request record
 //     whose WARC-Concurrent-To names it. An exchange is kept whole or not
@@ -447,7 +448,7 @@ type memberReader struct {
 	src  *countingReader
 	zr   gzip.Reader
 	body *bufio.Reader // over the decompressed content
-	sha  hash.Hash
+	sha  blockHashes
 }
 
 // next reads the member at the current offset. Its error is only ever one
@@ -469,10 +470,7 @@ func (mr *memberReader) next() (member, error) {
 	mr.zr.Multistream(false)
 	content := &contentReader{zr: &mr.zr}
 	mr.body.Reset(content)
-	if mr.sha == nil {
-		mr.sha = sha1.New()
-	}
-	m.rec, m.recErr = parseRecord(mr.body, mr.sha)
+	m.rec, m.recErr = parseRecord(mr.body, &mr.sha)
 	// Read to the end of the member, so that its trailer is checked and the
 	// offset is past it.
 	_, _ = io.Copy(io.Discard, mr.body)
@@ -517,13 +515,39 @@ func (r *warcRecord) concurrentTo(id string) bool {
 	return false
 }
 
+// blockHashes holds the hashes recovery checks block digests with, made
+// once per memberReader and reset for each record.
+type blockHashes struct{ sha1, sha256 hash.Hash }
+
+// get returns a reset hash for the digest algorithm alg ("sha1" or
+// "sha256", any case), or io.Discard for any other.
+func (b *blockHashes) get(alg string) io.Writer {
+	var h *hash.Hash
+	switch {
+	case strings.EqualFold(alg, "sha256"):
+		if b.sha256 == nil {
+			b.sha256 = sha256.New()
+		}
+		h = &b.sha256
+	case strings.EqualFold(alg, "sha1"):
+		if b.sha1 == nil {
+			b.sha1 = sha1.New()
+		}
+		h = &b.sha1
+	default:
+		return io.Discard
+	}
+	(*h).Reset()
+	return *h
+}
+
 // parseRecord reads one WARC record from r, which must end right after it:
 //
 //	"WARC/1.1" CRLF *(name ":" value CRLF) CRLF block CRLF CRLF
 //
-// with a block of Content-Length bytes. A sha1 WARC-Block-Digest (base32 or
-// hex) must match the block.
-func parseRecord(r *bufio.Reader, sha hash.Hash) (warcRecord, error) {
+// with a block of Content-Length bytes. A sha256 or sha1 WARC-Block-Digest
+// (base32 or hex) must match the block; other algorithms are not checked.
+func parseRecord(r *bufio.Reader, hashes *blockHashes) (warcRecord, error) {
 	var rec warcRecord
 	line, err := readLine(r)
 	if err != nil {
@@ -578,12 +602,13 @@ func parseRecord(r *bufio.Reader, sha hash.Hash) (warcRecord, error) {
 	if rec.typ == "" || rec.id == "" {
 		return rec, errors.New("no WARC-Type or WARC-Record-ID")
 	}
-	sha.Reset()
-	if n, err := io.CopyN(sha, r, length); err != nil {
+	alg, want, _ := strings.Cut(digest, ":")
+	h := hashes.get(alg)
+	if n, err := io.CopyN(h, r, length); err != nil {
 		return rec, fmt.Errorf("block is %d bytes, Content-Length says %d", n, length)
 	}
-	if alg, want, ok := strings.Cut(digest, ":"); ok && strings.EqualFold(alg, "sha1") {
-		sum := sha.Sum(nil)
+	if h != io.Discard {
+		sum := h.(hash.Hash).Sum(nil)
 		if !strings.EqualFold(want, base32.StdEncoding.EncodeToString(sum)) && !strings.EqualFold(want, hex.EncodeToString(sum)) {
 			return rec, fmt.Errorf("WARC-Block-Digest %q does not match the block", truncateForError(digest))
 		}

@@ -1,8 +1,13 @@
 package warc
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -735,6 +741,37 @@ func TestRecoverReadError(t *testing.T) {
 		}
 		if se.offset != want || !strings.Contains(err.Error(), fmt.Sprintf("offset %d: read: boom", want)) {
 			t.Errorf("scan(fails after %d bytes) = %v, want offset %d", n, err, want)
+		}
+	}
+}
+
+// TestParseRecordDigests checks block digests by algorithm: sha256 (what
+// the writer writes) and sha1 (files written before it), base32 or hex,
+// must match; other algorithms are not checked.
+func TestParseRecordDigests(t *testing.T) {
+	block := "hello, block"
+	s1, s256 := sha1.Sum([]byte(block)), sha256.Sum256([]byte(block))
+	rec := func(digest string) string {
+		return "WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:x>\r\nWARC-Block-Digest: " + digest +
+			"\r\nContent-Length: " + strconv.Itoa(len(block)) + "\r\n\r\n" + block + "\r\n\r\n"
+	}
+	for _, c := range []struct {
+		digest string
+		ok     bool
+	}{
+		{"sha256:" + base32.StdEncoding.EncodeToString(s256[:]), true},
+		{"SHA256:" + hex.EncodeToString(s256[:]), true},
+		{"sha1:" + base32.StdEncoding.EncodeToString(s1[:]), true},
+		{"sha1:" + hex.EncodeToString(s1[:]), true},
+		{"md5:whatever", true},
+		{"sha256:" + base32.StdEncoding.EncodeToString(s1[:]), false},
+		{"sha1:" + base32.StdEncoding.EncodeToString(s256[:]), false},
+		{"sha256:nonsense", false},
+	} {
+		var hs blockHashes
+		_, err := parseRecord(bufio.NewReader(strings.NewReader(rec(c.digest))), &hs)
+		if (err == nil) != c.ok {
+			t.Errorf("parseRecord with WARC-Block-Digest %q: err = %v, want ok %v", c.digest, err, c.ok)
 		}
 	}
 }

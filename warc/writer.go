@@ -1,6 +1,6 @@
 // Package warc writes HTTP exchanges to WARC 1.1 files (.warc.gz), one gzip
 // member per record, rotating files by size. Records are serialised here
-// (WARC 1.1 fields, SHA-1 block and payload digests; see record), as is file
+// (WARC 1.1 fields, SHA-256 block and payload digests; see record), as is file
 // handling (naming, rotation, recovery after a failed write); the tests read
 // every file back with gowarc v3's strict reader and with warcio.
 // A Writer is safe for concurrent use. Invariants: every file begins with a
@@ -28,7 +28,7 @@
 // A response block is the status line and headers as received, CRLF, and the
 // body as transferred (content-encoding kept, transfer-encoding removed); a
 // request block is the request as sent. WARC-Block-Digest and
-// WARC-Payload-Digest are "sha1:" + base32. Response and request name each
+// WARC-Payload-Digest are "sha256:" + base32. Response and request name each
 // other in WARC-Concurrent-To and name the file's warcinfo in
 // WARC-Warcinfo-ID. A Location's Offset and Length are those of the
 // response's gzip member, so the member can be read on its own.
@@ -75,6 +75,7 @@ package warc
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -118,6 +119,11 @@ type Exchange struct {
 	// Truncated is "" or a WARC-Truncated reason: "length", "time",
 	// "disconnect" or "unspecified".
 	Truncated string
+	// PayloadSHA256, if set, is the SHA-256 of Body (32 bytes), which the
+	// caller has computed anyway: the writer then takes the payload digest
+	// from it instead of hashing Body again. The writer cannot tell a
+	// wrong sum from a right one; a reader's digest check will.
+	PayloadSHA256 []byte
 }
 
 // Location is where a response record lives, for a later CDXJ index, and
@@ -686,6 +692,8 @@ func (ex *Exchange) validate() error {
 		return bad("Request is empty")
 	case headerEnd(ex.Request) < 0:
 		return bad("Request has no empty line after its headers")
+	case ex.PayloadSHA256 != nil && len(ex.PayloadSHA256) != sha256.Size:
+		return bad("PayloadSHA256 is %d bytes, not a SHA-256 sum (%d)", len(ex.PayloadSHA256), sha256.Size)
 	}
 	if ex.IP != "" {
 		if _, err := netip.ParseAddr(ex.IP); err != nil {

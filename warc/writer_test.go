@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/base32"
 	"errors"
 	"fmt"
@@ -113,13 +113,13 @@ type readRecord struct {
 
 var b32 = base32.StdEncoding
 
-func sha1Digest(b []byte) string {
-	s := sha1.Sum(b)
-	return "sha1:" + b32.EncodeToString(s[:])
+func sha256Digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return "sha256:" + b32.EncodeToString(s[:])
 }
 
 // readBack reads path with gowarc's strict reader (which fails on a wrong
-// digest) and checks both digests again with crypto/sha1.
+// digest) and checks both digests again with crypto/sha256.
 func readBack(t *testing.T, path string) []readRecord {
 	t.Helper()
 	return readBackWith(t, path, true)
@@ -165,7 +165,7 @@ func readBackWith(t *testing.T, path string, strict bool) []readRecord {
 			t.Fatal(err)
 		}
 		rr := readRecord{typ: wr.Type().String(), headers: wr.WarcHeader(), block: block, offset: rec.Offset, size: rec.Size}
-		if got, want := wr.WarcHeader().Get(gowarc.WarcBlockDigest), sha1Digest(block); got != want {
+		if got, want := wr.WarcHeader().Get(gowarc.WarcBlockDigest), sha256Digest(block); got != want {
 			t.Errorf("%s record %d: WARC-Block-Digest = %q, want %q", path, len(out), got, want)
 		}
 		if pb, ok := wr.Block().(gowarc.PayloadBlock); ok && wr.Type() != gowarc.Warcinfo {
@@ -176,7 +176,7 @@ func readBackWith(t *testing.T, path string, strict bool) []readRecord {
 			if rr.payload, err = io.ReadAll(p); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := wr.WarcHeader().Get(gowarc.WarcPayloadDigest), sha1Digest(rr.payload); got != want {
+			if got, want := wr.WarcHeader().Get(gowarc.WarcPayloadDigest), sha256Digest(rr.payload); got != want {
 				t.Errorf("%s record %d: WARC-Payload-Digest = %q, want %q", path, len(out), got, want)
 			}
 		}
