@@ -225,8 +225,8 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 	if resp != nil {
 		j.Stats.RobotsFetches.Add(1)
 		defer resp.Release() // nothing below keeps the body past this call
-	sum, hasSum := payloadSum(resp)
-	if !n.archive(j, resp, sum, hasSum) {
+		sum, hasSum := payloadSum(resp)
+		if !n.archive(j, resp, sum, hasSum) {
 			n.robots.Cancel(host, origin)
 			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
 			return
