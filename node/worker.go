@@ -224,7 +224,8 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 	ans := robots.Answer{Err: err, At: n.opts.Now().UTC()}
 	if resp != nil {
 		j.Stats.RobotsFetches.Add(1)
-		defer resp.Release() // nothing below keeps the body past this call
+		// Not released: the robots keeper is handed the body, and a
+		// robots.txt fetch per host is too rare to be worth the care.
 		sum, hasSum := payloadSum(resp)
 		if !n.archive(j, resp, sum, hasSum) {
 			n.robots.Cancel(host, origin)
