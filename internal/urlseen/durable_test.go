@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"net/url"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/urlnorm"
 )
@@ -67,6 +69,77 @@ func TestDurableAdd(t *testing.T) {
 	if ok, err := db.Has(store.SeenKey(0, "a.test", "http://a.test:8080/")); !ok || err != nil {
 		t.Errorf("Has(SeenKey(0, a.test, http://a.test:8080/)) = %v, %v; want true", ok, err)
 	}
+}
+
+// TestDurableCache passes one host's URLs (one stripe) through the gate
+// three times, for two jobs, with far more URLs than the stripe's cache
+// holds: the second and third passes report nothing new, whether answered
+// by the cache or the store; the other job still sees every URL once; and
+// the cache never holds more than its two generations.
+func TestDurableCache(t *testing.T) {
+	db := openStore(t, vfs.NewMem(), "/s")
+	defer db.Close()
+	d := newDurable(t, db, DurableOptions{ExpectedURLs: 100_000})
+	const n = 5 * hotKeys
+	urls := make([]string, n)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://a.test/page/%d", i)
+	}
+	s := &d.stripes[partitionOf(t, "http://a.test/")]
+	for _, job := range []uint32{1, 2} {
+		for pass := range 3 {
+			// Small batches, as pages are: the same links recur a few at a time.
+			for lo := 0; lo < n; lo += 40 {
+				b := db.NewBatch()
+				isNew, err := d.AddBatch(b, job, urls[lo:min(lo+40, n)])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := db.Commit(b); err != nil {
+					t.Fatal(err)
+				}
+				for i, nw := range isNew {
+					if nw != (pass == 0) {
+						t.Fatalf("job %d pass %d: %s new = %v", job, pass, urls[lo+i], nw)
+					}
+				}
+				s.mu.Lock()
+				size := len(s.hot) + len(s.warm)
+				s.mu.Unlock()
+				if size > 2*hotKeys {
+					t.Fatalf("stripe cache holds %d keys, over its bound %d", size, 2*hotKeys)
+				}
+			}
+		}
+	}
+	if got := d.Len(); got != 2*n {
+		t.Errorf("Len() = %d, want %d", got, 2*n)
+	}
+	// A page's navigation, read again: cached after one store read.
+	nav := urls[:40]
+	for range 2 {
+		b := db.NewBatch()
+		if isNew, err := d.AddBatch(b, 1, nav); err != nil || slices.Contains(isNew, true) {
+			t.Fatalf("AddBatch(nav) = %v, %v; want nothing new", isNew, err)
+		}
+		b.Close()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range nav {
+		if !s.cached(store.SeenKey(1, "a.test", u)) {
+			t.Errorf("%s read twice is not in the stripe's cache", u)
+		}
+	}
+}
+
+func partitionOf(t *testing.T, u string) int {
+	t.Helper()
+	h, err := hostOf(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(partition.Of(h))
 }
 
 // TestDurableFalsePositives forces a tiny filter, so that nearly every
