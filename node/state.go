@@ -22,6 +22,10 @@ type State struct {
 	Queue    *frontierdb.Store
 	Frontier *frontier.Frontier
 	Seen     *urlseen.Durable
+	// Fetched holds every per-URL record's key (store.KindURL) in a Bloom
+	// filter, so that a first fetch skips the read of a record it cannot
+	// have. Sized and loaded as Seen is.
+	Fetched *urlseen.KeyFilter
 	// Resumed reports that the store held an earlier run's state.
 	Resumed bool
 }
@@ -84,6 +88,17 @@ func OpenState(o StateOptions) (*State, error) {
 	if s.Seen, err = urlseen.NewDurable(db, o.Seen); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("node: load seen URLs: %w", err)
+	}
+	expected, rate := o.Seen.ExpectedURLs, o.Seen.FalsePositiveRate
+	if expected == 0 {
+		expected = urlseen.DefaultExpectedURLs
+	}
+	if rate == 0 {
+		rate = urlseen.DefaultFalsePositiveRate
+	}
+	if s.Fetched, err = urlseen.NewKeyFilter(db, store.KindURL, expected, rate); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("node: load URL records: %w", err)
 	}
 	s.Queue = frontierdb.New(db, frontierdb.Options{})
 	fo := o.Frontier

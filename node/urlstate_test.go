@@ -339,3 +339,45 @@ func TestURLStateValidatorsAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestURLStateAcrossRestart crawls a web, closes the node, and crawls it
+// again with a new job on the same data directory: each URL's record
+// counts the fetches of both runs, as the web's log does. The second run
+// reads records the first wrote, so the filter that lets a first fetch
+// skip that read (State.Fetched) must have loaded them.
+func TestURLStateAcrossRestart(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, testweb.Options{Seed: 22, Hosts: 8, Latency: -1}, 5*time.Millisecond)
+	for run := range 2 {
+		h.spec.Name = fmt.Sprintf("crawl %d", run)
+		sum := h.run(t, context.Background())
+		if sum.StopReason != "exhausted" {
+			t.Fatalf("run %d: StopReason = %q, want exhausted", run, sum.StopReason)
+		}
+		t.Logf("run %d: job %d, %d pages", run, sum.Job, sum.Pages)
+	}
+	fetches := map[string]int{}
+	for _, r := range h.srv.Log() {
+		if !strings.HasPrefix(r.Path, "/robots") {
+			fetches[canonicalOf(t, fmt.Sprintf("http://%s:%d%s", r.Host, h.srv.Port(), r.Path))]++
+		}
+	}
+	stored := storedURLs(t, h.opts.DataDir)
+	twice := 0
+	for u, n := range fetches {
+		r, err := urlstate.Decode(stored[u])
+		if err != nil {
+			t.Errorf("%s: %v", u, err)
+			continue
+		}
+		if int(r.Fetches) != n {
+			t.Errorf("%s: record counts %d fetches, the web's log %d", u, r.Fetches, n)
+		}
+		if n >= 2 {
+			twice++
+		}
+	}
+	if twice < 20 {
+		t.Errorf("%d URLs fetched in both runs, want a web of at least 20 crawled twice", twice)
+	}
+}

@@ -402,7 +402,10 @@ func (n *Node) share(l *frontier.Lease, j *job.Job, u *url.URL, p *sharedPage) {
 func (n *Node) recordFetch(b *store.Batch, it frontier.Item, o urlstate.Observation) *store.Batch {
 	key := store.URLKey(it.Host, it.URL)
 	var prev urlstate.Record
-	v, err := n.db.Get(key)
+	v, err := []byte(nil), store.ErrNotFound
+	if n.state.Fetched.MayHave(key) {
+		v, err = n.db.Get(key)
+	}
 	switch {
 	case err == nil:
 		if prev, err = urlstate.Decode(v); err != nil {
@@ -414,6 +417,7 @@ func (n *Node) recordFetch(b *store.Batch, it frontier.Item, o urlstate.Observat
 	if b == nil {
 		b = n.db.NewBatch()
 	}
+	n.state.Fetched.Add(key) // before b commits: the filter holds every stored key
 	if err := b.Set(key, urlstate.Encode(prev.Observe(o))); err != nil {
 		n.opts.Logger.Warn("record URL state", "url", it.URL, "err", err)
 	}

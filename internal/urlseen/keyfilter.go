@@ -1,0 +1,67 @@
+package urlseen
+
+import (
+	"fmt"
+
+	"github.com/trawl-crawler/trawl/internal/store"
+)
+
+// KeyFilter answers, from memory, whether the store may hold a key of one
+// kind: false means it certainly does not, so the caller can skip the
+// store read. The node keeps one over the per-URL records (store.KindURL):
+// in a crawl most fetches are first fetches, with no record to read, and
+// that read was a fiftieth of a page's CPU.
+//
+// Invariant: every key of the kind in the store is in the filter. It holds
+// if the filter is loaded from the store at start-up (NewKeyFilter) and
+// every writer of such a key calls Add before the batch holding it
+// commits. Keys deleted from the store stay in the filter (a needless
+// read, never a wrong answer). Safe for concurrent use.
+type KeyFilter struct {
+	f *blockedBloom
+}
+
+// NewKeyFilter loads the keys of kind in db into a filter sized for
+// expected keys (at least twice those in db) at false-positive rate p, in
+// (0, 1). Past its size the filter only answers "maybe" more often.
+func NewKeyFilter(db *store.DB, kind store.Kind, expected uint, p float64) (*KeyFilter, error) {
+	if p <= 0 || p >= 1 {
+		return nil, fmt.Errorf("urlseen: key filter false-positive rate %v, want in (0, 1)", p)
+	}
+	size := max(expected, 1)
+	for {
+		k := &KeyFilter{f: newBlockedBloom(size, p)}
+		n, err := k.load(db, kind)
+		if err != nil {
+			return nil, err
+		}
+		if n <= size {
+			return k, nil
+		}
+		size = 2 * n // the store outgrew the filter: rescan into a bigger one
+	}
+}
+
+// load adds every key of kind in db and counts them.
+func (k *KeyFilter) load(db *store.DB, kind store.Kind) (uint, error) {
+	it, err := db.NewIter(store.KindPrefix(kind))
+	if err != nil {
+		return 0, fmt.Errorf("urlseen: load %c keys: %w", kind, err)
+	}
+	var n uint
+	for it.First(); it.Valid(); it.Next() {
+		k.f.testAndAdd(k.f.hashBytes(it.Key()))
+		n++
+	}
+	if err := it.Close(); err != nil {
+		return 0, fmt.Errorf("urlseen: load %c keys: %w", kind, err)
+	}
+	return n, nil
+}
+
+// MayHave reports whether the store may hold key (false: certainly not).
+func (k *KeyFilter) MayHave(key []byte) bool { return k.f.test(k.f.hashBytes(key)) }
+
+// Add records that key is about to be written; call it before the batch
+// that writes key commits.
+func (k *KeyFilter) Add(key []byte) { k.f.testAndAdd(k.f.hashBytes(key)) }

@@ -1,0 +1,60 @@
+package urlseen
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/trawl-crawler/trawl/internal/store"
+)
+
+// TestKeyFilter checks the filter's invariant across a reopen: every key
+// of its kind in the store, loaded or added, is "maybe"; keys of other
+// kinds are not loaded; most absent keys are "no". A filter sized for far
+// fewer keys than the store holds grows at load.
+func TestKeyFilter(t *testing.T) {
+	fs := vfs.NewMem()
+	db := openStore(t, fs, "/s")
+	urlKey := func(i int) []byte { return store.URLKey("a.test", fmt.Sprintf("http://a.test/%d", i)) }
+	b := db.NewBatch()
+	for i := range 1000 {
+		if err := b.Set(urlKey(i), []byte("r")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	for _, expected := range []uint{10, 100_000} {
+		k, err := NewKeyFilter(db, store.KindURL, expected, 0.01)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 1000 {
+			if !k.MayHave(urlKey(i)) {
+				t.Fatalf("expected %d: stored key %d not in the filter", expected, i)
+			}
+		}
+		yes := 0
+		for i := 1000; i < 11000; i++ {
+			if k.MayHave(urlKey(i)) {
+				yes++
+			}
+		}
+		if yes > 300 { // 1% of 10,000 is 100; the loaded filter is at least twice the keys
+			t.Errorf("expected %d: %d of 10,000 absent keys answered maybe, want about 1%%", expected, yes)
+		}
+		k.Add(urlKey(5000))
+		if !k.MayHave(urlKey(5000)) {
+			t.Errorf("expected %d: an added key is not in the filter", expected)
+		}
+		if k.MayHave(store.SeenKey(1, "a.test", "http://a.test/1")) && k.MayHave(store.SeenKey(1, "a.test", "http://a.test/2")) {
+			t.Errorf("expected %d: seen keys answer maybe in a filter of URL keys", expected)
+		}
+	}
+	if _, err := NewKeyFilter(db, store.KindURL, 10, 1); err == nil {
+		t.Error("NewKeyFilter with rate 1: no error")
+	}
+	db.Close()
+}
