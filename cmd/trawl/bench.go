@@ -89,6 +89,8 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	bigPages := fs.Int("big-pages", 0, "pages of each big host (0: the default)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the crawl to this file")
+	mutexProfile := fs.String("mutexprofile", "", "write a mutex contention profile of the crawl to this file (every contended lock sampled)")
+	blockProfile := fs.String("blockprofile", "", "write a blocking profile of the crawl to this file (channel waits, selects, locks; one sample per 100 µs blocked)")
 	memProfile := fs.String("memprofile", "", "write a heap profile to this file after the crawl (its alloc_space and alloc_objects cover the whole run)")
 	gzipLevel := fs.Int("warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
 	minSync := fs.Duration("min-sync-interval", node.DefaultMinSyncInterval, "least time between two fsyncs of the WARC, and of the store's log (negative: none)")
@@ -206,6 +208,12 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}()
+	if *mutexProfile != "" {
+		runtime.SetMutexProfileFraction(1)
+	}
+	if *blockProfile != "" {
+		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
+	}
 	n.Start()
 	<-j.Ended()
 	err = errors.Join(j.Err(), n.Close())
@@ -222,6 +230,15 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	if *cpuProfile != "" {
 		if err := os.WriteFile(*cpuProfile, prof.Bytes(), 0o644); err != nil {
 			fmt.Fprintf(stderr, "trawl bench: %v\n", err)
+			return 1
+		}
+	}
+	for _, p := range []struct{ name, path string }{{"mutex", *mutexProfile}, {"block", *blockProfile}} {
+		if p.path == "" {
+			continue
+		}
+		if err := writeProfile(p.name, p.path); err != nil {
+			fmt.Fprintf(stderr, "trawl bench: --%sprofile: %v\n", p.name, err)
 			return 1
 		}
 	}
@@ -308,6 +325,15 @@ func writeHeapProfile(path string) error {
 	}
 	runtime.GC()
 	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
+}
+
+// writeProfile writes the named runtime profile (mutex, block) to path.
+func writeProfile(name, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(pprof.Lookup(name).WriteTo(f, 0), f.Close())
 }
 
 // readBaseline reads the CPU-ms/page of a recorded `bench crawl --json`
