@@ -113,6 +113,32 @@ func (a *Accumulator) Add(h uint64) {
 	}
 }
 
+// addMany adds features given by their hashes, as Add does for each, with
+// the lane counts held in registers for the loop.
+func (a *Accumulator) addMany(hs []uint64) {
+	for len(hs) > 0 {
+		n := min(len(hs), 255-a.inLan)
+		l0, l1, l2, l3 := a.lanes[0], a.lanes[1], a.lanes[2], a.lanes[3]
+		l4, l5, l6, l7 := a.lanes[4], a.lanes[5], a.lanes[6], a.lanes[7]
+		for _, h := range hs[:n] {
+			l0 += spread[h&0xff]
+			l1 += spread[h>>8&0xff]
+			l2 += spread[h>>16&0xff]
+			l3 += spread[h>>24&0xff]
+			l4 += spread[h>>32&0xff]
+			l5 += spread[h>>40&0xff]
+			l6 += spread[h>>48&0xff]
+			l7 += spread[h>>56]
+		}
+		a.lanes = [8]uint64{l0, l1, l2, l3, l4, l5, l6, l7}
+		a.n += n
+		if a.inLan += n; a.inLan == 255 {
+			a.fold()
+		}
+		hs = hs[n:]
+	}
+}
+
 // fold moves the lane counts into ones.
 func (a *Accumulator) fold() {
 	for j, l := range a.lanes {
@@ -150,6 +176,10 @@ type words struct {
 	inWord bool
 	prev   uint64 // hash of the previous word
 	nWords int
+	// feats holds shingle hashes not yet added to acc, which takes them
+	// in batches (addMany).
+	feats  [64]uint64
+	nFeats int
 }
 
 // end finishes the word being read, if any.
@@ -163,7 +193,12 @@ func (w *words) end() {
 
 func (w *words) emit(h uint64) {
 	if w.nWords > 0 {
-		w.acc.Add(mix(w.prev*phi + h))
+		if w.nFeats == len(w.feats) {
+			w.acc.addMany(w.feats[:])
+			w.nFeats = 0
+		}
+		w.feats[w.nFeats] = mix(w.prev*phi + h)
+		w.nFeats++
 	}
 	w.prev = h
 	w.nWords++
@@ -172,6 +207,8 @@ func (w *words) emit(h uint64) {
 // sum returns the fingerprint of the words written.
 func (w *words) sum() uint64 {
 	w.end()
+	w.acc.addMany(w.feats[:w.nFeats])
+	w.nFeats = 0
 	if w.nWords == 1 {
 		w.acc.Add(mix(w.prev))
 	}
