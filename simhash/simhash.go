@@ -82,8 +82,8 @@ func Fingerprint(features [][]byte) uint64 {
 	return acc.Sum()
 }
 
-// spread[b] has byte k set to bit k of b: adding spread[(h>>8j)&0xff] to a
-// uint64 counts the 8 bits of h's byte j in 8 byte-wide lanes at once.
+// spread[b] has byte k set to bit k of b: adding spread[(p>>8j)&0xff] << k
+// to a uint64 adds bit k's weight of a count into 8 byte-wide lanes at once.
 var spread = func() (t [256]uint64) {
 	for b := range t {
 		for k := range 8 {
@@ -95,59 +95,73 @@ var spread = func() (t [256]uint64) {
 
 // Accumulator sums hashed features into a SimHash. The zero value is an
 // empty accumulator. It is not safe for concurrent use.
+//
+// Features not yet folded are counted bit-sliced: planes[k] holds bit k of
+// the 64 per-bit counts, so adding a feature is a ripple-carry add of its
+// hash into the planes (16 logic operations, no memory), and every 255
+// features the planes are folded into ones.
 type Accumulator struct {
-	n     int        // features added
-	lanes [8]uint64  // per-bit counts of the features not yet folded, 8 bits per uint64
-	inLan int        // features in lanes; folded before a byte lane can overflow
-	ones  [64]uint32 // per-bit counts of set bits, folded
+	n      int        // features added
+	planes [8]uint64  // bit-sliced per-bit counts of the features not yet folded
+	inPl   int        // features in planes; folded at 255, before a count can overflow
+	ones   [64]uint32 // per-bit counts of set bits, folded
 }
 
 // Add adds one feature, given by its 64-bit hash.
 func (a *Accumulator) Add(h uint64) {
-	for j := range a.lanes {
-		a.lanes[j] += spread[h>>(8*j)&0xff]
-	}
-	a.n++
-	if a.inLan++; a.inLan == 255 {
-		a.fold()
-	}
+	hs := [1]uint64{h}
+	a.addMany(hs[:])
 }
 
 // addMany adds features given by their hashes, as Add does for each, with
-// the lane counts held in registers for the loop.
+// the planes held in registers for the loop.
 func (a *Accumulator) addMany(hs []uint64) {
 	for len(hs) > 0 {
-		n := min(len(hs), 255-a.inLan)
-		l0, l1, l2, l3 := a.lanes[0], a.lanes[1], a.lanes[2], a.lanes[3]
-		l4, l5, l6, l7 := a.lanes[4], a.lanes[5], a.lanes[6], a.lanes[7]
-		for _, h := range hs[:n] {
-			l0 += spread[h&0xff]
-			l1 += spread[h>>8&0xff]
-			l2 += spread[h>>16&0xff]
-			l3 += spread[h>>24&0xff]
-			l4 += spread[h>>32&0xff]
-			l5 += spread[h>>40&0xff]
-			l6 += spread[h>>48&0xff]
-			l7 += spread[h>>56]
+		n := min(len(hs), 255-a.inPl)
+		p0, p1, p2, p3 := a.planes[0], a.planes[1], a.planes[2], a.planes[3]
+		p4, p5, p6, p7 := a.planes[4], a.planes[5], a.planes[6], a.planes[7]
+		for _, c := range hs[:n] {
+			t := p0 & c
+			p0 ^= c
+			c = p1 & t
+			p1 ^= t
+			t = p2 & c
+			p2 ^= c
+			c = p3 & t
+			p3 ^= t
+			t = p4 & c
+			p4 ^= c
+			c = p5 & t
+			p5 ^= t
+			t = p6 & c
+			p6 ^= c
+			p7 ^= t // no carry out: counts stay below 256
 		}
-		a.lanes = [8]uint64{l0, l1, l2, l3, l4, l5, l6, l7}
+		a.planes = [8]uint64{p0, p1, p2, p3, p4, p5, p6, p7}
 		a.n += n
-		if a.inLan += n; a.inLan == 255 {
+		if a.inPl += n; a.inPl == 255 {
 			a.fold()
 		}
 		hs = hs[n:]
 	}
 }
 
-// fold moves the lane counts into ones.
+// fold adds the counts in planes to ones and clears the planes.
 func (a *Accumulator) fold() {
-	for j, l := range a.lanes {
+	// lanes[j] gathers, in its byte k, the count of bit 8j+k (at most 255).
+	var lanes [8]uint64
+	for k, p := range a.planes {
+		for j := range lanes {
+			lanes[j] += spread[p>>(8*j)&0xff] << k
+		}
+	}
+	for j, l := range lanes {
 		for k := range 8 {
 			a.ones[8*j+k] += uint32(l >> (8 * k) & 0xff)
 		}
 	}
-	a.lanes = [8]uint64{}
-	a.inLan = 0
+	a.planes = [8]uint64{}
+	a.inPl = 0
 }
 
 // Count returns the number of features added.
@@ -156,7 +170,7 @@ func (a *Accumulator) Count() int { return a.n }
 // Sum returns the SimHash of the features added so far: bit i is set when
 // more than half of them have bit i set. No features give 0.
 func (a *Accumulator) Sum() uint64 {
-	if a.inLan > 0 {
+	if a.inPl > 0 {
 		a.fold()
 	}
 	var s uint64

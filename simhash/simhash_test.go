@@ -149,6 +149,41 @@ func TestAccumulatorMatchesDefinition(t *testing.T) {
 		if acc.Count() != n {
 			t.Errorf("Count() = %d, want %d", acc.Count(), n)
 		}
+		// The same through addMany in uneven batches, mixed with Add.
+		var batched Accumulator
+		sizes := []int{1, 7, 64, 0, 300, 254, 0, 2} // 0: one Add
+		for i, k := 0, 0; i < n; k++ {
+			size := sizes[k%len(sizes)]
+			if size == 0 {
+				batched.Add(hs[i])
+				i++
+				continue
+			}
+			batched.addMany(hs[i:min(i+size, n)])
+			i += size
+		}
+		if got, want := batched.Sum(), acc.Sum(); got != want || batched.Count() != n {
+			t.Errorf("addMany over %d features = %#x (count %d), want %#x", n, got, batched.Count(), want)
+		}
+	}
+	// Every bit set in every feature: each per-bit count reaches the most
+	// the planes hold (255) before each fold, and any overflow would clear
+	// bits of the sum.
+	for _, n := range []int{255, 256, 1000} {
+		var acc, minus Accumulator
+		for range n {
+			acc.Add(^uint64(0))
+			minus.Add(^uint64(0))
+		}
+		for range n + 1 {
+			minus.Add(0x5555555555555555)
+		}
+		if got := acc.Sum(); got != ^uint64(0) {
+			t.Errorf("%d all-ones features: Sum = %#x, want all ones", n, got)
+		}
+		if got, want := minus.Sum(), uint64(0x5555555555555555); got != want {
+			t.Errorf("%d all-ones then %d 0x55... features: Sum = %#x, want %#x", n, n+1, got, want)
+		}
 	}
 }
 
