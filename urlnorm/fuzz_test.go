@@ -2,6 +2,7 @@ package urlnorm
 
 import (
 	"net/url"
+	"reflect"
 	"testing"
 )
 
@@ -123,6 +124,66 @@ func BenchmarkCanonical(b *testing.B) {
 	for b.Loop() {
 		if _, err := Canonical("../sport/article.html?id=7&utm_source=feed#comments", base); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// fastBases are the bases FuzzFastPath resolves against.
+var fastBases = []*Resolver{
+	NewResolver(mustParse("http://example.org/a/b/c?q#f")),
+	NewResolver(mustParse("https://www.example.com:8443/dir/")),
+	NewResolver(mustParse("http://EXAMPLE.org:80/x")),
+	NewResolver(mustParse("http://127.0.0.1/")),
+	NewResolver(mustParse("http://[::1]:8080/p;q/r@s")),
+	NewResolver(mustParse("http://example.org")),
+}
+
+// FuzzFastPath checks that wherever the fast path takes a ref, its URL is
+// the WHATWG parser's, field for field.
+func FuzzFastPath(f *testing.F) {
+	addSeeds(f)
+	for _, s := range []string{"/a/b.html", "c.html?x=1&y=2", "?page=2", "~user/x", "a:b/c", "a/b:c", "//h/x",
+		"a/./b", "a/../b", "..", ".", "x?", "x?a?b", "/x/y/", "A/B", "p;q", "$x(y)*+,=@!", "x'y", "x%41"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, ref string) {
+		for _, r := range fastBases {
+			got, ok := r.fast.resolve(ref)
+			if !ok {
+				continue
+			}
+			want, err := r.parseWHATWG(ref)
+			if err != nil {
+				t.Fatalf("fast path took %q against %s (%v); WHATWG: %v", ref, r.base, got, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("fast path: %q against %s = %#v; WHATWG: %#v", ref, r.base, got, want)
+			}
+		}
+	})
+}
+
+// TestFastPathTakes lists which refs the fast path takes against a plain
+// base, and what it gives: FuzzFastPath proves what it takes right, this
+// proves it takes the common links at all.
+func TestFastPathTakes(t *testing.T) {
+	r := NewResolver(mustParse("http://example.org/a/b/c.html?q"))
+	for _, c := range []struct{ ref, want string }{
+		{"/x/y.html", "http://example.org/x/y.html"},
+		{"d.html", "http://example.org/a/b/d.html"},
+		{"d/e?x=1&y=2", "http://example.org/a/b/d/e?x=1&y=2"},
+		{"?page=2", "http://example.org/a/b/c.html?page=2"},
+		{"~user/n.html", "http://example.org/a/b/~user/n.html"},
+		{"a/b:c", "http://example.org/a/b/a/b:c"},
+		{"x#f", ""}, {"./x", ""}, {"../x", ""}, {"x/..", ""}, {"//h/x", ""}, {"a:b", ""},
+		{"x?", ""}, {"x y", ""}, {"x%41", ""}, {"caf\u00e9", ""}, {"http://h/", ""}, {"", ""}, {"x'y", ""},
+	} {
+		u, ok := r.fast.resolve(c.ref)
+		switch {
+		case ok != (c.want != ""):
+			t.Errorf("fast path takes %q: %v, want %v", c.ref, ok, c.want != "")
+		case ok && u.String() != c.want:
+			t.Errorf("fast path: %q = %q, want %q", c.ref, u, c.want)
 		}
 	}
 }

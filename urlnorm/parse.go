@@ -36,6 +36,7 @@ type Resolver struct {
 	base    *url.URL
 	wbase   *whatwg.Url
 	baseErr error
+	fast    fastBase // the base as the fast path needs it; fast.ok false if it cannot be used
 }
 
 // NewResolver returns a Resolver for links against base; nil base takes
@@ -45,6 +46,9 @@ func NewResolver(base *url.URL) *Resolver {
 	r := &Resolver{base: base}
 	if base != nil {
 		r.wbase, r.baseErr = strictParser.Parse(base.String())
+		if r.baseErr == nil {
+			r.fast = newFastBase(r.wbase)
+		}
 	}
 	return r
 }
@@ -52,6 +56,14 @@ func NewResolver(base *url.URL) *Resolver {
 // Parse parses ref against the Resolver's base: see the package function
 // Parse.
 func (r *Resolver) Parse(ref string) (*url.URL, error) {
+	if u, ok := r.fast.resolve(ref); ok {
+		return u, nil
+	}
+	return r.parseWHATWG(ref)
+}
+
+// parseWHATWG is Parse through the WHATWG parser, for every ref.
+func (r *Resolver) parseWHATWG(ref string) (*url.URL, error) {
 	if r.baseErr != nil {
 		return nil, &Error{Op: "parse", URL: ref, Err: fmt.Errorf("base %q: %w", r.base.String(), shortReason(r.baseErr))}
 	}
@@ -160,15 +172,8 @@ func fromWHATWG(w *whatwg.Url) *url.URL {
 	}
 	// The lax retry may keep upper-case ASCII; every other host is lower
 	// case already.
-	u.Host = strings.ToLower(w.Hostname())
-	if port := w.Port(); port != "" {
-		u.Host += ":" + port
-	}
-	p := escapeStrayPercent(w.Pathname())
-	u.Path = unescapeOrKeep(p)
-	if u.EscapedPath() != p {
-		u.RawPath = p
-	}
+	u.Host = hostPort(w)
+	setPath(u, w.Pathname())
 	u.RawQuery = w.Query()
 	if u.RawQuery == "" && strings.HasSuffix(w.Href(true), "?") {
 		u.ForceQuery = true
@@ -180,6 +185,26 @@ func fromWHATWG(w *whatwg.Url) *url.URL {
 		}
 	}
 	return u
+}
+
+// hostPort is w's host, lower-cased, and its port if it has one (WHATWG
+// drops a scheme's default port).
+func hostPort(w *whatwg.Url) string {
+	h := strings.ToLower(w.Hostname())
+	if port := w.Port(); port != "" {
+		h += ":" + port
+	}
+	return h
+}
+
+// setPath sets u's path from a WHATWG pathname, keeping its escapes in
+// RawPath where net/url would write the path otherwise.
+func setPath(u *url.URL, pathname string) {
+	p := escapeStrayPercent(pathname)
+	u.Path = unescapeOrKeep(p)
+	if u.EscapedPath() != p {
+		u.RawPath = p
+	}
 }
 
 // escapeStrayPercent encodes as "%25" each '%' in s that starts no valid
