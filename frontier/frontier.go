@@ -896,8 +896,7 @@ func (f *Frontier) take(h *hostState) (Item, bool) {
 		l := (want + i) % L
 		if w := f.win(h, l); len(w) > 0 {
 			it := w[0]
-			w[0] = Item{}
-			f.setWin(h, l, w[1:])
+			f.setWin(h, l, shift(w))
 			f.queued--
 			f.windowed--
 			h.tick++
@@ -911,6 +910,22 @@ func (f *Frontier) take(h *hostState) (Item, bool) {
 		}
 	}
 	return Item{}, false
+}
+
+// shift removes w's head. The rest moves down, rather than w being
+// resliced past its head (which kept the consumed slots alive until the
+// window emptied), so cap(w) is its array's size: appends reuse the room,
+// and once the window fills no more than half of its array it moves to an
+// array of its size. A window drained from the front so holds at most
+// about twice its items' slots (Item is 88 B).
+func shift(w []Item) []Item {
+	n := copy(w, w[1:])
+	w[n] = Item{}
+	w = w[:n]
+	if n > 0 && n <= cap(w)/2 {
+		w = slices.Clone(w)
+	}
+	return w
 }
 
 // Window refills. No store I/O happens under f.mu: a host whose window at

@@ -9,23 +9,29 @@ import (
 	"unsafe"
 )
 
-// windowUse counts the items in windows. f.mu is held.
-func windowUse(f *Frontier) (items int) {
+// windowUse counts, under f.mu, the items in windows, the slots of the
+// arrays that hold them and the windows (host and level) holding any.
+func windowUse(f *Frontier) (items, slots, windows int) {
 	for _, ws := range f.windows {
 		for _, w := range ws {
-			items += len(w)
+			if len(w) > 0 {
+				items += len(w)
+				slots += cap(w)
+				windows++
+			}
 		}
 	}
-	return items
+	return items, slots, windows
 }
 
 // checkWindows fails t if the windows hold more than WindowBudget plus
-// the spare items, or if the count the frontier keeps disagrees with them.
+// the spare items, if the count the frontier keeps disagrees with them,
+// or if their arrays hold more than about twice their items.
 func checkWindows(t *testing.T, f *Frontier, when string) {
 	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	items := windowUse(f)
+	items, slots, windows := windowUse(f)
 	if items != f.windowed {
 		t.Fatalf("%s: windows hold %d items, the frontier counts %d", when, items, f.windowed)
 	}
@@ -35,13 +41,17 @@ func checkWindows(t *testing.T, f *Frontier, when string) {
 	if f.spare > f.spareMax() {
 		t.Fatalf("%s: %d spare items, want at most %d", when, f.spare, f.spareMax())
 	}
+	// Size classes round an array up by at most a slot or two.
+	if slots > 2*items+2*windows {
+		t.Fatalf("%s: %d items in %d windows take %d slots", when, items, windows, slots)
+	}
 }
 
 // TestWindowBudgetBoundsMemory: however many hosts have items in the
 // store, the windows hold at most WindowBudget items plus WindowBudget/16
-// spare ones, and every item is still leased once, with no host stuck (the
-// budget held by hosts that are not due, or by hosts waiting for another
-// level, does not stop the rest).
+// spare ones, their arrays at most about twice that, and every item is
+// still leased once, with no host stuck (the budget held by hosts that are
+// not due, or by hosts waiting for another level, does not stop the rest).
 func TestWindowBudgetBoundsMemory(t *testing.T) {
 	tests := []struct {
 		name           string
@@ -174,7 +184,9 @@ func (s stateless) Write(ch *Change) <-chan error {
 // with the items held bounded by WindowBudget, however many hosts read:
 //   - after a restart with 20,000 hosts queued, all due, the first leases
 //     queue a read for every host (it was about 200 B a host: a window of
-//     one item for every host read past the budget).
+//     one item for every host read past the budget);
+//   - windows of 16 drained from the front to one item (it was the whole
+//     array of 16 for the one item left).
 func TestWindowBudgetBoundsLiveHeap(t *testing.T) {
 	path := strings.Repeat("x", 100)
 	tests := []struct {
@@ -184,6 +196,7 @@ func TestWindowBudgetBoundsLiveHeap(t *testing.T) {
 		rounds, leases int // leases per round, one round a second
 	}{
 		{"every host due after a restart", Options{MinDelay: -1, MaxParallel: 1 << 30, WindowBudget: 256}, 20_000, 2, 1, 100},
+		{"windows drained from the front", Options{MinDelay: time.Second, Window: 16}, 2000, 17, 15, 2000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,7 +232,7 @@ func TestWindowBudgetBoundsLiveHeap(t *testing.T) {
 			f.mu.Lock()
 			held, queued := f.windowed, len(f.refillQ)
 			f.mu.Unlock()
-			// An item costs its URL, at most two slots and, if
+			// An item costs its URL, at most two slots (see shift) and, if
 			// it is its host's only one, the host's set of windows and a
 			// pointer to it; a host waiting for its read an ID in the
 			// refill queue, which append may have grown to twice its
