@@ -20,6 +20,11 @@
 // lease is handed out for a job that is paused or cancelled at that moment;
 // a job's counters agree with its items in the Store after every change.
 //
+// The items held in memory (windows) grow neither with the queue nor with
+// the number of hosts: at most Options.WindowBudget plus WindowBudget/16
+// spare ones, and items put back at a queue's head; the rest wait in the
+// Store. (A host's own state is about 150 B, whatever its queue.)
+//
 // Store I/O happens off the frontier's lock: Write (called under mu, in
 // change order) does not wait for I/O; windows are read by at most
 // Options.Refillers goroutines without mu (see startRefill), and held items
@@ -135,9 +140,16 @@ type Options struct {
 	// Window is how many queued items per host and level are read into
 	// memory at a time. Default 16.
 	Window int
-	// WindowBudget bounds the items held in all hosts' windows together;
-	// past it a host reads one item at a time, so memory does not grow
-	// with the queue when many hosts have been leased. Default 262144.
+	// WindowBudget bounds the items held in all hosts' windows together,
+	// so that memory grows neither with the queue nor with the number of
+	// hosts. A host reads a whole window while it fits in the budget; past
+	// it, one item, while fewer than WindowBudget/16 (at least 1) such
+	// spare items are held; otherwise it waits, out of the ready heap,
+	// until a lease makes room. Spare items belong to hosts due now, which
+	// the next leases take, so a budget held by hosts that are not due (or
+	// that wait for another level's read) does not stall the others. Items
+	// put back at the head of a queue (requeued, expired leases) come on
+	// top. Default 262144.
 	WindowBudget int
 	// Refillers bounds the goroutines that read windows from the Store,
 	// without the frontier's lock. Default 2.
@@ -311,6 +323,7 @@ type Frontier struct {
 	refilling int      // hosts marked refilling: queued or being read
 	refillers int      // refiller goroutines running
 	reading   int      // items being read: counted against WindowBudget
+	spare     int      // hosts holding an item read past WindowBudget (hostState.spare)
 	// Host counts kept as hosts change, for Stats.
 	active     int // hosts with items queued or in flight (hostState.active)
 	parkedN    int // entries of ipParked
@@ -652,7 +665,7 @@ func (f *Frontier) put(ch *Change, items []Item) {
 		h.nextSeq++
 		it.Seq = h.nextSeq
 		h.total[it.Level]++
-		if l := it.Level; h.unread[l] == 0 && len(f.win(h, l)) < f.opts.Window && f.windowed < f.opts.WindowBudget {
+		if l := it.Level; h.unread[l] == 0 && len(f.win(h, l)) < f.opts.Window && f.windowed+f.reading < f.opts.WindowBudget {
 			// Nothing of this level waits in the store: the item joins
 			// the window at once, and no read is needed for it.
 			f.setWin(h, l, append(f.win(h, l), it))
@@ -808,6 +821,8 @@ func (f *Frontier) drain(h *hostState, ch *Change) {
 		h.total[l] -= int32(len(w))
 	}
 	f.freeWindows(h)
+	f.unspare(h)
+	f.kick()
 	f.schedule(h)
 	if h.refilling {
 		return
@@ -881,11 +896,12 @@ func (f *Frontier) take(h *hostState) (Item, bool) {
 		l := (want + i) % L
 		if w := f.win(h, l); len(w) > 0 {
 			it := w[0]
-			w[0] = Item{}
-			f.setWin(h, l, w[1:])
+			f.setWin(h, l, shift(w))
 			f.queued--
 			f.windowed--
 			h.tick++
+			f.unspare(h)
+			f.kick()
 			return it, true
 		}
 		if h.unread[l] > 0 {
@@ -896,19 +912,65 @@ func (f *Frontier) take(h *hostState) (Item, bool) {
 	return Item{}, false
 }
 
+// shift removes w's head. The rest moves down, rather than w being
+// resliced past its head (which kept the consumed slots alive until the
+// window emptied), so cap(w) is its array's size: appends reuse the room,
+// and once the window fills no more than half of its array it moves to an
+// array of its size. A window drained from the front so holds at most
+// about twice its items' slots (Item is 88 B).
+func shift(w []Item) []Item {
+	n := copy(w, w[1:])
+	w[n] = Item{}
+	w = w[:n]
+	if n > 0 && n <= cap(w)/2 {
+		w = slices.Clone(w)
+	}
+	return w
+}
+
 // Window refills. No store I/O happens under f.mu: a host whose window at
 // the level to serve ran dry (take), or a dead host being drained (drain),
 // is marked refilling, taken out of the ready heap and queued in
 // f.refillQ (at most once: the mark). Refiller goroutines, at most
-// Options.Refillers, started when work is queued and none is idle and
-// ending when the queue is empty, take a host under f.mu, read its window
-// without f.mu (Store.Read), and install it under f.mu: the window is
-// appended, the host is put back in the heap (a dead host's items are
-// dropped at once and its next window queued) and Changed is signalled.
-// While a host is refilling, only install changes its readSeq and unread
-// at the level read; new items go to unread, requeued ones to the window's
-// head, so the read's items still follow the window. Done reports false
-// while refills are pending.
+// Options.Refillers, take hosts from the queue's head under f.mu, read
+// their windows without f.mu (Store.Read), and install them under f.mu:
+// the window is appended, the host is put back in the heap (a dead host's
+// items are dropped at once and its next window queued) and Changed is
+// signalled. While a host is refilling, only install changes its readSeq
+// and unread at the level read; new items go to unread, requeued ones to
+// the window's head, so the read's items still follow the window. Done
+// reports false while refills are pending.
+//
+// How much a host reads is readSize's: a whole window while it fits in
+// WindowBudget with the items in windows and being read; past that, one
+// item while fewer than spareMax hosts hold such a spare item
+// (hostState.spare, cleared by the host's next take); past that, nothing:
+// the queue's head waits and the refillers end. A running refiller looks
+// again after each read; take and drain, which make room, start one
+// (kick) once the head can read. Only hosts due now start a refill (take
+// is called by Lease for the heap's due top), so a spare item is taken by
+// the next leases, and the head waits no longer than the spare items'
+// hosts take to be leased: whatever holds the budget, no host holds up the
+// others for good. A dead host reads a whole window whatever the budget:
+// its items are dropped as soon as they are read.
+
+// spareMax is how many hosts may hold an item read past WindowBudget.
+func (f *Frontier) spareMax() int { return max(1, f.opts.WindowBudget/16) }
+
+// readSize is how many items h may read now, and whether the read is a
+// spare one (past WindowBudget); 0 means none until room is made.
+func (f *Frontier) readSize(h *hostState) (n int, spare bool) {
+	if h.dead {
+		return f.opts.Window, false
+	}
+	if full := min(f.opts.Window, f.opts.WindowBudget); f.windowed+f.reading+full <= f.opts.WindowBudget {
+		return full, false
+	}
+	if f.spare < f.spareMax() {
+		return 1, true
+	}
+	return 0, false
+}
 
 // startRefill marks h refilling at level and queues it for a refiller.
 func (f *Frontier) startRefill(h *hostState, level int) {
@@ -917,27 +979,44 @@ func (f *Frontier) startRefill(h *hostState, level int) {
 	f.refilling++
 	f.refillQ = append(f.refillQ, h.id)
 	f.schedule(h)
-	if f.refillers < f.opts.Refillers {
-		f.refillers++
-		go f.refiller()
-	}
+	f.kick()
 }
 
-// refiller reads windows until f.refillQ is empty.
+// kick starts a refiller if the refill queue's head may read now and
+// fewer than Options.Refillers run. It is called wherever a read may have
+// become possible outside a refiller: a host queued, items taken out of
+// windows.
+func (f *Frontier) kick() {
+	if len(f.refillQ) == 0 || f.refillers >= f.opts.Refillers {
+		return
+	}
+	if n, _ := f.readSize(f.hosts.at(f.refillQ[0])); n == 0 {
+		return
+	}
+	f.refillers++
+	go f.refiller()
+}
+
+// refiller reads windows until f.refillQ is empty or its head must wait
+// for room (readSize).
 func (f *Frontier) refiller() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for len(f.refillQ) > 0 {
 		h := f.hosts.at(f.refillQ[0])
+		n, spare := f.readSize(h)
+		if n == 0 {
+			break
+		}
 		f.refillQ = f.refillQ[1:]
 		if len(f.refillQ) == 0 {
 			f.refillQ = f.refillQ[:0:0]
 		}
-		l := int(h.refillLevel)
-		n := f.opts.Window
-		if f.windowed+f.reading >= f.opts.WindowBudget && !h.dead {
-			n = 1
+		if spare && !h.spare {
+			h.spare = true
+			f.spare++
 		}
+		l := int(h.refillLevel)
 		f.reading += n
 		name, after := f.hosts.name(h), h.readSeq[l]
 		f.mu.Unlock()
@@ -960,6 +1039,7 @@ func (f *Frontier) install(h *hostState, level int, items []Item, err error) {
 		// them until a restart.)
 		f.queued -= int(h.unread[level])
 		h.unread[level] = 0
+		f.unspare(h)
 	} else {
 		h.unread[level] = max(0, h.unread[level]-int32(len(items)))
 		h.readSeq[level] = items[len(items)-1].Seq
@@ -975,6 +1055,14 @@ func (f *Frontier) install(h *hostState, level int, items []Item, err error) {
 	}
 	f.schedule(h)
 	f.signal()
+}
+
+// unspare clears h's spare mark (a take, or its window is gone).
+func (f *Frontier) unspare(h *hostState) {
+	if h.spare {
+		h.spare = false
+		f.spare--
+	}
 }
 
 func (f *Frontier) park(h *hostState) {
@@ -1213,7 +1301,7 @@ type Stats struct {
 	Waiting   int // hosts with work whose next allowed time is in the future
 	Parked    int // hosts with work waiting for their IP's cap
 	Backoff   int // hosts with a backoff above their base delay
-	Refilling int // hosts whose next window is being read from the store
+	Refilling int // hosts whose next window is being read from the store, or waits for room in Options.WindowBudget
 	Dropped   int // items discarded (budget, dead hosts, cancelled jobs), over all jobs and runs
 }
 

@@ -27,9 +27,11 @@ type hostState struct {
 	dead   bool
 	parked bool
 	active bool // counted in Frontier.active
-	// refilling: a window at refillLevel is being read (out of the heap).
+	// refilling: a window at refillLevel is queued to be read, or being
+	// read (out of the heap).
 	refilling   bool
 	refillLevel uint8
+	spare       bool // holds an item read past WindowBudget (Frontier.spare) until its next take
 	name        nameRef
 	ip          int32 // index+1 into Frontier.ips; 0: not resolved yet
 	window      int32 // index+1 into Frontier.windows; 0: no items held
