@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 )
@@ -50,7 +51,7 @@ func TestReadCapped(t *testing.T) {
 // reads released dirty: every byte must be the body's.
 func TestReadCappedSizes(t *testing.T) {
 	sizes := []int{0, 1, 4095, 4096, 4097, 65536, 1 << 18, 1<<18 + 1, 700_000}
-	limits := []int64{10, 4096, 1 << 18, 1 << 20}
+	limits := []int64{10, 4096, 1 << 18, 1 << 20, math.MaxInt64 - 1, math.MaxInt64} // limit+1 must not overflow
 	for _, n := range sizes {
 		body := bytes.Repeat([]byte("0123456789abcdefg"), n/17+1)[:n]
 		for _, limit := range limits {

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"io"
+	"math"
 	"math/bits"
 	"sync"
 )
@@ -56,24 +57,26 @@ func putBuf(b []byte) {
 // positive, sizes the buffer (a declared Content-Length). The buffer comes
 // from getBuf: pass it to putBuf when done with it, or drop it.
 func readCapped(r io.Reader, limit, hint int64) (data []byte, truncated bool, err error) {
+	// Read at most limit+1 bytes: one more than limit says there was more.
+	most := limit + 1
+	if most <= 0 {
+		most = math.MaxInt64 // limit+1 overflowed: no cap worth the name
+	}
 	size := int64(4 << 10)
 	if hint > 0 {
-		size = min(hint, limit) + 1 // +1 so reading the final EOF does not grow the buffer
+		size = min(hint, most-1) + 1 // +1 so reading the final EOF does not grow the buffer
 	}
-	buf := getBuf(int(min(size, limit+1)))
+	buf := getBuf(int(min(size, most)))
 	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > limit {
-				return buf[:limit], true, nil
-			}
-			bigger := getBuf(int(min(2*int64(cap(buf)), limit+1)))
+		if len(buf) == cap(buf) { // full, and (returned below otherwise) len(buf) <= limit
+			bigger := getBuf(int(min(2*int64(cap(buf)), most)))
 			bigger = append(bigger, buf...)
 			putBuf(buf)
 			buf = bigger
 		}
 		room := int64(cap(buf) - len(buf))
-		if over := int64(len(buf)) + room - (limit + 1); over > 0 {
-			room -= over // never read more than limit+1 bytes
+		if over := int64(len(buf)) + room - most; over > 0 {
+			room -= over // never read more than most bytes
 		}
 		n, rerr := r.Read(buf[len(buf) : int64(len(buf))+room])
 		buf = buf[:len(buf)+n]

@@ -97,7 +97,9 @@ type Options struct {
 	// take to finish (and be archived and recorded) before they are cut
 	// off. Default 5s; negative means none.
 	StopGrace time.Duration
-	// ExpectedURLs sizes the URL-seen Bloom filter. Default 10 million.
+	// ExpectedURLs sizes the URL-seen Bloom filter, and the one over the
+	// per-URL records (State.Fetched): about 12 MB each at the default,
+	// 10 million.
 	ExpectedURLs uint
 	// SharedPages is how many recently fetched pages keep their links in
 	// memory while two or more jobs run, so that a URL wanted by several

@@ -89,14 +89,7 @@ func OpenState(o StateOptions) (*State, error) {
 		db.Close()
 		return nil, fmt.Errorf("node: load seen URLs: %w", err)
 	}
-	expected, rate := o.Seen.ExpectedURLs, o.Seen.FalsePositiveRate
-	if expected == 0 {
-		expected = urlseen.DefaultExpectedURLs
-	}
-	if rate == 0 {
-		rate = urlseen.DefaultFalsePositiveRate
-	}
-	if s.Fetched, err = urlseen.NewKeyFilter(db, store.KindURL, expected, rate); err != nil {
+	if s.Fetched, err = urlseen.NewKeyFilter(db, store.KindURL, o.Seen); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("node: load URL records: %w", err)
 	}

@@ -16,8 +16,8 @@ import (
 type DurableOptions struct {
 	// ExpectedURLs sizes the Bloom filter. If zero, DefaultExpectedURLs.
 	// More URLs than this only raise the false-positive rate (and so the
-	// number of store reads), never drop a URL; at start-up the filter is
-	// sized for at least twice the URLs already in the store.
+	// number of store reads), never drop a URL; at start-up a store that
+	// holds more URLs than this gets a filter sized for twice them.
 	ExpectedURLs uint
 	// FalsePositiveRate is the filter's target rate at ExpectedURLs, in
 	// (0, 1). If zero, DefaultFalsePositiveRate.

@@ -21,16 +21,18 @@ type KeyFilter struct {
 	f *blockedBloom
 }
 
-// NewKeyFilter loads the keys of kind in db into a filter sized for
-// expected keys (at least twice those in db) at false-positive rate p, in
-// (0, 1). Past its size the filter only answers "maybe" more often.
-func NewKeyFilter(db *store.DB, kind store.Kind, expected uint, p float64) (*KeyFilter, error) {
-	if p <= 0 || p >= 1 {
-		return nil, fmt.Errorf("urlseen: key filter false-positive rate %v, want in (0, 1)", p)
+// NewKeyFilter loads the keys of kind in db into a filter sized as the
+// seen gate's is, by opts: for opts.ExpectedURLs keys, or for twice the
+// keys in db if it holds more, at opts.FalsePositiveRate. Past its size
+// the filter only answers "maybe" more often.
+func NewKeyFilter(db *store.DB, kind store.Kind, opts DurableOptions) (*KeyFilter, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
-	size := max(expected, 1)
+	opts = opts.withDefaults()
+	size := opts.ExpectedURLs
 	for {
-		k := &KeyFilter{f: newBlockedBloom(size, p)}
+		k := &KeyFilter{f: newBlockedBloom(size, opts.FalsePositiveRate)}
 		n, err := k.load(db, kind)
 		if err != nil {
 			return nil, err

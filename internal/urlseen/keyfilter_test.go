@@ -27,7 +27,7 @@ func TestKeyFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, expected := range []uint{10, 100_000} {
-		k, err := NewKeyFilter(db, store.KindURL, expected, 0.01)
+		k, err := NewKeyFilter(db, store.KindURL, DurableOptions{ExpectedURLs: expected})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestKeyFilter(t *testing.T) {
 				yes++
 			}
 		}
-		if yes > 300 { // 1% of 10,000 is 100; the loaded filter is at least twice the keys
+		if yes > 300 { // 1% of 10,000 is 100 (and less in a filter sized for more keys than it holds)
 			t.Errorf("expected %d: %d of 10,000 absent keys answered maybe, want about 1%%", expected, yes)
 		}
 		k.Add(urlKey(5000))
@@ -53,7 +53,7 @@ func TestKeyFilter(t *testing.T) {
 			t.Errorf("expected %d: seen keys answer maybe in a filter of URL keys", expected)
 		}
 	}
-	if _, err := NewKeyFilter(db, store.KindURL, 10, 1); err == nil {
+	if _, err := NewKeyFilter(db, store.KindURL, DurableOptions{FalsePositiveRate: 1}); err == nil {
 		t.Error("NewKeyFilter with rate 1: no error")
 	}
 	db.Close()

@@ -1,10 +1,13 @@
 // Package urlseen is the URL-seen gate: it answers whether a canonical URL
 // has been queued before in this crawl, and records it if not.
 //
-// This implementation keeps an exact set of 128-bit URL fingerprints in
-// memory (16 bytes a URL). The disk-backed gate of issue 3 (a Bloom filter
-// in front of the exact set in Pebble) implements the same Set interface.
-// Safe for concurrent use.
+// Durable is the gate a node uses: a Bloom filter in memory in front of
+// the exact set of seen keys in the store, with a small cache of the keys
+// a store read found. Mem is an exact in-memory set of 128-bit URL
+// fingerprints (16 bytes a URL), for tests and small tools. KeyFilter is
+// the same kind of filter over another kind of key, so that a caller can
+// skip reading a key the store cannot hold (the node's per-URL records).
+// All are safe for concurrent use.
 package urlseen
 
 import (
