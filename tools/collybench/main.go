@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -75,6 +76,7 @@ func runColly(args []string) error {
 	parallelism := fs.Int("parallelism", 256, "requests in flight over all hosts")
 	domain := fs.String("domain", "trawl.test", "crawl only this domain and its subdomains")
 	maxDepth := fs.Int("max-depth", 20, "most links followed from a seed")
+	logFile := fs.String("log", "", "write the URL of every response to this file")
 	fs.Parse(args)
 	seeds, err := readLines(*seedsFile)
 	if err != nil {
@@ -100,9 +102,25 @@ func runColly(args []string) error {
 	})
 	var r collyResult
 	c.OnRequest(func(*colly.Request) { atomic.AddInt64(&r.Requests, 1) })
+	var logMu sync.Mutex
+	var logW *bufio.Writer
+	if *logFile != "" {
+		f, err := os.Create(*logFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		logW = bufio.NewWriter(f)
+		defer logW.Flush()
+	}
 	c.OnResponse(func(resp *colly.Response) {
 		atomic.AddInt64(&r.Pages, 1)
 		atomic.AddInt64(&r.Bytes, int64(len(resp.Body)))
+		if logW != nil {
+			logMu.Lock()
+			fmt.Fprintln(logW, resp.Request.URL.String())
+			logMu.Unlock()
+		}
 	})
 	c.OnError(func(*colly.Response, error) { atomic.AddInt64(&r.Errors, 1) })
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
