@@ -764,7 +764,7 @@ func TestParseRecordDigests(t *testing.T) {
 		{"sha1:" + base32.StdEncoding.EncodeToString(s1[:]), true},
 		{"sha1:" + hex.EncodeToString(s1[:]), true},
 		{"md5:whatever", true},
-		{"sha256", true}, // no value: nothing to check
+		{"sha256", true},                                                                       // no value: nothing to check
 		{"sha256:" + strings.TrimRight(base32.StdEncoding.EncodeToString(s256[:]), "="), true}, // unpadded
 		{"sha256:" + base32.StdEncoding.EncodeToString(s1[:]), false},
 		{"sha1:" + base32.StdEncoding.EncodeToString(s256[:]), false},
