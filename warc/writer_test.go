@@ -585,9 +585,11 @@ type failingFile struct {
 	limit      int64
 	written    int64
 	noTruncate bool
+	slow       time.Duration // each Write takes this long
 }
 
 func (f *failingFile) Write(p []byte) (int, error) {
+	time.Sleep(f.slow)
 	if f.written+int64(len(p)) > f.limit {
 		n, _ := f.File.Write(p[:len(p)/2])
 		f.written += int64(n)
@@ -664,6 +666,79 @@ func TestFailedWrite(t *testing.T) {
 				t.Errorf("responses %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// TestConcurrentWritesFail writes from several goroutines into a file that
+// runs out of space part way: the Writes that return nil are exactly the
+// responses the files hold (valid, every Location made durable), the ones
+// that fail name the file, and writing goes on in a new file.
+func TestConcurrentWritesFail(t *testing.T) {
+	calls := 0
+	w := newTestWriter(t, Options{FS: createFS{vfs.Default, func(name string) (vfs.File, error) {
+		f, err := vfs.Default.Create(name, vfs.WriteCategoryUnspecified)
+		if err != nil {
+			return nil, err
+		}
+		if calls++; calls == 1 {
+			// Slow writes, so that Writes queue behind the one writing.
+			return &failingFile{File: f, limit: 40_000, slow: 2 * time.Millisecond}, nil
+		}
+		return f, nil
+	}}})
+	body := make([]byte, 1000)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range body {
+		body[i] = byte(rng.Uint32())
+	}
+	const goroutines, each = 8, 25
+	var (
+		mu     sync.Mutex
+		ok     = map[string]Location{}
+		failed int
+		wg     sync.WaitGroup
+	)
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				u := fmt.Sprintf("http://f.test/%d/%d", g, i)
+				loc, err := w.Write(exchange(u, 200, "", body))
+				mu.Lock()
+				if err == nil {
+					ok[u] = loc
+				} else if first := w.Files()[0]; !strings.Contains(err.Error(), filepath.Base(first)) {
+					t.Errorf("Write(%s) = %v, want an error naming %s", u, err, first)
+				} else {
+					failed++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if failed == 0 || len(ok) == 0 {
+		t.Fatalf("%d Writes failed and %d succeeded; want both", failed, len(ok))
+	}
+	for u, loc := range ok {
+		if err := <-w.Durable(loc); err != nil {
+			t.Errorf("Durable(%s) = %v", u, err)
+		}
+	}
+	rep := validate(t, w.Files()...)
+	var got, want []string
+	for _, r := range rep.Responses {
+		got = append(got, r.URI)
+	}
+	for u := range ok {
+		want = append(want, u)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the files hold %d responses, %d Writes succeeded: %q against %q", len(got), len(want), got, want)
 	}
 }
 
