@@ -143,6 +143,8 @@ var fastBases = []*Resolver{
 func FuzzFastPath(f *testing.F) {
 	addSeeds(f)
 	for _, s := range []string{"/a/b.html", "c.html?x=1&y=2", "?page=2", "~user/x", "a:b/c", "a/b:c", "//h/x",
+		"#top", "x#f", "HTTP://A.B:80/c?d#e", "https://a.b:443", "http://a.b:0/", "http://1.2.3.4/", "http://a.0x10/",
+		"http://A.xn--b.c/", "//a.b:65536/", "http://a-.b/", "http://a.b./", "http://a_b.c/",
 		"a/./b", "a/../b", "..", ".", "x?", "x?a?b", "/x/y/", "A/B", "p;q", "$x(y)*+,=@!", "x'y", "x%41"} {
 		f.Add(s)
 	}
@@ -175,8 +177,18 @@ func TestFastPathTakes(t *testing.T) {
 		{"?page=2", "http://example.org/a/b/c.html?page=2"},
 		{"~user/n.html", "http://example.org/a/b/~user/n.html"},
 		{"a/b:c", "http://example.org/a/b/a/b:c"},
-		{"x#f", ""}, {"./x", ""}, {"../x", ""}, {"x/..", ""}, {"//h/x", ""}, {"a:b", ""},
-		{"x?", ""}, {"x y", ""}, {"x%41", ""}, {"caf\u00e9", ""}, {"http://h/", ""}, {"", ""}, {"x'y", ""},
+		{"x#f", "http://example.org/a/b/x#f"},
+		{"#top", "http://example.org/a/b/c.html?q#top"},
+		{"//h.test/x", "http://h.test/x"},
+		{"http://h.test", "http://h.test/"},
+		{"HTTP://WWW.H.Test:80/x?y=1#z", "http://www.h.test/x?y=1#z"},
+		{"https://h.test:443/x", "https://h.test/x"},
+		{"http://h.test:8080/x", "http://h.test:8080/x"},
+		{"http://1.2.3.4/", ""}, {"http://h.123/", ""}, {"http://h.0x1f/", ""}, {"http://h:0080/", ""},
+		{"http://h:99999/", ""}, {"http://h:/", ""}, {"http://xn--nxasmq6b.test/", ""}, {"http://a..b/", ""},
+		{"http://u@h.test/", ""}, {"http://-h.test/", ""}, {"http:/h.test/", ""}, {"http:h", ""},
+		{"./x", ""}, {"../x", ""}, {"x/..", ""}, {"http://h.test/a/../b", ""}, {"a:b", ""}, {"x#", ""},
+		{"x?", ""}, {"x y", ""}, {"x%41", ""}, {"caf\u00e9", ""}, {"", ""}, {"x'y", ""}, {"x#a#b", ""},
 	} {
 		u, ok := r.fast.resolve(c.ref)
 		switch {

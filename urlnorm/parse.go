@@ -178,13 +178,19 @@ func fromWHATWG(w *whatwg.Url) *url.URL {
 	if u.RawQuery == "" && strings.HasSuffix(w.Href(true), "?") {
 		u.ForceQuery = true
 	}
-	if f := escapeStrayPercent(w.Fragment()); f != "" {
+	setFragment(u, w.Fragment())
+	return u
+}
+
+// setFragment sets u's fragment from a WHATWG fragment, keeping its
+// escapes in RawFragment where net/url would write it otherwise.
+func setFragment(u *url.URL, fragment string) {
+	if f := escapeStrayPercent(fragment); f != "" {
 		u.Fragment = unescapeOrKeep(f)
 		if u.EscapedFragment() != f {
 			u.RawFragment = f
 		}
 	}
-	return u
 }
 
 // hostPort is w's host, lower-cased, and its port if it has one (WHATWG
