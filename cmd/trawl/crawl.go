@@ -32,53 +32,54 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// crawlFlags are the flags shared by crawl and demo.
-type crawlFlags struct {
+// nodeFlags are the node's flags, shared by crawl, demo and serve.
+type nodeFlags struct {
 	data        string
-	domains     multiFlag
-	maxDepth    int
-	maxPages    int
 	minDelay    time.Duration
 	maxDelay    time.Duration
 	concurrency int
 	userAgent   string
 	allowNets   multiFlag
-	progress    time.Duration
-	shapeRun    int
 	maxAdaptive time.Duration
-	giveUp      time.Duration
 	gzipLevel   int
 }
 
+func (nf *nodeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&nf.data, "data", "./trawl-data", "data directory: state/ (the crawl, resumable), warc/, summary.json")
+	fs.DurationVar(&nf.minDelay, "min-delay", time.Second, "least gap between two fetches to one host")
+	fs.DurationVar(&nf.maxDelay, "max-delay", 10*time.Minute, "longest gap kept between two fetches to one host (caps Crawl-delay and backoff)")
+	fs.IntVar(&nf.concurrency, "concurrency", 64, "fetch workers")
+	fs.DurationVar(&nf.maxAdaptive, "max-adaptive-delay", 30*time.Second, "cap on the adaptive term of a host's gap (10 x its last response time)")
+	fs.StringVar(&nf.userAgent, "user-agent", node.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
+	fs.Var(&nf.allowNets, "allow-net", "allow connecting to addresses in this CIDR that the IP guard refuses (repeatable)")
+	fs.IntVar(&nf.gzipLevel, "warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
+}
+
+// crawlFlags are the flags shared by crawl and demo: the node's and the
+// one job's.
+type crawlFlags struct {
+	nodeFlags
+	domains  multiFlag
+	maxDepth int
+	maxPages int
+	progress time.Duration
+	shapeRun int
+	giveUp   time.Duration
+}
+
 func (cf *crawlFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&cf.data, "data", "./trawl-data", "data directory: state/ (the crawl, resumable), warc/, summary.json")
+	cf.nodeFlags.register(fs)
 	fs.Var(&cf.domains, "domain", "crawl only this domain and its subdomains (repeatable; default: the seeds' hosts)")
 	fs.IntVar(&cf.maxDepth, "max-depth", 20, "most links followed from a seed (0: no limit)")
 	fs.IntVar(&cf.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
-	fs.DurationVar(&cf.minDelay, "min-delay", time.Second, "least gap between two fetches to one host")
-	fs.DurationVar(&cf.maxDelay, "max-delay", 10*time.Minute, "longest gap kept between two fetches to one host (caps Crawl-delay and backoff)")
-	fs.IntVar(&cf.concurrency, "concurrency", 64, "fetch workers")
-	fs.DurationVar(&cf.maxAdaptive, "max-adaptive-delay", 30*time.Second, "cap on the adaptive term of a host's gap (10 x its last response time)")
 	fs.DurationVar(&cf.giveUp, "robots-give-up", 15*time.Second, "give up a host whose robots.txt stays unavailable (429, 5xx, network errors) this long: about four attempts at a 1s gap (0: never)")
-	fs.StringVar(&cf.userAgent, "user-agent", node.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
-	fs.Var(&cf.allowNets, "allow-net", "allow connecting to addresses in this CIDR that the IP guard refuses (repeatable)")
 	fs.IntVar(&cf.shapeRun, "max-shape-run", 0, "most consecutive links between URLs of one shape, e.g. calendar months (0: the default, 3; -1: no cap)")
-	fs.IntVar(&cf.gzipLevel, "warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
 	fs.DurationVar(&cf.progress, "progress", 0, "progress line interval (default: live on a terminal, every 5s otherwise)")
 }
 
 // options returns the node's options and the one job's spec of a crawl
 // from seeds.
 func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
-	o := node.Options{
-		DataDir:          cf.data,
-		MinDelay:         cf.minDelay,
-		MaxDelay:         cf.maxDelay,
-		MaxAdaptiveDelay: cf.maxAdaptive,
-		Concurrency:      cf.concurrency,
-		UserAgent:        cf.userAgent,
-		WARCGzipLevel:    cf.gzipLevel,
-	}
 	spec := job.Spec{
 		Name:         "crawl",
 		Seeds:        seeds,
@@ -88,32 +89,50 @@ func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
 		MaxShapeRun:  cf.shapeRun,
 		RobotsGiveUp: cf.giveUp,
 	}
-	if cf.minDelay == 0 {
-		o.MinDelay = -1 // "--min-delay 0" means no minimum, not the default
-	}
-	if cf.minDelay < 0 {
-		return o, spec, fmt.Errorf("--min-delay %v is negative", cf.minDelay)
-	}
-	if cf.maxDelay <= 0 || cf.maxDelay < cf.minDelay {
-		return o, spec, fmt.Errorf("--max-delay %v must be positive and at least --min-delay", cf.maxDelay)
-	}
-	if cf.maxAdaptive <= 0 {
-		return o, spec, fmt.Errorf("--max-adaptive-delay %v must be positive", cf.maxAdaptive)
+	o, err := cf.nodeFlags.options()
+	if err != nil {
+		return o, spec, err
 	}
 	if cf.giveUp < 0 {
 		return o, spec, fmt.Errorf("--robots-give-up %v is negative", cf.giveUp)
 	}
-	if cf.gzipLevel < 1 || cf.gzipLevel > 9 {
-		return o, spec, fmt.Errorf("--warc-gzip-level %d: want 1 (fastest) to 9 (smallest)", cf.gzipLevel)
+	return o, spec, nil
+}
+
+// options returns the node's options, checking the flags.
+func (nf *nodeFlags) options() (node.Options, error) {
+	o := node.Options{
+		DataDir:          nf.data,
+		MinDelay:         nf.minDelay,
+		MaxDelay:         nf.maxDelay,
+		MaxAdaptiveDelay: nf.maxAdaptive,
+		Concurrency:      nf.concurrency,
+		UserAgent:        nf.userAgent,
+		WARCGzipLevel:    nf.gzipLevel,
 	}
-	for _, s := range cf.allowNets {
+	if nf.minDelay == 0 {
+		o.MinDelay = -1 // "--min-delay 0" means no minimum, not the default
+	}
+	if nf.minDelay < 0 {
+		return o, fmt.Errorf("--min-delay %v is negative", nf.minDelay)
+	}
+	if nf.maxDelay <= 0 || nf.maxDelay < nf.minDelay {
+		return o, fmt.Errorf("--max-delay %v must be positive and at least --min-delay", nf.maxDelay)
+	}
+	if nf.maxAdaptive <= 0 {
+		return o, fmt.Errorf("--max-adaptive-delay %v must be positive", nf.maxAdaptive)
+	}
+	if nf.gzipLevel < 1 || nf.gzipLevel > 9 {
+		return o, fmt.Errorf("--warc-gzip-level %d: want 1 (fastest) to 9 (smallest)", nf.gzipLevel)
+	}
+	for _, s := range nf.allowNets {
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
-			return o, spec, fmt.Errorf("--allow-net %q: want a CIDR such as 127.0.0.0/8: %w", s, err)
+			return o, fmt.Errorf("--allow-net %q: want a CIDR such as 127.0.0.0/8: %w", s, err)
 		}
 		o.AllowNets = append(o.AllowNets, p)
 	}
-	return o, spec, nil
+	return o, nil
 }
 
 func cmdCrawl(args []string, stdout, stderr io.Writer) int {

@@ -1,0 +1,109 @@
+// Package api is trawl's HTTP control API, served by `trawl serve`: JSON
+// routes over a running node. It holds no crawl state of its own; every
+// answer is read from the node when asked.
+//
+// So far it serves the probes: GET /healthz answers 200 while the process
+// serves HTTP at all; GET /readyz answers 200 once the node's state is
+// loaded (a restart with a large store takes a while) and 503 before. The
+// crawl, host and metrics routes of issue 9 come next (docs/plans/issue-9.md);
+// routes that change anything will need the bearer token.
+//
+// Every answer is JSON with Content-Type application/json; an unknown path
+// is a 404 and a wrong method a 405, each with an "error" object naming
+// what was wrong.
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Options configures New.
+type Options struct {
+	// Ready reports whether the node is ready to take requests. Required.
+	Ready func() bool
+}
+
+// New returns the API's handler.
+func New(o Options) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, status{Status: "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !o.Ready() {
+			writeJSON(w, http.StatusServiceUnavailable, status{Status: "loading"})
+			return
+		}
+		writeJSON(w, http.StatusOK, status{Status: "ready"})
+	})
+	return jsonErrors(mux)
+}
+
+// status is the body of the probes.
+type status struct {
+	Status string `json:"status"`
+}
+
+// Error is the body of every error answer.
+type Error struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail says what was wrong: a message, and the request field it
+// concerns, if one.
+type ErrorDetail struct {
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v) // the client may be gone; nothing to do then
+}
+
+// jsonErrors turns the mux's own plain-text 404 and 405 answers into JSON
+// errors.
+func jsonErrors(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == "" {
+			// No route: ServeMux would answer 404, or 405 (with Allow)
+			// if another method matches the path.
+			rec := &statusOnly{header: http.Header{}}
+			mux.ServeHTTP(rec, r)
+			for k, v := range rec.header {
+				if k == "Allow" {
+					w.Header()[k] = v
+				}
+			}
+			msg := "no such route: " + r.Method + " " + r.URL.Path
+			if rec.code == http.StatusMethodNotAllowed {
+				msg = "method " + r.Method + " not allowed on " + r.URL.Path
+			}
+			writeJSON(w, rec.code, Error{ErrorDetail{Message: msg}})
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// statusOnly records the status and headers a handler writes, dropping
+// its body.
+type statusOnly struct {
+	header http.Header
+	code   int
+}
+
+func (s *statusOnly) Header() http.Header { return s.header }
+func (s *statusOnly) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+}
+func (s *statusOnly) Write(b []byte) (int, error) {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	return len(b), nil
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/trawl-crawler/trawl/api"
+	"github.com/trawl-crawler/trawl/node"
+)
+
+func init() {
+	register("serve", "run a node as a service with the HTTP API, until stopped", cmdServe)
+}
+
+// DefaultListen is where `trawl serve` listens unless told otherwise:
+// loopback only.
+const DefaultListen = "127.0.0.1:8420"
+
+// cmdServe runs a node until SIGINT or SIGTERM, serving the HTTP API. A
+// restart on the same --data resumes every job. The API is up before the
+// node's state is loaded (/healthz answers, /readyz says 503 until then).
+func cmdServe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: trawl serve [flags]
+
+Runs a node (every job in --data resumes) and the HTTP API on --listen until
+SIGINT or SIGTERM. Listening beyond loopback needs a bearer token, from
+--token-file, TRAWL_TOKEN_FILE or TRAWL_TOKEN (flags before the environment).
+
+Examples:
+  trawl serve --data ./trawl-data
+  TRAWL_TOKEN_FILE=/etc/trawl/token trawl serve --listen 10.0.0.5:8420
+
+Flags:`)
+		fs.PrintDefaults()
+	}
+	var nf nodeFlags
+	nf.register(fs)
+	listen := fs.String("listen", envOr("TRAWL_LISTEN", DefaultListen), "address to serve the API on (env TRAWL_LISTEN)")
+	tokenFile := fs.String("token-file", "", "file holding the bearer token the API's changes need (env TRAWL_TOKEN_FILE, or the token itself in TRAWL_TOKEN)")
+	hostsFile := fs.String("hosts", "", "file mapping names to addresses, /etc/hosts format, asked before DNS")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "trawl serve: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	token, err := readToken(*tokenFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+		return 2
+	}
+	loopback, err := isLoopbackAddr(*listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl serve: --listen %q: %v\n", *listen, err)
+		return 2
+	}
+	if !loopback && token == "" {
+		fmt.Fprintf(stderr, "trawl serve: --listen %q is not a loopback address: refusing to serve the API there without a token (--token-file, TRAWL_TOKEN_FILE or TRAWL_TOKEN)\n", *listen)
+		return 2
+	}
+	opts, err := nf.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+		return 2
+	}
+	if *hostsFile != "" {
+		if opts.Hosts, err = readHostsFile(*hostsFile); err != nil {
+			fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+			return 2
+		}
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, ln, opts, stdout, stderr)
+}
+
+// serve runs the API on ln and a node with opts until ctx is done or the
+// node fails; exit code 0 on a clean stop.
+func serve(ctx context.Context, ln net.Listener, opts node.Options, stdout, stderr io.Writer) int {
+	var n atomic.Pointer[node.Node]
+	srv := &http.Server{
+		Handler:           api.New(api.Options{Ready: func() bool { return n.Load() != nil }}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
+
+	opened, err := node.Open(opts)
+	if err != nil {
+		srv.Close()
+		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+		return 1
+	}
+	opened.Start()
+	n.Store(opened)
+	fmt.Fprintf(stdout, "ready: %d jobs, data in %s\n", len(opened.Jobs()), opts.DataDir)
+
+	code := 0
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+		code = 1
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "trawl serve: stop the API: %v\n", err)
+	}
+	if err := errors.Join(opened.Close(), opened.Err()); err != nil {
+		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+		code = 1
+	}
+	fmt.Fprintln(stdout, "stopped")
+	return code
+}
+
+// readToken returns the API token: from path if given, else from the file
+// TRAWL_TOKEN_FILE names, else TRAWL_TOKEN; "" if none. Surrounding white
+// space is trimmed; a named file that is empty is an error.
+func readToken(path string) (string, error) {
+	if path == "" {
+		path = os.Getenv("TRAWL_TOKEN_FILE")
+	}
+	if path == "" {
+		return strings.TrimSpace(os.Getenv("TRAWL_TOKEN")), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("token: %s is empty", path)
+	}
+	return t, nil
+}
+
+// isLoopbackAddr reports whether a listen address (host:port) is on a
+// loopback address only: 127.0.0.0/8, ::1 or "localhost". An empty host
+// (every interface) is not.
+func isLoopbackAddr(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false, nil // a name: it may resolve anywhere
+	}
+	return ip.IsLoopback(), nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
