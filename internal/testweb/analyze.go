@@ -312,17 +312,19 @@ func maxConcurrency(reqs []Request) int {
 	return most
 }
 
-// CriticalPath is the lower bound on a polite crawl's duration: over all
-// hosts, the largest (crawlable URLs + 1 for robots.txt) × max(gap, the
-// host's Crawl-delay).
+// CriticalPath is a lower bound on a polite and complete crawl's duration:
+// over all hosts, the largest crawlable URLs × max(gap, the host's
+// Crawl-delay). A host with n crawlable URLs gets n+1 requests (robots.txt
+// first, which also tells the Crawl-delay), so n gaps at least separate its
+// first request from its last. (It counted n+1 gaps until session 5, which
+// overstated the bound by one gap: a demo of 50 hosts at 100 ms reported
+// 0.89 x.)
 func (r *Report) CriticalPath(gap time.Duration) time.Duration {
 	var most time.Duration
 	for _, h := range r.web.hosts {
-		n := r.perHost[h.name]
-		if n == 0 {
-			continue
+		if n := r.perHost[h.name]; n > 0 {
+			most = max(most, time.Duration(n)*max(gap, h.robots.crawlDelay()))
 		}
-		most = max(most, time.Duration(n+1)*max(gap, h.robots.crawlDelay()))
 	}
 	return most
 }
