@@ -2,11 +2,16 @@
 // routes over a running node. It holds no crawl state of its own; every
 // answer is read from the node when asked.
 //
-// So far it serves the probes: GET /healthz answers 200 while the process
-// serves HTTP at all; GET /readyz answers 200 once the node's state is
-// loaded (a restart with a large store takes a while) and 503 before. The
-// crawl, host and metrics routes of issue 9 come next (docs/plans/issue-9.md);
-// routes that change anything will need the bearer token.
+// The routes and their bodies are described in docs/api/openapi.yaml, which
+// the tests check every answer against. GET /healthz answers 200 while the
+// process serves HTTP at all; GET /readyz answers 200 once the node's
+// state is loaded (a restart with a large store takes a while) and 503
+// before. The crawl routes create, list, show, pause, resume and cancel
+// crawls and read their counters; every route that changes anything needs
+// the bearer token (401 without it). Bodies are at most MaxBodyBytes, one
+// JSON object without unknown fields; a bad request gets a 400 naming the
+// field. The host, seed, exclusion and metrics routes of issue 9 come next
+// (docs/plans/issue-9.md).
 //
 // Every answer is JSON with Content-Type application/json; an unknown path
 // is a 404 and a wrong method a 405, each with an "error" object naming
@@ -20,8 +25,12 @@ import (
 
 // Options configures New.
 type Options struct {
-	// Ready reports whether the node is ready to take requests. Required.
-	Ready func() bool
+	// Node returns the node, or nil while it is still loading (then
+	// /readyz and the crawl routes answer 503). Required.
+	Node func() Node
+	// Token is the bearer token every route that changes anything needs.
+	// Empty: no such route can be used.
+	Token string
 }
 
 // New returns the API's handler.
@@ -31,12 +40,13 @@ func New(o Options) http.Handler {
 		writeJSON(w, http.StatusOK, status{Status: "ok"})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !o.Ready() {
+		if o.Node() == nil {
 			writeJSON(w, http.StatusServiceUnavailable, status{Status: "loading"})
 			return
 		}
 		writeJSON(w, http.StatusOK, status{Status: "ready"})
 	})
+	(&crawls{node: o.Node, token: o.Token}).register(mux)
 	return jsonErrors(mux)
 }
 

@@ -6,11 +6,18 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+
+	"github.com/trawl-crawler/trawl/job"
 )
 
 func TestProbes(t *testing.T) {
 	var ready atomic.Bool
-	srv := httptest.NewServer(New(Options{Ready: ready.Load}))
+	srv := httptest.NewServer(New(Options{Node: func() Node {
+		if ready.Load() {
+			return noJobs{}
+		}
+		return nil
+	}}))
 	defer srv.Close()
 	get := func(method, path string) (int, map[string]any, http.Header) {
 		t.Helper()
@@ -61,3 +68,8 @@ func TestProbes(t *testing.T) {
 		}
 	}
 }
+
+// noJobs is a node without crawls, for the probes.
+type noJobs struct{ Node }
+
+func (noJobs) Jobs() []*job.Job { return nil }

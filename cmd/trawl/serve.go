@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -38,8 +41,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, `usage: trawl serve [flags]
 
 Runs a node (every job in --data resumes) and the HTTP API on --listen until
-SIGINT or SIGTERM. Listening beyond loopback needs a bearer token, from
---token-file, TRAWL_TOKEN_FILE or TRAWL_TOKEN (flags before the environment).
+SIGINT or SIGTERM. The API's changes need a bearer token, from --token-file,
+TRAWL_TOKEN_FILE or TRAWL_TOKEN (flags before the environment); without one,
+on loopback only, trawl serve uses the token in DATA/api.token, made once.
 
 Examples:
   trawl serve --data ./trawl-data
@@ -82,6 +86,16 @@ Flags:`)
 		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
 		return 2
 	}
+	if token == "" {
+		// Loopback without a token: the node's own, in the data directory,
+		// for local clients to read.
+		path := filepath.Join(opts.DataDir, TokenFile)
+		if token, err = localToken(path); err != nil {
+			fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "API token in %s\n", path)
+	}
 	if *hostsFile != "" {
 		if opts.Hosts, err = readHostsFile(*hostsFile); err != nil {
 			fmt.Fprintf(stderr, "trawl serve: %v\n", err)
@@ -95,15 +109,20 @@ Flags:`)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, ln, opts, stdout, stderr)
+	return serve(ctx, ln, opts, token, stdout, stderr)
 }
 
 // serve runs the API on ln and a node with opts until ctx is done or the
 // node fails; exit code 0 on a clean stop.
-func serve(ctx context.Context, ln net.Listener, opts node.Options, stdout, stderr io.Writer) int {
+func serve(ctx context.Context, ln net.Listener, opts node.Options, token string, stdout, stderr io.Writer) int {
 	var n atomic.Pointer[node.Node]
 	srv := &http.Server{
-		Handler:           api.New(api.Options{Ready: func() bool { return n.Load() != nil }}),
+		Handler: api.New(api.Options{Token: token, Node: func() api.Node {
+			if p := n.Load(); p != nil {
+				return p
+			}
+			return nil // not a nil *node.Node in a non-nil interface
+		}}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan error, 1)
@@ -138,6 +157,30 @@ func serve(ctx context.Context, ln net.Listener, opts node.Options, stdout, stde
 	}
 	fmt.Fprintln(stdout, "stopped")
 	return code
+}
+
+// TokenFile is the file in the data directory that holds the API token
+// `trawl serve` made for itself when given none (loopback only).
+const TokenFile = "api.token"
+
+// localToken returns the token in path, making one (32 random bytes, hex,
+// mode 0600) if the file does not exist.
+func localToken(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) != "" {
+		return strings.TrimSpace(string(b)), nil
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	var raw [32]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand.Read never fails (Go 1.24+)
+	t := hex.EncodeToString(raw[:])
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(t+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	return t, nil
 }
 
 // readToken returns the API token: from path if given, else from the file

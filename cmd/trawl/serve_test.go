@@ -15,9 +15,10 @@ import (
 )
 
 // TestServeProbesAndStop runs `trawl serve` as a separate process on
-// loopback: it says where it listens, /healthz answers, /readyz turns 200
-// once the node is open, and SIGTERM stops it cleanly (exit 0). It runs
-// twice on one data directory, as a restart would.
+// loopback: it says where it listens and where its API token is, /healthz
+// answers, /readyz turns 200 once the node is open, and SIGTERM stops it
+// cleanly (exit 0). It runs twice on one data directory: a crawl created
+// through the API in the first run is there in the second.
 func TestServeProbesAndStop(t *testing.T) {
 	bin := buildTrawl(t)
 	data := t.TempDir()
@@ -34,14 +35,20 @@ func TestServeProbesAndStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := bufio.NewScanner(out)
-		addr := ""
-		if lines.Scan() {
-			addr, _ = strings.CutPrefix(lines.Text(), "listening on ")
+		addr, head := "", ""
+		for addr == "" && lines.Scan() {
+			head += lines.Text() + "\n"
+			if a, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
+				addr = a
+			}
 		}
 		if addr == "" {
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("run %d: first line %q, want \"listening on ADDR\"; stderr:\n%s", run, lines.Text(), stderr.String())
+			t.Fatalf("run %d: output %q, want a line \"listening on ADDR\"; stderr:\n%s", run, head, stderr.String())
+		}
+		if !strings.Contains(head, filepath.Join(data, "api.token")) {
+			t.Errorf("run %d: output %q does not say where the API token is", run, head)
 		}
 		rest := make(chan string, 1)
 		go func() {
@@ -74,6 +81,33 @@ func TestServeProbesAndStop(t *testing.T) {
 				t.Fatalf("run %d: /readyz = %d %q, want 503 loading, then 200 ready", run, code, st)
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+		// A crawl created through the API in the first run is there in the
+		// second: the restart resumed it. (Its seed is a closed loopback
+		// port: nothing leaves the machine.)
+		token, err := os.ReadFile(filepath.Join(data, "api.token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run == 0 {
+			body := `{"name": "kept", "seeds": ["http://127.0.0.1:9/"], "limits": {"max_pages": 1}}`
+			req, _ := http.NewRequest("POST", "http://"+addr+"/v1/crawls", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil || resp.StatusCode != 202 {
+				t.Fatalf("run 0: POST /v1/crawls = %v, %v; want 202", resp, err)
+			}
+			resp.Body.Close()
+		}
+		resp, err := http.Get("http://" + addr + "/v1/crawls")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct{ Crawls []struct{ Name string } }
+		json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		if len(list.Crawls) != 1 || list.Crawls[0].Name != "kept" {
+			t.Errorf("run %d: GET /v1/crawls = %+v, want the crawl \"kept\"", run, list)
 		}
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
