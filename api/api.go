@@ -8,7 +8,8 @@
 // state is loaded (a restart with a large store takes a while) and 503
 // before. The crawl routes create, list, show, pause, resume and cancel
 // crawls and read their counters; every route that changes anything needs
-// the bearer token (401 without it). Bodies are at most MaxBodyBytes, one
+// the bearer token (401 without it). GET /metrics is the Prometheus scrape
+// (package metrics), if Options.Metrics is set. Bodies are at most MaxBodyBytes, one
 // JSON object without unknown fields; a bad request gets a 400 naming the
 // field. The host, seed, exclusion and metrics routes of issue 9 come next
 // (docs/plans/issue-9.md).
@@ -31,6 +32,8 @@ type Options struct {
 	// Token is the bearer token every route that changes anything needs.
 	// Empty: no such route can be used.
 	Token string
+	// Metrics, if set, serves GET /metrics (package metrics).
+	Metrics http.Handler
 }
 
 // New returns the API's handler.
@@ -47,6 +50,9 @@ func New(o Options) http.Handler {
 		writeJSON(w, http.StatusOK, status{Status: "ready"})
 	})
 	(&crawls{node: o.Node, token: o.Token}).register(mux)
+	if o.Metrics != nil {
+		mux.Handle("GET /metrics", o.Metrics)
+	}
 	return jsonErrors(mux)
 }
 

@@ -412,6 +412,10 @@ func (n *Node) Progress(id job.ID) (p job.Progress, ok bool) {
 	return p, true
 }
 
+// FrontierStats returns the frontier's counts: URLs queued and in flight,
+// hosts by state. It does not walk the hosts (frontier.Stats).
+func (n *Node) FrontierStats() frontier.Stats { return n.frontier.Stats() }
+
 // WARCFiles lists the WARC files the node has written in this run.
 func (n *Node) WARCFiles() []string { return n.warc.Files() }
 

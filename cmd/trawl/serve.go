@@ -19,7 +19,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/trawl-crawler/trawl/api"
+	"github.com/trawl-crawler/trawl/metrics"
 	"github.com/trawl-crawler/trawl/node"
 )
 
@@ -116,12 +119,18 @@ Flags:`)
 // node fails; exit code 0 on a clean stop.
 func serve(ctx context.Context, ln net.Listener, opts node.Options, token string, stdout, stderr io.Writer) int {
 	var n atomic.Pointer[node.Node]
+	reg := metrics.NewRegistry(func() metrics.Source {
+		if p := n.Load(); p != nil {
+			return p
+		}
+		return nil // not a nil *node.Node in a non-nil interface
+	})
 	srv := &http.Server{
-		Handler: api.New(api.Options{Token: token, Node: func() api.Node {
+		Handler: api.New(api.Options{Token: token, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Node: func() api.Node {
 			if p := n.Load(); p != nil {
 				return p
 			}
-			return nil // not a nil *node.Node in a non-nil interface
+			return nil
 		}}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

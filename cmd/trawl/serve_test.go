@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -108,6 +109,15 @@ func TestServeProbesAndStop(t *testing.T) {
 		resp.Body.Close()
 		if len(list.Crawls) != 1 || list.Crawls[0].Name != "kept" {
 			t.Errorf("run %d: GET /v1/crawls = %+v, want the crawl \"kept\"", run, list)
+		}
+		if resp, err := http.Get("http://" + addr + "/metrics"); err != nil {
+			t.Error(err)
+		} else {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(b), `trawl_pages_fetched_total{crawl="1"}`) {
+				t.Errorf("run %d: GET /metrics = %d, want 200 with the crawl's pages counter", run, resp.StatusCode)
+			}
 		}
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
