@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -245,17 +244,16 @@ func (c *crawls) create(w http.ResponseWriter, r *http.Request) {
 	}{j.ID})
 }
 
-// specFields maps job.Spec's field names, as its errors give them, to the
-// request's JSON paths.
-var specFields = map[string]string{"Name": "name", "Seeds": "seeds", "seed": "seeds", "Domains": "scope.domains",
+// specFields maps job.Spec's field names to the request's JSON paths.
+var specFields = map[string]string{"Name": "name", "Seeds": "seeds", "Domains": "scope.domains",
 	"MaxDepth": "scope.max_depth", "MaxPages": "limits.max_pages", "Priority": "priority", "RobotsGiveUp": "limits.robots_give_up_s"}
 
-var specFieldRe = regexp.MustCompile(`\b(Name|Seeds|seed|Domains|MaxDepth|MaxPages|Priority|RobotsGiveUp)\b`)
-
-// specField names the request field a job.Spec error is about, or "".
+// specField names the request field of the first job.FieldError in err,
+// or "".
 func specField(err error) string {
-	if m := specFieldRe.FindString(err.Error()); m != "" {
-		return specFields[m]
+	var fe *job.FieldError
+	if errors.As(err, &fe) {
+		return specFields[fe.Field]
 	}
 	return ""
 }

@@ -59,12 +59,23 @@ type Spec struct {
 	RobotsGiveUp time.Duration `json:"robots_give_up,omitempty"`
 }
 
-// Validate reports every bad field by name. Seeds must parse as absolute
-// http(s) URLs.
+// FieldError is one Spec field Validate rejects. Field is the field's name
+// in Spec ("Seeds", "MaxDepth"), for callers that show it under another
+// name (the API's JSON paths).
+type FieldError struct {
+	Field string
+	Err   error // the message, naming the field and the value
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Validate reports every bad field by name, each a *FieldError. Seeds must
+// parse as absolute http(s) URLs.
 func (s Spec) Validate() error {
 	var errs []error
 	bad := func(field string, v any, why string) {
-		errs = append(errs, fmt.Errorf("job: %s = %v: %s", field, v, why))
+		errs = append(errs, &FieldError{field, fmt.Errorf("job: %s = %v: %s", field, v, why)})
 	}
 	if len(s.Name) > 128 {
 		bad("Name", fmt.Sprintf("%.20q...", s.Name), "longer than 128 bytes")
@@ -107,7 +118,7 @@ func (s Spec) parseSeeds() ([]*url.URL, []string, error) {
 			err = fmt.Errorf("scheme %q: want http or https", u.Scheme)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("job: seed %q: %w", raw, err))
+			errs = append(errs, &FieldError{"Seeds", fmt.Errorf("job: seed %q: %w", raw, err)})
 			continue
 		}
 		u = urlnorm.Normalize(u)

@@ -152,3 +152,23 @@ func TestStatsSnapshot(t *testing.T) {
 		t.Errorf("Snapshot = %+v", p)
 	}
 }
+
+// TestValidateFieldErrors: each rejected field comes as a *FieldError
+// naming it as Spec does.
+func TestValidateFieldErrors(t *testing.T) {
+	for _, c := range []struct {
+		spec  Spec
+		field string
+	}{
+		{Spec{}, "Seeds"},
+		{Spec{Seeds: []string{"ftp://a.test/"}}, "Seeds"},
+		{Spec{Seeds: []string{"http://a.test/"}, Domains: []string{"a b"}}, "Domains"},
+		{Spec{Seeds: []string{"http://a.test/"}, MaxDepth: -1}, "MaxDepth"},
+		{Spec{Seeds: []string{"http://a.test/"}, Priority: 2}, "Priority"},
+	} {
+		var fe *FieldError
+		if err := c.spec.Validate(); !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("Validate(%+v) = %v; want a *FieldError for %s", c.spec, err, c.field)
+		}
+	}
+}
