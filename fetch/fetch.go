@@ -94,6 +94,13 @@ func (r *Response) Release() {
 	r.bufs, r.Body, r.Decoded = nil, nil, nil
 }
 
+// Identity reports whether the body had no content coding: Decoded is
+// Body itself, whole (not cut by MaxDecodedBytes), so a digest of one is
+// a digest of the other.
+func (r *Response) Identity() bool {
+	return r.DecodeErr == nil && len(r.Decoded) == len(r.Body) && (len(r.Body) == 0 || sameArray(r.Decoded, r.Body))
+}
+
 // sameArray reports whether a and b share their first byte of storage.
 func sameArray(a, b []byte) bool {
 	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]

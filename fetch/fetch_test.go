@@ -592,6 +592,9 @@ func TestReleaseRecyclesBodies(t *testing.T) {
 				if !bytes.Equal(resp.Decoded, page(i)) {
 					t.Errorf("page %d: decoded body differs from what was served", i)
 				}
+				if gzipped := i%2 == 1; resp.Identity() == gzipped {
+					t.Errorf("page %d (gzipped %v): Identity() = %v", i, gzipped, resp.Identity())
+				}
 				resp.Release()
 				resp.Release()
 				if resp.Body != nil || resp.Decoded != nil {

@@ -273,8 +273,8 @@ func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, 
 		Body:           resp.Body,
 		Truncated:      resp.Truncated,
 	}
-	if hasSum && len(resp.Decoded) == len(resp.Body) && resp.DecodeErr == nil && (len(resp.Body) == 0 || &resp.Decoded[0] == &resp.Body[0]) {
-		ex.PayloadSHA256 = sum[:] // no content coding: the payload is the body as transferred
+	if hasSum && resp.Identity() {
+		ex.PayloadSHA256 = sum[:] // the payload is the body as transferred
 	}
 	loc, err := n.warc.Write(ex)
 	if err == nil {
