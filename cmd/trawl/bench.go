@@ -243,7 +243,8 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *memProfile != "" {
-		if err := writeHeapProfile(*memProfile); err != nil {
+		runtime.GC() // so that the heap profile's in-use figures are current
+		if err := writeProfile("heap", *memProfile); err != nil {
 			fmt.Fprintf(stderr, "trawl bench: --memprofile: %v\n", err)
 			return 1
 		}
@@ -316,18 +317,8 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// writeHeapProfile writes the heap profile, after a GC so that its
-// in-use figures are current.
-func writeHeapProfile(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	runtime.GC()
-	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
-}
-
-// writeProfile writes the named runtime profile (mutex, block) to path.
+// writeProfile writes the named runtime profile (heap, mutex, block) to
+// path.
 func writeProfile(name, path string) error {
 	f, err := os.Create(path)
 	if err != nil {
