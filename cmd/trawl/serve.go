@@ -119,19 +119,10 @@ Flags:`)
 // node fails; exit code 0 on a clean stop.
 func serve(ctx context.Context, ln net.Listener, opts node.Options, token string, stdout, stderr io.Writer) int {
 	var n atomic.Pointer[node.Node]
-	reg := metrics.NewRegistry(func() metrics.Source {
-		if p := n.Load(); p != nil {
-			return p
-		}
-		return nil // not a nil *node.Node in a non-nil interface
-	})
+	reg := metrics.NewRegistry(loaded[metrics.Source](&n))
 	srv := &http.Server{
-		Handler: api.New(api.Options{Token: token, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Node: func() api.Node {
-			if p := n.Load(); p != nil {
-				return p
-			}
-			return nil
-		}}),
+		Handler: api.New(api.Options{Token: token, Node: loaded[api.Node](&n),
+			Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan error, 1)
@@ -166,6 +157,18 @@ func serve(ctx context.Context, ln net.Listener, opts node.Options, token string
 	}
 	fmt.Fprintln(stdout, "stopped")
 	return code
+}
+
+// loaded returns a func that gives the node in p as I once it is open, and
+// nil before (not a nil *node.Node in a non-nil interface).
+func loaded[I any](p *atomic.Pointer[node.Node]) func() I {
+	return func() I {
+		var none I
+		if n := p.Load(); n != nil {
+			return any(n).(I)
+		}
+		return none
+	}
 }
 
 // TokenFile is the file in the data directory that holds the API token
