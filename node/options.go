@@ -107,6 +107,12 @@ type Options struct {
 	// turns sharing off.
 	SharedPages int
 
+	// OnFetch, if set, is called by the worker after every request it
+	// sent (pages and robots.txt), before the page's completion: it must
+	// be quick and must not block (metrics count, the dashboard ranks
+	// hosts). Fetches answered from another job's page are not requests.
+	OnFetch func(FetchEvent)
+
 	// Logger receives the node's log. Default: discard.
 	Logger *slog.Logger
 	// Now is the clock of every decision the node makes (robots.txt

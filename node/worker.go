@@ -213,8 +213,10 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
 		return
 	}
+	start := n.opts.Now()
 	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: v.URL})
 	j.Stats.Requests.Add(1)
+	n.observe(n.fetchEvent(j, host, true, start, resp, err))
 	if err != nil && ctx.Err() != nil {
 		n.robots.Cancel(host, origin) // the answer is lost: the host waits as after a crash
 		n.complete(l, frontier.Outcome{Requeue: true, Failed: true})
@@ -293,6 +295,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	start := n.opts.Now().UTC()
 	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: u})
 	j.Stats.Requests.Add(1)
+	n.observe(n.fetchEvent(j, it.Host, false, start, resp, err))
 	if err != nil {
 		if ctx.Err() != nil {
 			n.complete(l, frontier.Outcome{Requeue: true, Failed: true})
