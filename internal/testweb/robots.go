@@ -67,6 +67,19 @@ func (k robotsKind) text() string {
 	return ""
 }
 
+// settlingRequests is how many robots requests a crawler from scratch
+// sends a host of the kind (that has crawlable URLs) before it knows the
+// rules: the 429s, then the answer, plus the redirect's target.
+func (k robotsKind) settlingRequests() int {
+	switch k {
+	case robotsTooMany:
+		return robotsTooManyCount + 1
+	case robotsRedirect:
+		return 2
+	}
+	return 1
+}
+
 // crawlDelay is the Crawl-delay the kind asks of every agent.
 func (k robotsKind) crawlDelay() time.Duration {
 	if k == robotsCrawlDelay {
