@@ -1,0 +1,147 @@
+package progress
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/trawl-crawler/trawl/job"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it; review the diff):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// snapshots are the progress states the golden files render.
+var snapshots = []struct {
+	name      string
+	prev, cur job.Progress
+}{
+	{"start", job.Progress{}, job.Progress{}},
+	{"busy", job.Progress{Elapsed: 71 * time.Second, Pages: 1180},
+		job.Progress{Elapsed: 72 * time.Second, Pages: 1234, PagesPerSecond: 17.14, Requests: 1456, Bytes: 45_230_000,
+			Queued: 5678, InFlight: 12, Held: 3, Discovered: 7012, OutOfScope: 88, Dropped: 1,
+			Hosts: 120, HostsReady: 33, HostsWaiting: 12, HostsBackoff: 3, RobotsDisallowed: 41,
+			Status: map[string]int64{"2xx": 1200, "3xx": 20, "4xx": 14}, Errors: map[string]int64{"timeout": 3, "dns": 1}}},
+}
+
+// TestBlockGolden renders each snapshot at widths from a wide terminal
+// down to a narrow one.
+func TestBlockGolden(t *testing.T) {
+	var b strings.Builder
+	for _, s := range snapshots {
+		for _, w := range []int{200, 80, 40, 12} {
+			fmt.Fprintf(&b, "== %s, width %d\n", s.name, w)
+			for _, l := range Frame(Block(s.cur, s.prev), w) {
+				fmt.Fprintf(&b, "%s|\n", l) // | marks the end of the line
+			}
+		}
+	}
+	for _, s := range snapshots {
+		fmt.Fprintf(&b, "== %s, plain line\n%s\n", s.name, Line(s.cur))
+	}
+	golden(t, "block.golden", b.String())
+}
+
+// TestFitGolden: cutting is by columns and between runes; wide characters
+// count two columns, combining marks none, control characters are dropped.
+func TestFitGolden(t *testing.T) {
+	inputs := []string{
+		"pages 1234 queued 5678",
+		"crawl of 日本語のページ and more",
+		"e\u0301te\u0301 cafe\u0301 (combining accents)",
+		"emoji 🕷️🕸️ web",
+		"escape \x1b[2J sequence\tand tab",
+		"",
+	}
+	var b strings.Builder
+	for _, in := range inputs {
+		for _, w := range []int{0, 1, 2, 5, 8, 13, 40} {
+			out := Fit(in, w)
+			fmt.Fprintf(&b, "Fit(%q, %d) = %q (width %d)\n", in, w, out, Width(out))
+		}
+	}
+	golden(t, "fit.golden", b.String())
+}
+
+// TestRedrawGolden: the escape sequences of a first frame, a same-size
+// redraw, a shorter one and a longer one.
+func TestRedrawGolden(t *testing.T) {
+	var b strings.Builder
+	for _, c := range []struct {
+		prev  int
+		lines []string
+	}{{0, []string{"a", "b", "c"}}, {3, []string{"a2", "b2", "c2"}}, {3, []string{"one"}}, {1, []string{"x", "y"}}} {
+		fmt.Fprintf(&b, "Redraw(%d, %q) = %q\n", c.prev, c.lines, Redraw(c.prev, c.lines))
+	}
+	golden(t, "redraw.golden", b.String())
+}
+
+// TestFitNeverExceedsWidth is Fit's invariant over every width up to 200
+// and every line the display draws, and some hostile text.
+func TestFitNeverExceedsWidth(t *testing.T) {
+	var lines []string
+	for _, s := range snapshots {
+		lines = append(lines, Block(s.cur, s.prev)...)
+		lines = append(lines, Line(s.cur))
+	}
+	lines = append(lines, strings.Repeat("全", 150), strings.Repeat("a\u0301", 300), "\x1b[31mred\x1b[0m"+strings.Repeat("x", 250))
+	for w := -1; w <= 200; w++ {
+		for _, l := range lines {
+			got := Fit(l, w)
+			if Width(got) > max(w, 0) || !utf8.ValidString(got) || strings.ContainsRune(got, '\x1b') {
+				t.Fatalf("Fit(%q, %d) = %q: width %d, valid UTF-8 %v", l, w, got, Width(got), utf8.ValidString(got))
+			}
+			if Width(l) <= w && !strings.ContainsRune(l, '\x1b') && got != l {
+				t.Fatalf("Fit(%q, %d) = %q, want it unchanged: it fits", l, w, got)
+			}
+			if Fit(got, w) != got {
+				t.Fatalf("Fit is not idempotent at width %d: %q then %q", w, got, Fit(got, w))
+			}
+		}
+	}
+}
+
+// TestDisplay: frames go to the writer fitted to one column less than the
+// terminal (so none wraps), Close ends the block with a newline, and a
+// terminal whose width is unknown counts as 80 columns.
+func TestDisplay(t *testing.T) {
+	var out bytes.Buffer
+	width := 10
+	d := NewDisplay(&out, func() int { return width })
+	d.Draw([]string{"0123456789abc", "short"})
+	width = 0
+	d.Draw([]string{strings.Repeat("y", 100)})
+	d.Close()
+	d.Close()
+	want := Redraw(0, []string{"01234567" + Ellipsis, "short"}) + Redraw(2, []string{strings.Repeat("y", 78) + Ellipsis}) + "\n"
+	if out.String() != want {
+		t.Errorf("Display wrote %q, want %q", out.String(), want)
+	}
+	if _, ok := Terminal(&out); ok {
+		t.Error("Terminal(a buffer) = true")
+	}
+}
