@@ -25,8 +25,25 @@ import (
 )
 
 func init() {
-	register("bench", "measure the crawler: bench crawl", cmdBench)
+	register("bench", "measure the crawler: bench crawl, bench frontier", cmdBench)
+	leaf("bench crawl", func(fs *flag.FlagSet) { new(benchCrawlArgs).register(fs) })
+	leaf("bench frontier", func(fs *flag.FlagSet) { new(benchFrontierArgs).register(fs) })
 }
+
+const benchHelp = `usage: trawl bench crawl|frontier [flags]
+
+  crawl     crawl the synthetic web, served by a child process, as fast as
+            the machine allows: pages/s, CPU-ms per page by stage, peak RSS
+  frontier  the durable frontier and URL-seen gate under load, against their
+            ceilings
+
+Run 'trawl bench crawl --help' or 'trawl bench frontier --help' for flags.
+
+Examples:
+  trawl bench crawl --hosts 200 --latency 5ms
+  trawl bench crawl --json --baseline docs/bench/crawl-baseline.json
+  trawl bench frontier --urls 1000000 --hosts 100000 --json
+`
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
@@ -35,9 +52,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 			return benchCrawl(args[1:], stdout, stderr)
 		case "frontier":
 			return benchFrontier(args[1:], stdout, stderr)
+		case "-h", "--help", "help":
+			fmt.Fprint(stderr, benchHelp)
+			return 0
 		}
 	}
-	fmt.Fprintln(stderr, "usage: trawl bench crawl|frontier [flags]")
+	fmt.Fprint(stderr, benchHelp)
 	return 2
 }
 
@@ -75,40 +95,64 @@ type benchResult struct {
 	StageCPUMsPerPage map[string]float64 `json:"stage_cpu_ms_per_page"`
 }
 
+// benchCrawlArgs are `trawl bench crawl`'s flags.
+type benchCrawlArgs struct {
+	hosts, concurrency, bigPages, gzipLevel                      int
+	latency, minDelay, minSync, giveUp                           time.Duration
+	seed                                                         int64
+	asJSON                                                       bool
+	cpuProfile, mutexProfile, blockProfile, memProfile, baseline string
+}
+
+func (a *benchCrawlArgs) register(fs *flag.FlagSet) {
+	fs.IntVar(&a.hosts, "hosts", 200, "hosts in the synthetic web")
+	fs.DurationVar(&a.latency, "latency", 5*time.Millisecond, "per-host latency before the first byte")
+	fs.DurationVar(&a.minDelay, "min-delay", 0, "least gap between fetches to one host (0: none)")
+	fs.IntVar(&a.concurrency, "concurrency", 256, "fetch workers")
+	fs.Int64Var(&a.seed, "seed", 1, "seed of the synthetic web")
+	fs.IntVar(&a.bigPages, "big-pages", 0, "pages of each big host (0: the default)")
+	fs.BoolVar(&a.asJSON, "json", false, "print one JSON object instead of a table")
+	fs.StringVar(&a.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
+	fs.StringVar(&a.mutexProfile, "mutexprofile", "", "write a mutex contention profile of the crawl to this file (every contended lock sampled)")
+	fs.StringVar(&a.blockProfile, "blockprofile", "", "write a blocking profile of the crawl to this file (channel waits, selects, locks; one sample per 100 µs blocked)")
+	fs.StringVar(&a.memProfile, "memprofile", "", "write a heap profile to this file after the crawl (its alloc_space and alloc_objects cover the whole run)")
+	fs.IntVar(&a.gzipLevel, "warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
+	fs.DurationVar(&a.minSync, "min-sync-interval", node.DefaultMinSyncInterval, "least time between two fsyncs of the WARC, and of the store's log (negative: none)")
+	fs.DurationVar(&a.giveUp, "robots-give-up", 4*time.Second, "give up a host whose robots.txt stays unavailable this long (the web has some that answer 500 for ever; 0: never, and the crawl never ends)")
+	fs.StringVar(&a.baseline, "baseline", "", "a `trawl bench crawl --json` result recorded in the repo: fail (exit 1) if CPU-ms/page is over twice its figure")
+}
+
+const benchCrawlHelp = `usage: trawl bench crawl [flags]
+
+Serves the synthetic web from a child process (so that the CPU measured is
+the crawler's alone), crawls it with no gap by default, and reports pages/s,
+CPU-ms per page split by stage, MB/s, WARC size and peak RSS.
+
+Examples:
+  trawl bench crawl
+  trawl bench crawl --hosts 2000 --concurrency 512 --cpuprofile cpu.pprof
+  trawl bench crawl --json --baseline docs/bench/crawl-baseline.json`
+
 // benchCrawl serves the synthetic web from a child process (so that the
 // CPU measured is the crawler's alone), crawls it, and reports throughput
 // and CPU per page.
 func benchCrawl(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench crawl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	hosts := fs.Int("hosts", 200, "hosts in the synthetic web")
-	latency := fs.Duration("latency", 5*time.Millisecond, "per-host latency before the first byte")
-	minDelay := fs.Duration("min-delay", 0, "least gap between fetches to one host (0: none)")
-	concurrency := fs.Int("concurrency", 256, "fetch workers")
-	seed := fs.Int64("seed", 1, "seed of the synthetic web")
-	bigPages := fs.Int("big-pages", 0, "pages of each big host (0: the default)")
-	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the crawl to this file")
-	mutexProfile := fs.String("mutexprofile", "", "write a mutex contention profile of the crawl to this file (every contended lock sampled)")
-	blockProfile := fs.String("blockprofile", "", "write a blocking profile of the crawl to this file (channel waits, selects, locks; one sample per 100 µs blocked)")
-	memProfile := fs.String("memprofile", "", "write a heap profile to this file after the crawl (its alloc_space and alloc_objects cover the whole run)")
-	gzipLevel := fs.Int("warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
-	minSync := fs.Duration("min-sync-interval", node.DefaultMinSyncInterval, "least time between two fsyncs of the WARC, and of the store's log (negative: none)")
-	giveUp := fs.Duration("robots-give-up", 4*time.Second, "give up a host whose robots.txt stays unavailable this long (the web has some that answer 500 for ever; 0: never, and the crawl never ends)")
-	baseline := fs.String("baseline", "", "a `trawl bench crawl --json` result recorded in the repo: fail (exit 1) if CPU-ms/page is over twice its figure")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs := newFlagSet("bench crawl", benchCrawlHelp, nil, stderr)
+	var a benchCrawlArgs
+	a.register(fs)
+	if _, code, ok := parseFlags(fs, args, nil, stderr); !ok {
+		return code
 	}
 	var recorded float64
-	if *baseline != "" {
+	if a.baseline != "" {
 		var err error
-		if recorded, err = readBaseline(*baseline); err != nil {
+		if recorded, err = readBaseline(a.baseline); err != nil {
 			fmt.Fprintf(stderr, "trawl bench: --baseline: %v\n", err)
 			return 2
 		}
 	}
-	if *giveUp < 0 {
-		fmt.Fprintf(stderr, "trawl bench: --robots-give-up %v is negative\n", *giveUp)
+	if a.giveUp < 0 {
+		fmt.Fprintf(stderr, "trawl bench: --robots-give-up %v is negative\n", a.giveUp)
 		return 2
 	}
 	exe, err := os.Executable()
@@ -122,11 +166,12 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	lat := strconv.Quote(latency.String())
-	server := exec.Command(exe, "testweb", "--seed", strconv.FormatInt(*seed, 10),
-		"--hosts", strconv.Itoa(*hosts), "--latency", lat[1:len(lat)-1], "--max-latency", lat[1:len(lat)-1],
-		"--big-pages", strconv.Itoa(*bigPages), "--out", filepath.Join(dir, "web"), "--for", "30m")
+	lat := strconv.Quote(a.latency.String())
+	server := exec.Command(exe, "testweb", "--seed", strconv.FormatInt(a.seed, 10),
+		"--hosts", strconv.Itoa(a.hosts), "--latency", lat[1:len(lat)-1], "--max-latency", lat[1:len(lat)-1],
+		"--big-pages", strconv.Itoa(a.bigPages), "--out", filepath.Join(dir, "web"), "--for", "30m")
 	server.Stdout, server.Stderr = io.Discard, stderr
+	server.Env = append(os.Environ(), configEnv+"=") // the web is set by these flags alone
 	if err := server.Start(); err != nil {
 		fmt.Fprintf(stderr, "trawl bench: start synthetic web: %v\n", err)
 		return 1
@@ -154,16 +199,16 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1
 	}
-	md := *minDelay
+	md := a.minDelay
 	if md == 0 {
 		md = -1
 	}
 	n, err := node.Open(node.Options{
 		DataDir:         filepath.Join(dir, "data"),
 		MinDelay:        md,
-		Concurrency:     *concurrency,
-		WARCGzipLevel:   *gzipLevel,
-		MinSyncInterval: *minSync,
+		Concurrency:     a.concurrency,
+		WARCGzipLevel:   a.gzipLevel,
+		MinSyncInterval: a.minSync,
 		AllowNets:       []netip.Prefix{mustPrefix("127.0.0.0/8")},
 		Hosts:           hostMap,
 	})
@@ -171,7 +216,7 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1
 	}
-	j, err := n.Submit(job.Spec{Seeds: seeds, Domains: []string{"trawl.test"}, MaxDepth: 20, RobotsGiveUp: *giveUp})
+	j, err := n.Submit(job.Spec{Seeds: seeds, Domains: []string{"trawl.test"}, MaxDepth: 20, RobotsGiveUp: a.giveUp})
 	if err != nil {
 		n.Close()
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
@@ -208,10 +253,10 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}()
-	if *mutexProfile != "" {
+	if a.mutexProfile != "" {
 		runtime.SetMutexProfileFraction(1)
 	}
-	if *blockProfile != "" {
+	if a.blockProfile != "" {
 		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
 	}
 	n.Start()
@@ -227,13 +272,13 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1
 	}
-	if *cpuProfile != "" {
-		if err := os.WriteFile(*cpuProfile, prof.Bytes(), 0o644); err != nil {
+	if a.cpuProfile != "" {
+		if err := os.WriteFile(a.cpuProfile, prof.Bytes(), 0o644); err != nil {
 			fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 			return 1
 		}
 	}
-	for _, p := range []struct{ name, path string }{{"mutex", *mutexProfile}, {"block", *blockProfile}} {
+	for _, p := range []struct{ name, path string }{{"mutex", a.mutexProfile}, {"block", a.blockProfile}} {
 		if p.path == "" {
 			continue
 		}
@@ -242,9 +287,9 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if *memProfile != "" {
+	if a.memProfile != "" {
 		runtime.GC() // so that the heap profile's in-use figures are current
-		if err := writeProfile("heap", *memProfile); err != nil {
+		if err := writeProfile("heap", a.memProfile); err != nil {
 			fmt.Fprintf(stderr, "trawl bench: --memprofile: %v\n", err)
 			return 1
 		}
@@ -261,7 +306,7 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	r := benchResult{
-		Hosts: *hosts, Latency: latency.String(), MinDelay: minDelay.String(), Concurrency: *concurrency,
+		Hosts: a.hosts, Latency: a.latency.String(), MinDelay: a.minDelay.String(), Concurrency: a.concurrency,
 		Pages: sum.Pages, Requests: sum.Requests, Seconds: wall, StopReason: sum.StopReason,
 		PagesPerSec: float64(sum.Pages) / wall, CPUSeconds: cpu, CPUsBusy: cpu / wall,
 		MBPerSec: float64(sum.Bytes) / 1e6 / wall, ServerProcess: true,
@@ -286,20 +331,20 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		r.ServerCPUSec = (ps.UserTime() + ps.SystemTime()).Seconds()
 	}
 	code := 0
-	if *baseline != "" {
+	if a.baseline != "" {
 		verdict := "ok"
 		if r.CPUMsPerPage > 2*recorded {
 			verdict, code = "REGRESSION: over twice the recorded figure", 1
 		}
 		fmt.Fprintf(stderr, "bench crawl guard: %.3f CPU-ms/page against %.3f recorded in %s (limit %.3f): %s\n",
-			r.CPUMsPerPage, recorded, *baseline, 2*recorded, verdict)
+			r.CPUMsPerPage, recorded, a.baseline, 2*recorded, verdict)
 	}
-	if *asJSON {
+	if a.asJSON {
 		json.NewEncoder(stdout).Encode(r)
 		return code
 	}
 	fmt.Fprintf(stdout, "crawl of %d hosts (%v latency, min delay %v, %d workers; web served by a separate process)\n",
-		r.Hosts, *latency, *minDelay, r.Concurrency)
+		r.Hosts, a.latency, a.minDelay, r.Concurrency)
 	fmt.Fprintf(stdout, "  pages         %d (%d requests), %s\n", r.Pages, r.Requests, r.StopReason)
 	fmt.Fprintf(stdout, "  wall          %.2f s\n", r.Seconds)
 	fmt.Fprintf(stdout, "  pages/s       %.0f\n", r.PagesPerSec)

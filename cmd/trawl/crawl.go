@@ -10,13 +10,11 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
+	"github.com/trawl-crawler/trawl/internal/progress"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 	"github.com/trawl-crawler/trawl/warc"
@@ -24,13 +22,21 @@ import (
 
 func init() {
 	register("crawl", "crawl from seed URLs", cmdCrawl)
+	leaf("crawl", func(fs *flag.FlagSet) { new(crawlArgs).register(fs) })
 }
 
-// multiFlag collects a repeatable string flag.
+// multiFlag collects a repeatable string flag; in the config file it takes
+// a list.
 type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+func (m *multiFlag) IsRepeatable() bool { return true }
+
+// nodeEnv are the environment variables of the node's flags, for crawl
+// and serve (not demo, which wipes its --data: a variable meant for a real
+// crawl must not point it there).
+var nodeEnv = map[string]string{"data": "TRAWL_DATA", "user-agent": "TRAWL_USER_AGENT"}
 
 // nodeFlags are the node's flags, shared by crawl, demo and serve.
 type nodeFlags struct {
@@ -74,8 +80,39 @@ func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&cf.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
 	fs.DurationVar(&cf.giveUp, "robots-give-up", 15*time.Second, "give up a host whose robots.txt stays unavailable (429, 5xx, network errors) this long: about four attempts at a 1s gap (0: never)")
 	fs.IntVar(&cf.shapeRun, "max-shape-run", 0, "most consecutive links between URLs of one shape, e.g. calendar months (0: the default, 3; -1: no cap)")
-	fs.DurationVar(&cf.progress, "progress", 0, "progress line interval (default: live on a terminal, every 5s otherwise)")
+	fs.DurationVar(&cf.progress, "progress", 0, "progress interval (default: a live display redrawn every 0.5s on a terminal, a line every 5s otherwise)")
 }
+
+// crawlArgs are `trawl crawl`'s flags.
+type crawlArgs struct {
+	crawlFlags
+	seedsFile, hostsFile string
+	fresh                bool
+}
+
+func (a *crawlArgs) register(fs *flag.FlagSet) {
+	a.crawlFlags.register(fs)
+	fs.StringVar(&a.seedsFile, "seeds", "", "file of seed URLs, one per line (# comments)")
+	fs.StringVar(&a.hostsFile, "hosts", "", "file mapping names to addresses, /etc/hosts format, asked before DNS")
+	fs.BoolVar(&a.fresh, "fresh", false, "wipe the crawl state in --data first (WARC files are kept); without it an existing crawl resumes")
+}
+
+const crawlHelp = `usage: trawl crawl [flags] [SEED...]
+
+Crawls from the seed URLs (arguments and --seeds FILE) with one node and one
+job named "crawl", politely (see the README), until nothing is left, a limit
+is reached, or SIGINT/SIGTERM. Writes DATA/warc/*.warc.gz and
+DATA/summary.json; the same command on the same --data resumes the crawl,
+also after a crash. Progress goes to stderr: on a terminal, a live display
+redrawn in place; otherwise a line every --progress. The summary goes to
+stdout. Exit status 0 when the crawl ended normally, 1 on a fatal error, 2
+on a usage error.
+
+Examples:
+  trawl crawl https://example.org/
+  trawl crawl --seeds seeds.txt --domain example.org --max-depth 5 --data /srv/crawl
+  trawl crawl --max-pages 1000 --min-delay 2s --fresh https://example.org/
+  TRAWL_DATA=/srv/crawl trawl crawl --config trawl.json https://example.org/`
 
 // options returns the node's options and the one job's spec of a crawl
 // from seeds.
@@ -136,23 +173,16 @@ func (nf *nodeFlags) options() (node.Options, error) {
 }
 
 func cmdCrawl(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: trawl crawl [flags] [SEED...]")
-		fs.PrintDefaults()
+	fs := newFlagSet("crawl", crawlHelp, nodeEnv, stderr)
+	var a crawlArgs
+	a.register(fs)
+	if _, code, ok := parseFlags(fs, args, nodeEnv, stderr); !ok {
+		return code
 	}
-	var cf crawlFlags
-	cf.register(fs)
-	seedsFile := fs.String("seeds", "", "file of seed URLs, one per line (# comments)")
-	hostsFile := fs.String("hosts", "", "file mapping names to addresses, /etc/hosts format, asked before DNS")
-	fresh := fs.Bool("fresh", false, "wipe the crawl state in --data first (WARC files are kept); without it an existing crawl resumes")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
+	cf := &a.crawlFlags
 	seeds := fs.Args()
-	if *seedsFile != "" {
-		more, err := readLines(*seedsFile)
+	if a.seedsFile != "" {
+		more, err := readLines(a.seedsFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
 			return 2
@@ -168,9 +198,9 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
 		return 2
 	}
-	opts.Fresh = *fresh
-	if *hostsFile != "" {
-		if opts.Hosts, err = readHostsFile(*hostsFile); err != nil {
+	opts.Fresh = a.fresh
+	if a.hostsFile != "" {
+		if opts.Hosts, err = readHostsFile(a.hostsFile); err != nil {
 			fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
 			return 2
 		}
@@ -220,63 +250,46 @@ func runCrawl(ctx context.Context, opts node.Options, spec job.Spec, every time.
 	return 0
 }
 
-// showProgress redraws one status line on a terminal, or prints a line
-// every interval otherwise, until done is closed.
+// showProgress shows the job's progress on w until done is closed: on a
+// terminal, a block of lines redrawn in place every interval (0.5s unless
+// set) and fitted to the terminal's width; otherwise a plain line every
+// interval (5s unless set).
 func showProgress(n *node.Node, id job.ID, every time.Duration, w io.Writer, done <-chan struct{}) {
-	tty := false
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		tty = true
-	}
+	width, live := progress.Terminal(w)
 	if every == 0 {
 		every = 5 * time.Second
-		if tty {
+		if live {
 			every = 500 * time.Millisecond
 		}
 	}
-	line := func() string {
+	var d *progress.Display
+	var prev job.Progress
+	show := func() {
 		p, _ := n.Progress(id)
-		return progressLine(p)
+		if d == nil {
+			fmt.Fprintln(w, progress.Line(p))
+			return
+		}
+		d.Draw(progress.Block(p, prev))
+		prev = p
+	}
+	if live {
+		d = progress.NewDisplay(w, width)
+		defer d.Close()
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-done:
-			if tty {
-				fmt.Fprintf(w, "\r\033[K%s\n", line())
+			if live {
+				show() // the last figures stay on screen
 			}
 			return
 		case <-t.C:
-			if tty {
-				fmt.Fprintf(w, "\r\033[K%s", line())
-			} else {
-				fmt.Fprintln(w, line())
-			}
+			show()
 		}
 	}
-}
-
-// progressLine is one line of live progress.
-func progressLine(p job.Progress) string {
-	return fmt.Sprintf("%6.0fs  %d pages  %.1f pages/s  %d queued  hosts: %d active, %d waiting, %d backoff  errors: %s",
-		p.Elapsed.Seconds(), p.Pages, p.PagesPerSecond, p.Queued,
-		p.HostsReady+p.InFlight, p.HostsWaiting, p.HostsBackoff, countsString(p.Errors))
-}
-
-func countsString(m map[string]int64) string {
-	if len(m) == 0 {
-		return "none"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
-	}
-	return strings.Join(parts, " ")
 }
 
 func printSummary(w io.Writer, s *node.Summary, dataDir string) {
@@ -286,8 +299,8 @@ func printSummary(w io.Writer, s *node.Summary, dataDir string) {
 	fmt.Fprintf(w, "crawl %s after %.1fs\n", s.StopReason, s.ElapsedSeconds)
 	fmt.Fprintf(w, "  pages       %d (%.1f/s), %d requests incl. %d robots.txt, %.1f MB\n",
 		s.Pages, s.PagesPerSecond, s.Requests, s.RobotsFetches, float64(s.Bytes)/1e6)
-	fmt.Fprintf(w, "  status      %s\n", countsString(s.Status))
-	fmt.Fprintf(w, "  errors      %s\n", countsString(s.Errors))
+	fmt.Fprintf(w, "  status      %s\n", progress.Counts(s.Status))
+	fmt.Fprintf(w, "  errors      %s\n", progress.Counts(s.Errors))
 	fmt.Fprintf(w, "  discovered  %d URLs on %d hosts; %d still queued, %d dropped, %d disallowed by robots.txt, %d out of scope\n",
 		s.Discovered, s.Hosts, s.Queued, s.Dropped, s.RobotsDisallowed, s.OutOfScope)
 	if s.RobotsGaveUpOn > 0 {

@@ -16,34 +16,63 @@ import (
 
 func init() {
 	register("demo", "crawl the bundled synthetic web on loopback, with live progress", cmdDemo)
+	leaf("demo", func(fs *flag.FlagSet) { new(demoArgs).register(fs) })
 }
+
+// demoArgs are `trawl demo`'s flags.
+type demoArgs struct {
+	crawlFlags
+	hosts   int
+	seed    int64
+	hostile bool
+}
+
+func (a *demoArgs) register(fs *flag.FlagSet) {
+	a.crawlFlags.register(fs)
+	fs.IntVar(&a.hosts, "hosts", 300, "hosts in the synthetic web")
+	fs.Int64Var(&a.seed, "seed", 1, "seed of the synthetic web")
+	fs.BoolVar(&a.hostile, "hostile", true, "include hostile hosts (malformed HTML, lying headers, slow drip, endless body)")
+}
+
+// demoEnv is empty: the demo wipes its --data, so TRAWL_DATA, meant for
+// real crawls, must not point it there; and its report judges the agent
+// "trawl", which TRAWL_USER_AGENT could change. Flags and the config
+// file's "demo" section set it up.
+var demoEnv map[string]string
+
+const demoHelp = `usage: trawl demo [flags]
+
+Serves the bundled synthetic web (--hosts virtual hosts with robots.txt
+variants, redirects, traps and hostile servers) on loopback, crawls it as
+trawl crawl would a real one (fresh state in --data each time), and then
+prints what the web's own request log says about the crawl: gaps, robots.txt,
+repeats, coverage, and the duration against the critical path, a lower bound
+no polite and complete crawl can beat (the busiest host's requests, its
+robots.txt included, one gap apart; Crawl-delay hosts at their own gap).
+Exit status 1 if the log shows a politeness problem.
+
+Examples:
+  trawl demo
+  trawl demo --hosts 50 --min-delay 100ms
+  trawl demo --hosts 1000 --min-delay 200ms --concurrency 128 --hostile=false
+  trawl demo --progress 2s 2>progress.log`
 
 // cmdDemo starts the synthetic web in-process, crawls it like `trawl
 // crawl` would a real one, and then shows what the web's own request log
 // says about the crawl: gaps, robots.txt, repeats and coverage.
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: trawl demo [flags]")
-		fs.PrintDefaults()
+	fs := newFlagSet("demo", demoHelp, demoEnv, stderr)
+	var a demoArgs
+	a.register(fs)
+	if _, code, ok := parseFlags(fs, args, demoEnv, stderr); !ok {
+		return code
 	}
-	var cf crawlFlags
-	cf.register(fs)
-	hosts := fs.Int("hosts", 300, "hosts in the synthetic web")
-	seed := fs.Int64("seed", 1, "seed of the synthetic web")
-	hostile := fs.Bool("hostile", true, "include hostile hosts (malformed HTML, lying headers, slow drip, endless body)")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
+	cf := &a.crawlFlags
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "trawl demo: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	srv, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: *seed, Hosts: *hosts, Hostile: *hostile}), testweb.ServeOptions{})
+	srv, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: a.seed, Hosts: a.hosts, Hostile: a.hostile}), testweb.ServeOptions{})
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl demo: %v\n", err)
 		return 1
@@ -82,11 +111,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		MaxParallelPerIP: 2,
 	})
 	fmt.Fprintf(stdout, "\nwhat the synthetic web saw:\n%s\n", indent(rep.String()))
-	crit := rep.CriticalPath(opts.MinDelay)
-	if crit > 0 {
-		fmt.Fprintf(stdout, "  duration %.1fs = %.2f x the critical path (%.1fs: the busiest host's crawlable pages x its gap)\n",
-			took.Seconds(), took.Seconds()/crit.Seconds(), crit.Seconds())
-	}
+	fmt.Fprintf(stdout, "  %s\n", criticalLine(rep, opts.MinDelay, took))
 	if p := rep.Problems(); len(p) > 0 {
 		fmt.Fprintf(stdout, "  %d problems:\n%s\n", len(p), indent(strings.Join(p, "\n")))
 		if code == 0 {
@@ -96,6 +121,26 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "  no politeness problems")
 	}
 	return code
+}
+
+// criticalLine compares the crawl's duration with the critical path, a
+// lower bound (testweb.Report.Critical) that holds for a complete crawl:
+// for one that missed crawlable URLs it says so instead.
+func criticalLine(rep *testweb.Report, gap, took time.Duration) string {
+	crit := rep.Critical(gap)
+	switch {
+	case crit.Duration <= 0:
+		return "no critical path: nothing was crawlable"
+	case len(rep.Missing) > 0:
+		return fmt.Sprintf("duration %.1fs, not compared with the critical path (%.1fs): the crawl missed %d crawlable URLs",
+			took.Seconds(), crit.Duration.Seconds(), len(rep.Missing))
+	}
+	why := "its gap"
+	if crit.Gap > gap {
+		why = "its Crawl-delay"
+	}
+	return fmt.Sprintf("duration %.1fs = %.2f x the critical path (%.1fs: %s needs %d requests, robots.txt included, %v apart: %s)",
+		took.Seconds(), took.Seconds()/crit.Duration.Seconds(), crit.Duration.Seconds(), crit.Host, crit.Requests, crit.Gap, why)
 }
 
 func indent(s string) string {

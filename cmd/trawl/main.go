@@ -45,6 +45,9 @@ func main() {
 
 // run dispatches args to a subcommand and returns the process exit code.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 1 && args[0] == "help" { // trawl help COMMAND...
+		return run(append(args[1:], "--help"), stdout, stderr)
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -72,5 +75,7 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'trawl COMMAND -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'trawl COMMAND --help' (or 'trawl help COMMAND') for a command's flags and examples.")
+	fmt.Fprintln(w, "Settings: a flag wins over its environment variable, which wins over the config file")
+	fmt.Fprintln(w, "(--config FILE or "+configEnv+"), which wins over the default. See the README, \"Settings\".")
 }

@@ -22,10 +22,14 @@ func TestUsage(t *testing.T) {
 	if code := run(nil, &out, &errb); code != 2 {
 		t.Errorf("run() = %d, want 2", code)
 	}
-	for _, name := range []string{"crawl", "demo", "robots", "url", "testweb", "bench"} {
+	for _, name := range []string{"crawl", "demo", "robots", "url", "testweb", "bench", "serve", "status", "crawls"} {
 		if !strings.Contains(errb.String(), "  "+name) {
 			t.Errorf("usage does not list %q:\n%s", name, errb.String())
 		}
+	}
+	errb.Reset()
+	if code := run([]string{"help", "crawls", "create"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "usage: trawl crawls create") {
+		t.Errorf("run(help crawls create) = %d, %q", code, errb.String())
 	}
 	errb.Reset()
 	if code := run([]string{"nope"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "nope"`) {

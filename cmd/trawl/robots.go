@@ -21,13 +21,19 @@ Parses ROBOTS_FILE as a robots.txt (RFC 9309) and prints, for each URL,
 is USER_AGENT. A URL is an absolute http(s) URL or a path starting with "/".
 Parse warnings go to stderr. Exit status: 0 if every input was read, 1 if the
 file or a URL could not be, 2 on a usage error.
+
+Examples:
+  trawl robots check robots.txt trawl https://example.org/private/x /public/y
+  curl -s https://example.org/robots.txt > r.txt && trawl robots check r.txt trawl /search?q=1
 `
 
 // cmdRobots runs "trawl robots".
 func cmdRobots(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprint(stderr, robotsUsage)
-		return 0
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" || (a == "help" && len(args) == 1) {
+			fmt.Fprint(stderr, robotsUsage)
+			return 0
+		}
 	}
 	if len(args) < 4 || args[0] != "check" {
 		fmt.Fprint(stderr, robotsUsage)

@@ -22,13 +22,46 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/trawl-crawler/trawl/api"
+	"github.com/trawl-crawler/trawl/internal/config"
 	"github.com/trawl-crawler/trawl/metrics"
 	"github.com/trawl-crawler/trawl/node"
 )
 
 func init() {
 	register("serve", "run a node as a service with the HTTP API, until stopped", cmdServe)
+	leaf("serve", func(fs *flag.FlagSet) { new(serveArgs).register(fs) })
 }
+
+// serveArgs are `trawl serve`'s flags.
+type serveArgs struct {
+	nodeFlags
+	listen, tokenFile, hostsFile string
+}
+
+func (a *serveArgs) register(fs *flag.FlagSet) {
+	a.nodeFlags.register(fs)
+	fs.StringVar(&a.listen, "listen", DefaultListen, "address to serve the API on")
+	fs.StringVar(&a.tokenFile, "token-file", "", "file holding the bearer token the API's changes need (or the token itself in TRAWL_TOKEN)")
+	fs.StringVar(&a.hostsFile, "hosts", "", "file mapping names to addresses, /etc/hosts format, asked before DNS")
+}
+
+// serveEnv are serve's environment variables: the node's, and where to
+// listen and find the token.
+var serveEnv = map[string]string{"data": "TRAWL_DATA", "user-agent": "TRAWL_USER_AGENT",
+	"listen": "TRAWL_LISTEN", "token-file": "TRAWL_TOKEN_FILE"}
+
+const serveHelp = `usage: trawl serve [flags]
+
+Runs a node (every job in --data resumes) and the HTTP API on --listen until
+SIGINT or SIGTERM. The API's changes need a bearer token: from --token-file,
+TRAWL_TOKEN_FILE or TRAWL_TOKEN (in that order, then a token-file in the
+config file); without one, on loopback only, trawl serve uses the token in
+DATA/api.token, made once. trawl status and trawl crawls talk to it.
+
+Examples:
+  trawl serve --data ./trawl-data
+  TRAWL_TOKEN_FILE=/etc/trawl/token trawl serve --listen 10.0.0.5:8420
+  trawl serve --config /etc/trawl/trawl.json`
 
 // DefaultListen is where `trawl serve` listens unless told otherwise:
 // loopback only.
@@ -38,53 +71,32 @@ const DefaultListen = "127.0.0.1:8420"
 // restart on the same --data resumes every job. The API is up before the
 // node's state is loaded (/healthz answers, /readyz says 503 until then).
 func cmdServe(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: trawl serve [flags]
-
-Runs a node (every job in --data resumes) and the HTTP API on --listen until
-SIGINT or SIGTERM. The API's changes need a bearer token, from --token-file,
-TRAWL_TOKEN_FILE or TRAWL_TOKEN (flags before the environment); without one,
-on loopback only, trawl serve uses the token in DATA/api.token, made once.
-
-Examples:
-  trawl serve --data ./trawl-data
-  TRAWL_TOKEN_FILE=/etc/trawl/token trawl serve --listen 10.0.0.5:8420
-
-Flags:`)
-		fs.PrintDefaults()
-	}
-	var nf nodeFlags
-	nf.register(fs)
-	listen := fs.String("listen", envOr("TRAWL_LISTEN", DefaultListen), "address to serve the API on (env TRAWL_LISTEN)")
-	tokenFile := fs.String("token-file", "", "file holding the bearer token the API's changes need (env TRAWL_TOKEN_FILE, or the token itself in TRAWL_TOKEN)")
-	hostsFile := fs.String("hosts", "", "file mapping names to addresses, /etc/hosts format, asked before DNS")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	fs := newFlagSet("serve", serveHelp, serveEnv, stderr)
+	var a serveArgs
+	a.register(fs)
+	src, code, ok := parseFlags(fs, args, serveEnv, stderr)
+	if !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "trawl serve: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	token, err := readToken(*tokenFile)
+	token, err := readToken(tokenFileAfterEnv(a.tokenFile, src["token-file"]))
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
 		return 2
 	}
-	loopback, err := isLoopbackAddr(*listen)
+	loopback, err := isLoopbackAddr(a.listen)
 	if err != nil {
-		fmt.Fprintf(stderr, "trawl serve: --listen %q: %v\n", *listen, err)
+		fmt.Fprintf(stderr, "trawl serve: --listen %q: %v\n", a.listen, err)
 		return 2
 	}
 	if !loopback && token == "" {
-		fmt.Fprintf(stderr, "trawl serve: --listen %q is not a loopback address: refusing to serve the API there without a token (--token-file, TRAWL_TOKEN_FILE or TRAWL_TOKEN)\n", *listen)
+		fmt.Fprintf(stderr, "trawl serve: --listen %q is not a loopback address: refusing to serve the API there without a token (--token-file, TRAWL_TOKEN_FILE or TRAWL_TOKEN)\n", a.listen)
 		return 2
 	}
-	opts, err := nf.options()
+	opts, err := a.nodeFlags.options()
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
 		return 2
@@ -99,13 +111,13 @@ Flags:`)
 		}
 		fmt.Fprintf(stdout, "API token in %s\n", path)
 	}
-	if *hostsFile != "" {
-		if opts.Hosts, err = readHostsFile(*hostsFile); err != nil {
+	if a.hostsFile != "" {
+		if opts.Hosts, err = readHostsFile(a.hostsFile); err != nil {
 			fmt.Fprintf(stderr, "trawl serve: %v\n", err)
 			return 2
 		}
 	}
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", a.listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
 		return 1
@@ -216,6 +228,16 @@ func readToken(path string) (string, error) {
 	return t, nil
 }
 
+// tokenFileAfterEnv returns the token file to read: path, unless it came
+// from the config file and TRAWL_TOKEN is set (the environment wins over
+// the file), then "" so that readToken takes TRAWL_TOKEN.
+func tokenFileAfterEnv(path string, src config.Source) string {
+	if src == config.FromFile && os.Getenv("TRAWL_TOKEN") != "" {
+		return ""
+	}
+	return path
+}
+
 // isLoopbackAddr reports whether a listen address (host:port) is on a
 // loopback address only: 127.0.0.0/8, ::1 or "localhost". An empty host
 // (every interface) is not.
@@ -232,11 +254,4 @@ func isLoopbackAddr(addr string) (bool, error) {
 		return false, nil // a name: it may resolve anywhere
 	}
 	return ip.IsLoopback(), nil
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

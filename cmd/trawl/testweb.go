@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,39 +17,64 @@ import (
 
 func init() {
 	register("testweb", "serve the synthetic web on loopback", cmdTestweb)
+	leaf("testweb", func(fs *flag.FlagSet) { new(testwebArgs).register(fs) })
 }
+
+// testwebArgs are `trawl testweb`'s flags.
+type testwebArgs struct {
+	seed                int64
+	hosts, port         int
+	hostile             bool
+	out                 string
+	dur                 time.Duration
+	latency, maxLatency time.Duration
+	bigPages            int
+}
+
+func (a *testwebArgs) register(fs *flag.FlagSet) {
+	fs.Int64Var(&a.seed, "seed", 1, "seed of the generated web")
+	fs.IntVar(&a.hosts, "hosts", 0, "number of hosts (0: the default, 300)")
+	fs.BoolVar(&a.hostile, "hostile", false, "add hostile hosts")
+	fs.IntVar(&a.port, "port", 0, "port to serve on (0: pick a free one)")
+	fs.StringVar(&a.out, "out", "", "directory to write hosts (IP NAME lines) and seeds.txt into")
+	fs.DurationVar(&a.dur, "for", 0, "stop after this long (0: until SIGINT or SIGTERM)")
+	fs.DurationVar(&a.latency, "latency", 0, "least per-host latency before the first byte (0: the default, 2ms; negative: none)")
+	fs.DurationVar(&a.maxLatency, "max-latency", 0, "most per-host latency (0: the default, 20ms)")
+	fs.IntVar(&a.bigPages, "big-pages", 0, "pages of each big host (0: the default, 40)")
+}
+
+const testwebHelp = `usage: trawl testweb [flags]
+
+Generates the synthetic web (the demo's) and serves it on loopback until
+SIGINT, SIGTERM or --for, so that another process can crawl it: prints the
+port and the seeds, and with --out writes DIR/hosts (for trawl crawl
+--hosts) and DIR/seeds.txt.
+
+Examples:
+  trawl testweb --out /tmp/web &
+  trawl crawl --seeds /tmp/web/seeds.txt --hosts /tmp/web/hosts --allow-net 127.0.0.0/8 --domain trawl.test
+  trawl testweb --hosts 2000 --hostile --latency 5ms --for 10m`
 
 // cmdTestweb generates the synthetic web, serves it on loopback until a
 // signal (or --for), and writes an /etc/hosts-style file and the seeds so
 // that another process can crawl it.
 func cmdTestweb(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("testweb", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	seed := fs.Int64("seed", 1, "seed of the generated web")
-	hosts := fs.Int("hosts", 0, "number of hosts (0: the default, 300)")
-	hostile := fs.Bool("hostile", false, "add hostile hosts")
-	port := fs.Int("port", 0, "port to serve on (0: pick a free one)")
-	out := fs.String("out", "", "directory to write hosts (IP NAME lines) and seeds.txt into")
-	dur := fs.Duration("for", 0, "stop after this long (0: until SIGINT or SIGTERM)")
-	latency := fs.Duration("latency", 0, "least per-host latency before the first byte (0: the default, 2ms; negative: none)")
-	maxLatency := fs.Duration("max-latency", 0, "most per-host latency (0: the default, 20ms)")
-	bigPages := fs.Int("big-pages", 0, "pages of each big host (0: the default, 40)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	fs := newFlagSet("testweb", testwebHelp, nil, stderr)
+	var a testwebArgs
+	a.register(fs)
+	if _, code, ok := parseFlags(fs, args, nil, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "trawl testweb: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	if *dur < 0 {
-		fmt.Fprintf(stderr, "trawl testweb: --for %v is negative\n", *dur)
+	if a.dur < 0 {
+		fmt.Fprintf(stderr, "trawl testweb: --for %v is negative\n", a.dur)
 		return 2
 	}
-	opts := testweb.Options{Seed: *seed, Hosts: *hosts, Hostile: *hostile, Port: *port,
-		Latency: *latency, MaxLatency: *maxLatency, BigPages: *bigPages}
+	opts := testweb.Options{Seed: a.seed, Hosts: a.hosts, Hostile: a.hostile, Port: a.port,
+		Latency: a.latency, MaxLatency: a.maxLatency, BigPages: a.bigPages}
 	if err := opts.Validate(); err != nil {
 		fmt.Fprintf(stderr, "trawl testweb: %v\n", err)
 		return 2
@@ -66,8 +90,8 @@ func cmdTestweb(args []string, stdout, stderr io.Writer) int {
 	for _, s := range srv.Seeds() {
 		fmt.Fprintf(stdout, "seed %s\n", s)
 	}
-	if *out != "" {
-		paths, err := writeTestwebFiles(*out, srv)
+	if a.out != "" {
+		paths, err := writeTestwebFiles(a.out, srv)
 		if err != nil {
 			fmt.Fprintf(stderr, "trawl testweb: %v\n", err)
 			return 1
@@ -79,9 +103,9 @@ func cmdTestweb(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *dur > 0 {
+	if a.dur > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *dur)
+		ctx, cancel = context.WithTimeout(ctx, a.dur)
 		defer cancel()
 	}
 	fmt.Fprintln(stdout, "serving; stop with SIGINT or SIGTERM")

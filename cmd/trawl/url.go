@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,7 +15,10 @@ import (
 // arguments; tests replace it.
 var urlStdin io.Reader = os.Stdin
 
-func init() { register("url", "parse and normalise URLs", cmdURL) }
+func init() {
+	register("url", "parse and normalise URLs", cmdURL)
+	leaf("url normalize", func(fs *flag.FlagSet) { fs.String("base", "", "resolve each URL against this absolute http(s) `URL`") })
+}
 
 const urlUsage = `usage: trawl url normalize [--base BASE] [URL...]
 
@@ -25,6 +27,11 @@ Prints the canonical form of each URL, one line per input, or
 Each URL is parsed as a browser parses a link (WHATWG), against BASE if
 given. With no URL arguments, URLs are read from standard input, one per
 line. Exits 1 if any URL was invalid, 2 on a usage error.
+
+Examples:
+  trawl url normalize 'HTTP://Example.ORG:80/a/../b?#frag'
+  trawl url normalize --base https://example.org/docs/ ../img/x.png page2.html
+  trawl url normalize < urls.txt
 `
 
 // cmdURL runs `trawl url SUBCOMMAND`.
@@ -46,22 +53,15 @@ func cmdURL(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdURLNormalize(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("trawl url normalize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, urlUsage, "\nflags:\n")
-		fs.PrintDefaults()
+	fs := newFlagSet("url normalize", urlUsage, nil, stderr)
+	leaves["url normalize"](fs)
+	if _, code, ok := parseFlags(fs, args, nil, stderr); !ok {
+		return code
 	}
-	baseFlag := fs.String("base", "", "resolve each URL against this absolute http(s) `URL`")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
+	baseFlag := fs.Lookup("base").Value.String()
 	var base *url.URL
-	if *baseFlag != "" {
-		b, err := urlnorm.Parse(*baseFlag, nil)
+	if baseFlag != "" {
+		b, err := urlnorm.Parse(baseFlag, nil)
 		if err != nil {
 			fmt.Fprintf(stderr, "trawl url normalize: --base: %v\n", err)
 			return 2

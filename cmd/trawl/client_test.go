@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/node"
+)
+
+// startServe runs serve (trawl serve without its flags) on a loopback
+// port over a node crawling a small synthetic web, with the token in
+// DATA/api.token as trawl serve writes it. It returns the API's URL and
+// the data directory, and stops the server at the end of the test.
+func startServe(t *testing.T) (server, data string, web *testweb.Server) {
+	t.Helper()
+	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 4, Hosts: 5, Latency: -1}), testweb.ServeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	data = t.TempDir()
+	token, err := localToken(filepath.Join(data, TokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	opts := node.Options{DataDir: data, MinDelay: 30 * time.Millisecond, Concurrency: 4,
+		AllowNets: []netip.Prefix{mustPrefix("127.0.0.0/8")}, Hosts: web.Resolver()}
+	go func() { done <- serve(ctx, ln, opts, token, io.Discard, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve stopped with exit %d", code)
+		}
+	})
+	server = "http://" + ln.Addr().String()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		resp, err := http.Get(server + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not get ready: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return server, data, web
+}
+
+// trawl runs a subcommand in-process and returns its exit status and
+// output.
+func trawl(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestClientsAgainstAServer drives trawl status and every trawl crawls
+// subcommand against a running server: text and --json answers, the
+// token read from --data, and the API's refusals as clear messages with
+// exit status 1 (2 for a bad argument).
+func TestClientsAgainstAServer(t *testing.T) {
+	t.Setenv("TRAWL_TOKEN", "")
+	t.Setenv("TRAWL_TOKEN_FILE", "")
+	t.Setenv("TRAWL_DATA", "")
+	t.Setenv(configEnv, "")
+	server, data, web := startServe(t)
+	t.Setenv("TRAWL_SERVER", server)
+	noToken := t.TempDir() // a data directory without api.token
+
+	code, out, errb := trawl("status")
+	if code != 0 || !strings.Contains(out, server+": ready") || !strings.Contains(out, "none yet") {
+		t.Errorf("status on an empty server = %d\n%s%s", code, out, errb)
+	}
+
+	code, out, errb = trawl("crawls", "create", "--data", noToken, "--seed", web.Seeds()[0])
+	if code != 1 || !strings.Contains(errb, "401 Unauthorized") || !strings.Contains(errb, "no token was given") {
+		t.Errorf("create without a token = %d, stderr:\n%s\nwant 1, the 401 and how to give a token", code, errb)
+	}
+	code, _, errb = trawl("crawls", "create", "--token-file", filepath.Join(noToken, "missing"), "--seed", web.Seeds()[0])
+	if code != 2 || !strings.Contains(errb, "missing") {
+		t.Errorf("create with a missing token file = %d, stderr %q", code, errb)
+	}
+	wrong := filepath.Join(noToken, "wrong")
+	os.WriteFile(wrong, []byte("not-the-token"), 0o600)
+	code, _, errb = trawl("crawls", "create", "--token-file", wrong, "--seed", web.Seeds()[0])
+	if code != 1 || !strings.Contains(errb, "refused the token from "+wrong) {
+		t.Errorf("create with a wrong token = %d, stderr %q", code, errb)
+	}
+	code, _, errb = trawl("crawls", "create", "--data", data)
+	if code != 2 || !strings.Contains(errb, "no seeds") {
+		t.Errorf("create without seeds = %d, stderr %q", code, errb)
+	}
+	code, _, errb = trawl("crawls", "create", "--data", data, "--priority", "5", "http://a.test/")
+	if code != 1 || !strings.Contains(errb, "400 Bad Request: priority: 5: want -1") {
+		t.Errorf("create with a bad priority = %d, stderr %q, want the API's 400 naming the field", code, errb)
+	}
+
+	args := append([]string{"crawls", "create", "--data", data, "--name", "cli", "--domain", web.Web().Options().Domain,
+		"--max-depth", "3", "--max-pages", "40", "--priority", "1"}, web.Seeds()...)
+	code, out, errb = trawl(args...)
+	if code != 0 || !strings.HasPrefix(out, "crawl 1 accepted") {
+		t.Fatalf("create = %d\n%s%s", code, out, errb)
+	}
+	code, out, _ = trawl("crawls", "create", "--json", "--data", data, "--name", "other", "--max-pages", "1", "--seed", web.Seeds()[0])
+	var created struct {
+		CrawlID int `json:"crawl_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &created) != nil || created.CrawlID != 2 {
+		t.Errorf("create --json = %d %q, want crawl 2", code, out)
+	}
+
+	code, out, _ = trawl("crawls", "list")
+	if code != 0 || !strings.Contains(out, "ID") || !strings.Contains(out, "cli") || !strings.Contains(out, web.Seeds()[0]) {
+		t.Errorf("list = %d\n%s", code, out)
+	}
+	code, out, _ = trawl("crawls", "show", "1")
+	for _, want := range []string{"crawl      1 cli", "max depth  3", "max pages  40", "priority   1"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("show 1 = %d, lacks %q:\n%s", code, want, out)
+		}
+	}
+	code, out, _ = trawl("crawls", "show", "1", "--json")
+	var shown struct {
+		ID       int    `json:"id"`
+		MaxDepth int    `json:"max_depth"`
+		State    string `json:"state"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.ID != 1 || shown.MaxDepth != 3 {
+		t.Errorf("show 1 --json = %d %q", code, out)
+	}
+	code, out, _ = trawl("crawls", "stats", "1")
+	if code != 0 || !strings.Contains(out, "crawl 1, ") || !strings.Contains(out, "pages ") {
+		t.Errorf("stats 1 = %d\n%s", code, out)
+	}
+	code, out, _ = trawl("crawls", "stats", "--json", "1")
+	var stats map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &stats) != nil || stats["crawl_id"] != 1.0 {
+		t.Errorf("stats --json 1 = %d %q", code, out)
+	}
+
+	for _, step := range []struct {
+		args      []string
+		code      int
+		out, errb string
+	}{
+		{[]string{"pause", "1"}, 0, "crawl 1 paused", ""},
+		{[]string{"resume", "1"}, 0, "crawl 1 running", ""},
+		{[]string{"cancel", "1"}, 0, "crawl 1 cancelled", ""},
+		{[]string{"resume", "1"}, 1, "", "409 Conflict: crawl 1 is cancelled"},
+		{[]string{"pause", "7"}, 1, "", "404 Not Found: id: no crawl 7"},
+		{[]string{"show", "7"}, 1, "", "404 Not Found: id: no crawl 7"},
+		{[]string{"stats", "7"}, 1, "", "no crawl 7"},
+		{[]string{"show", "one"}, 2, "", `"one" is not a crawl id`},
+		{[]string{"show"}, 2, "", "want ID"},
+		{[]string{"list", "extra"}, 2, "", "want no arguments"},
+		{[]string{"pause", "0"}, 2, "", `"0" is not a crawl id`},
+		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+	} {
+		code, out, errb := trawl(append(append([]string{"crawls"}, step.args...), "--data", data)...)
+		if code != step.code || !strings.Contains(out, step.out) || !strings.Contains(errb, step.errb) {
+			t.Errorf("crawls %q = %d, stdout %q, stderr %q; want %d, %q, %q", step.args, code, out, errb, step.code, step.out, step.errb)
+		}
+	}
+
+	code, out, _ = trawl("status")
+	if code != 0 || !strings.Contains(out, "cancelled") || !strings.Contains(out, "PAGES/S") {
+		t.Errorf("status with a crawl = %d\n%s", code, out)
+	}
+	code, out, _ = trawl("status", "--json")
+	var st statusJSON
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || !st.Ready || len(st.Crawls) != 2 || st.Crawls[1].Crawl.ID != 1 || st.Crawls[1].Stats == nil {
+		t.Errorf("status --json = %d %q", code, out)
+	}
+}
+
+// TestClientsWithoutAServer: with nothing listening, every client says
+// so, names the server and how to start one, and exits 1.
+func TestClientsWithoutAServer(t *testing.T) {
+	t.Setenv(configEnv, "")
+	server := closedServer(t)
+	for _, args := range [][]string{{"status"}, {"crawls", "list"}, {"crawls", "show", "1"}, {"crawls", "pause", "1"},
+		{"crawls", "create", "--seed", "http://a.test/"}} {
+		code, _, errb := trawl(append(slices.Clone(args), "--server", server, "--data", t.TempDir())...)
+		if code != 1 || !strings.Contains(errb, "no trawl server answers at "+server) || !strings.Contains(errb, "trawl serve") {
+			t.Errorf("%q with no server = %d, stderr:\n%s", args, code, errb)
+		}
+	}
+	code, _, errb := trawl("status", "--server", "127.0.0.1:8420")
+	if code != 2 || !strings.Contains(errb, "want an http(s) URL") {
+		t.Errorf("status --server without a scheme = %d, stderr %q", code, errb)
+	}
+}
