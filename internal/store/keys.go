@@ -47,6 +47,10 @@ const FormatVersion uint32 = 3
 //	kind 'p' held item:   suffix = job (4 B, BE) | level (1 B) |
 //	                      seq (8 B, big-endian): a queue item set aside
 //	                      while its job is paused, under its queue seq
+//	kind 'o' host policy: suffix empty; an operator's policy for the host
+//	                      (value: package hostpolicy). Added within
+//	                      version 3: a store without such keys reads as
+//	                      before, and a binary that predates them ignores them.
 //
 // partition is partition.Of(host). Because the partition follows the kind
 // byte, PartitionPrefix(kind, p) bounds every key of one kind in one
@@ -132,6 +136,7 @@ const (
 	KindRobots      Kind = 'r'
 	KindSeen        Kind = 's'
 	KindHeld        Kind = 'p'
+	KindPolicy      Kind = 'o'
 	KindJob         Kind = 'j'
 	KindJobCounters Kind = 'c'
 )
@@ -139,7 +144,7 @@ const (
 // perHost reports whether keys of kind k carry a partition and a host.
 func (k Kind) perHost() bool {
 	switch k {
-	case KindHost, KindQueue, KindURL, KindRobots, KindSeen, KindHeld:
+	case KindHost, KindQueue, KindURL, KindRobots, KindSeen, KindHeld, KindPolicy:
 		return true
 	}
 	return false
@@ -161,6 +166,8 @@ func (k Kind) String() string {
 		return "seen"
 	case KindHeld:
 		return "held"
+	case KindPolicy:
+		return "policy"
 	case KindJob:
 		return "job"
 	case KindJobCounters:
@@ -215,6 +222,8 @@ func (k Key) Encode() []byte {
 		return SeenKey(k.Job, k.Host, k.URL)
 	case KindHeld:
 		return HeldKey(k.Host, k.Job, k.Level, k.Seq)
+	case KindPolicy:
+		return PolicyKey(k.Host)
 	case KindJob:
 		return JobKey(k.Job)
 	case KindJobCounters:
@@ -241,6 +250,12 @@ func MetaKey(name string) []byte {
 // key (urlnorm.HostKey) and never contains 0x00.
 func HostKey(host string) []byte {
 	return appendHostPrefix(make([]byte, 0, 4+len(host)), KindHost, host)
+}
+
+// PolicyKey returns the key of host's operator policy (package
+// hostpolicy).
+func PolicyKey(host string) []byte {
+	return appendHostPrefix(make([]byte, 0, 4+len(host)), KindPolicy, host)
 }
 
 // QueuePrefix returns the prefix shared by every queue item of host.
@@ -391,9 +406,9 @@ func DecodeKey(key []byte) (Key, error) {
 	}
 	suffix := rest[i+1:]
 	switch k.Kind {
-	case KindHost:
+	case KindHost, KindPolicy:
 		if len(suffix) != 0 {
-			return Key{}, malformed(key, "host key with a suffix")
+			return Key{}, malformed(key, k.Kind.String()+" key with a suffix")
 		}
 	case KindQueue:
 		if len(suffix) != queueSuffixLen {
