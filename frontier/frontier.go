@@ -41,6 +41,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/trawl-crawler/trawl/hostpolicy"
 )
 
 // Item is one URL waiting in the frontier.
@@ -328,9 +330,13 @@ type Frontier struct {
 	active     int // hosts with items queued or in flight (hostState.active)
 	parkedN    int // entries of ipParked
 	backingOff int // hosts with backoff > 0
-	jobs       map[uint32]*job
-	touched    []uint32 // jobs whose counters changed since the last write; empty while mu is free
-	changed    chan struct{}
+	pausedN    int // hosts paused by their policy
+	// policies holds the operator policies of the hosts that have one
+	// (hostState.policy): few hosts, so a map rather than a field each.
+	policies map[hostID]hostpolicy.Policy
+	jobs     map[uint32]*job
+	touched  []uint32 // jobs whose counters changed since the last write; empty while mu is free
+	changed  chan struct{}
 
 	// jobMu serialises job state transitions (SetJobState), which read
 	// the store without mu.
@@ -367,6 +373,7 @@ func New(opts Options) (*Frontier, error) {
 		// start was never recorded. So no host is contacted sooner than one
 		// full delay after start-up, whatever its stored clock says.
 		h.nextAllowed = max(h.nextAllowed, f.clock.mono(now.Add(f.delay(h))))
+		h.lastDone = f.clock.mono(now)
 		h.leased, h.nextSeq, h.dead = int32(hs.Leased), hs.NextSeq, hs.Dead
 		for l, n := range hs.Queued {
 			l = min(l, f.opts.Levels-1)
@@ -709,7 +716,7 @@ func (f *Frontier) schedule(h *hostState) {
 			f.active--
 		}
 	}
-	want := pending > 0 && !h.refilling && (h.dead || !h.parked && int(h.inFlight) < f.opts.MaxParallel)
+	want := pending > 0 && !h.refilling && (h.dead || !h.parked && !h.paused && int(h.inFlight) < f.maxParallel(h))
 	switch {
 	case want && h.heapIdx < 0:
 		heap.Push(&f.ready, h)
@@ -867,7 +874,7 @@ func (f *Frontier) lease(h *hostState, it Item, now time.Time) *Lease {
 	if l.ip != "" {
 		f.ipFlight[l.ip]++
 	}
-	if f.opts.MaxParallel > 1 {
+	if f.maxParallel(h) > 1 {
 		// The next fetch may start one delay after this one, while this
 		// one is still in flight; Complete pushes it later if need be.
 		h.nextAllowed = f.clock.mono(now.Add(f.delay(h)))
@@ -1092,9 +1099,11 @@ func (f *Frontier) kill(h *hostState, ch *Change) {
 	f.drain(h, ch)
 }
 
-// delay is the host's current gap between fetches.
+// delay is the host's current gap between fetches. MaxDelay caps what
+// Crawl-delay and backoff reach, not an operator's own min delay.
 func (f *Frontier) delay(h *hostState) time.Duration {
-	return min(max(f.opts.MinDelay, h.crawlDelay, h.backoff), f.opts.MaxDelay)
+	md := f.minDelay(h)
+	return min(max(md, h.crawlDelay, h.backoff), max(f.opts.MaxDelay, md))
 }
 
 // expire re-offers leases whose deadline has passed.
@@ -1249,7 +1258,19 @@ func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
 	if o.ResponseTime < adaptive/10 {
 		adaptive = 10 * o.ResponseTime
 	}
-	base := max(f.opts.MinDelay, h.crawlDelay, adaptive)
+	md := f.minDelay(h)
+	base := max(md, h.crawlDelay, adaptive)
+	h.gapWhy = gapMinDelay
+	if h.policy && f.policies[h.id].HasMinDelay {
+		h.gapWhy = gapPolicy
+	}
+	switch {
+	case base == md:
+	case base == h.crawlDelay:
+		h.gapWhy = gapCrawlDelay
+	default:
+		h.gapWhy = gapAdaptive
+	}
 	if o.Status == 429 || o.Status == 503 || o.Timeout || o.Failed {
 		f.setBackoff(h, min(max(2*h.backoff, 2*base), f.opts.MaxDelay))
 	} else if h.backoff > 0 {
@@ -1260,11 +1281,16 @@ func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
 		f.setBackoff(h, b)
 	}
 	gap := min(max(base, h.backoff), max(f.opts.MaxDelay, base))
-	next := f.clock.mono(now.Add(gap))
-	if ra := min(o.RetryAfter, f.opts.MaxRetryAfter); ra > 0 {
-		next = max(next, f.clock.mono(now.Add(ra)))
+	if gap > base {
+		h.gapWhy = gapBackoff
 	}
-	if f.opts.MaxParallel == 1 || next > h.nextAllowed {
+	next := f.clock.mono(now.Add(gap))
+	if ra := min(o.RetryAfter, f.opts.MaxRetryAfter); ra > 0 && f.clock.mono(now.Add(ra)) > next {
+		next = f.clock.mono(now.Add(ra))
+		h.gapWhy = gapRetryAfter
+	}
+	h.lastDone = f.clock.mono(now)
+	if f.maxParallel(h) == 1 || next > h.nextAllowed {
 		h.nextAllowed = next
 	}
 }
@@ -1301,6 +1327,7 @@ type Stats struct {
 	Waiting   int // hosts with work whose next allowed time is in the future
 	Parked    int // hosts with work waiting for their IP's cap
 	Backoff   int // hosts with a backoff above their base delay
+	Paused    int // hosts paused by an operator's policy (with work or not)
 	Refilling int // hosts whose next window is being read from the store, or waits for room in Options.WindowBudget
 	Dropped   int // items discarded (budget, dead hosts, cancelled jobs), over all jobs and runs
 }
@@ -1324,6 +1351,7 @@ func (f *Frontier) statsLocked() Stats {
 		Active:    f.active,
 		Parked:    f.parkedN,
 		Backoff:   f.backingOff,
+		Paused:    f.pausedN,
 		Refilling: f.refilling,
 		Dropped:   f.dropped,
 	}
@@ -1338,5 +1366,13 @@ func (f *Frontier) statsLocked() Stats {
 func (f *Frontier) Done() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.inFlight == 0 && f.ready.Len() == 0 && len(f.ipParked) == 0 && f.refilling == 0
+	if f.inFlight != 0 || f.ready.Len() != 0 || len(f.ipParked) != 0 || f.refilling != 0 {
+		return false
+	}
+	for id := range f.policies { // a paused host's work waits for its resumption
+		if h := f.hosts.at(id); h.paused && f.pending(h) > 0 {
+			return false
+		}
+	}
+	return true
 }

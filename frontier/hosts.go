@@ -32,6 +32,9 @@ type hostState struct {
 	refilling   bool
 	refillLevel uint8
 	spare       bool // holds an item read past WindowBudget (Frontier.spare) until its next take
+	policy      bool // has an operator policy (Frontier.policies)
+	paused      bool // its policy pauses it: not leased
+	gapWhy      gapReason
 	name        nameRef
 	ip          int32 // index+1 into Frontier.ips; 0: not resolved yet
 	window      int32 // index+1 into Frontier.windows; 0: no items held
@@ -43,6 +46,7 @@ type hostState struct {
 	nextSeq     uint64
 	tick        uint64 // drives the biased level selector
 	nextAllowed mono   // when the host may be contacted next
+	lastDone    mono   // when its last request ended (start-up after a restart); noTime if never
 	crawlDelay  time.Duration
 	backoff     time.Duration
 	inFlight    int32
@@ -119,7 +123,7 @@ func (t *hostTable) add(name string) *hostState {
 	}
 	t.n++
 	h := t.at(id)
-	*h = hostState{id: id, part: partition.Of(name), name: t.names.add(name), heapIdx: -1}
+	*h = hostState{id: id, part: partition.Of(name), name: t.names.add(name), heapIdx: -1, lastDone: noTime}
 	sum := t.hash(name)
 	if _, taken := t.byHash[sum]; taken {
 		if t.collided == nil {
