@@ -74,6 +74,7 @@ type Node struct {
 	warc     *warc.Writer
 	shared   *sharedPages
 	running  atomic.Int32 // jobs running; pages are shared only when > 1
+	paused   atomic.Bool  // the whole node is paused (PauseNode): no lease
 
 	stop          chan struct{} // closed by Close: no new lease
 	wake          chan struct{} // poke: the dispatcher looks again
@@ -201,7 +202,7 @@ func Open(opts Options) (*Node, error) {
 		st.Close()
 		return nil, err
 	}
-	if err := n.loadJobs(); err != nil {
+	if err := errors.Join(n.loadJobs(), n.loadPolicies(), n.loadNodePaused()); err != nil {
 		n.warc.Close()
 		n.fetcher.Close()
 		st.Close()
@@ -276,7 +277,13 @@ func (n *Node) dispatch(work chan<- *frontier.Lease, slots chan struct{}) {
 				checked = now
 				n.checkJobs()
 			}
-			l, wait := n.frontier.Lease()
+			var (
+				l    *frontier.Lease
+				wait = time.Duration(-1) // paused: until poked
+			)
+			if !n.paused.Load() {
+				l, wait = n.frontier.Lease()
+			}
 			if l != nil {
 				work <- l
 				break
