@@ -77,6 +77,11 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
 		return
 	}
+	if j.Excludes(l.Item.URL) { // queued before an operator excluded it
+		j.Stats.Excluded.Add(1)
+		n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
+		return
+	}
 	u, err := url.Parse(l.Item.URL)
 	if err != nil { // canonical URLs always parse; a bug if not
 		j.Stats.AddError("internal")
@@ -564,8 +569,8 @@ type candidate struct {
 	depth, redirects, shapeRun int
 }
 
-// admit passes candidates through j's scope (unless they are seeds) and
-// j's URL-seen gate, whose keys for the new ones go into b, and returns
+// admit passes candidates through j's scope (unless they are seeds), its
+// exclusion patterns and its URL-seen gate, whose keys for the new ones go into b, and returns
 // the new ones as frontier items of j. b must be committed with them (as
 // the Attach of the frontier change that queues them) or closed.
 func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope bool) ([]frontier.Item, error) {
@@ -582,7 +587,12 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 				continue
 			}
 		}
-		urls = append(urls, cd.u.String())
+		s := cd.u.String()
+		if j.Excludes(s) {
+			j.Stats.Excluded.Add(1)
+			continue
+		}
+		urls = append(urls, s)
 		kept = append(kept, cd)
 	}
 	if len(urls) == 0 {
