@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/hostpolicy"
 	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/node"
 )
 
 // Node is what the crawl routes need of a node; *node.Node has it. A
@@ -25,6 +28,15 @@ type Node interface {
 	Pause(job.ID) error
 	Resume(job.ID) error
 	Cancel(job.ID) error
+	AddSeeds(job.ID, []string) (int, error)
+	EditExclusions(id job.ID, add, remove []string) (*job.Exclusions, error)
+
+	SetHostPolicy(host string, p hostpolicy.Policy) (string, error)
+	HostStatus(host string) (*node.HostStatus, bool, error)
+	Hosts(node.HostFilter) ([]frontier.HostInfo, frontier.HostCursor, error)
+	PauseNode() error
+	ResumeNode() error
+	NodePaused() bool
 }
 
 // MaxBodyBytes bounds a request body.
@@ -71,6 +83,7 @@ type statsView struct {
 	Held             int              `json:"held"`
 	Dropped          int              `json:"dropped"`
 	OutOfScope       int64            `json:"out_of_scope"`
+	Excluded         int64            `json:"excluded"`
 	RobotsDisallowed int64            `json:"robots_disallowed"`
 	PagesPerSecond   float64          `json:"pages_per_s"`
 	ElapsedSeconds   float64          `json:"elapsed_s"`
@@ -188,7 +201,7 @@ func (c *crawls) stats(w http.ResponseWriter, _ *http.Request, n Node, j *job.Jo
 	st, _ := j.State()
 	v := statsView{CrawlID: j.ID, State: string(st), Fetched: p.Pages, Requests: p.Requests, Bytes: p.Bytes,
 		Discovered: p.Discovered, Queued: p.Queued, InFlight: p.InFlight, Held: p.Held, Dropped: p.Dropped,
-		OutOfScope: p.OutOfScope, RobotsDisallowed: p.RobotsDisallowed, PagesPerSecond: p.PagesPerSecond,
+		OutOfScope: p.OutOfScope, Excluded: p.Excluded, RobotsDisallowed: p.RobotsDisallowed, PagesPerSecond: p.PagesPerSecond,
 		ElapsedSeconds: p.ElapsedSeconds, ErrorsByClass: p.Errors, StatusByClass: p.Status,
 		Hosts: p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff}
 	if v.ErrorsByClass == nil {
