@@ -76,6 +76,8 @@ type statsView struct {
 	State            string           `json:"state"`
 	Fetched          int64            `json:"fetched"`
 	Requests         int64            `json:"requests"`
+	RobotsFetches    int64            `json:"robots_fetches"`
+	Shared           int64            `json:"shared"`
 	Bytes            int64            `json:"bytes"`
 	Discovered       int64            `json:"discovered"`
 	Queued           int              `json:"queued"`
@@ -199,10 +201,12 @@ func (c *crawls) list(w http.ResponseWriter, _ *http.Request) {
 func (c *crawls) stats(w http.ResponseWriter, _ *http.Request, n Node, j *job.Job) {
 	p, _ := n.Progress(j.ID)
 	st, _ := j.State()
-	v := statsView{CrawlID: j.ID, State: string(st), Fetched: p.Pages, Requests: p.Requests, Bytes: p.Bytes,
-		Discovered: p.Discovered, Queued: p.Queued, InFlight: p.InFlight, Held: p.Held, Dropped: p.Dropped,
-		OutOfScope: p.OutOfScope, Excluded: p.Excluded, RobotsDisallowed: p.RobotsDisallowed, PagesPerSecond: p.PagesPerSecond,
-		ElapsedSeconds: p.ElapsedSeconds, ErrorsByClass: p.Errors, StatusByClass: p.Status,
+	t := p.Total // counts over every run of the node; the rate is this run's
+	v := statsView{CrawlID: j.ID, State: string(st), Fetched: t.Pages, Requests: t.Requests, Bytes: t.Bytes,
+		Discovered: t.Discovered, Queued: p.Queued, InFlight: p.InFlight, Held: p.Held, Dropped: p.Dropped,
+		OutOfScope: t.OutOfScope, Excluded: t.Excluded, RobotsDisallowed: t.RobotsDisallowed, PagesPerSecond: p.PagesPerSecond,
+		ElapsedSeconds: p.ElapsedSeconds, ErrorsByClass: t.Errors, StatusByClass: t.Status, RobotsFetches: t.RobotsFetches,
+		Shared: t.Shared,
 		Hosts: p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff}
 	if v.ErrorsByClass == nil {
 		v.ErrorsByClass = map[string]int64{}

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,7 @@ type Stats struct {
 	BadLinks         atomic.Int64
 
 	mu          sync.Mutex
+	prior       Tally            // what earlier runs of the node counted (SetPrior)
 	errors      map[string]int64 // by class
 	status      map[string]int64 // "2xx", "3xx", ...
 	gaveUpHosts map[string]struct{}
@@ -35,6 +37,45 @@ func (s *Stats) init() {
 	s.errors = make(map[string]int64)
 	s.status = make(map[string]int64)
 	s.gaveUpHosts = make(map[string]struct{})
+}
+
+// SetPrior records what earlier runs of the node counted for the job
+// (the stored Tally): Total adds it to this run's counts.
+func (s *Stats) SetPrior(t Tally) {
+	s.mu.Lock()
+	s.prior = t
+	s.mu.Unlock()
+}
+
+// Run returns this run's counts.
+func (s *Stats) Run() Tally {
+	t := Tally{
+		Pages:            s.Pages.Load(),
+		Shared:           s.Shared.Load(),
+		Requests:         s.Requests.Load(),
+		RobotsFetches:    s.RobotsFetches.Load(),
+		RobotsDisallowed: s.RobotsDisallowed.Load(),
+		RobotsGaveUp:     s.RobotsGaveUp.Load(),
+		Bytes:            s.Bytes.Load(),
+		Discovered:       s.Discovered.Load(),
+		OutOfScope:       s.OutOfScope.Load(),
+		Excluded:         s.Excluded.Load(),
+		BadLinks:         s.BadLinks.Load(),
+	}
+	s.mu.Lock()
+	t.Status, t.Errors = maps.Clone(s.status), maps.Clone(s.errors)
+	s.mu.Unlock()
+	return t
+}
+
+// Total returns the counts of every run of the job: the prior ones' and
+// this one's.
+func (s *Stats) Total() Tally {
+	run := s.Run()
+	s.mu.Lock()
+	prior := s.prior
+	s.mu.Unlock()
+	return prior.Add(run)
 }
 
 // Start marks the beginning of this run of the job (rates count from it).
@@ -118,6 +159,9 @@ type Progress struct {
 	HostsReady   int `json:"hosts_ready"`   // hosts with work that may be fetched now
 	HostsWaiting int `json:"hosts_waiting"` // hosts with work waiting for their gap
 	HostsBackoff int `json:"hosts_backoff"`
+	// Total counts every run of the job, this one included (the counts
+	// above are this run's).
+	Total Tally `json:"total"`
 }
 
 // Snapshot returns the job's own counters at now; the node fills in the
@@ -156,5 +200,6 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 	}
 	p.RobotsGaveUpOn = len(s.gaveUpHosts) + s.gaveUpMore
 	s.mu.Unlock()
+	p.Total = s.Total()
 	return p
 }

@@ -35,6 +35,9 @@ func (n *Node) loadJobs() (err error) {
 		if err != nil {
 			return fmt.Errorf("node: load jobs: %w", err)
 		}
+		if err := n.loadTally(j); err != nil {
+			return err
+		}
 		n.jobs[j.ID] = j
 		n.nextJob = max(n.nextJob, j.ID+1)
 		if err := n.frontier.SetJobState(j.ID, frontierState(j)); err != nil {
@@ -44,6 +47,26 @@ func (n *Node) loadJobs() (err error) {
 			n.running.Add(1)
 		}
 	}
+	return nil
+}
+
+// loadTally restores what j counted in earlier runs. An unreadable tally
+// is logged and counting starts again from zero: counts are not worth
+// refusing to start for.
+func (n *Node) loadTally(j *job.Job) error {
+	v, err := n.db.Get(store.JobTallyKey(j.ID))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("node: load job %d's tally: %w", j.ID, err)
+	}
+	t, err := job.DecodeTally(v)
+	if err != nil {
+		n.opts.Logger.Warn("stored job tally unreadable; counting from zero", "job", j.ID, "err", err)
+		return nil
+	}
+	j.Stats.SetPrior(t)
 	return nil
 }
 
@@ -116,6 +139,7 @@ func (n *Node) Submit(spec job.Spec) (*job.Job, error) {
 	n.submitting[id] = true // not done before its seeds are queued
 	n.mu.Unlock()
 	if old != nil {
+		j.Stats.SetPrior(old.Stats.Total()) // the same job, counting on
 		if was, ok := old.End(job.Finished, job.ReasonSignal, nil); ok && was == job.Running {
 			n.running.Add(-1) // replaced by j below
 		}

@@ -30,14 +30,30 @@ func (n *Node) complete(l *frontier.Lease, o frontier.Outcome) {
 }
 
 // completeWith ends a lease of job j, queues add (whose seen keys are in
-// b, if b is not nil) and returns once all of it is durable. Then it sees
-// whether j is done.
+// b, if b is not nil), stores j's tally and returns once all of it is
+// durable. Then it sees whether j is done.
+//
+// The tally written is the job's running total, taken under tallyMu
+// together with the frontier's Complete: batches attached to completions
+// commit in the order Complete took them, so the stored totals never go
+// back, whichever worker's batch commits last.
 func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b *store.Batch, add []frontier.Item) {
+	if j != nil && b == nil {
+		b = n.db.NewBatch()
+	}
 	var attach any
 	if b != nil {
 		attach = b
 	}
+	n.tallyMu.Lock()
+	if j != nil {
+		j.Stats.Discovered.Add(int64(len(add)))
+		if err := b.Set(store.JobTallyKey(j.ID), j.Stats.Total().Encode()); err != nil {
+			n.opts.Logger.Warn("store job tally", "job", j.ID, "err", err)
+		}
+	}
 	done, err := n.frontier.Complete(l, o, attach, add...)
+	n.tallyMu.Unlock()
 	if err != nil {
 		// The lease expired and its item was offered again: keep what it
 		// discovered anyway.
@@ -55,7 +71,6 @@ func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b
 		return
 	}
 	if j != nil {
-		j.Stats.Discovered.Add(int64(len(add)))
 		n.checkDone(j)
 	}
 }

@@ -28,6 +28,8 @@ const FormatVersion uint32 = 3
 //	+------+-----------------+
 //	| 'j'  | job (4 B, BE)   |   job definition (value owned by the node)
 //	| 'c'  | job (4 B, BE)   |   job counters (value: frontierdb)
+//	| 't'  | job (4 B, BE)   |   job tally: what it did, over every run
+//	|      |                 |   (value: job.Tally; added within version 3)
 //	+------+-----------------+
 //
 //	per-host kinds:
@@ -139,6 +141,7 @@ const (
 	KindPolicy      Kind = 'o'
 	KindJob         Kind = 'j'
 	KindJobCounters Kind = 'c'
+	KindJobTally    Kind = 't'
 )
 
 // perHost reports whether keys of kind k carry a partition and a host.
@@ -172,6 +175,8 @@ func (k Kind) String() string {
 		return "job"
 	case KindJobCounters:
 		return "job counters"
+	case KindJobTally:
+		return "job tally"
 	}
 	return fmt.Sprintf("kind(%#x)", byte(k))
 }
@@ -228,6 +233,8 @@ func (k Key) Encode() []byte {
 		return JobKey(k.Job)
 	case KindJobCounters:
 		return JobCountersKey(k.Job)
+	case KindJobTally:
+		return JobTallyKey(k.Job)
 	}
 	return []byte{byte(k.Kind)}
 }
@@ -334,6 +341,11 @@ func JobCountersKey(id uint32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{byte(KindJobCounters)}, id)
 }
 
+// JobTallyKey returns the key of job id's tally (job.Tally).
+func JobTallyKey(id uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{byte(KindJobTally)}, id)
+}
+
 // KindPrefix returns the prefix shared by every key of kind.
 func KindPrefix(kind Kind) []byte { return []byte{byte(kind)} }
 
@@ -378,7 +390,7 @@ func DecodeKey(key []byte) (Key, error) {
 	case KindMeta:
 		k.Name = string(key[1:])
 		return k, nil
-	case KindJob, KindJobCounters:
+	case KindJob, KindJobCounters, KindJobTally:
 		if len(key) != 1+jobLen {
 			return Key{}, malformed(key, fmt.Sprintf("%s key of %d bytes, want %d", k.Kind, len(key), 1+jobLen))
 		}

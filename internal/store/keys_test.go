@@ -33,6 +33,7 @@ func TestKeyEncoding(t *testing.T) {
 		{"HeldJobPrefix", HeldJobPrefix("a.test", 9), "p\x00\x0ea.test\x00\x00\x00\x00\x09"},
 		{"JobKey", JobKey(0x01020304), "j\x01\x02\x03\x04"},
 		{"JobCountersKey", JobCountersKey(5), "c\x00\x00\x00\x05"},
+		{"JobTallyKey", JobTallyKey(5), "t\x00\x00\x00\x05"},
 		{"PartitionPrefix", PartitionPrefix(KindURL, 14), "u\x00\x0e"},
 		{"PartitionPrefix high", PartitionPrefix(KindQueue, 255), "q\x00\xff"},
 		{"PrefixEnd", PrefixEnd([]byte("u\x00\xff")), "u\x01"},
@@ -64,6 +65,7 @@ func TestDecodeKey(t *testing.T) {
 		{Kind: KindJob, Job: 42},
 		{Kind: KindJob},
 		{Kind: KindJobCounters, Job: 1<<32 - 1},
+		{Kind: KindJobTally, Job: 3},
 	}
 	for _, k := range good {
 		if k.Kind.perHost() {
