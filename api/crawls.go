@@ -207,7 +207,7 @@ func (c *crawls) stats(w http.ResponseWriter, _ *http.Request, n Node, j *job.Jo
 		OutOfScope: t.OutOfScope, Excluded: t.Excluded, RobotsDisallowed: t.RobotsDisallowed, PagesPerSecond: p.PagesPerSecond,
 		ElapsedSeconds: p.ElapsedSeconds, ErrorsByClass: t.Errors, StatusByClass: t.Status, RobotsFetches: t.RobotsFetches,
 		Shared: t.Shared,
-		Hosts: p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff}
+		Hosts:  p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff}
 	if v.ErrorsByClass == nil {
 		v.ErrorsByClass = map[string]int64{}
 	}
