@@ -13,8 +13,11 @@
 // items are set aside as they reach the head of their host's queue, a
 // cancelled job's are dropped there.
 //
+// An operator's policy (SetHostPolicy) may give a host its own min delay
+// and parallel cap, or pause it; it applies from the host's next lease.
+//
 // Invariants (checked by tests): a host never has more than MaxParallel
-// leases out, an IP never more than IPMaxParallel; a host is never leased
+// (or its policy's cap) leases out, an IP never more than IPMaxParallel; a host is never leased
 // before its next allowed time; a URL is leased to one worker at a time; a
 // lease not completed by its deadline is re-offered (at-least-once); no
 // lease is handed out for a job that is paused or cancelled at that moment;
