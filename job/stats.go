@@ -21,6 +21,7 @@ type Stats struct {
 	Bytes            atomic.Int64 // body bytes archived for the job
 	Discovered       atomic.Int64 // distinct URLs queued for the job, seeds included
 	OutOfScope       atomic.Int64
+	Duplicates       atomic.Int64 // URLs found (links, redirect targets, seeds) that the job's URL-seen gate had seen
 	BadLinks         atomic.Int64
 
 	mu          sync.Mutex
@@ -104,6 +105,7 @@ type Progress struct {
 	PagesPerSecond   float64          `json:"pages_per_s"`
 	Discovered       int64            `json:"discovered"`   // distinct URLs queued, seeds included
 	OutOfScope       int64            `json:"out_of_scope"` // links outside the scope or over a trap cap
+	Duplicates       int64            `json:"duplicates"`   // URLs found again: dropped by the URL-seen gate
 	BadLinks         int64            `json:"bad_links"`    // links that did not parse
 	Status           map[string]int64 `json:"status"`       // responses by status class
 	Errors           map[string]int64 `json:"errors"`       // failures by class
@@ -137,6 +139,7 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 		Bytes:            s.Bytes.Load(),
 		Discovered:       s.Discovered.Load(),
 		OutOfScope:       s.OutOfScope.Load(),
+		Duplicates:       s.Duplicates.Load(),
 		BadLinks:         s.BadLinks.Load(),
 		Status:           map[string]int64{},
 		Errors:           map[string]int64{},
