@@ -71,8 +71,9 @@ func (n *Node) fetchEvent(j *job.Job, host string, robotsTxt bool, start time.Ti
 	return ev
 }
 
-// The counters of the node's parts, for metrics; each takes constant time
-// and no lock that the crawl waits on.
+// The counters of the node's parts, for metrics: each takes constant time,
+// reading atomics (and, for the origins the keeper holds, its lock
+// briefly).
 
 // RobotsStats returns the robots.txt keeper's counts: cache hits and
 // misses, store reads, origins held.
