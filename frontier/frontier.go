@@ -311,6 +311,7 @@ type Frontier struct {
 	clock    epochClock
 	hosts    *hostTable
 	ready    hostHeap // hosts with work, under their parallel cap, ordered by next allowed time
+	due      dueCount // the ready heap's hosts, counted by whether they are due (for Stats)
 	ipFlight map[string]int
 	ipParked map[string][]*hostState // hosts waiting for their IP's cap
 	ips      []string                // hostState.ip-1 → IP address
@@ -366,6 +367,7 @@ func New(opts Options) (*Frontier, error) {
 		changed:  make(chan struct{}, 1),
 	}
 	f.ready.t = f.hosts
+	f.due.later.t = f.hosts
 	now := f.opts.Now()
 	f.clock = epochClock{epoch: now}
 	err := f.opts.Store.Load(func(hs HostState) error {
@@ -728,6 +730,7 @@ func (f *Frontier) schedule(h *hostState) {
 	case h.heapIdx >= 0:
 		heap.Remove(&f.ready, int(h.heapIdx))
 	}
+	f.due.set(h)
 }
 
 // Lease hands out the next URL that may be fetched now. If none may, it
@@ -1336,9 +1339,10 @@ type Stats struct {
 }
 
 // Stats returns a snapshot. It does not walk the hosts: the counts are
-// kept as they change, and Ready is found by walking only the ready heap's
-// entries that are due now (and their children, which the heap order
-// proves are the only candidates): at most 2 x (Ready + dead hosts being
+// kept as they change, and Ready and Waiting split the ready heap's hosts
+// by a count kept beside it (dueCount), in O(log n) per host that came
+// due since the last call. If the clock went back since, the ready heap's
+// due entries are walked instead: at most 2 x (Ready + dead hosts being
 // drained) + 1 entries.
 func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
@@ -1358,7 +1362,11 @@ func (f *Frontier) statsLocked() Stats {
 		Refilling: f.refilling,
 		Dropped:   f.dropped,
 	}
-	due, dead := f.ready.due(f.clock.mono(f.opts.Now()))
+	now := f.clock.mono(f.opts.Now())
+	due, dead, ok := f.due.at(now)
+	if !ok {
+		due, dead = f.ready.due(now)
+	}
 	s.Ready = due - dead
 	s.Waiting = f.ready.Len() - due
 	return s

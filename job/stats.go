@@ -23,6 +23,7 @@ type Stats struct {
 	Discovered       atomic.Int64 // distinct URLs queued for the job, seeds included
 	OutOfScope       atomic.Int64
 	Excluded         atomic.Int64 // URLs an exclusion pattern matched: links found, queued URLs at their lease
+	Duplicates       atomic.Int64 // URLs found (links, redirect targets, seeds) that the job's URL-seen gate had seen
 	BadLinks         atomic.Int64
 
 	mu          sync.Mutex
@@ -61,6 +62,7 @@ func (s *Stats) Run() Tally {
 		OutOfScope:       s.OutOfScope.Load(),
 		Excluded:         s.Excluded.Load(),
 		BadLinks:         s.BadLinks.Load(),
+		Duplicates:       s.Duplicates.Load(),
 	}
 	s.mu.Lock()
 	t.Status, t.Errors = maps.Clone(s.status), maps.Clone(s.errors)
@@ -147,6 +149,7 @@ type Progress struct {
 	Discovered       int64            `json:"discovered"`   // distinct URLs queued, seeds included
 	OutOfScope       int64            `json:"out_of_scope"` // links outside the scope or over a trap cap
 	Excluded         int64            `json:"excluded"`     // URLs an exclusion pattern matched (found or queued)
+	Duplicates       int64            `json:"duplicates"`   // URLs found again: dropped by the URL-seen gate
 	BadLinks         int64            `json:"bad_links"`    // links that did not parse
 	Status           map[string]int64 `json:"status"`       // responses by status class
 	Errors           map[string]int64 `json:"errors"`       // failures by class
@@ -184,6 +187,7 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 		Discovered:       s.Discovered.Load(),
 		OutOfScope:       s.OutOfScope.Load(),
 		Excluded:         s.Excluded.Load(),
+		Duplicates:       s.Duplicates.Load(),
 		BadLinks:         s.BadLinks.Load(),
 		Status:           map[string]int64{},
 		Errors:           map[string]int64{},

@@ -27,6 +27,7 @@ type Tally struct {
 	OutOfScope       int64            `json:"out_of_scope"`
 	Excluded         int64            `json:"excluded"`
 	BadLinks         int64            `json:"bad_links"`
+	Duplicates       int64            `json:"duplicates"`
 	Status           map[string]int64 `json:"status"` // responses by status class
 	Errors           map[string]int64 `json:"errors"` // failures by class
 }
@@ -35,7 +36,7 @@ type Tally struct {
 // at the end: an older decoder skips them.
 func (t *Tally) fields() []*int64 {
 	return []*int64{&t.Pages, &t.Shared, &t.Requests, &t.RobotsFetches, &t.RobotsDisallowed, &t.RobotsGaveUp,
-		&t.Bytes, &t.Discovered, &t.OutOfScope, &t.Excluded, &t.BadLinks}
+		&t.Bytes, &t.Discovered, &t.OutOfScope, &t.Excluded, &t.BadLinks, &t.Duplicates}
 }
 
 // Add returns t + u.

@@ -632,6 +632,7 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 			ShapeRun:  cd.shapeRun,
 		})
 	}
+	j.Stats.Duplicates.Add(int64(len(urls) - len(items)))
 	return items, nil
 }
 
