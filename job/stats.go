@@ -152,7 +152,7 @@ type Progress struct {
 	Duplicates       int64            `json:"duplicates"`   // URLs found again: dropped by the URL-seen gate
 	BadLinks         int64            `json:"bad_links"`    // links that did not parse
 	Status           map[string]int64 `json:"status"`       // responses by status class
-	Errors           map[string]int64 `json:"errors"`       // failures by class
+	Errors           map[string]int64 `json:"errors"`       // failures by class (a response cut off counts here too: too-large, body-timeout)
 	Queued           int              `json:"queued"`       // the job's URLs still waiting
 	InFlight         int              `json:"in_flight"`
 	Held             int              `json:"held"`    // URLs set aside while the job is paused

@@ -60,7 +60,7 @@ func scrape(t *testing.T, m *Metrics) map[string]*dto.MetricFamily {
 // host or a URL. crawl is checked against the node's crawls.
 var labelValues = map[string]*regexp.Regexp{
 	"crawl":  regexp.MustCompile(`^[0-9]+$`),
-	"class":  regexp.MustCompile(`^([1-5]xx|request|dns|blocked|connect|timeout|tls|protocol|body|canceled|robots-unavailable|bad-location|redirect-chain|internal|other)$`),
+	"class":  regexp.MustCompile(`^([1-5]xx|request|dns|blocked|connect|timeout|tls|protocol|body|canceled|robots-unavailable|bad-location|redirect-chain|internal|other|too-large|body-timeout)$`),
 	"state":  regexp.MustCompile(`^(known|active|ready|waiting|parked|backoff|queued|in_flight|held)$`),
 	"kind":   regexp.MustCompile(`^(page|robots)$`),
 	"result": regexp.MustCompile(`^(response|error)$`),

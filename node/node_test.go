@@ -144,6 +144,9 @@ func TestCrawlIsPoliteAndComplete(t *testing.T) {
 	if sum.StopReason != job.ReasonExhausted {
 		t.Errorf("StopReason = %q, want exhausted", sum.StopReason)
 	}
+	if sum.Errors["too-large"] == 0 {
+		t.Errorf("no too-large response counted; the web has an endless body: errors %v", sum.Errors)
+	}
 	if sum.RobotsGaveUpOn == 0 {
 		t.Errorf("gave up on no host; the web has robots.txt that answer 500 forever")
 	}

@@ -51,6 +51,13 @@ func ObserveAll(fns ...func(FetchEvent)) func(FetchEvent) {
 	}
 }
 
+// Error classes the node counts besides fetch.Class: responses archived
+// cut off, counted under their status and as one of these.
+const (
+	ErrorTooLarge    = "too-large"    // the body passed MaxBodyBytes (or its decoded form the cap)
+	ErrorBodyTimeout = "body-timeout" // FetchTimeout ended the body
+)
+
 // observe hands ev to Options.OnFetch, if set.
 func (n *Node) observe(ev FetchEvent) {
 	if n.opts.OnFetch != nil {

@@ -368,6 +368,12 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	}
 	j.Stats.Pages.Add(1)
 	j.Stats.AddStatus(resp.Status)
+	switch resp.Truncated { // archived as cut off (WARC-Truncated); counted as a failure too
+	case "length":
+		j.Stats.AddError(ErrorTooLarge)
+	case "time":
+		j.Stats.AddError(ErrorBodyTimeout)
+	}
 	var found []candidate
 	if page != nil {
 		found = n.candidates(j, it, u, page)
