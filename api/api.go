@@ -7,12 +7,14 @@
 // process serves HTTP at all; GET /readyz answers 200 once the node's
 // state is loaded (a restart with a large store takes a while) and 503
 // before. The crawl routes create, list, show, pause, resume and cancel
-// crawls and read their counters; every route that changes anything needs
-// the bearer token (401 without it). GET /metrics is the Prometheus scrape
-// (package metrics), if Options.Metrics is set. Bodies are at most MaxBodyBytes, one
-// JSON object without unknown fields; a bad request gets a 400 naming the
-// field. The host, seed, exclusion and metrics routes of issue 9 come next
-// (docs/plans/issue-9.md).
+// crawls, read their counters, add seeds and edit exclusion patterns; the
+// host routes list hosts by state and crawl (paged by cursor, each call
+// bounded), show one host and set its policy; the node routes pause and
+// resume the whole node. Every route that changes anything needs the
+// bearer token (401 without it). GET /metrics is the Prometheus scrape
+// (package metrics), if Options.Metrics is set. Bodies are at most
+// MaxBodyBytes, one JSON object without unknown fields; a bad request gets
+// a 400 naming the field and changes nothing.
 //
 // Every answer is JSON with Content-Type application/json; an unknown path
 // is a 404 and a wrong method a 405, each with an "error" object naming
@@ -49,7 +51,10 @@ func New(o Options) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, status{Status: "ready"})
 	})
-	(&crawls{node: o.Node, token: o.Token}).register(mux)
+	c := &crawls{node: o.Node, token: o.Token}
+	c.register(mux)
+	c.registerSteering(mux)
+	hosts{c}.register(mux)
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", o.Metrics)
 	}

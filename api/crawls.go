@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/hostpolicy"
 	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/node"
 )
 
 // Node is what the crawl routes need of a node; *node.Node has it. A
@@ -25,6 +28,15 @@ type Node interface {
 	Pause(job.ID) error
 	Resume(job.ID) error
 	Cancel(job.ID) error
+	AddSeeds(job.ID, []string) (int, error)
+	EditExclusions(id job.ID, add, remove []string) (*job.Exclusions, error)
+
+	SetHostPolicy(host string, p hostpolicy.Policy) (string, error)
+	HostStatus(host string) (*node.HostStatus, bool, error)
+	Hosts(node.HostFilter) ([]frontier.HostInfo, frontier.HostCursor, error)
+	PauseNode() error
+	ResumeNode() error
+	NodePaused() bool
 }
 
 // MaxBodyBytes bounds a request body.
@@ -64,6 +76,8 @@ type statsView struct {
 	State            string           `json:"state"`
 	Fetched          int64            `json:"fetched"`
 	Requests         int64            `json:"requests"`
+	RobotsFetches    int64            `json:"robots_fetches"`
+	Shared           int64            `json:"shared"`
 	Bytes            int64            `json:"bytes"`
 	Discovered       int64            `json:"discovered"`
 	Queued           int              `json:"queued"`
@@ -71,6 +85,7 @@ type statsView struct {
 	Held             int              `json:"held"`
 	Dropped          int              `json:"dropped"`
 	OutOfScope       int64            `json:"out_of_scope"`
+	Excluded         int64            `json:"excluded"`
 	RobotsDisallowed int64            `json:"robots_disallowed"`
 	PagesPerSecond   float64          `json:"pages_per_s"`
 	ElapsedSeconds   float64          `json:"elapsed_s"`
@@ -186,11 +201,13 @@ func (c *crawls) list(w http.ResponseWriter, _ *http.Request) {
 func (c *crawls) stats(w http.ResponseWriter, _ *http.Request, n Node, j *job.Job) {
 	p, _ := n.Progress(j.ID)
 	st, _ := j.State()
-	v := statsView{CrawlID: j.ID, State: string(st), Fetched: p.Pages, Requests: p.Requests, Bytes: p.Bytes,
-		Discovered: p.Discovered, Queued: p.Queued, InFlight: p.InFlight, Held: p.Held, Dropped: p.Dropped,
-		OutOfScope: p.OutOfScope, RobotsDisallowed: p.RobotsDisallowed, PagesPerSecond: p.PagesPerSecond,
-		ElapsedSeconds: p.ElapsedSeconds, ErrorsByClass: p.Errors, StatusByClass: p.Status,
-		Hosts: p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff}
+	t := p.Total // counts over every run of the node; the rate is this run's
+	v := statsView{CrawlID: j.ID, State: string(st), Fetched: t.Pages, Requests: t.Requests, Bytes: t.Bytes,
+		Discovered: t.Discovered, Queued: p.Queued, InFlight: p.InFlight, Held: p.Held, Dropped: p.Dropped,
+		OutOfScope: t.OutOfScope, Excluded: t.Excluded, RobotsDisallowed: t.RobotsDisallowed, PagesPerSecond: p.PagesPerSecond,
+		ElapsedSeconds: p.ElapsedSeconds, ErrorsByClass: t.Errors, StatusByClass: t.Status, RobotsFetches: t.RobotsFetches,
+		Shared: t.Shared,
+		Hosts:  p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff}
 	if v.ErrorsByClass == nil {
 		v.ErrorsByClass = map[string]int64{}
 	}

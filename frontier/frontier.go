@@ -13,8 +13,11 @@
 // items are set aside as they reach the head of their host's queue, a
 // cancelled job's are dropped there.
 //
+// An operator's policy (SetHostPolicy) may give a host its own min delay
+// and parallel cap, or pause it; it applies from the host's next lease.
+//
 // Invariants (checked by tests): a host never has more than MaxParallel
-// leases out, an IP never more than IPMaxParallel; a host is never leased
+// (or its policy's cap) leases out, an IP never more than IPMaxParallel; a host is never leased
 // before its next allowed time; a URL is leased to one worker at a time; a
 // lease not completed by its deadline is re-offered (at-least-once); no
 // lease is handed out for a job that is paused or cancelled at that moment;
@@ -23,7 +26,7 @@
 // The items held in memory (windows) grow neither with the queue nor with
 // the number of hosts: at most Options.WindowBudget plus WindowBudget/16
 // spare ones, and items put back at a queue's head; the rest wait in the
-// Store. (A host's own state is about 150 B, whatever its queue.)
+// Store. (A host's own state is 168 B, whatever its queue.)
 //
 // Store I/O happens off the frontier's lock: Write (called under mu, in
 // change order) does not wait for I/O; windows are read by at most
@@ -41,6 +44,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/trawl-crawler/trawl/hostpolicy"
 )
 
 // Item is one URL waiting in the frontier.
@@ -306,6 +311,7 @@ type Frontier struct {
 	clock    epochClock
 	hosts    *hostTable
 	ready    hostHeap // hosts with work, under their parallel cap, ordered by next allowed time
+	due      dueCount // the ready heap's hosts, counted by whether they are due (for Stats)
 	ipFlight map[string]int
 	ipParked map[string][]*hostState // hosts waiting for their IP's cap
 	ips      []string                // hostState.ip-1 → IP address
@@ -328,9 +334,13 @@ type Frontier struct {
 	active     int // hosts with items queued or in flight (hostState.active)
 	parkedN    int // entries of ipParked
 	backingOff int // hosts with backoff > 0
-	jobs       map[uint32]*job
-	touched    []uint32 // jobs whose counters changed since the last write; empty while mu is free
-	changed    chan struct{}
+	pausedN    int // hosts paused by their policy
+	// policies holds the operator policies of the hosts that have one
+	// (hostState.policy): few hosts, so a map rather than a field each.
+	policies map[hostID]hostpolicy.Policy
+	jobs     map[uint32]*job
+	touched  []uint32 // jobs whose counters changed since the last write; empty while mu is free
+	changed  chan struct{}
 
 	// jobMu serialises job state transitions (SetJobState), which read
 	// the store without mu.
@@ -357,6 +367,7 @@ func New(opts Options) (*Frontier, error) {
 		changed:  make(chan struct{}, 1),
 	}
 	f.ready.t = f.hosts
+	f.due.later.t = f.hosts
 	now := f.opts.Now()
 	f.clock = epochClock{epoch: now}
 	err := f.opts.Store.Load(func(hs HostState) error {
@@ -367,6 +378,7 @@ func New(opts Options) (*Frontier, error) {
 		// start was never recorded. So no host is contacted sooner than one
 		// full delay after start-up, whatever its stored clock says.
 		h.nextAllowed = max(h.nextAllowed, f.clock.mono(now.Add(f.delay(h))))
+		h.lastDone = f.clock.mono(now)
 		h.leased, h.nextSeq, h.dead = int32(hs.Leased), hs.NextSeq, hs.Dead
 		for l, n := range hs.Queued {
 			l = min(l, f.opts.Levels-1)
@@ -709,7 +721,7 @@ func (f *Frontier) schedule(h *hostState) {
 			f.active--
 		}
 	}
-	want := pending > 0 && !h.refilling && (h.dead || !h.parked && int(h.inFlight) < f.opts.MaxParallel)
+	want := pending > 0 && !h.refilling && (h.dead || !h.parked && !h.paused && int(h.inFlight) < f.maxParallel(h))
 	switch {
 	case want && h.heapIdx < 0:
 		heap.Push(&f.ready, h)
@@ -718,6 +730,7 @@ func (f *Frontier) schedule(h *hostState) {
 	case h.heapIdx >= 0:
 		heap.Remove(&f.ready, int(h.heapIdx))
 	}
+	f.due.set(h)
 }
 
 // Lease hands out the next URL that may be fetched now. If none may, it
@@ -867,7 +880,7 @@ func (f *Frontier) lease(h *hostState, it Item, now time.Time) *Lease {
 	if l.ip != "" {
 		f.ipFlight[l.ip]++
 	}
-	if f.opts.MaxParallel > 1 {
+	if f.maxParallel(h) > 1 {
 		// The next fetch may start one delay after this one, while this
 		// one is still in flight; Complete pushes it later if need be.
 		h.nextAllowed = f.clock.mono(now.Add(f.delay(h)))
@@ -1092,9 +1105,11 @@ func (f *Frontier) kill(h *hostState, ch *Change) {
 	f.drain(h, ch)
 }
 
-// delay is the host's current gap between fetches.
+// delay is the host's current gap between fetches. MaxDelay caps what
+// Crawl-delay and backoff reach, not an operator's own min delay.
 func (f *Frontier) delay(h *hostState) time.Duration {
-	return min(max(f.opts.MinDelay, h.crawlDelay, h.backoff), f.opts.MaxDelay)
+	md := f.minDelay(h)
+	return min(max(md, h.crawlDelay, h.backoff), max(f.opts.MaxDelay, md))
 }
 
 // expire re-offers leases whose deadline has passed.
@@ -1249,7 +1264,19 @@ func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
 	if o.ResponseTime < adaptive/10 {
 		adaptive = 10 * o.ResponseTime
 	}
-	base := max(f.opts.MinDelay, h.crawlDelay, adaptive)
+	md := f.minDelay(h)
+	base := max(md, h.crawlDelay, adaptive)
+	h.gapWhy = gapMinDelay
+	if h.policy && f.policies[h.id].HasMinDelay {
+		h.gapWhy = gapPolicy
+	}
+	switch {
+	case base == md:
+	case base == h.crawlDelay:
+		h.gapWhy = gapCrawlDelay
+	default:
+		h.gapWhy = gapAdaptive
+	}
 	if o.Status == 429 || o.Status == 503 || o.Timeout || o.Failed {
 		f.setBackoff(h, min(max(2*h.backoff, 2*base), f.opts.MaxDelay))
 	} else if h.backoff > 0 {
@@ -1260,11 +1287,16 @@ func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
 		f.setBackoff(h, b)
 	}
 	gap := min(max(base, h.backoff), max(f.opts.MaxDelay, base))
-	next := f.clock.mono(now.Add(gap))
-	if ra := min(o.RetryAfter, f.opts.MaxRetryAfter); ra > 0 {
-		next = max(next, f.clock.mono(now.Add(ra)))
+	if gap > base {
+		h.gapWhy = gapBackoff
 	}
-	if f.opts.MaxParallel == 1 || next > h.nextAllowed {
+	next := f.clock.mono(now.Add(gap))
+	if ra := min(o.RetryAfter, f.opts.MaxRetryAfter); ra > 0 && f.clock.mono(now.Add(ra)) > next {
+		next = f.clock.mono(now.Add(ra))
+		h.gapWhy = gapRetryAfter
+	}
+	h.lastDone = f.clock.mono(now)
+	if f.maxParallel(h) == 1 || next > h.nextAllowed {
 		h.nextAllowed = next
 	}
 }
@@ -1301,14 +1333,16 @@ type Stats struct {
 	Waiting   int // hosts with work whose next allowed time is in the future
 	Parked    int // hosts with work waiting for their IP's cap
 	Backoff   int // hosts with a backoff above their base delay
+	Paused    int // hosts paused by an operator's policy (with work or not)
 	Refilling int // hosts whose next window is being read from the store, or waits for room in Options.WindowBudget
 	Dropped   int // items discarded (budget, dead hosts, cancelled jobs), over all jobs and runs
 }
 
 // Stats returns a snapshot. It does not walk the hosts: the counts are
-// kept as they change, and Ready is found by walking only the ready heap's
-// entries that are due now (and their children, which the heap order
-// proves are the only candidates): at most 2 x (Ready + dead hosts being
+// kept as they change, and Ready and Waiting split the ready heap's hosts
+// by a count kept beside it (dueCount), in O(log n) per host that came
+// due since the last call. If the clock went back since, the ready heap's
+// due entries are walked instead: at most 2 x (Ready + dead hosts being
 // drained) + 1 entries.
 func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
@@ -1324,10 +1358,15 @@ func (f *Frontier) statsLocked() Stats {
 		Active:    f.active,
 		Parked:    f.parkedN,
 		Backoff:   f.backingOff,
+		Paused:    f.pausedN,
 		Refilling: f.refilling,
 		Dropped:   f.dropped,
 	}
-	due, dead := f.ready.due(f.clock.mono(f.opts.Now()))
+	now := f.clock.mono(f.opts.Now())
+	due, dead, ok := f.due.at(now)
+	if !ok {
+		due, dead = f.ready.due(now)
+	}
 	s.Ready = due - dead
 	s.Waiting = f.ready.Len() - due
 	return s
@@ -1338,5 +1377,13 @@ func (f *Frontier) statsLocked() Stats {
 func (f *Frontier) Done() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.inFlight == 0 && f.ready.Len() == 0 && len(f.ipParked) == 0 && f.refilling == 0
+	if f.inFlight != 0 || f.ready.Len() != 0 || len(f.ipParked) != 0 || f.refilling != 0 {
+		return false
+	}
+	for id := range f.policies { // a paused host's work waits for its resumption
+		if h := f.hosts.at(id); h.paused && f.pending(h) > 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -112,6 +112,9 @@ func TestStatsMatchRecount(t *testing.T) {
 				f.Complete(l, o, nil, more...)
 			}
 			checkHeap(t, f)
+			if step%3 != 0 {
+				continue // hosts come due meanwhile, unseen by Stats
+			}
 			if got, want := statsAndRecount(f); got != want {
 				t.Fatalf("seed %d step %d: Stats() = %+v, recount %+v", seed, step, got, want)
 			}
@@ -122,6 +125,10 @@ func TestStatsMatchRecount(t *testing.T) {
 // checkHeap checks the ready heap's order: no entry sorts before its
 // parent. (An entry whose key changed without heap.Fix, while others moved,
 // once broke it: Complete changed the host's clock and then queued items.)
+// It checks the due count beside it too (dueCount's invariant): every
+// host of the ready heap counted due (its key at or before the mark) or
+// in the later heap (after the mark), in that heap's order; no other host
+// in either.
 func checkHeap(t *testing.T, f *Frontier) {
 	t.Helper()
 	f.mu.Lock()
@@ -131,6 +138,68 @@ func checkHeap(t *testing.T, f *Frontier) {
 		if p := (i - 1) / 2; q.Less(i, p) {
 			a, b := q.t.at(q.ids[i]), q.t.at(q.ids[p])
 			t.Fatalf("heap order broken at %d: %s (key %d) under %s (key %d)", i, q.t.name(a), a.key(), q.t.name(b), b.key())
+		}
+	}
+	d := &f.due
+	due, dead := 0, 0
+	f.hosts.each(func(h *hostState) {
+		name := f.hosts.name(h)
+		switch {
+		case h.heapIdx < 0:
+			if h.due != dueNone {
+				t.Fatalf("host %s out of the ready heap is held by the due count (%d)", name, h.due)
+			}
+		case h.due > 0:
+			if h.key() <= d.mark || d.later.ids[h.due-1] != h.id {
+				t.Fatalf("host %s in the later heap at %d: key %d, mark %d", name, h.due-1, h.key(), d.mark)
+			}
+		case h.due == dueNone:
+			t.Fatalf("host %s of the ready heap neither counted nor in the later heap", name)
+		default:
+			if h.key() > d.mark || (h.due == dueDead) != h.dead {
+				t.Fatalf("host %s counted %d (dead %v) with key %d after the mark %d", name, h.due, h.dead, h.key(), d.mark)
+			}
+			due++
+			if h.dead {
+				dead++
+			}
+		}
+	})
+	if due != d.due || dead != d.dead || due+d.later.Len() != q.Len() {
+		t.Fatalf("due count %d (%d dead), later %d; the hosts say %d (%d dead) of %d in the ready heap", d.due, d.dead, d.later.Len(), due, dead, q.Len())
+	}
+	for i := 1; i < d.later.Len(); i++ {
+		if p := (i - 1) / 2; d.later.Less(i, p) {
+			t.Fatalf("later heap order broken at %d", i)
+		}
+	}
+}
+
+// TestStatsClockBack: Stats after the clock went back (a test's clock, a
+// wall clock stepped back) counts by walking the ready heap, and is right;
+// once the clock passes the mark again the kept count takes over.
+func TestStatsClockBack(t *testing.T) {
+	c := &clock{t: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	f, err := New(Options{MinDelay: time.Second, Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h := range 20 {
+		host := fmt.Sprintf("h%d.test", h)
+		<-f.Add(nil, item(host, 1), item(host, 2))
+	}
+	// Lease and complete ten hosts a tenth of a second apart: they wait
+	// until 1.0 to 1.9 s from now.
+	for range 10 {
+		l, _ := tryLease(t, f)
+		f.Complete(l, Outcome{Status: 200}, nil)
+		c.advance(100 * time.Millisecond)
+	}
+	for _, step := range []time.Duration{500 * time.Millisecond, -800 * time.Millisecond, 1200 * time.Millisecond, -50 * time.Millisecond, time.Second} {
+		c.advance(step)
+		checkHeap(t, f)
+		if got, want := statsAndRecount(f); got != want {
+			t.Fatalf("after %v: Stats() = %+v, recount %+v", step, got, want)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/trawl-crawler/trawl/scope"
@@ -57,6 +58,10 @@ type Spec struct {
 	// 30 days of outage, applies the last good copy or none (RFC 9309
 	// 2.3.1.4).
 	RobotsGiveUp time.Duration `json:"robots_give_up,omitempty"`
+	// Exclude holds URL exclusion patterns (Exclusions): a URL one
+	// matches is not fetched. An operator may change them while the job
+	// runs (Job.EditExclusions); they apply to queued URLs too.
+	Exclude []string `json:"exclude,omitempty"`
 }
 
 // FieldError is one Spec field Validate rejects. Field is the field's name
@@ -103,7 +108,17 @@ func (s Spec) Validate() error {
 	if s.RobotsGiveUp < 0 {
 		bad("RobotsGiveUp", s.RobotsGiveUp, "negative")
 	}
+	if err := checkPatterns("Exclude", s.Exclude); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// ParseSeeds checks and canonicalises seed URLs as Validate does for
+// Spec.Seeds; errors are *FieldError values for "Seeds".
+func ParseSeeds(seeds []string) ([]*url.URL, error) {
+	us, _, err := Spec{Seeds: seeds}.parseSeeds()
+	return us, err
 }
 
 // parseSeeds canonicalises the seeds and returns them with their hosts
@@ -162,6 +177,8 @@ type Job struct {
 	Seeds   []*url.URL // canonical seeds
 	Stats   Stats
 
+	excl atomic.Pointer[Exclusions] // Spec.Exclude compiled
+
 	mu     sync.Mutex
 	state  State
 	reason string
@@ -188,8 +205,29 @@ func New(id ID, spec Spec, created time.Time) (*Job, error) {
 		state:   Running,
 		ended:   make(chan struct{}),
 	}
+	x, err := CompileExclusions(spec.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	j.excl.Store(x)
 	j.Stats.init()
 	return j, nil
+}
+
+// Excludes reports whether one of the job's exclusion patterns matches
+// url (a canonical URL). Safe for concurrent use with EditExclusions.
+func (j *Job) Excludes(url string) bool { return j.excl.Load().Excludes(url) }
+
+// Exclusions returns the job's exclusion patterns now.
+func (j *Job) Exclusions() *Exclusions { return j.excl.Load() }
+
+// SetExclusions replaces the job's exclusion patterns (the set x, made
+// by CompileExclusions or Edit); Record reflects it at once.
+func (j *Job) SetExclusions(x *Exclusions) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.excl.Store(x)
+	j.Spec.Exclude = x.Patterns()
 }
 
 // State returns the job's state and, once it ended, why.

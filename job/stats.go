@@ -1,6 +1,7 @@
 package job
 
 import (
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,9 +22,12 @@ type Stats struct {
 	Bytes            atomic.Int64 // body bytes archived for the job
 	Discovered       atomic.Int64 // distinct URLs queued for the job, seeds included
 	OutOfScope       atomic.Int64
+	Excluded         atomic.Int64 // URLs an exclusion pattern matched: links found, queued URLs at their lease
+	Duplicates       atomic.Int64 // URLs found (links, redirect targets, seeds) that the job's URL-seen gate had seen
 	BadLinks         atomic.Int64
 
 	mu          sync.Mutex
+	prior       Tally            // what earlier runs of the node counted (SetPrior)
 	errors      map[string]int64 // by class
 	status      map[string]int64 // "2xx", "3xx", ...
 	gaveUpHosts map[string]struct{}
@@ -34,6 +38,46 @@ func (s *Stats) init() {
 	s.errors = make(map[string]int64)
 	s.status = make(map[string]int64)
 	s.gaveUpHosts = make(map[string]struct{})
+}
+
+// SetPrior records what earlier runs of the node counted for the job
+// (the stored Tally): Total adds it to this run's counts.
+func (s *Stats) SetPrior(t Tally) {
+	s.mu.Lock()
+	s.prior = t
+	s.mu.Unlock()
+}
+
+// Run returns this run's counts.
+func (s *Stats) Run() Tally {
+	t := Tally{
+		Pages:            s.Pages.Load(),
+		Shared:           s.Shared.Load(),
+		Requests:         s.Requests.Load(),
+		RobotsFetches:    s.RobotsFetches.Load(),
+		RobotsDisallowed: s.RobotsDisallowed.Load(),
+		RobotsGaveUp:     s.RobotsGaveUp.Load(),
+		Bytes:            s.Bytes.Load(),
+		Discovered:       s.Discovered.Load(),
+		OutOfScope:       s.OutOfScope.Load(),
+		Excluded:         s.Excluded.Load(),
+		BadLinks:         s.BadLinks.Load(),
+		Duplicates:       s.Duplicates.Load(),
+	}
+	s.mu.Lock()
+	t.Status, t.Errors = maps.Clone(s.status), maps.Clone(s.errors)
+	s.mu.Unlock()
+	return t
+}
+
+// Total returns the counts of every run of the job: the prior ones' and
+// this one's.
+func (s *Stats) Total() Tally {
+	run := s.Run()
+	s.mu.Lock()
+	prior := s.prior
+	s.mu.Unlock()
+	return prior.Add(run)
 }
 
 // Start marks the beginning of this run of the job (rates count from it).
@@ -104,9 +148,11 @@ type Progress struct {
 	PagesPerSecond   float64          `json:"pages_per_s"`
 	Discovered       int64            `json:"discovered"`   // distinct URLs queued, seeds included
 	OutOfScope       int64            `json:"out_of_scope"` // links outside the scope or over a trap cap
+	Excluded         int64            `json:"excluded"`     // URLs an exclusion pattern matched (found or queued)
+	Duplicates       int64            `json:"duplicates"`   // URLs found again: dropped by the URL-seen gate
 	BadLinks         int64            `json:"bad_links"`    // links that did not parse
 	Status           map[string]int64 `json:"status"`       // responses by status class
-	Errors           map[string]int64 `json:"errors"`       // failures by class
+	Errors           map[string]int64 `json:"errors"`       // failures by class (a response cut off counts here too: too-large, body-timeout)
 	Queued           int              `json:"queued"`       // the job's URLs still waiting
 	InFlight         int              `json:"in_flight"`
 	Held             int              `json:"held"`    // URLs set aside while the job is paused
@@ -116,6 +162,9 @@ type Progress struct {
 	HostsReady   int `json:"hosts_ready"`   // hosts with work that may be fetched now
 	HostsWaiting int `json:"hosts_waiting"` // hosts with work waiting for their gap
 	HostsBackoff int `json:"hosts_backoff"`
+	// Total counts every run of the job, this one included (the counts
+	// above are this run's).
+	Total Tally `json:"total"`
 }
 
 // Snapshot returns the job's own counters at now; the node fills in the
@@ -137,6 +186,8 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 		Bytes:            s.Bytes.Load(),
 		Discovered:       s.Discovered.Load(),
 		OutOfScope:       s.OutOfScope.Load(),
+		Excluded:         s.Excluded.Load(),
+		Duplicates:       s.Duplicates.Load(),
 		BadLinks:         s.BadLinks.Load(),
 		Status:           map[string]int64{},
 		Errors:           map[string]int64{},
@@ -153,5 +204,6 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 	}
 	p.RobotsGaveUpOn = len(s.gaveUpHosts) + s.gaveUpMore
 	s.mu.Unlock()
+	p.Total = s.Total()
 	return p
 }

@@ -1,23 +1,35 @@
-// Package metrics exposes a node's counters to Prometheus: a collector that
-// reads them at scrape time, so that a crawl pays nothing per page for its
-// metrics beyond the atomic counters its jobs keep anyway, and a scrape
-// costs O(crawls), whatever the number of hosts (the frontier keeps its
-// host counts as they change).
+// Package metrics exposes a node's counters to Prometheus. A collector
+// reads them at scrape time (the jobs' progress, the frontier's host
+// counts, the robots.txt keeper's, the WARC writer's and the store's), so
+// a crawl pays nothing per page for its metrics beyond the atomic counters
+// those parts keep anyway; the one thing observed as it happens is the
+// fetch latency histogram, one observation per request (ObserveFetch, the
+// node's OnFetch). A scrape costs O(crawls), whatever the number of hosts
+// (the frontier keeps its host counts as they change). Safe for concurrent
+// use.
 //
-// Names follow Prometheus conventions: the trawl_ prefix, _total on
-// counters, base units (_bytes). Labels are bounded: crawl (a node's
-// crawls), class (error classes and status classes, small fixed sets) and
-// state (host and URL states); never a host or a URL.
+// Names follow Prometheus conventions: the trawl_ prefix, base units as a
+// suffix (_seconds, _bytes) before _total on counters. Labels are bounded:
+// crawl (a node's crawls), class (error and status classes, small fixed
+// sets), state (host and URL states), kind (page, robots) and result
+// (response, error); never a host or a URL. Content duplicates (issue 10)
+// are not counted yet: trawl_urls_duplicate_total counts URLs found again.
 package metrics
 
 import (
+	"net/http"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/node"
+	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/warc"
 )
 
 // Source is what the collector reads; *node.Node has it.
@@ -25,15 +37,67 @@ type Source interface {
 	Jobs() []*job.Job
 	Progress(job.ID) (job.Progress, bool)
 	FrontierStats() frontier.Stats
+	RobotsStats() robots.KeeperStats
+	WARCStats() warc.WriterStats
+	StoreStats() store.Stats
 }
 
-// NewRegistry returns a registry with the node's collector (over the
-// source src returns; nil while the node loads: no node metrics then) and
-// the Go runtime's and the process's.
-func NewRegistry(src func() Source) *prometheus.Registry {
-	r := prometheus.NewRegistry()
-	r.MustRegister(newCollector(src), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return r
+// FetchBuckets are the upper bounds, in seconds, of the fetch latency
+// histogram: from a nearby server's answer to node.Options.FetchTimeout's
+// default (60 s).
+var FetchBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// Metrics is a node's metrics: a registry with the node's collector and
+// the Go runtime's and the process's, and the fetch latency histogram
+// that ObserveFetch feeds.
+type Metrics struct {
+	reg     *prometheus.Registry
+	fetches *prometheus.HistogramVec
+	// byKind[robots][failed] are fetches' four series, looked up once.
+	byKind [2][2]prometheus.Observer
+}
+
+// New returns the metrics of the node src returns (nil while the node
+// loads: no node metrics then, and none are lost, since they are read from
+// the node).
+func New(src func() Source) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		// No crawl label: a fetch's latency is its host's and the
+		// network's, whichever crawl asked, and a histogram per crawl
+		// would keep 14 series per crawl for the process's life.
+		fetches: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "trawl_fetch_duration_seconds",
+			Help:    "Requests sent, from the request's start to the body's end (response) or the failure (error), by kind (page, robots) and result (response, error).",
+			Buckets: FetchBuckets,
+		}, []string{"kind", "result"}),
+	}
+	for i, kind := range []string{"page", "robots"} {
+		for k, result := range []string{"response", "error"} {
+			m.byKind[i][k] = m.fetches.WithLabelValues(kind, result)
+		}
+	}
+	m.reg.MustRegister(newCollector(src), m.fetches,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ObserveFetch records one request the node sent; pass it as (or with
+// node.ObserveAll, among) node.Options.OnFetch. It takes no lock.
+func (m *Metrics) ObserveFetch(ev node.FetchEvent) {
+	m.byKind[b2i(ev.Robots)][b2i(ev.Status == 0)].Observe(ev.Duration.Seconds())
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Handler serves a scrape in Prometheus's text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
 type desc struct {
@@ -49,8 +113,9 @@ func gauge(name, help string, labels ...string) desc {
 	return desc{prometheus.NewDesc(name, help, labels, nil), prometheus.GaugeValue}
 }
 
-// The node's metrics.
+// The node's metrics read at scrape time.
 var (
+	// Per crawl, from job.Progress.
 	pages       = counter("trawl_pages_fetched_total", "Pages a crawl got (fetched for it, or shared by another crawl's fetch).", "crawl")
 	bytes       = counter("trawl_fetched_bytes_total", "Body bytes a crawl archived.", "crawl")
 	requests    = counter("trawl_requests_total", "HTTP requests sent for a crawl, robots.txt included.", "crawl")
@@ -58,12 +123,24 @@ var (
 	fetchErrors = counter("trawl_fetch_errors_total", "Failures by class (dns, connect, timeout, tls, robots-unavailable, ...).", "crawl", "class")
 	robotsDeny  = counter("trawl_robots_disallowed_total", "URLs not fetched because robots.txt disallows them.", "crawl")
 	discovered  = counter("trawl_urls_discovered_total", "Distinct URLs a crawl queued, seeds included.", "crawl")
+	duplicates  = counter("trawl_urls_duplicate_total", "URLs a crawl found again (links, redirect targets, seeds) and dropped: its URL-seen gate had them.", "crawl")
 	outOfScope  = counter("trawl_urls_out_of_scope_total", "Links outside a crawl's scope or over a trap cap.", "crawl")
 	shared      = counter("trawl_pages_shared_total", "Pages a crawl got from another crawl's fetch of the same URL.", "crawl")
 	crawlURLs   = gauge("trawl_crawl_urls", "A crawl's URLs by state: queued, in_flight, held (paused).", "crawl", "state")
-	hosts       = gauge("trawl_hosts", "Hosts known to the node, by state: known, active, ready, waiting, parked, backoff.", "state")
-	frontierN   = gauge("trawl_frontier_urls", "URLs in the node's frontier: queued, in_flight.", "state")
-	all         = []desc{pages, bytes, requests, responses, fetchErrors, robotsDeny, discovered, outOfScope, shared, crawlURLs, hosts, frontierN}
+	// The node's, from its parts.
+	hosts        = gauge("trawl_hosts", "Hosts known to the node, by state: known, active, ready, waiting, parked, backoff.", "state")
+	frontierN    = gauge("trawl_frontier_urls", "URLs in the node's frontier: queued, in_flight.", "state")
+	robotsHits   = counter("trawl_robots_cache_hits_total", "robots.txt checks answered by a copy in force, held in memory or read from the store.")
+	robotsMisses = counter("trawl_robots_cache_misses_total", "robots.txt checks that had robots.txt fetched: none known, expired, or retried after a failure.")
+	robotsLoads  = counter("trawl_robots_cache_loads_total", "robots.txt checks of an origin not held in memory, which read the store.")
+	robotsHeld   = gauge("trawl_robots_cache_origins", "Origins whose robots.txt state is held in memory.")
+	warcBytes    = counter("trawl_warc_written_bytes_total", "Bytes of WARC records written (gzip members, as stored), since the node started.")
+	warcRecords  = counter("trawl_warc_records_total", "WARC records written (warcinfo, response, request), since the node started.")
+	warcFiles    = counter("trawl_warc_files_total", "WARC files begun, since the node started.")
+	warcSyncs    = counter("trawl_warc_syncs_total", "Rounds of WARC fsyncs, each shared by the exchanges written meanwhile, since the node started.")
+	commitTime   = prometheus.NewDesc("trawl_store_commit_duration_seconds", "Durable commits of the node's store (a synced batch, or the WAL sync that makes the frontier's applied groups durable), from the call to durable.", nil, nil)
+	all          = []desc{pages, bytes, requests, responses, fetchErrors, robotsDeny, discovered, duplicates, outOfScope, shared, crawlURLs,
+		hosts, frontierN, robotsHits, robotsMisses, robotsLoads, robotsHeld, warcBytes, warcRecords, warcFiles, warcSyncs}
 )
 
 type collector struct{ src func() Source }
@@ -74,6 +151,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range all {
 		ch <- d.Desc
 	}
+	ch <- commitTime
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -95,6 +173,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(requests, float64(p.Requests), id)
 		emit(robotsDeny, float64(p.RobotsDisallowed), id)
 		emit(discovered, float64(p.Discovered), id)
+		emit(duplicates, float64(p.Duplicates), id)
 		emit(outOfScope, float64(p.OutOfScope), id)
 		emit(shared, float64(p.Shared), id)
 		for class, n := range p.Status {
@@ -116,4 +195,23 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	emit(frontierN, float64(fs.Queued), "queued")
 	emit(frontierN, float64(fs.InFlight), "in_flight")
+
+	rs := src.RobotsStats()
+	emit(robotsHits, float64(rs.Hits))
+	emit(robotsMisses, float64(rs.Misses))
+	emit(robotsLoads, float64(rs.Loads))
+	emit(robotsHeld, float64(rs.Origins))
+
+	ws := src.WARCStats()
+	emit(warcBytes, float64(ws.Bytes))
+	emit(warcRecords, float64(ws.Records))
+	emit(warcFiles, float64(ws.Files))
+	emit(warcSyncs, float64(ws.Syncs))
+
+	ss := src.StoreStats()
+	buckets := make(map[float64]uint64, len(ss.CommitBuckets))
+	for i, n := range ss.CommitBuckets {
+		buckets[store.CommitBuckets[i]] = n
+	}
+	ch <- prometheus.MustNewConstHistogram(commitTime, ss.Commits, ss.CommitSeconds, buckets)
 }

@@ -35,6 +35,9 @@ func (n *Node) loadJobs() (err error) {
 		if err != nil {
 			return fmt.Errorf("node: load jobs: %w", err)
 		}
+		if err := n.loadTally(j); err != nil {
+			return err
+		}
 		n.jobs[j.ID] = j
 		n.nextJob = max(n.nextJob, j.ID+1)
 		if err := n.frontier.SetJobState(j.ID, frontierState(j)); err != nil {
@@ -44,6 +47,26 @@ func (n *Node) loadJobs() (err error) {
 			n.running.Add(1)
 		}
 	}
+	return nil
+}
+
+// loadTally restores what j counted in earlier runs. An unreadable tally
+// is logged and counting starts again from zero: counts are not worth
+// refusing to start for.
+func (n *Node) loadTally(j *job.Job) error {
+	v, err := n.db.Get(store.JobTallyKey(j.ID))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("node: load job %d's tally: %w", j.ID, err)
+	}
+	t, err := job.DecodeTally(v)
+	if err != nil {
+		n.opts.Logger.Warn("stored job tally unreadable; counting from zero", "job", j.ID, "err", err)
+		return nil
+	}
+	j.Stats.SetPrior(t)
 	return nil
 }
 
@@ -63,14 +86,16 @@ func frontierState(j *job.Job) frontier.JobMode {
 }
 
 // keep writes j's record to the store, synced.
-func (n *Node) keep(j *job.Job) error {
+func (n *Node) keep(j *job.Job) error { return n.keepRecord(j.Record()) }
+
+func (n *Node) keepRecord(r job.Record) error {
 	b := n.db.NewBatch()
-	if err := b.Set(store.JobKey(j.ID), j.Record().Encode()); err != nil {
+	if err := b.Set(store.JobKey(r.ID), r.Encode()); err != nil {
 		b.Close()
-		return fmt.Errorf("node: keep job %d: %w", j.ID, err)
+		return fmt.Errorf("node: keep job %d: %w", r.ID, err)
 	}
 	if err := n.db.Commit(b); err != nil {
-		return fmt.Errorf("node: keep job %d: %w", j.ID, err)
+		return fmt.Errorf("node: keep job %d: %w", r.ID, err)
 	}
 	return nil
 }
@@ -114,6 +139,7 @@ func (n *Node) Submit(spec job.Spec) (*job.Job, error) {
 	n.submitting[id] = true // not done before its seeds are queued
 	n.mu.Unlock()
 	if old != nil {
+		j.Stats.SetPrior(old.Stats.Total()) // the same job, counting on
 		if was, ok := old.End(job.Finished, job.ReasonSignal, nil); ok && was == job.Running {
 			n.running.Add(-1) // replaced by j below
 		}
@@ -161,6 +187,76 @@ func (n *Node) queueSeeds(j *job.Job) error {
 	}
 	j.Stats.Discovered.Add(int64(len(items)))
 	return nil
+}
+
+// AddSeeds queues seeds for job id, which must not have ended, through
+// its exclusions and URL-seen gate (a URL the job has seen already is not
+// queued again), and returns how many were new. Each seed must be an
+// absolute http(s) URL within the job's domains; errors are
+// *job.FieldError values for "Seeds" naming the seed, and queue nothing.
+func (n *Node) AddSeeds(id job.ID, seeds []string) (added int, err error) {
+	j, err := n.lookup(id)
+	if err != nil {
+		return 0, err
+	}
+	us, err := job.ParseSeeds(seeds)
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for i, u := range us {
+		if err := j.Scope.Check(u, 0); err != nil {
+			errs = append(errs, &job.FieldError{Field: "Seeds", Err: fmt.Errorf("node: seed %d (%s): outside crawl %d's domains %v", i, u, id, j.Scope.Domains)})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	if st, reason := j.State(); st.Ended() {
+		return 0, fmt.Errorf("node: add seeds to job %d: %w (%s)", id, job.ErrEnded, reason)
+	}
+	cands := make([]candidate, len(us))
+	for i, u := range us {
+		cands[i] = candidate{u: u}
+	}
+	b := n.db.NewBatch()
+	items, err := n.admit(b, j, cands, false)
+	if err != nil {
+		b.Close()
+		return 0, fmt.Errorf("node: add seeds to job %d: %w", id, err)
+	}
+	if err := <-n.frontier.Add(b, items...); err != nil {
+		return 0, fmt.Errorf("node: add seeds to job %d: %w", id, err)
+	}
+	j.Stats.Discovered.Add(int64(len(items)))
+	n.poke()
+	return len(items), nil
+}
+
+// EditExclusions adds and removes job id's exclusion patterns
+// (job.Exclusions.Edit) and stores the job; the new set applies to the
+// next link found and the next queued URL leased. Errors change nothing.
+func (n *Node) EditExclusions(id job.ID, add, remove []string) (*job.Exclusions, error) {
+	j, err := n.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	n.jobMu.Lock()
+	defer n.jobMu.Unlock()
+	if st, reason := j.State(); st.Ended() {
+		return nil, fmt.Errorf("node: exclusions of job %d: %w (%s)", id, job.ErrEnded, reason)
+	}
+	x, err := j.Exclusions().Edit(add, remove)
+	if err != nil {
+		return nil, err
+	}
+	rec := j.Record()
+	rec.Spec.Exclude = x.Patterns()
+	if err := n.keepRecord(rec); err != nil {
+		return nil, err
+	}
+	j.SetExclusions(x)
+	return x, nil
 }
 
 // lookup returns the job with id, or an error wrapping ErrNoJob.

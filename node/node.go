@@ -74,6 +74,7 @@ type Node struct {
 	warc     *warc.Writer
 	shared   *sharedPages
 	running  atomic.Int32 // jobs running; pages are shared only when > 1
+	paused   atomic.Bool  // the whole node is paused (PauseNode): no lease
 
 	stop          chan struct{} // closed by Close: no new lease
 	wake          chan struct{} // poke: the dispatcher looks again
@@ -87,6 +88,9 @@ type Node struct {
 	// Cancel, a job's end) with what they tell the frontier and the
 	// store. Lock order: jobMu, then mu, a job's own lock, the frontier's.
 	jobMu sync.Mutex
+	// tallyMu orders the jobs' stored tallies with their completions
+	// (completeWith). Taken before the frontier's lock.
+	tallyMu sync.Mutex
 
 	mu         sync.Mutex
 	jobs       map[job.ID]*job.Job
@@ -201,7 +205,7 @@ func Open(opts Options) (*Node, error) {
 		st.Close()
 		return nil, err
 	}
-	if err := n.loadJobs(); err != nil {
+	if err := errors.Join(n.loadJobs(), n.loadPolicies(), n.loadNodePaused()); err != nil {
 		n.warc.Close()
 		n.fetcher.Close()
 		st.Close()
@@ -276,7 +280,13 @@ func (n *Node) dispatch(work chan<- *frontier.Lease, slots chan struct{}) {
 				checked = now
 				n.checkJobs()
 			}
-			l, wait := n.frontier.Lease()
+			var (
+				l    *frontier.Lease
+				wait = time.Duration(-1) // paused: until poked
+			)
+			if !n.paused.Load() {
+				l, wait = n.frontier.Lease()
+			}
 			if l != nil {
 				work <- l
 				break
@@ -323,6 +333,7 @@ func (n *Node) Close() error {
 	}
 	n.cancelFetches()
 	n.fetcher.Close()
+	n.keepTallies()
 	err := errors.Join(n.warc.Close(), n.state.Close())
 	for _, j := range n.Jobs() {
 		j.End(job.Finished, job.ReasonSignal, nil)
@@ -331,6 +342,27 @@ func (n *Node) Close() error {
 		return fmt.Errorf("node: close: %w", err)
 	}
 	return n.Err()
+}
+
+// keepTallies stores every job's tally once the workers are done: what
+// they counted after their last completion (a request cut off by the
+// stop) is kept too. Every completion is durable by then (a worker waits
+// for its own), so no older tally can commit after these.
+func (n *Node) keepTallies() {
+	if n.failed() {
+		return
+	}
+	b := n.db.NewBatch()
+	for _, j := range n.Jobs() {
+		if err := b.Set(store.JobTallyKey(j.ID), j.Stats.Total().Encode()); err != nil {
+			b.Close()
+			n.opts.Logger.Warn("store job tallies at close", "err", err)
+			return
+		}
+	}
+	if err := n.db.Commit(b); err != nil {
+		n.opts.Logger.Warn("store job tallies at close", "err", err)
+	}
 }
 
 // Err is the error that stopped the node, if any.

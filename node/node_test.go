@@ -144,6 +144,9 @@ func TestCrawlIsPoliteAndComplete(t *testing.T) {
 	if sum.StopReason != job.ReasonExhausted {
 		t.Errorf("StopReason = %q, want exhausted", sum.StopReason)
 	}
+	if sum.Errors["too-large"] == 0 {
+		t.Errorf("no too-large response counted; the web has an endless body: errors %v", sum.Errors)
+	}
 	if sum.RobotsGaveUpOn == 0 {
 		t.Errorf("gave up on no host; the web has robots.txt that answer 500 forever")
 	}
@@ -419,4 +422,44 @@ func TestResumeAfterStop(t *testing.T) {
 	}
 	t.Logf("first run %d requests, second %d, %d pages again", n1, len(log)-n1, repeats)
 	checkWARC(t, h, second)
+}
+
+// TestTallyAcrossRestart: a crawl stopped mid-way and resumed to its end
+// counts, over both runs, exactly the requests the web's log shows, and
+// its pages and robots.txt fetches add up to the responses.
+func TestTallyAcrossRestart(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, testweb.Options{Seed: 13, Hosts: 20}, 20*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for ctx.Err() == nil && len(h.srv.Log()) < 60 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	first := h.run(t, ctx)
+	cancel()
+	second := h.run(t, context.Background())
+	log := h.srv.Log()
+	tot := second.Total
+	if tot.Requests != int64(len(log)) {
+		t.Errorf("total requests %d over two runs (%d + %d), the web saw %d", tot.Requests, first.Requests, second.Requests, len(log))
+	}
+	if tot.Requests != first.Requests+second.Requests || tot.Pages != first.Pages+second.Pages || tot.Bytes != first.Bytes+second.Bytes {
+		t.Errorf("total %+v is not the sum of the runs' counts", tot)
+	}
+	var responses int64
+	for _, r := range log {
+		if r.Status != 0 {
+			responses++
+		}
+	}
+	var statuses int64
+	for _, v := range tot.Status {
+		statuses += v
+	}
+	if statuses+tot.RobotsFetches != responses {
+		t.Errorf("%d page statuses + %d robots.txt answers counted; the web answered %d requests", statuses, tot.RobotsFetches, responses)
+	}
+	t.Logf("first run %d requests, second %d; web %d", first.Requests, second.Requests, len(log))
 }

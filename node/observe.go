@@ -4,7 +4,10 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/fetch"
+	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/warc"
 )
 
 // FetchEvent describes one request a worker sent (a page or a
@@ -22,6 +25,38 @@ type FetchEvent struct {
 	// Duration is from the request's start to the body's end or the failure.
 	Duration time.Duration
 }
+
+// ObserveAll returns an Options.OnFetch that hands each event to every
+// observer in fns, in order, skipping nil ones: several consumers (the
+// metrics, the dashboard) share the node's one hook, each added with
+// opts.OnFetch = node.ObserveAll(opts.OnFetch, mine). It returns nil if
+// every one is nil.
+func ObserveAll(fns ...func(FetchEvent)) func(FetchEvent) {
+	var set []func(FetchEvent)
+	for _, f := range fns {
+		if f != nil {
+			set = append(set, f)
+		}
+	}
+	switch len(set) {
+	case 0:
+		return nil
+	case 1:
+		return set[0]
+	}
+	return func(ev FetchEvent) {
+		for _, f := range set {
+			f(ev)
+		}
+	}
+}
+
+// Error classes the node counts besides fetch.Class: responses archived
+// cut off, counted under their status and as one of these.
+const (
+	ErrorTooLarge    = "too-large"    // the body passed MaxBodyBytes (or its decoded form the cap)
+	ErrorBodyTimeout = "body-timeout" // FetchTimeout ended the body
+)
 
 // observe hands ev to Options.OnFetch, if set.
 func (n *Node) observe(ev FetchEvent) {
@@ -42,3 +77,19 @@ func (n *Node) fetchEvent(j *job.Job, host string, robotsTxt bool, start time.Ti
 	ev.Duration = n.opts.Now().Sub(start)
 	return ev
 }
+
+// The counters of the node's parts, for metrics: each takes constant time,
+// reading atomics (and, for the origins the keeper holds, its lock
+// briefly).
+
+// RobotsStats returns the robots.txt keeper's counts: cache hits and
+// misses, store reads, origins held.
+func (n *Node) RobotsStats() robots.KeeperStats { return n.robots.Stats() }
+
+// WARCStats returns the WARC writer's counts for this run: bytes and
+// records written, files, fsync rounds.
+func (n *Node) WARCStats() warc.WriterStats { return n.warc.Stats() }
+
+// StoreStats returns the store's durable commits for this run, with their
+// latencies.
+func (n *Node) StoreStats() store.Stats { return n.db.Stats() }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,4 +45,22 @@ func TestOnFetchSeesEveryRequest(t *testing.T) {
 		t.Fatal("no events")
 	}
 	t.Logf("%d events, %d robots.txt answers, %d page bytes (job: %d bytes incl. robots.txt)", events, robots, bytes, sum.Bytes)
+}
+
+// TestObserveAll: every observer given hears every event, in order; nil
+// ones are skipped.
+func TestObserveAll(t *testing.T) {
+	if ObserveAll() != nil || ObserveAll(nil, nil) != nil {
+		t.Error("ObserveAll of no observer is not nil")
+	}
+	var got []string
+	hear := func(name string) func(FetchEvent) {
+		return func(ev FetchEvent) { got = append(got, name+":"+ev.Host) }
+	}
+	f := ObserveAll(nil, hear("a"), nil, hear("b"))
+	f(FetchEvent{Host: "x.test"})
+	f(FetchEvent{Host: "y.test"})
+	if want := "a:x.test b:x.test a:y.test b:y.test"; strings.Join(got, " ") != want {
+		t.Errorf("observers heard %q, want %q", strings.Join(got, " "), want)
+	}
 }

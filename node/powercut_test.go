@@ -41,12 +41,17 @@ func TestPowerCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.Start()
-	var cuts []*vfs.MemFS
+	var (
+		cuts   []*vfs.MemFS
+		served []int // requests the web had answered at each cut
+	)
 	for _, at := range []int{15, 60, 150} {
 		waitFor(t, time.Minute, "requests before a power cut", func() bool {
 			return len(h.srv.Log()) >= at || isEnded(j.Ended())
 		})
+		before := len(h.srv.Log())
 		cuts = append(cuts, mem.CrashClone(vfs.CrashCloneCfg{}))
+		served = append(served, (before+len(h.srv.Log()))/2)
 	}
 	<-j.Ended()
 	if err := n.Close(); err != nil {
@@ -60,6 +65,12 @@ func TestPowerCut(t *testing.T) {
 		n, err := Open(h.opts)
 		if err != nil {
 			t.Fatalf("cut %d: reopen: %v", i, err)
+		}
+		// The stored tally trails the web by at most the fetches in
+		// flight (their completions were not durable), and leads it by
+		// at most those whose answer the web had not logged yet.
+		if tot := n.Job(j.ID).Stats.Total(); abs(tot.Requests-int64(served[i])) > int64(h.opts.Concurrency) {
+			t.Errorf("cut %d: the stored tally counts %d requests; the web had answered about %d (%d workers)", i, tot.Requests, served[i], h.opts.Concurrency)
 		}
 		if err := n.Close(); err != nil {
 			t.Fatalf("cut %d: close: %v", i, err)
@@ -87,6 +98,8 @@ func TestPowerCut(t *testing.T) {
 		t.Errorf("after the cut: StopReason %q, want exhausted", sum.StopReason)
 	}
 }
+
+func abs(v int64) int64 { return max(v, -v) }
 
 func isEnded(c <-chan struct{}) bool {
 	select {

@@ -30,14 +30,30 @@ func (n *Node) complete(l *frontier.Lease, o frontier.Outcome) {
 }
 
 // completeWith ends a lease of job j, queues add (whose seen keys are in
-// b, if b is not nil) and returns once all of it is durable. Then it sees
-// whether j is done.
+// b, if b is not nil), stores j's tally and returns once all of it is
+// durable. Then it sees whether j is done.
+//
+// The tally written is the job's running total, taken under tallyMu
+// together with the frontier's Complete: batches attached to completions
+// commit in the order Complete took them, so the stored totals never go
+// back, whichever worker's batch commits last.
 func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b *store.Batch, add []frontier.Item) {
+	if j != nil && b == nil {
+		b = n.db.NewBatch()
+	}
 	var attach any
 	if b != nil {
 		attach = b
 	}
+	n.tallyMu.Lock()
+	if j != nil {
+		j.Stats.Discovered.Add(int64(len(add)))
+		if err := b.Set(store.JobTallyKey(j.ID), j.Stats.Total().Encode()); err != nil {
+			n.opts.Logger.Warn("store job tally", "job", j.ID, "err", err)
+		}
+	}
 	done, err := n.frontier.Complete(l, o, attach, add...)
+	n.tallyMu.Unlock()
 	if err != nil {
 		// The lease expired and its item was offered again: keep what it
 		// discovered anyway.
@@ -55,7 +71,6 @@ func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b
 		return
 	}
 	if j != nil {
-		j.Stats.Discovered.Add(int64(len(add)))
 		n.checkDone(j)
 	}
 }
@@ -75,6 +90,11 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 		return
 	default: // paused or stopped since the lease was made: set aside next time
 		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
+		return
+	}
+	if j.Excludes(l.Item.URL) { // queued before an operator excluded it
+		j.Stats.Excluded.Add(1)
+		n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
 		return
 	}
 	u, err := url.Parse(l.Item.URL)
@@ -348,6 +368,12 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	}
 	j.Stats.Pages.Add(1)
 	j.Stats.AddStatus(resp.Status)
+	switch resp.Truncated { // archived as cut off (WARC-Truncated); counted as a failure too
+	case "length":
+		j.Stats.AddError(ErrorTooLarge)
+	case "time":
+		j.Stats.AddError(ErrorBodyTimeout)
+	}
 	var found []candidate
 	if page != nil {
 		found = n.candidates(j, it, u, page)
@@ -564,8 +590,8 @@ type candidate struct {
 	depth, redirects, shapeRun int
 }
 
-// admit passes candidates through j's scope (unless they are seeds) and
-// j's URL-seen gate, whose keys for the new ones go into b, and returns
+// admit passes candidates through j's scope (unless they are seeds), its
+// exclusion patterns and its URL-seen gate, whose keys for the new ones go into b, and returns
 // the new ones as frontier items of j. b must be committed with them (as
 // the Attach of the frontier change that queues them) or closed.
 func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope bool) ([]frontier.Item, error) {
@@ -582,7 +608,12 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 				continue
 			}
 		}
-		urls = append(urls, cd.u.String())
+		s := cd.u.String()
+		if j.Excludes(s) {
+			j.Stats.Excluded.Add(1)
+			continue
+		}
+		urls = append(urls, s)
 		kept = append(kept, cd)
 	}
 	if len(urls) == 0 {
@@ -607,6 +638,7 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 			ShapeRun:  cd.shapeRun,
 		})
 	}
+	j.Stats.Duplicates.Add(int64(len(urls) - len(items)))
 	return items, nil
 }
 

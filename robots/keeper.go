@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/store"
@@ -221,6 +222,10 @@ type Keeper struct {
 	opts    KeeperOptions
 	started time.Time // records pending since before were an earlier run's
 
+	// What Check found (KeeperStats), counted without mu's help so that
+	// Stats does not take it.
+	hits, misses, loads atomic.Int64
+
 	// mu guards entries, order and every *originState. It is never held
 	// during store I/O.
 	mu      sync.Mutex
@@ -300,6 +305,7 @@ func (k *Keeper) Check(host, origin string) Verdict {
 	e := k.get(origin)
 	if e == nil {
 		k.mu.Unlock()
+		k.loads.Add(1)
 		fresh, err := k.load(host, origin)
 		if err != nil {
 			k.opts.Logger.Warn("robots.txt record unreadable from the store", "origin", origin, "err", err)
@@ -322,6 +328,7 @@ func (k *Keeper) Check(host, origin string) Verdict {
 	}
 	if now.Before(e.until) {
 		if e.policy != nil {
+			k.hits.Add(1)
 			return k.verdict(e, Verdict{Action: Apply, Policy: e.policy, Loaded: loaded})
 		}
 		return k.verdict(e, Verdict{Action: Wait, Until: e.until})
@@ -334,6 +341,7 @@ func (k *Keeper) Check(host, origin string) Verdict {
 		return k.verdict(e, Verdict{Action: Wait, Until: now.Add(k.opts.TTL)})
 	}
 	e.claimed, e.claimAt, e.began = true, now, time.Time{}
+	k.misses.Add(1)
 	return k.verdict(e, Verdict{Action: Fetch, URL: target})
 }
 
@@ -624,6 +632,30 @@ func (k *Keeper) Len() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.order.Len()
+}
+
+// KeeperStats counts the verdicts of a Keeper's Checks since NewKeeper.
+// Wait verdicts (an origin backing off, or being fetched by another
+// caller) are neither hits nor misses.
+type KeeperStats struct {
+	// Hits are Checks answered with a policy in force (Apply), whether
+	// held in memory or read from the store by the Check.
+	Hits int64
+	// Misses are Checks that found no policy in force and sent their
+	// caller to fetch robots.txt (Fetch): an origin never fetched, a copy
+	// past its TTL, a retry after an unreachable answer, the next hop of
+	// a redirect.
+	Misses int64
+	// Loads are Checks of an origin not held in memory, which read its
+	// record from the store (finding one or not).
+	Loads int64
+	// Origins is the number held in memory now (Len).
+	Origins int
+}
+
+// Stats returns the keeper's counts. It takes constant time.
+func (k *Keeper) Stats() KeeperStats {
+	return KeeperStats{Hits: k.hits.Load(), Misses: k.misses.Load(), Loads: k.loads.Load(), Origins: k.Len()}
 }
 
 // nextHop resolves a redirect's Location against the URL it answered.

@@ -631,6 +631,38 @@ func TestKeeperEviction(t *testing.T) {
 	}
 }
 
+// TestKeeperStats: Check's verdicts counted as hits (Apply), misses
+// (Fetch) and neither (Wait), and its reads of the store as loads.
+func TestKeeperStats(t *testing.T) {
+	c := newClock()
+	db := memDB(t)
+	k := newKeeper(t, db, c, KeeperOptions{TTL: time.Hour})
+	const aHost, aOrigin = "a.test", "https://a.test:443"
+	for _, step := range []struct {
+		what string
+		do   func()
+		want KeeperStats
+	}{
+		{"first fetch: a load finding nothing, a miss", func() { fetch(t, k, Answer{Status: 200, Body: kBody}, "") },
+			KeeperStats{Misses: 1, Loads: 1, Origins: 1}},
+		{"copy in memory: a hit", func() { k.Check(kHost, kOrigin) },
+			KeeperStats{Hits: 1, Misses: 1, Loads: 1, Origins: 1}},
+		{"another origin: a load and a miss", func() { k.Check(aHost, aOrigin) },
+			KeeperStats{Hits: 1, Misses: 2, Loads: 2, Origins: 2}},
+		{"its fetch in progress: a wait, neither", func() { k.Check(aHost, aOrigin) },
+			KeeperStats{Hits: 1, Misses: 2, Loads: 2, Origins: 2}},
+		{"past the TTL: a miss", func() { k.Cancel(aHost, aOrigin); c.Advance(time.Hour); fetch(t, k, Answer{Status: 404}, "") },
+			KeeperStats{Hits: 1, Misses: 3, Loads: 2, Origins: 2}},
+		{"a restart: the copy loaded from the store is a hit", func() { k = newKeeper(t, db, c, KeeperOptions{TTL: time.Hour}); k.Check(kHost, kOrigin) },
+			KeeperStats{Hits: 1, Loads: 1, Origins: 1}},
+	} {
+		step.do()
+		if got := k.Stats(); got != step.want {
+			t.Fatalf("%s: Stats() = %+v, want %+v", step.what, got, step.want)
+		}
+	}
+}
+
 func TestKeeperOptionsValidate(t *testing.T) {
 	db := memDB(t)
 	tests := []struct {

@@ -176,7 +176,12 @@ type Writer struct {
 	fs       vfs.FS
 	encoders sync.Pool // of *encoder; buffers above maxPooledBuffer are dropped
 
-	rounds atomic.Uint64 // syncer rounds that fsynced a file (for benchmarks)
+	// Counts for Stats, kept outside mu so that reading them waits for no
+	// write.
+	rounds  atomic.Uint64 // syncer rounds that fsynced a file
+	bytes   atomic.Int64  // of whole records written
+	records atomic.Int64
+	begun   atomic.Int64 // files
 
 	wake   chan struct{} // cap 1: work for the syncer
 	stop   chan struct{} // closed by Close
@@ -303,6 +308,8 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 			w.abandonLocked())
 	}
 	w.size += n
+	w.bytes.Add(n)
+	w.records.Add(2)
 	w.exchanges++
 	w.written++
 	w.cur.last = w.written
@@ -397,6 +404,26 @@ func (w *Writer) Files() []string {
 	return append([]string(nil), w.files...)
 }
 
+// WriterStats counts what a Writer has written since NewWriter.
+type WriterStats struct {
+	// Bytes is the size of the records written to files, as stored
+	// (gzip members). A record cut off by a failed write is not counted.
+	Bytes int64
+	// Records counts them: a warcinfo per file, a response and a request
+	// per exchange.
+	Records int64
+	// Files is the number of files begun.
+	Files int64
+	// Syncs counts the syncer's rounds that fsynced a file: exchanges
+	// written meanwhile share one (see Durability).
+	Syncs uint64
+}
+
+// Stats returns the writer's counts. It takes no lock.
+func (w *Writer) Stats() WriterStats {
+	return WriterStats{Bytes: w.bytes.Load(), Records: w.records.Load(), Files: w.begun.Load(), Syncs: w.rounds.Load()}
+}
+
 // beginLocked creates the next file and writes its warcinfo record.
 func (w *Writer) beginLocked() error {
 	now := w.opts.Now()
@@ -441,6 +468,9 @@ func (w *Writer) beginLocked() error {
 			w.size, w.exchanges = n, 0
 			w.infoID = info.get("WARC-Record-ID")
 			w.files = append(w.files, path)
+			w.bytes.Add(n)
+			w.records.Add(1)
+			w.begun.Add(1)
 			return nil
 		}
 	}

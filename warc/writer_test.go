@@ -443,7 +443,32 @@ func TestRotation(t *testing.T) {
 			if rep.ByType["warcinfo"] != len(files) {
 				t.Errorf("%d warcinfo records in %d files", rep.ByType["warcinfo"], len(files))
 			}
+			checkStats(t, w, files)
 		})
+	}
+}
+
+// checkStats checks w.Stats against files, all of them w's and whole:
+// their sizes, records and number; at least one sync.
+func checkStats(t *testing.T, w *Writer, files []string) {
+	t.Helper()
+	var want WriterStats
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Bytes += st.Size()
+		want.Records += int64(len(readBack(t, f)))
+		want.Files++
+	}
+	got := w.Stats()
+	if got.Syncs == 0 {
+		t.Errorf("Stats().Syncs = 0 after Close")
+	}
+	want.Syncs = got.Syncs
+	if got != want {
+		t.Errorf("Stats() = %+v, want %+v (the files)", got, want)
 	}
 }
 
@@ -665,6 +690,7 @@ func TestFailedWrite(t *testing.T) {
 			if want := []string{"http://f.test/1", "http://f.test/3"}; !slices.Equal(got, want) {
 				t.Errorf("responses %q, want %q", got, want)
 			}
+			checkStats(t, w, files) // the record cut off is not counted
 		})
 	}
 }

@@ -19,11 +19,11 @@ import (
 	"github.com/trawl-crawler/trawl/node"
 )
 
-// startServe runs serve (trawl serve without its flags) on a loopback
+// startServeInProcess runs serve (trawl serve without its flags) on a loopback
 // port over a node crawling a small synthetic web, with the token in
 // DATA/api.token as trawl serve writes it. It returns the API's URL and
 // the data directory, and stops the server at the end of the test.
-func startServe(t *testing.T) (server, data string, web *testweb.Server) {
+func startServeInProcess(t *testing.T) (server, data string, web *testweb.Server) {
 	t.Helper()
 	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 4, Hosts: 5, Latency: -1}), testweb.ServeOptions{})
 	if err != nil {
@@ -84,7 +84,7 @@ func TestClientsAgainstAServer(t *testing.T) {
 	t.Setenv("TRAWL_TOKEN_FILE", "")
 	t.Setenv("TRAWL_DATA", "")
 	t.Setenv(configEnv, "")
-	server, data, web := startServe(t)
+	server, data, web := startServeInProcess(t)
 	t.Setenv("TRAWL_SERVER", server)
 	noToken := t.TempDir() // a data directory without api.token
 

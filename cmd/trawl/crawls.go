@@ -291,9 +291,11 @@ func crawlsStats(ctx context.Context, c *apiclient.Client, cf *clientFlags, args
 		return nil
 	}
 	fmt.Fprintf(w, "crawl %d, %s, after %s\n", st.CrawlID, st.State, time.Duration(st.ElapsedSeconds*float64(time.Second)).Round(time.Second))
-	fmt.Fprintf(w, "  pages       %d (%.1f/s), %d requests, %s\n", st.Fetched, st.PagesPerSecond, st.Requests, progress.Bytes(st.Bytes))
+	fmt.Fprintf(w, "  pages       %d (%.1f/s; %d shared with another crawl), %d requests incl. %d robots.txt, %s\n",
+		st.Fetched, st.PagesPerSecond, st.Shared, st.Requests, st.RobotsFetches, progress.Bytes(st.Bytes))
 	fmt.Fprintf(w, "  queue       %d queued, %d in flight, %d held, %d dropped\n", st.Queued, st.InFlight, st.Held, st.Dropped)
-	fmt.Fprintf(w, "  discovered  %d URLs; %d out of scope, %d disallowed by robots.txt\n", st.Discovered, st.OutOfScope, st.RobotsDisallowed)
+	fmt.Fprintf(w, "  discovered  %d URLs; %d out of scope, %d excluded, %d disallowed by robots.txt\n",
+		st.Discovered, st.OutOfScope, st.Excluded, st.RobotsDisallowed)
 	fmt.Fprintf(w, "  hosts       %d known: %d active, %d waiting, %d in backoff\n", st.Hosts, st.HostsActive, st.HostsWaiting, st.HostsBackoff)
 	fmt.Fprintf(w, "  answers     %s\n", progress.Counts(st.StatusByClass))
 	fmt.Fprintf(w, "  errors      %s\n", progress.Counts(st.ErrorsByClass))

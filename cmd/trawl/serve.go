@@ -19,8 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/trawl-crawler/trawl/api"
 	"github.com/trawl-crawler/trawl/internal/config"
 	"github.com/trawl-crawler/trawl/metrics"
@@ -131,10 +129,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 // node fails; exit code 0 on a clean stop.
 func serve(ctx context.Context, ln net.Listener, opts node.Options, token string, stdout, stderr io.Writer) int {
 	var n atomic.Pointer[node.Node]
-	reg := metrics.NewRegistry(loaded[metrics.Source](&n))
+	m := metrics.New(loaded[metrics.Source](&n))
+	opts.OnFetch = node.ObserveAll(opts.OnFetch, m.ObserveFetch)
 	srv := &http.Server{
-		Handler: api.New(api.Options{Token: token, Node: loaded[api.Node](&n),
-			Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}),
+		Handler:           api.New(api.Options{Token: token, Node: loaded[api.Node](&n), Metrics: m.Handler()}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan error, 1)

@@ -64,8 +64,10 @@ type CrawlList struct {
 type Stats struct {
 	CrawlID          uint32           `json:"crawl_id"`
 	State            string           `json:"state"`
-	Fetched          int64            `json:"fetched"` // pages the crawl got
-	Requests         int64            `json:"requests"`
+	Fetched          int64            `json:"fetched"`        // pages the crawl got
+	Requests         int64            `json:"requests"`       // robots.txt included
+	RobotsFetches    int64            `json:"robots_fetches"` // of them, robots.txt
+	Shared           int64            `json:"shared"`         // of the pages, answered by another crawl's fetch
 	Bytes            int64            `json:"bytes"`
 	Discovered       int64            `json:"discovered"`
 	Queued           int              `json:"queued"`
@@ -73,6 +75,7 @@ type Stats struct {
 	Held             int              `json:"held"`
 	Dropped          int              `json:"dropped"`
 	OutOfScope       int64            `json:"out_of_scope"`
+	Excluded         int64            `json:"excluded"` // URLs an exclusion pattern dropped
 	RobotsDisallowed int64            `json:"robots_disallowed"`
 	PagesPerSecond   float64          `json:"pages_per_s"`
 	ElapsedSeconds   float64          `json:"elapsed_s"`

@@ -28,6 +28,8 @@ const FormatVersion uint32 = 3
 //	+------+-----------------+
 //	| 'j'  | job (4 B, BE)   |   job definition (value owned by the node)
 //	| 'c'  | job (4 B, BE)   |   job counters (value: frontierdb)
+//	| 't'  | job (4 B, BE)   |   job tally: what it did, over every run
+//	|      |                 |   (value: job.Tally; added within version 3)
 //	+------+-----------------+
 //
 //	per-host kinds:
@@ -47,6 +49,10 @@ const FormatVersion uint32 = 3
 //	kind 'p' held item:   suffix = job (4 B, BE) | level (1 B) |
 //	                      seq (8 B, big-endian): a queue item set aside
 //	                      while its job is paused, under its queue seq
+//	kind 'o' host policy: suffix empty; an operator's policy for the host
+//	                      (value: package hostpolicy). Added within
+//	                      version 3: a store without such keys reads as
+//	                      before, and a binary that predates them ignores them.
 //
 // partition is partition.Of(host). Because the partition follows the kind
 // byte, PartitionPrefix(kind, p) bounds every key of one kind in one
@@ -132,14 +138,16 @@ const (
 	KindRobots      Kind = 'r'
 	KindSeen        Kind = 's'
 	KindHeld        Kind = 'p'
+	KindPolicy      Kind = 'o'
 	KindJob         Kind = 'j'
 	KindJobCounters Kind = 'c'
+	KindJobTally    Kind = 't'
 )
 
 // perHost reports whether keys of kind k carry a partition and a host.
 func (k Kind) perHost() bool {
 	switch k {
-	case KindHost, KindQueue, KindURL, KindRobots, KindSeen, KindHeld:
+	case KindHost, KindQueue, KindURL, KindRobots, KindSeen, KindHeld, KindPolicy:
 		return true
 	}
 	return false
@@ -161,10 +169,14 @@ func (k Kind) String() string {
 		return "seen"
 	case KindHeld:
 		return "held"
+	case KindPolicy:
+		return "policy"
 	case KindJob:
 		return "job"
 	case KindJobCounters:
 		return "job counters"
+	case KindJobTally:
+		return "job tally"
 	}
 	return fmt.Sprintf("kind(%#x)", byte(k))
 }
@@ -215,10 +227,14 @@ func (k Key) Encode() []byte {
 		return SeenKey(k.Job, k.Host, k.URL)
 	case KindHeld:
 		return HeldKey(k.Host, k.Job, k.Level, k.Seq)
+	case KindPolicy:
+		return PolicyKey(k.Host)
 	case KindJob:
 		return JobKey(k.Job)
 	case KindJobCounters:
 		return JobCountersKey(k.Job)
+	case KindJobTally:
+		return JobTallyKey(k.Job)
 	}
 	return []byte{byte(k.Kind)}
 }
@@ -241,6 +257,12 @@ func MetaKey(name string) []byte {
 // key (urlnorm.HostKey) and never contains 0x00.
 func HostKey(host string) []byte {
 	return appendHostPrefix(make([]byte, 0, 4+len(host)), KindHost, host)
+}
+
+// PolicyKey returns the key of host's operator policy (package
+// hostpolicy).
+func PolicyKey(host string) []byte {
+	return appendHostPrefix(make([]byte, 0, 4+len(host)), KindPolicy, host)
 }
 
 // QueuePrefix returns the prefix shared by every queue item of host.
@@ -319,6 +341,11 @@ func JobCountersKey(id uint32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{byte(KindJobCounters)}, id)
 }
 
+// JobTallyKey returns the key of job id's tally (job.Tally).
+func JobTallyKey(id uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{byte(KindJobTally)}, id)
+}
+
 // KindPrefix returns the prefix shared by every key of kind.
 func KindPrefix(kind Kind) []byte { return []byte{byte(kind)} }
 
@@ -363,7 +390,7 @@ func DecodeKey(key []byte) (Key, error) {
 	case KindMeta:
 		k.Name = string(key[1:])
 		return k, nil
-	case KindJob, KindJobCounters:
+	case KindJob, KindJobCounters, KindJobTally:
 		if len(key) != 1+jobLen {
 			return Key{}, malformed(key, fmt.Sprintf("%s key of %d bytes, want %d", k.Kind, len(key), 1+jobLen))
 		}
@@ -391,9 +418,9 @@ func DecodeKey(key []byte) (Key, error) {
 	}
 	suffix := rest[i+1:]
 	switch k.Kind {
-	case KindHost:
+	case KindHost, KindPolicy:
 		if len(suffix) != 0 {
-			return Key{}, malformed(key, "host key with a suffix")
+			return Key{}, malformed(key, k.Kind.String()+" key with a suffix")
 		}
 	case KindQueue:
 		if len(suffix) != queueSuffixLen {

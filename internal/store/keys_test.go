@@ -29,9 +29,11 @@ func TestKeyEncoding(t *testing.T) {
 		{"AppendSeenKey", AppendSeenKey([]byte("pre"), 7, "a.test", "ftp://a.test/"), "pres\x00\x0ea.test\x00\x00\x00\x00\x07\x00ftp://a.test/"},
 		{"HeldKey", HeldKey("a.test", 9, 2, 0x0102030405060708), "p\x00\x0ea.test\x00\x00\x00\x00\x09\x02\x01\x02\x03\x04\x05\x06\x07\x08"},
 		{"HeldPrefix", HeldPrefix("a.test"), "p\x00\x0ea.test\x00"},
+		{"PolicyKey", PolicyKey("a.test"), "o\x00\x0ea.test\x00"},
 		{"HeldJobPrefix", HeldJobPrefix("a.test", 9), "p\x00\x0ea.test\x00\x00\x00\x00\x09"},
 		{"JobKey", JobKey(0x01020304), "j\x01\x02\x03\x04"},
 		{"JobCountersKey", JobCountersKey(5), "c\x00\x00\x00\x05"},
+		{"JobTallyKey", JobTallyKey(5), "t\x00\x00\x00\x05"},
 		{"PartitionPrefix", PartitionPrefix(KindURL, 14), "u\x00\x0e"},
 		{"PartitionPrefix high", PartitionPrefix(KindQueue, 255), "q\x00\xff"},
 		{"PrefixEnd", PrefixEnd([]byte("u\x00\xff")), "u\x01"},
@@ -59,9 +61,11 @@ func TestDecodeKey(t *testing.T) {
 		{Kind: KindSeen, Host: "a.test", Job: 7, URL: "http://a.test/x"},
 		{Kind: KindSeen, Host: "a.test", Job: 1 << 31, URL: "http://b.test/"},
 		{Kind: KindHeld, Host: "a.test", Job: 3, Level: 2, Seq: 1 << 40},
+		{Kind: KindPolicy, Host: "a.test"},
 		{Kind: KindJob, Job: 42},
 		{Kind: KindJob},
 		{Kind: KindJobCounters, Job: 1<<32 - 1},
+		{Kind: KindJobTally, Job: 3},
 	}
 	for _, k := range good {
 		if k.Kind.perHost() {
@@ -96,6 +100,7 @@ func TestDecodeKey(t *testing.T) {
 		{"seen key without a job", "s\x00\x0ea.test\x00\x00\x00"},
 		{"seen key without a URL", "s\x00\x0ea.test\x00\x00\x00\x00\x01"},
 		{"seen key with a long form", "s\x00\x0ea.test\x00\x00\x00\x00\x01\x00http://a.test/"},
+		{"policy with suffix", "o\x00\x0ea.test\x00x"},
 		{"short held suffix", "p\x00\x0ea.test\x00\x00\x00\x00\x01\x02\x01"},
 		{"job key short", "j\x00\x01"},
 		{"job key long", "j\x00\x00\x00\x01\x00"},

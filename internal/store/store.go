@@ -105,6 +105,8 @@ type DB struct {
 
 	failMu sync.Mutex
 	failed error
+
+	commits commitTimes // durable commits (Stats)
 }
 
 // Open opens the store in dir, creating dir and an empty store if dir is
@@ -450,7 +452,14 @@ func (b *Batch) finish(err error) {
 // all of them before waking each waiter (flushLoop → flushPending → syncQueue
 // .pop, pebble v2.1.7 record/log_writer.go). BenchmarkCommit shows the
 // effect: 32 concurrent committers get many more commits per second than 1.
-func (db *DB) Commit(b *Batch) error { return db.commit(b, pebble.Sync) }
+func (db *DB) Commit(b *Batch) error {
+	start := time.Now()
+	err := db.commit(b, pebble.Sync)
+	if err == nil {
+		db.commits.observe(time.Since(start))
+	}
+	return err
+}
 
 // ApplyGroup applies bs, in order, as one atomic batch (one WAL record)
 // without waiting for durability: it returns once the group is applied and
@@ -505,6 +514,7 @@ func (db *DB) ApplyGroup(bs []*Batch) error {
 // SyncWAL returns once everything applied before the call is durable (one
 // fsync of the WAL, shared with concurrent commits).
 func (db *DB) SyncWAL() error {
+	start := time.Now()
 	// A log-data record is written to the WAL only (never to a memtable),
 	// and a synced one makes every record before it durable.
 	b := db.pdb.NewBatch()
@@ -513,8 +523,12 @@ func (db *DB) SyncWAL() error {
 		return fmt.Errorf("store: %s: sync: %w", db.dir, err)
 	}
 	db.mu.RLock()
-	defer db.mu.RUnlock()
-	return db.commitLocked(b, pebble.Sync)
+	err := db.commitLocked(b, pebble.Sync)
+	db.mu.RUnlock()
+	if err == nil {
+		db.commits.observe(time.Since(start))
+	}
+	return err
 }
 
 // CommitNoSync applies b atomically without waiting for it to be durable:

@@ -1,0 +1,235 @@
+package frontier
+
+import (
+	"time"
+
+	"github.com/trawl-crawler/trawl/hostpolicy"
+)
+
+// gapReason says which rule set a host's current gap (HostInfo.DelayReason).
+type gapReason uint8
+
+const (
+	gapNone       gapReason = iota // no request has ended since start-up
+	gapMinDelay                    // the node's MinDelay
+	gapPolicy                      // the host policy's MinDelay
+	gapCrawlDelay                  // robots.txt Crawl-delay
+	gapAdaptive                    // ten times the last response time
+	gapBackoff                     // backoff after 429, 503, time-outs, failures
+	gapRetryAfter                  // the server's Retry-After
+)
+
+func (r gapReason) String() string {
+	switch r {
+	case gapMinDelay:
+		return "min-delay"
+	case gapPolicy:
+		return "policy"
+	case gapCrawlDelay:
+		return "crawl-delay"
+	case gapAdaptive:
+		return "adaptive"
+	case gapBackoff:
+		return "backoff"
+	case gapRetryAfter:
+		return "retry-after"
+	}
+	return ""
+}
+
+// minDelay is h's least gap: its policy's, or Options.MinDelay.
+func (f *Frontier) minDelay(h *hostState) time.Duration {
+	if h.policy {
+		if p := f.policies[h.id]; p.HasMinDelay {
+			return p.MinDelay
+		}
+	}
+	return f.opts.MinDelay
+}
+
+// maxParallel is h's cap on leases in flight: its policy's, or
+// Options.MaxParallel.
+func (f *Frontier) maxParallel(h *hostState) int {
+	if h.policy {
+		if p := f.policies[h.id]; p.MaxParallel > 0 {
+			return p.MaxParallel
+		}
+	}
+	return f.opts.MaxParallel
+}
+
+// SetHostPolicy applies an operator's policy to host (a politeness key),
+// replacing any earlier one; the zero Policy restores the defaults. p must
+// be valid (hostpolicy.Policy.Validate). It takes effect on the host's
+// next lease: a paused host is not leased (its leases out run to their
+// end), a cap is checked at the next lease, and a longer min delay counts
+// from the end of the host's last request (or from start-up), pushing its
+// next allowed time back if need be. A shorter min delay applies from the
+// next request's end: it never brings forward a time set by backoff or
+// Retry-After. Policies are not written to the Store; the node keeps them.
+func (f *Frontier) SetHostPolicy(host string, p hostpolicy.Policy) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.host(host)
+	if h.paused != p.Paused {
+		if p.Paused {
+			f.pausedN++
+		} else {
+			f.pausedN--
+		}
+	}
+	h.paused = p.Paused
+	if p.IsZero() {
+		if h.policy {
+			delete(f.policies, h.id)
+		}
+		h.policy = false
+	} else {
+		if f.policies == nil {
+			f.policies = make(map[hostID]hostpolicy.Policy)
+		}
+		f.policies[h.id] = p
+		h.policy = true
+	}
+	if h.lastDone != noTime {
+		h.nextAllowed = max(h.nextAllowed, h.lastDone+mono(f.minDelay(h)))
+	}
+	f.schedule(h)
+	f.signal()
+}
+
+// HostPolicy returns host's policy (the zero Policy if it has none).
+func (f *Frontier) HostPolicy(host string) hostpolicy.Policy {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h := f.hosts.find(host); h != nil && h.policy {
+		return f.policies[h.id]
+	}
+	return hostpolicy.Policy{}
+}
+
+// HostInfo is what the frontier knows of one host now.
+type HostInfo struct {
+	Host string
+	// Seq is the host's place in a Hosts scan: Seq+1 goes on after it.
+	Seq   HostCursor
+	State string // see HostStates
+	// Queued counts the host's items waiting, of every job (in memory or
+	// in the Store); InFlight its leases out; Leased the URLs leased
+	// towards the host budget.
+	Queued, InFlight, Leased int
+	// NextAllowed is the earliest time the host may be contacted; zero if
+	// it has never been scheduled.
+	NextAllowed time.Time
+	// Delay is the gap set after the host's last request, and
+	// DelayReason the rule that set it ("min-delay", "policy",
+	// "crawl-delay", "adaptive", "backoff", "retry-after"; "" if no
+	// request has ended since start-up).
+	Delay       time.Duration
+	DelayReason string
+	Backoff     time.Duration
+	CrawlDelay  time.Duration
+	IP          string // last address resolved, "" if none yet
+	Policy      hostpolicy.Policy
+}
+
+// The host states HostInfo.State takes, and Hosts filters by. A host is
+// in the first that applies.
+const (
+	HostDead    = "dead"    // its queue was dropped (robots.txt unavailable, budget spent)
+	HostPaused  = "paused"  // paused by its policy
+	HostParked  = "parked"  // waits for its IP's cap
+	HostBackoff = "backoff" // has work; its gap is grown by backoff
+	HostWaiting = "waiting" // has work; its next allowed time is in the future
+	HostReady   = "ready"   // has work it may be leased now (or all its slots are in flight)
+	HostIdle    = "idle"    // nothing queued or in flight
+)
+
+// HostStates lists the states in the order they are decided.
+var HostStates = []string{HostDead, HostPaused, HostParked, HostBackoff, HostWaiting, HostReady, HostIdle}
+
+func (f *Frontier) hostStateName(h *hostState, now mono) string {
+	switch {
+	case h.dead:
+		return HostDead
+	case h.paused:
+		return HostPaused
+	case h.parked:
+		return HostParked
+	case !h.active:
+		return HostIdle
+	case h.backoff > 0:
+		return HostBackoff
+	case h.nextAllowed > now:
+		return HostWaiting
+	}
+	return HostReady
+}
+
+func (f *Frontier) info(h *hostState, now mono) HostInfo {
+	hi := HostInfo{
+		Host:        f.hosts.name(h),
+		Seq:         HostCursor(h.id),
+		State:       f.hostStateName(h, now),
+		Queued:      f.pending(h),
+		InFlight:    int(h.inFlight),
+		Leased:      int(h.leased),
+		DelayReason: h.gapWhy.String(),
+		Backoff:     h.backoff,
+		CrawlDelay:  h.crawlDelay,
+		IP:          f.ip(h),
+	}
+	if h.nextAllowed != noTime {
+		hi.NextAllowed = f.clock.time(h.nextAllowed)
+		if h.lastDone != noTime && h.gapWhy != gapNone {
+			hi.Delay = time.Duration(h.nextAllowed - h.lastDone)
+		}
+	}
+	if h.policy {
+		hi.Policy = f.policies[h.id]
+	}
+	return hi
+}
+
+// Host returns what the frontier knows of host, and false if it knows
+// nothing of it.
+func (f *Frontier) Host(host string) (HostInfo, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.hosts.find(host)
+	if h == nil {
+		return HostInfo{}, false
+	}
+	return f.info(h, f.clock.mono(f.opts.Now())), true
+}
+
+// HostCursor is where a Hosts scan goes on: 0 to start.
+type HostCursor int64
+
+// Hosts returns up to limit hosts in state (one of HostStates; "" for any
+// state), in the order they became known, starting at cursor. A call
+// looks at no more than scan hosts (at least limit), so that the
+// frontier's lock is held for a bounded time however many hosts are
+// known: it returns the cursor to go on from, or -1 once every host has
+// been looked at. Cursors stay valid while the frontier lives (hosts are
+// numbered as they become known and never removed), not across restarts.
+func (f *Frontier) Hosts(state string, cursor HostCursor, limit, scan int) ([]HostInfo, HostCursor) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.clock.mono(f.opts.Now())
+	scan = max(scan, limit)
+	var out []HostInfo
+	id := hostID(max(cursor, 0))
+	for ; int(id) < f.hosts.len() && len(out) < limit && scan > 0; id++ {
+		scan--
+		h := f.hosts.at(id)
+		if state != "" && f.hostStateName(h, now) != state {
+			continue
+		}
+		out = append(out, f.info(h, now))
+	}
+	if int(id) >= f.hosts.len() {
+		return out, -1
+	}
+	return out, HostCursor(id)
+}
