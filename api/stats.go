@@ -27,6 +27,7 @@ type nodeStats struct {
 type nodeStatsView struct {
 	Time          time.Time        `json:"time"`
 	UptimeSeconds float64          `json:"uptime_s"`
+	NodePaused    bool             `json:"node_paused"`
 	Totals        totalsView       `json:"totals"`
 	ErrorsByClass map[string]int64 `json:"errors_by_class"`
 	StatusByClass map[string]int64 `json:"status_by_class"`
@@ -130,6 +131,7 @@ func (s *nodeStats) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	if v.Totals.Pages > 0 {
 		v.Duplicates.Rate = float64(v.Duplicates.SharedPages) / float64(v.Totals.Pages)
 	}
+	v.NodePaused = n.NodePaused()
 	fs := n.FrontierStats()
 	v.Frontier.Queued, v.Frontier.InFlight, v.Frontier.Dropped = fs.Queued, fs.InFlight, fs.Dropped
 	h := &v.Hosts

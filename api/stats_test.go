@@ -123,6 +123,15 @@ func TestNodeStats(t *testing.T) {
 			t.Errorf("crawl %d in /v1/stats: %v, want %q finished", i+1, c, jobs[i].Spec.Name)
 		}
 	}
+	if body["node_paused"] != false {
+		t.Errorf("GET /v1/stats: node_paused = %v, want false", body["node_paused"])
+	}
+	if err := n.PauseNode(); err != nil {
+		t.Fatal(err)
+	}
+	if got := stats()["node_paused"]; got != true {
+		t.Errorf("GET /v1/stats after PauseNode: node_paused = %v, want true", got)
+	}
 	domain := "." + web.Web().Options().Domain
 	for _, list := range []string{"busiest_hosts", "slowest_hosts"} {
 		hs := body[list].([]any)
@@ -169,3 +178,4 @@ func TestStatsAndDashboardRoutes(t *testing.T) {
 }
 
 func (noJobs) FrontierStats() frontier.Stats { return frontier.Stats{} }
+func (noJobs) NodePaused() bool              { return false }

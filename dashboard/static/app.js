@@ -365,6 +365,10 @@
     const st = $('status');
     st.textContent = `updated ${new Date(s.time).toLocaleTimeString()} · API up ${duration(s.uptime_s)}`;
     st.className = 'ok';
+    if (s.node_paused) {
+      st.textContent += ' · the node is paused: nothing is fetched (POST /v1/node/resume)';
+      st.className = 'warn';
+    }
   }
 
   async function poll() {
