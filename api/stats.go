@@ -46,8 +46,10 @@ type nodeStatsView struct {
 		Refilling int `json:"refilling"`
 	} `json:"hosts"`
 	Duplicates struct {
-		SharedPages int64   `json:"shared_pages"`
-		Rate        float64 `json:"rate"`
+		URLsSeenAgain int64   `json:"urls_seen_again"`
+		URLRate       float64 `json:"url_rate"`
+		SharedPages   int64   `json:"shared_pages"`
+		SharedRate    float64 `json:"shared_rate"`
 	} `json:"duplicates"`
 	Crawls  []crawlProgress `json:"crawls"`
 	Busiest []busyHost      `json:"busiest_hosts"`
@@ -125,11 +127,17 @@ func (s *nodeStats) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 		t.Discovered += all.Discovered
 		t.OutOfScope += all.OutOfScope
 		t.RobotsDisallowed += all.RobotsDisallowed
-		v.Duplicates.SharedPages += all.Shared
+		d := &v.Duplicates
+		d.URLsSeenAgain += all.Duplicates
+		d.SharedPages += all.Shared
 		v.Crawls = append(v.Crawls, c)
 	}
+	d := &v.Duplicates
+	if found := d.URLsSeenAgain + v.Totals.Discovered; found > 0 {
+		d.URLRate = float64(d.URLsSeenAgain) / float64(found)
+	}
 	if v.Totals.Pages > 0 {
-		v.Duplicates.Rate = float64(v.Duplicates.SharedPages) / float64(v.Totals.Pages)
+		d.SharedRate = float64(d.SharedPages) / float64(v.Totals.Pages)
 	}
 	v.NodePaused = n.NodePaused()
 	fs := n.FrontierStats()

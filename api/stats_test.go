@@ -83,23 +83,29 @@ func TestNodeStats(t *testing.T) {
 	}
 
 	body := stats()
-	var pages, shared, requests, errs float64
+	var pages, shared, requests, errs, again, found float64
 	for _, j := range jobs {
 		p, _ := n.Progress(j.ID)
 		pages += float64(p.Total.Pages)
 		shared += float64(p.Total.Shared)
+		again += float64(p.Total.Duplicates)
+		found += float64(p.Total.Duplicates + p.Total.Discovered)
 		requests += float64(p.Total.Requests)
 		for _, k := range p.Total.Errors {
 			errs += float64(k)
 		}
 	}
-	t.Logf("%v pages, %v of them shared, %v requests", pages, shared, requests)
+	t.Logf("%v pages, %v of them shared, %v requests; %v URLs found again", pages, shared, requests, again)
+	if again == 0 {
+		t.Error("no URL found again: a web whose pages link to each other should give some")
+	}
 	for _, w := range []struct {
 		path string
 		want float64
 	}{
 		{"totals.pages", pages}, {"totals.fetched", pages - shared}, {"totals.requests", requests},
-		{"duplicates.shared_pages", shared}, {"duplicates.rate", shared / pages},
+		{"duplicates.shared_pages", shared}, {"duplicates.shared_rate", shared / pages},
+		{"duplicates.urls_seen_again", again}, {"duplicates.url_rate", again / found},
 		{"frontier.queued", 0}, {"frontier.in_flight", 0},
 	} {
 		if got := num(body, w.path); got != w.want {

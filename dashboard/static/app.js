@@ -338,7 +338,8 @@
     text('hosts-active', int(s.hosts.active));
     text('hosts-waiting', int(s.hosts.waiting));
     text('hosts-known', int(s.hosts.known));
-    text('dup-rate', pct(s.duplicates.rate));
+    text('dup-rate', pct(s.duplicates.url_rate));
+    text('dup-shared', pct(s.duplicates.shared_rate));
 
     const pagesRates = rateSeries((x) => x.fetched);
     const errorRates = rateSeries((x) => x.errors);
