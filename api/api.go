@@ -10,11 +10,13 @@
 // crawls, read their counters, add seeds and edit exclusion patterns; the
 // host routes list hosts by state and crawl (paged by cursor, each call
 // bounded), show one host and set its policy; the node routes pause and
-// resume the whole node. Every route that changes anything needs the
+// resume the whole node. GET /v1/stats is the whole node in one answer
+// (the dashboard's poll). Every route that changes anything needs the
 // bearer token (401 without it). GET /metrics is the Prometheus scrape
-// (package metrics), if Options.Metrics is set. Bodies are at most
-// MaxBodyBytes, one JSON object without unknown fields; a bad request gets
-// a 400 naming the field and changes nothing.
+// (package metrics), if Options.Metrics is set; GET / is the dashboard,
+// if Options.Dashboard is set. Bodies are at most MaxBodyBytes, one JSON
+// object without unknown fields; a bad request gets a 400 naming the field
+// and changes nothing.
 //
 // Every answer is JSON with Content-Type application/json; an unknown path
 // is a 404 and a wrong method a 405, each with an "error" object naming
@@ -24,6 +26,9 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/hostrank"
 )
 
 // Options configures New.
@@ -36,6 +41,12 @@ type Options struct {
 	Token string
 	// Metrics, if set, serves GET /metrics (package metrics).
 	Metrics http.Handler
+	// HostRanking, if set, ranks the busiest and slowest hosts for GET
+	// /v1/stats (fed by the node's OnFetch).
+	HostRanking *hostrank.Ranking
+	// Dashboard, if set, serves GET / and GET /dashboard/... (package
+	// dashboard).
+	Dashboard http.Handler
 }
 
 // New returns the API's handler.
@@ -57,6 +68,11 @@ func New(o Options) http.Handler {
 	hosts{c}.register(mux)
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", o.Metrics)
+	}
+	mux.Handle("GET /v1/stats", &nodeStats{node: o.Node, ranking: o.HostRanking, start: time.Now()})
+	if o.Dashboard != nil {
+		mux.Handle("GET /{$}", o.Dashboard)
+		mux.Handle("GET /dashboard/", o.Dashboard)
 	}
 	return jsonErrors(mux)
 }

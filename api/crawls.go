@@ -37,6 +37,7 @@ type Node interface {
 	PauseNode() error
 	ResumeNode() error
 	NodePaused() bool
+	FrontierStats() frontier.Stats // for GET /v1/stats
 }
 
 // MaxBodyBytes bounds a request body.

@@ -217,7 +217,7 @@ func TestCrawlRoutesBeforeReady(t *testing.T) {
 	srv := httptest.NewServer(New(Options{Node: func() Node { return nil }, Token: testToken}))
 	defer srv.Close()
 	c := newAPIClient(t, srv.URL)
-	for _, r := range []struct{ method, path string }{{"GET", "/v1/crawls"}, {"GET", "/v1/crawls/1"}, {"POST", "/v1/crawls/1/pause"}} {
+	for _, r := range []struct{ method, path string }{{"GET", "/v1/crawls"}, {"GET", "/v1/crawls/1"}, {"POST", "/v1/crawls/1/pause"}, {"GET", "/v1/stats"}} {
 		if code, _ := c.do(r.method, r.path, testToken, nil, false); code != 503 {
 			t.Errorf("%s %s before ready = %d, want 503", r.method, r.path, code)
 		}

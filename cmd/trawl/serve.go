@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,7 +21,9 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/api"
+	"github.com/trawl-crawler/trawl/dashboard"
 	"github.com/trawl-crawler/trawl/internal/config"
+	"github.com/trawl-crawler/trawl/internal/hostrank"
 	"github.com/trawl-crawler/trawl/metrics"
 	"github.com/trawl-crawler/trawl/node"
 )
@@ -54,7 +57,9 @@ Runs a node (every job in --data resumes) and the HTTP API on --listen until
 SIGINT or SIGTERM. The API's changes need a bearer token: from --token-file,
 TRAWL_TOKEN_FILE or TRAWL_TOKEN (in that order, then a token-file in the
 config file); without one, on loopback only, trawl serve uses the token in
-DATA/api.token, made once. trawl status and trawl crawls talk to it.
+DATA/api.token, made once. The live dashboard is at / : trawl serve prints
+its link, which on loopback carries the token in its #fragment (the browser
+keeps it to itself). trawl status and trawl crawls talk to the API.
 
 Examples:
   trawl serve --data ./trawl-data
@@ -130,14 +135,24 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 func serve(ctx context.Context, ln net.Listener, opts node.Options, token string, stdout, stderr io.Writer) int {
 	var n atomic.Pointer[node.Node]
 	m := metrics.New(loaded[metrics.Source](&n))
-	opts.OnFetch = node.ObserveAll(opts.OnFetch, m.ObserveFetch)
+	hosts, err := hostrank.New(hostrank.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+		return 1
+	}
+	// Every request a worker sends goes to the metrics' latency histogram
+	// and to the host ranking (one shard lock, about 100 ns), which GET
+	// /v1/stats reads for the dashboard.
+	opts.OnFetch = node.ObserveAll(opts.OnFetch, m.ObserveFetch, func(ev node.FetchEvent) { hosts.Observe(ev.Host, ev.Duration) })
 	srv := &http.Server{
-		Handler:           api.New(api.Options{Token: token, Node: loaded[api.Node](&n), Metrics: m.Handler()}),
+		Handler: api.New(api.Options{Token: token, Node: loaded[api.Node](&n), Metrics: m.Handler(),
+			HostRanking: hosts, Dashboard: dashboard.Handler()}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
+	fmt.Fprintf(stdout, "dashboard: %s\n", dashboardURL(ln.Addr(), token))
 
 	opened, err := node.Open(opts)
 	if err != nil {
@@ -179,6 +194,18 @@ func loaded[I any](p *atomic.Pointer[node.Node]) func() I {
 		}
 		return none
 	}
+}
+
+// dashboardURL is the dashboard's address on addr. On loopback it carries
+// the token in its fragment (#token=...), which the browser keeps to
+// itself: the page stores it and never sends it but as the bearer token of
+// its own API calls. Elsewhere the token is typed into the page.
+func dashboardURL(addr net.Addr, token string) string {
+	u := url.URL{Scheme: "http", Host: addr.String(), Path: "/"}
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() && token != "" {
+		u.Fragment = "token=" + token
+	}
+	return u.String()
 }
 
 // TokenFile is the file in the data directory that holds the API token

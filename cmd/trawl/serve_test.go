@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -119,14 +120,26 @@ func TestServeProbesAndStop(t *testing.T) {
 				t.Errorf("run %d: GET /metrics = %d, want 200 with the crawl's pages counter", run, resp.StatusCode)
 			}
 		}
+		if resp, err := http.Get("http://" + addr + "/"); err != nil {
+			t.Error(err)
+		} else {
+			resp.Body.Close()
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+				t.Errorf("run %d: GET / = %d %q, want the dashboard's page", run, resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+		}
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("run %d: trawl serve after SIGTERM: %v; stderr:\n%s", run, err, stderr.String())
 		}
-		if r := <-rest; !strings.Contains(r, "ready:") || !strings.Contains(r, "stopped") {
+		r := <-rest
+		if !strings.Contains(r, "ready:") || !strings.Contains(r, "stopped") {
 			t.Errorf("run %d: output after the address %q, want a ready line and \"stopped\"", run, r)
+		}
+		if want := "dashboard: http://" + addr + "/#token=" + strings.TrimSpace(string(token)) + "\n"; !strings.Contains(r, want) {
+			t.Errorf("run %d: output after the address %q, want %q", run, r, want)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(data, "state")); err != nil {
@@ -191,5 +204,23 @@ func TestReadTokenPrecedence(t *testing.T) {
 	}
 	if _, err := readToken(filepath.Join(dir, "missing")); err == nil {
 		t.Error("readToken(missing file): no error")
+	}
+}
+
+// TestDashboardURL: the token rides in the fragment on loopback only.
+func TestDashboardURL(t *testing.T) {
+	for _, c := range []struct {
+		addr  net.Addr
+		token string
+		want  string
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8420}, "abc", "http://127.0.0.1:8420/#token=abc"},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 8420}, "abc", "http://[::1]:8420/#token=abc"},
+		{&net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 8420}, "abc", "http://10.0.0.5:8420/"},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8420}, "", "http://127.0.0.1:8420/"},
+	} {
+		if got := dashboardURL(c.addr, c.token); got != c.want {
+			t.Errorf("dashboardURL(%v, %q) = %q, want %q", c.addr, c.token, got, c.want)
+		}
 	}
 }
