@@ -17,9 +17,10 @@ import (
 	"github.com/trawl-crawler/trawl/node"
 )
 
-// Node is what the crawl routes need of a node; *node.Node has it. A
-// crawl created with the name of an existing one is that crawl (Submit's
-// rule, which lets `trawl crawl` resume a crawl by name).
+// Node is what the routes need of a node; *node.Node has it. A crawl
+// created with the name of an existing one revives that crawl under the
+// new spec: the same id, its seen URLs and counts kept (Submit's rule,
+// which lets `trawl crawl` resume a crawl by name).
 type Node interface {
 	Submit(job.Spec) (*job.Job, error)
 	Jobs() []*job.Job
