@@ -67,6 +67,19 @@ func startServeInProcess(t *testing.T) (server, data string, web *testweb.Server
 	return server, data, web
 }
 
+// startClientsServer is startServeInProcess for the clients' tests: the
+// token and config variables of the test's environment are cleared, and
+// TRAWL_SERVER names the server.
+func startClientsServer(t *testing.T) (server, data string, web *testweb.Server) {
+	t.Helper()
+	for _, v := range []string{"TRAWL_TOKEN", "TRAWL_TOKEN_FILE", "TRAWL_DATA", configEnv} {
+		t.Setenv(v, "")
+	}
+	server, data, web = startServeInProcess(t)
+	t.Setenv("TRAWL_SERVER", server)
+	return server, data, web
+}
+
 // trawl runs a subcommand in-process and returns its exit status and
 // output.
 func trawl(args ...string) (code int, stdout, stderr string) {
@@ -80,12 +93,7 @@ func trawl(args ...string) (code int, stdout, stderr string) {
 // token read from --data, and the API's refusals as clear messages with
 // exit status 1 (2 for a bad argument).
 func TestClientsAgainstAServer(t *testing.T) {
-	t.Setenv("TRAWL_TOKEN", "")
-	t.Setenv("TRAWL_TOKEN_FILE", "")
-	t.Setenv("TRAWL_DATA", "")
-	t.Setenv(configEnv, "")
-	server, data, web := startServeInProcess(t)
-	t.Setenv("TRAWL_SERVER", server)
+	server, data, web := startClientsServer(t)
 	noToken := t.TempDir() // a data directory without api.token
 
 	code, out, errb := trawl("status")
@@ -216,12 +224,7 @@ func TestClientsWithoutAServer(t *testing.T) {
 // and trawl node against a running server: text and --json answers, bad
 // arguments (exit 2) and the API's refusals naming the field (exit 1).
 func TestSteeringHostsAndNode(t *testing.T) {
-	t.Setenv("TRAWL_TOKEN", "")
-	t.Setenv("TRAWL_TOKEN_FILE", "")
-	t.Setenv("TRAWL_DATA", "")
-	t.Setenv(configEnv, "")
-	server, data, web := startServeInProcess(t)
-	t.Setenv("TRAWL_SERVER", server)
+	_, data, web := startClientsServer(t)
 	t.Setenv("TRAWL_DATA", data)
 	seeds := web.Seeds()
 	fresh := strings.TrimSuffix(seeds[0], "/") + "/seeded-by-test"

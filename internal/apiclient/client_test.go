@@ -97,7 +97,6 @@ func TestAgainstTheAPI(t *testing.T) {
 	strict[Stats](t, "Stats", st.Raw)
 	host := steerAndHosts(t, c, id, web.Seeds())
 
-
 	for _, step := range []struct {
 		name  string
 		do    func(context.Context, uint32) (Crawl, error)
