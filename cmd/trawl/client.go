@@ -19,10 +19,9 @@ import (
 	"github.com/trawl-crawler/trawl/internal/config"
 )
 
-// The API's clients: `trawl status` (status.go) and `trawl crawls`
-// (crawls.go). The client routes for seeds and exclusions of a running
-// crawl (`trawl crawls seeds|exclude`) and for hosts (`trawl hosts`, its
-// own file) come with their API routes; they take clientFlags too.
+// The API's clients: `trawl status` (status.go), and the groups of
+// clientCommand (crawls.go): `trawl crawls` (crawls.go), `trawl hosts`
+// (hosts.go) and `trawl node` (node.go).
 
 // DefaultServer is the API the clients talk to unless told otherwise:
 // where `trawl serve` listens by default.

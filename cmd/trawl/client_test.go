@@ -67,6 +67,19 @@ func startServeInProcess(t *testing.T) (server, data string, web *testweb.Server
 	return server, data, web
 }
 
+// startClientsServer is startServeInProcess for the clients' tests: the
+// token and config variables of the test's environment are cleared, and
+// TRAWL_SERVER names the server.
+func startClientsServer(t *testing.T) (server, data string, web *testweb.Server) {
+	t.Helper()
+	for _, v := range []string{"TRAWL_TOKEN", "TRAWL_TOKEN_FILE", "TRAWL_DATA", configEnv} {
+		t.Setenv(v, "")
+	}
+	server, data, web = startServeInProcess(t)
+	t.Setenv("TRAWL_SERVER", server)
+	return server, data, web
+}
+
 // trawl runs a subcommand in-process and returns its exit status and
 // output.
 func trawl(args ...string) (code int, stdout, stderr string) {
@@ -80,12 +93,7 @@ func trawl(args ...string) (code int, stdout, stderr string) {
 // token read from --data, and the API's refusals as clear messages with
 // exit status 1 (2 for a bad argument).
 func TestClientsAgainstAServer(t *testing.T) {
-	t.Setenv("TRAWL_TOKEN", "")
-	t.Setenv("TRAWL_TOKEN_FILE", "")
-	t.Setenv("TRAWL_DATA", "")
-	t.Setenv(configEnv, "")
-	server, data, web := startServeInProcess(t)
-	t.Setenv("TRAWL_SERVER", server)
+	server, data, web := startClientsServer(t)
 	noToken := t.TempDir() // a data directory without api.token
 
 	code, out, errb := trawl("status")
@@ -210,4 +218,111 @@ func TestClientsWithoutAServer(t *testing.T) {
 	if code != 2 || !strings.Contains(errb, "want an http(s) URL") {
 		t.Errorf("status --server without a scheme = %d, stderr %q", code, errb)
 	}
+}
+
+// TestSteeringHostsAndNode drives trawl crawls seeds|exclude, trawl hosts
+// and trawl node against a running server: text and --json answers, bad
+// arguments (exit 2) and the API's refusals naming the field (exit 1).
+func TestSteeringHostsAndNode(t *testing.T) {
+	_, data, web := startClientsServer(t)
+	t.Setenv("TRAWL_DATA", data)
+	seeds := web.Seeds()
+	fresh := strings.TrimSuffix(seeds[0], "/") + "/seeded-by-test"
+	// A crawl slow enough to stay running: a page limit it cannot reach
+	// soon, the node's 30ms gap per host.
+	if code, out, errb := trawl(append([]string{"crawls", "create", "--domain", web.Web().Options().Domain, "--max-pages", "100000"}, seeds[:1]...)...); code != 0 {
+		t.Fatalf("create = %d\n%s%s", code, out, errb)
+	}
+
+	type step struct {
+		args      []string
+		code      int
+		out, errb string
+	}
+	check := func(steps []step) {
+		t.Helper()
+		for _, s := range steps {
+			code, out, errb := trawl(s.args...)
+			if code != s.code || !strings.Contains(out, s.out) || !strings.Contains(errb, s.errb) {
+				t.Errorf("trawl %q = %d, stdout %q, stderr %q; want %d, %q, %q", s.args, code, out, errb, s.code, s.out, s.errb)
+			}
+		}
+	}
+	check([]step{
+		{[]string{"crawls", "seeds", "1", seeds[0], fresh}, 0, "crawl 1: 1 seeds added, 1 seen already", ""},
+		{[]string{"crawls", "seeds", "1", "--json", fresh}, 0, `"already_seen": 1`, ""},
+		{[]string{"crawls", "seeds", "1"}, 2, "", "want ID URL..."},
+		{[]string{"crawls", "seeds", "x", seeds[0]}, 2, "", `"x" is not a crawl id`},
+		{[]string{"crawls", "seeds", "1", "http://elsewhere.example/"}, 1, "", "400 Bad Request: seeds: "},
+		{[]string{"crawls", "seeds", "9", seeds[0]}, 1, "", "404 Not Found: id: no crawl 9"},
+		{[]string{"crawls", "seeds", "1", "--data", t.TempDir(), seeds[0]}, 1, "", "no token was given"},
+
+		{[]string{"crawls", "exclude", "1"}, 0, "crawl 1 excludes nothing", ""},
+		{[]string{"crawls", "exclude", "1", "--add", "/private/", "--add", `\.pdf$`}, 0, "/private/\n\\.pdf$\n", ""},
+		{[]string{"crawls", "exclude", "1", "--remove", "/private/"}, 0, "\\.pdf$\n", ""},
+		{[]string{"crawls", "exclude", "1", "--json"}, 0, `"patterns": [`, ""},
+		{[]string{"crawls", "exclude", "1", "--add", "("}, 1, "", "400 Bad Request: add: "},
+		{[]string{"crawls", "exclude", "1", "--remove", "nope"}, 1, "", "400 Bad Request: remove: "},
+		{[]string{"crawls", "exclude"}, 2, "", "want ID"},
+
+		{[]string{"hosts", "list", "--state", "asleep"}, 1, "", "400 Bad Request: state: "},
+		{[]string{"hosts", "list", "--crawl", "9"}, 1, "", "404 Not Found: crawl: no crawl 9"},
+		{[]string{"hosts", "list", "--crawl", "one"}, 2, "", `--crawl: "one" is not a crawl id`},
+		{[]string{"hosts", "list", "--limit", "5000"}, 1, "", "400 Bad Request: limit: "},
+		{[]string{"hosts", "list", "extra"}, 2, "", "want no arguments"},
+		{[]string{"hosts", "show", "nowhere.example"}, 1, "", "404 Not Found: host: "},
+		{[]string{"hosts", "show"}, 2, "", "want HOST"},
+		{[]string{"hosts", "policy", "h.example"}, 2, "", "nothing to set"},
+		{[]string{"hosts", "policy", "h.example", "--clear", "--paused"}, 2, "", "--clear and --paused"},
+		{[]string{"hosts", "policy", "h.example", "--min-delay", "soon"}, 2, "", "invalid value"},
+		{[]string{"hosts", "policy", "h.example", "--min-delay", "-1s"}, 1, "", "400 Bad Request: min_delay_ms: "},
+		{[]string{"hosts", "policy", "h.example", "--max-parallel", "1000"}, 1, "", "400 Bad Request: max_parallel: "},
+		{[]string{"hosts", "policy", "h.example", "--paused", "--data", t.TempDir()}, 1, "", "no token was given"},
+
+		{[]string{"node", "show"}, 0, "node running", ""},
+		{[]string{"node", "pause"}, 0, "node paused", ""},
+		{[]string{"node", "show", "--json"}, 0, `"paused": true`, ""},
+		{[]string{"node", "resume"}, 0, "node running", ""},
+		{[]string{"node", "pause", "--data", t.TempDir()}, 1, "", "401 Unauthorized"},
+		{[]string{"node", "show", "extra"}, 2, "", "want no arguments"},
+		{[]string{"node", "frobnicate"}, 2, "", `unknown command "frobnicate"`},
+	})
+
+	// The hosts: a page of one with --limit 1 says there are more; --all
+	// and --all --json list every host of the crawl.
+	var hosts struct {
+		Hosts []struct {
+			Host string `json:"host"`
+		} `json:"hosts"`
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(hosts.Hosts) < 2; time.Sleep(20 * time.Millisecond) {
+		code, out, errb := trawl("hosts", "list", "--all", "--limit", "1", "--crawl", "1", "--json")
+		if err := json.Unmarshal([]byte(out), &hosts); code != 0 || err != nil || time.Now().After(deadline) {
+			t.Fatalf("hosts list --all --json = %d %v\n%s%s; want at least 2 hosts in time", code, err, out, errb)
+		}
+	}
+	host := hosts.Hosts[0].Host
+	code, out, errb := trawl("hosts", "list", "--limit", "1")
+	if code != 0 || !strings.Contains(out, "HOST") || !strings.Contains(out, "more hosts: --all") {
+		t.Errorf("hosts list --limit 1 = %d\n%s%s", code, out, errb)
+	}
+	code, out, _ = trawl("hosts", "list", "--all")
+	if code != 0 || strings.Count(out, "\n") < len(hosts.Hosts)+1 || strings.Contains(out, "more hosts") {
+		t.Errorf("hosts list --all = %d, want %d hosts:\n%s", code, len(hosts.Hosts), out)
+	}
+	code, out, _ = trawl("hosts", "show", host)
+	for _, want := range []string{"host         " + host, "by crawl     queued crawl 1: ", "policy       default"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("hosts show %s = %d, lacks %q:\n%s", host, code, want, out)
+		}
+	}
+	check([]step{
+		{[]string{"hosts", "policy", host, "--min-delay", "250ms", "--max-parallel", "2", "--paused"}, 0, "host " + host + ": policy min-delay 250ms, max-parallel 2, paused", ""},
+		{[]string{"hosts", "show", host}, 0, "policy       min-delay 250ms, max-parallel 2, paused", ""},
+		{[]string{"hosts", "policy", host, "--max-parallel", "1"}, 0, ": policy max-parallel 1\n", ""},
+		{[]string{"hosts", "policy", host, "--clear", "--json"}, 0, `"min_delay_ms": null`, ""},
+		{[]string{"hosts", "show", host, "--json"}, 0, `"queued_by_crawl"`, ""},
+		{[]string{"crawls", "cancel", "1"}, 0, "crawl 1 cancelled", ""},
+		{[]string{"crawls", "seeds", "1", seeds[0]}, 1, "", "409 Conflict: crawl is cancelled"},
+	})
 }

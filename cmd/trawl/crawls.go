@@ -14,28 +14,51 @@ import (
 	"github.com/trawl-crawler/trawl/internal/progress"
 )
 
-// crawlsCommand is one `trawl crawls` subcommand.
-type crawlsCommand struct {
+// clientGroup is a command whose subcommands are calls to a running
+// server: `trawl crawls`, `trawl hosts` (hosts.go) and `trawl node`
+// (node.go). Each subcommand is a leaf with clientFlags and its own.
+type clientGroup struct {
+	name, summary string
+	about         string // what its subcommands are about, for its --help: "its crawls"
+	examples      string // its --help's examples, lines of "  trawl ..."
+	commands      []clientCommand
+}
+
+// register registers the group and its subcommands' flags; called from
+// init.
+func (g *clientGroup) register() {
+	register(g.name, g.summary, g.main)
+	for _, sc := range g.commands {
+		leaf(g.name+" "+sc.name, func(fs *flag.FlagSet) { sc.register(fs, new(clientFlags)) })
+	}
+}
+
+// clientCommand is one subcommand of a clientGroup.
+type clientCommand struct {
 	name, args, summary, help string
 	nargs                     int // arguments wanted; -1: any number
 	// run does the subcommand's call and prints its answer: a usageError
 	// for bad arguments, an apiclient error otherwise.
-	run crawlsRun
+	run clientRun
 	// bind, if set, makes a subcommand with flags of its own (beside
 	// clientFlags): their registration and the run that reads them, over
 	// a new set of values each time.
-	bind func() (flags func(*flag.FlagSet), run crawlsRun)
+	bind func() (flags func(*flag.FlagSet), run clientRun)
 }
 
-// crawlsRun runs a subcommand with its client and its arguments, flags
-// removed.
-type crawlsRun func(ctx context.Context, c *apiclient.Client, cf *clientFlags, args []string, stdout io.Writer) error
+// clientRun runs a subcommand with its client and its arguments, flags
+// removed; it writes its answer to stdout.
+type clientRun func(ctx context.Context, c *apiclient.Client, cf *clientFlags, args []string, stdout io.Writer) error
 
-// crawlsCommands are `trawl crawls`'s subcommands, in the order --help
-// lists them. "seeds" and "exclude" (a running crawl's seeds and exclusion
-// patterns) are to come with their API routes (docs/plans/issue-9.md, step
-// 5), as entries here over apiclient calls of their own.
-var crawlsCommands []crawlsCommand
+// crawlsGroup is `trawl crawls`; its subcommands are in the order --help lists
+// them.
+var crawlsGroup = &clientGroup{name: "crawls", about: "its crawls",
+	summary: "list, show, create, steer (seeds, exclusions), pause, resume and cancel a running server's crawls",
+	examples: `  trawl crawls list
+  trawl crawls create --seed https://example.org/ --max-pages 1000
+  trawl crawls stats 1
+  trawl crawls exclude 1 --add '/calendar/'
+  trawl crawls pause 1 && trawl crawls resume 1`}
 
 // createArgs are `trawl crawls create`'s own flags, a crawl's spec.
 type createArgs struct {
@@ -58,7 +81,7 @@ func (a *createArgs) register(fs *flag.FlagSet) {
 }
 
 func init() {
-	crawlsCommands = []crawlsCommand{
+	crawlsGroup.commands = []clientCommand{
 		{name: "list", summary: "every crawl the server knows", nargs: 0, run: crawlsList, help: `
 Examples:
   trawl crawls list
@@ -67,7 +90,7 @@ Examples:
 Examples:
   trawl crawls show 3
   trawl crawls show 3 --json`},
-		{name: "create", args: "[SEED...]", summary: "start a crawl", nargs: -1, bind: func() (func(*flag.FlagSet), crawlsRun) { a := new(createArgs); return a.register, a.run }, help: `
+		{name: "create", args: "[SEED...]", summary: "start a crawl", nargs: -1, bind: func() (func(*flag.FlagSet), clientRun) { a := new(createArgs); return a.register, a.run }, help: `
 From the --seed URLs and any given as arguments; prints the crawl's id. The
 spec's defaults are trawl crawl's: the seeds' hosts, depth 20, no page limit,
 priority 0.
@@ -82,6 +105,24 @@ Examples:
   trawl crawls stats 3
   watch -n 5 trawl crawls stats 3
   trawl crawls stats 3 --json | jq .fetched`},
+		{name: "seeds", args: "ID URL...", summary: "add seeds to a crawl that has not ended", nargs: -1, run: crawlsSeeds, help: `
+The seeds go through the crawl's scope and exclusions; those the crawl has
+seen already are not queued again. Prints how many were added.
+
+Examples:
+  trawl crawls seeds 3 https://example.org/new/ https://example.org/archive/
+  xargs trawl crawls seeds 3 < more-seeds.txt`},
+		{name: "exclude", args: "ID", summary: "show or edit a crawl's exclusion patterns", nargs: 1, bind: func() (func(*flag.FlagSet), clientRun) { a := new(excludeArgs); return a.register, a.run }, help: `
+Patterns are regular expressions (Go's RE2 syntax) matched anywhere in a
+canonical URL unless anchored. A URL one matches is not fetched: links are
+dropped as they are found, queued URLs as they are leased. Without --add or
+--remove, prints the patterns; with them, changes them (the token is needed)
+and prints the patterns after the change, one a line.
+
+Examples:
+  trawl crawls exclude 3
+  trawl crawls exclude 3 --add '/calendar/' --add '\?sessionid='
+  trawl crawls exclude 3 --remove '/calendar/'`},
 		{name: "pause", args: "ID", summary: "pause a crawl (its queued URLs wait; fetches in flight finish)", nargs: 1, run: crawlsChange((*apiclient.Client).Pause), help: `
 Examples:
   trawl crawls pause 3
@@ -93,15 +134,12 @@ Examples:
 Examples:
   trawl crawls cancel 3`},
 	}
-	register("crawls", "list, show, create, pause, resume and cancel a running server's crawls", cmdCrawls)
-	for _, sc := range crawlsCommands {
-		leaf("crawls "+sc.name, func(fs *flag.FlagSet) { sc.register(fs, new(clientFlags)) })
-	}
+	crawlsGroup.register()
 }
 
 // register adds the subcommand's flags to fs, with cf holding the
 // clients' ones, and returns its run.
-func (sc crawlsCommand) register(fs *flag.FlagSet, cf *clientFlags) crawlsRun {
+func (sc clientCommand) register(fs *flag.FlagSet, cf *clientFlags) clientRun {
 	cf.register(fs)
 	if sc.bind == nil {
 		return sc.run
@@ -111,47 +149,53 @@ func (sc crawlsCommand) register(fs *flag.FlagSet, cf *clientFlags) crawlsRun {
 	return run
 }
 
-func crawlsHelp() string {
+// help is the group's --help.
+func (g *clientGroup) help() string {
 	var b strings.Builder
-	b.WriteString("usage: trawl crawls COMMAND [flags] [args]\n\nTalks to a running trawl serve (--server) about its crawls.\n\nCommands:\n")
-	for _, sc := range crawlsCommands {
+	fmt.Fprintf(&b, "usage: trawl %s COMMAND [flags] [args]\n\nTalks to a running trawl serve (--server) about %s.\n\nCommands:\n", g.name, g.about)
+	for _, sc := range g.commands {
 		fmt.Fprintf(&b, "  %-8s %s\n", sc.name, sc.summary)
 	}
-	b.WriteString(`
-Run 'trawl crawls COMMAND --help' for its flags. A config file section
-"crawls" holds defaults for all of them (e.g. "server"), "crawls create"
+	example := g.commands[0].name // a subcommand whose own section is worth showing
+	for _, sc := range g.commands {
+		if sc.bind != nil {
+			example = sc.name
+			break
+		}
+	}
+	fmt.Fprintf(&b, `
+Run 'trawl %[1]s COMMAND --help' for its flags. A config file section
+%[1]q holds defaults for all of them (e.g. "server"), "%[1]s %[2]s"
 for one.
 
 Examples:
-  trawl crawls list
-  trawl crawls create --seed https://example.org/ --max-pages 1000
-  trawl crawls stats 1
-  trawl crawls pause 1 && trawl crawls resume 1
-`)
+%[3]s
+`, g.name, example, strings.TrimRight(g.examples, "\n"))
 	return b.String()
 }
 
-func cmdCrawls(args []string, stdout, stderr io.Writer) int {
+// main runs `trawl GROUP args...`.
+func (g *clientGroup) main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, crawlsHelp())
+		fmt.Fprint(stderr, g.help())
 		return 2
 	}
 	if a := args[0]; a == "-h" || a == "--help" || a == "-help" || a == "help" {
-		fmt.Fprint(stderr, crawlsHelp())
+		fmt.Fprint(stderr, g.help())
 		return 0
 	}
-	for _, sc := range crawlsCommands {
+	for _, sc := range g.commands {
 		if sc.name == args[0] {
-			return sc.main(args[1:], stdout, stderr)
+			return sc.main(g.name+" "+sc.name, args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "trawl crawls: unknown command %q\n\n%s", args[0], crawlsHelp())
+	fmt.Fprintf(stderr, "trawl %s: unknown command %q\n\n%s", g.name, args[0], g.help())
 	return 2
 }
 
-// main parses the subcommand's flags and arguments and runs it.
-func (sc crawlsCommand) main(args []string, stdout, stderr io.Writer) int {
-	path := "crawls " + sc.name
+// main parses the subcommand's flags and arguments and runs it; path is
+// its name with its group's.
+func (sc clientCommand) main(path string, args []string, stdout, stderr io.Writer) int {
 	help := fmt.Sprintf("usage: trawl %s [flags] %s\n\n%s.\n%s\n%s\n%s", path, sc.args,
 		strings.ToUpper(sc.summary[:1])+sc.summary[1:], sc.help, tokenHelp, clientExitHelp)
 	fs := newFlagSet(path, help, clientEnv, stderr)
@@ -320,6 +364,63 @@ func crawlsChange(do func(*apiclient.Client, context.Context, uint32) (apiclient
 		fmt.Fprintf(w, "crawl %d %s\n", cr.ID, cr.State)
 		return nil
 	}
+}
+
+// crawlsSeeds adds seeds to a crawl.
+func crawlsSeeds(ctx context.Context, c *apiclient.Client, cf *clientFlags, args []string, w io.Writer) error {
+	if len(args) < 2 {
+		return usageError{fmt.Errorf("want ID URL..., got %q", args)}
+	}
+	id, err := idArg(args)
+	if err != nil {
+		return err
+	}
+	s, err := c.AddSeeds(ctx, id, args[1:])
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		printJSON(w, s.Raw)
+		return nil
+	}
+	fmt.Fprintf(w, "crawl %d: %d seeds added, %d seen already\n", id, s.Added, s.AlreadySeen)
+	return nil
+}
+
+// excludeArgs are `trawl crawls exclude`'s own flags.
+type excludeArgs struct{ add, remove multiFlag }
+
+func (a *excludeArgs) register(fs *flag.FlagSet) {
+	fs.Var(&a.add, "add", "add this pattern (repeatable)")
+	fs.Var(&a.remove, "remove", "remove this pattern (repeatable)")
+}
+
+// run shows or edits the crawl's exclusion patterns.
+func (a *excludeArgs) run(ctx context.Context, c *apiclient.Client, cf *clientFlags, args []string, w io.Writer) error {
+	id, err := idArg(args)
+	if err != nil {
+		return err
+	}
+	var x apiclient.Exclusions
+	if len(a.add) == 0 && len(a.remove) == 0 {
+		x, err = c.Exclusions(ctx, id)
+	} else {
+		x, err = c.EditExclusions(ctx, id, a.add, a.remove)
+	}
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		printJSON(w, x.Raw)
+		return nil
+	}
+	if len(x.Patterns) == 0 {
+		fmt.Fprintf(w, "crawl %d excludes nothing: trawl crawls exclude %d --add PATTERN adds a pattern\n", id, id)
+	}
+	for _, p := range x.Patterns {
+		fmt.Fprintln(w, p)
+	}
+	return nil
 }
 
 // run creates the crawl.

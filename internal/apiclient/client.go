@@ -1,6 +1,7 @@
 // Package apiclient is a Go client of trawl's HTTP control API (package api,
-// docs/api/openapi.yaml), used by `trawl status` and `trawl crawls`. Its
-// types mirror the API's JSON bodies. A Client is safe for concurrent use.
+// docs/api/openapi.yaml), used by `trawl status`, `trawl crawls`, `trawl
+// hosts` and `trawl node`. Its types mirror the API's JSON bodies. A Client
+// is safe for concurrent use.
 //
 // Every call has a deadline (Options.Timeout). Every failure is an *Error
 // that names the operation and the server, and says either what the API
@@ -132,7 +133,8 @@ func StatusOf(err error) int {
 	return 0
 }
 
-// call sends method path with in (if not nil) as its JSON body, and
+// call sends method path (escaped, as url.PathEscape does its parts, and
+// with its query if any) with in (if not nil) as its JSON body, and
 // decodes a 2xx answer into out (if not nil). okStatus lists other
 // statuses whose body is an answer rather than an error (the 503 of
 // /readyz). It returns the answer's body as the server sent it.
@@ -151,7 +153,14 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any, okS
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	u := *c.base
-	u.Path += path
+	escaped, query, _ := strings.Cut(path, "?")
+	unescaped, err := url.PathUnescape(escaped)
+	if err != nil {
+		return fail(0, err)
+	}
+	u.RawPath = u.EscapedPath() + escaped
+	u.Path += unescaped
+	u.RawQuery = query
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
 		return fail(0, err)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -94,6 +95,7 @@ func TestAgainstTheAPI(t *testing.T) {
 		t.Errorf("Stats(%d) = %+v, %v", id, st, err)
 	}
 	strict[Stats](t, "Stats", st.Raw)
+	host := steerAndHosts(t, c, id, web.Seeds())
 
 	for _, step := range []struct {
 		name  string
@@ -123,6 +125,24 @@ func TestAgainstTheAPI(t *testing.T) {
 		{"unknown crawl", func() error { _, err := c.Crawl(ctx, 999); return err }, 404, "id", "no crawl 999"},
 		{"stats of an unknown crawl", func() error { _, err := c.Stats(ctx, 999); return err }, 404, "id", "no crawl 999"},
 		{"resume a cancelled crawl", func() error { _, err := c.Resume(ctx, id); return err }, 409, "", "cancelled"},
+		{"seeds without a token", func() error { _, err := anon.AddSeeds(ctx, id, []string{"http://a.test/"}); return err }, 401, "", "Bearer"},
+		{"seeds of a cancelled crawl", func() error { _, err := c.AddSeeds(ctx, id, web.Seeds()[:1]); return err }, 409, "", "cancelled"},
+		{"no seeds to add", func() error { _, err := c.AddSeeds(ctx, id, nil); return err }, 400, "seeds", "seed URLs"},
+		{"seeds of an unknown crawl", func() error { _, err := c.AddSeeds(ctx, 999, []string{"http://a.test/"}); return err }, 404, "id", "no crawl 999"},
+		{"exclusions of an unknown crawl", func() error { _, err := c.Exclusions(ctx, 999); return err }, 404, "id", "no crawl 999"},
+		{"exclude without a token", func() error { _, err := anon.EditExclusions(ctx, id, []string{"x"}, nil); return err }, 401, "", "Bearer"},
+		{"a bad host state", func() error { _, err := c.Hosts(ctx, HostQuery{State: "asleep"}); return err }, 400, "state", "asleep"},
+		{"hosts of an unknown crawl", func() error { _, err := c.Hosts(ctx, HostQuery{Crawl: 999}); return err }, 404, "crawl", "no crawl 999"},
+		{"a page too long", func() error { _, err := c.Hosts(ctx, HostQuery{Limit: 5000}); return err }, 400, "limit", "5000"},
+		{"an unknown host", func() error { _, err := c.HostStatus(ctx, "nowhere.test"); return err }, 404, "host", "nowhere.test"},
+		{"a policy without a token", func() error { _, err := anon.SetHostPolicy(ctx, host, HostPolicy{}); return err }, 401, "", "Bearer"},
+		{"a negative least gap", func() error {
+			ms := int64(-1)
+			_, err := c.SetHostPolicy(ctx, host, HostPolicy{MinDelayMS: &ms})
+			return err
+		}, 400, "min_delay_ms", "want 0.."},
+		{"too many in parallel", func() error { _, err := c.SetHostPolicy(ctx, host, HostPolicy{MaxParallel: 1000}); return err }, 400, "max_parallel", "1000"},
+		{"pause the node without a token", func() error { _, err := anon.PauseNode(ctx); return err }, 401, "", "Bearer"},
 	} {
 		err := tc.call()
 		var e *Error
@@ -137,6 +157,95 @@ func TestAgainstTheAPI(t *testing.T) {
 	if list, _ := c.Crawls(ctx); len(list.Crawls) != 1 {
 		t.Errorf("after refused calls the node has %d crawls, want 1", len(list.Crawls))
 	}
+}
+
+// steerAndHosts drives the steering, host and node calls over a crawl
+// still running: each answer decodes strictly and says what was asked.
+// It returns a host the node knows, for the refusals' tests.
+func steerAndHosts(t *testing.T, c *Client, id uint32, seeds []string) string {
+	t.Helper()
+	ctx := context.Background()
+	seeded, err := c.AddSeeds(ctx, id, append([]string{seeds[0] + "added-by-test"}, seeds...))
+	if err != nil || seeded.Added+seeded.AlreadySeen != len(seeds)+1 || seeded.AlreadySeen < len(seeds) {
+		t.Errorf("AddSeeds = %+v, %v; want the %d seeds already seen", seeded, err, len(seeds))
+	}
+	strict[Seeded](t, "AddSeeds", seeded.Raw)
+	x, err := c.Exclusions(ctx, id)
+	if err != nil || x.Patterns == nil || len(x.Patterns) != 0 {
+		t.Errorf("Exclusions = %+v, %v; want none", x, err)
+	}
+	strict[Exclusions](t, "Exclusions", x.Raw)
+	x, err = c.EditExclusions(ctx, id, []string{`/private/`, `\.pdf$`}, nil)
+	if err != nil || !slices.Equal(x.Patterns, []string{`/private/`, `\.pdf$`}) {
+		t.Errorf("EditExclusions(add) = %+v, %v", x, err)
+	}
+	x, err = c.EditExclusions(ctx, id, nil, []string{`/private/`})
+	if err != nil || !slices.Equal(x.Patterns, []string{`\.pdf$`}) {
+		t.Errorf("EditExclusions(remove) = %+v, %v", x, err)
+	}
+	strict[Exclusions](t, "EditExclusions", x.Raw)
+	for _, tc := range []struct {
+		name        string
+		add, remove []string
+		field       string
+	}{{"a bad pattern", []string{"("}, nil, "add"}, {"an unknown pattern", nil, []string{"nope"}, "remove"}} {
+		_, err := c.EditExclusions(ctx, id, tc.add, tc.remove)
+		if e := (*Error)(nil); !errors.As(err, &e) || e.Status != 400 || e.Field != tc.field {
+			t.Errorf("EditExclusions with %s: err = %v, want a 400 naming %q", tc.name, err, tc.field)
+		}
+	}
+
+	var hosts HostList
+	for deadline := time.Now().Add(20 * time.Second); len(hosts.Hosts) == 0; time.Sleep(20 * time.Millisecond) {
+		if hosts, err = c.Hosts(ctx, HostQuery{Crawl: id, Limit: 2}); err != nil || time.Now().After(deadline) {
+			t.Fatalf("Hosts = %+v, %v; want the crawl's hosts", hosts, err)
+		}
+	}
+	strict[HostList](t, "Hosts", hosts.Raw)
+	all := len(hosts.Hosts)
+	for q := (HostQuery{Crawl: id, Limit: 2, Cursor: hosts.NextCursor}); q.Cursor != ""; {
+		page, err := c.Hosts(ctx, q)
+		if err != nil {
+			t.Fatalf("Hosts(%+v): %v", q, err)
+		}
+		strict[HostList](t, "Hosts (a later page)", page.Raw)
+		all, q.Cursor = all+len(page.Hosts), page.NextCursor
+	}
+	if all < len(seeds) {
+		t.Errorf("Hosts over every page: %d hosts, want at least the seeds' %d", all, len(seeds))
+	}
+	host := hosts.Hosts[0].Host
+	d, err := c.HostStatus(ctx, host)
+	if err != nil || d.Host.Host != host || d.QueuedByCrawl == nil || d.HeldByCrawl == nil || d.Robots == nil {
+		t.Errorf("HostStatus(%q) = %+v, %v", host, d, err)
+	}
+	strict[HostDetail](t, "HostStatus", d.Raw)
+
+	ms := int64(250)
+	set, err := c.SetHostPolicy(ctx, host, HostPolicy{MinDelayMS: &ms, MaxParallel: 2, Paused: true})
+	if err != nil || set.Host != host || set.Policy.MinDelayMS == nil || *set.Policy.MinDelayMS != 250 || set.Policy.MaxParallel != 2 || !set.Policy.Paused {
+		t.Errorf("SetHostPolicy = %+v, %v; want the policy sent", set, err)
+	}
+	strict[PolicySet](t, "SetHostPolicy", set.Raw)
+	if d, _ := c.HostStatus(ctx, host); !d.Policy.Paused || d.Policy.MaxParallel != 2 {
+		t.Errorf("after SetHostPolicy the host's policy is %+v", d.Policy)
+	}
+	if set, err := c.SetHostPolicy(ctx, host, HostPolicy{}); err != nil || set.Policy != (HostPolicy{}) {
+		t.Errorf("SetHostPolicy({}) = %+v, %v; want the defaults", set, err)
+	}
+
+	for _, step := range []struct {
+		name   string
+		do     func(context.Context) (NodeState, error)
+		paused bool
+	}{{"Node", c.Node, false}, {"PauseNode", c.PauseNode, true}, {"Node", c.Node, true}, {"ResumeNode", c.ResumeNode, false}} {
+		got, err := step.do(ctx)
+		if err != nil || got.Paused != step.paused {
+			t.Errorf("%s = %+v, %v; want paused %v", step.name, got, err, step.paused)
+		}
+		strict[NodeState](t, step.name, got.Raw)
+	}
+	return host
 }
 
 // TestNoAnswer: nothing listening, and a server slower than the timeout,
@@ -222,8 +331,17 @@ func TestTokenOnlyOnChanges(t *testing.T) {
 	c.Crawl(ctx, 1)
 	c.Pause(ctx, 1)
 	c.CreateCrawl(ctx, CrawlRequest{Seeds: []string{"http://a.test/"}})
+	c.Hosts(ctx, HostQuery{State: "ready"})
+	c.SetHostPolicy(ctx, "a.test:8080", HostPolicy{})
+	c.Node(ctx)
+	c.PauseNode(ctx)
+	c.Exclusions(ctx, 1)
+	c.EditExclusions(ctx, 1, []string{"x"}, nil)
 	want := map[string]string{"GET /prefix/v1/crawls": "", "GET /prefix/v1/crawls/1": "",
-		"POST /prefix/v1/crawls/1/pause": "Bearer abc", "POST /prefix/v1/crawls": "Bearer abc"}
+		"POST /prefix/v1/crawls/1/pause": "Bearer abc", "POST /prefix/v1/crawls": "Bearer abc",
+		"GET /prefix/v1/hosts": "", "PUT /prefix/v1/hosts/a.test:8080/policy": "Bearer abc",
+		"GET /prefix/v1/node": "", "POST /prefix/v1/node/pause": "Bearer abc",
+		"GET /prefix/v1/crawls/1/exclusions": "", "POST /prefix/v1/crawls/1/exclusions": "Bearer abc"}
 	mu.Lock()
 	defer mu.Unlock()
 	for k, v := range want {

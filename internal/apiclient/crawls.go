@@ -8,8 +8,8 @@ import (
 )
 
 // The crawl routes (docs/api/openapi.yaml: /v1/crawls...). Seeds and
-// exclusions of a running crawl, and the host routes, get their own files
-// when the API has them.
+// exclusions of a running crawl are in steer.go, the host and node routes
+// in hosts.go.
 
 // CrawlRequest is POST /v1/crawls's body. Zero fields take the server's
 // defaults: no name, no domain limit (the seeds' hosts), no depth or page
