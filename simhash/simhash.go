@@ -2,7 +2,9 @@
 // visible text of HTML pages, for near-duplicate detection: pages whose
 // fingerprints differ in few bits (Distance ≤ 3) have nearly the same text.
 // Everything here is pure and safe for concurrent use; nothing is kept
-// between calls.
+// between calls, except in an Index (index.go), which finds the stored
+// fingerprints within MaxNear bits of one by its four 16-bit bands (the
+// pigeonhole principle) and is not safe for concurrent use.
 //
 // The fingerprint is stored on disk (per-URL state, content fingerprints),
 // so the feature hash, the word rules and the shingle size below are part
