@@ -1,12 +1,14 @@
 package store
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/simhash"
 )
 
 // FormatVersion is the version of the on-disk format: the key layout drawn
@@ -31,6 +33,14 @@ const FormatVersion uint32 = 3
 //	| 't'  | job (4 B, BE)   |   job tally: what it did, over every run
 //	|      |                 |   (value: job.Tally; added within version 3)
 //	+------+-----------------+
+//
+//	content (not per host; keyed by value, so that a fleet can shard them
+//	by value; added within version 3):
+//	+------+------------------------------------------------+
+//	| 'd'  | SHA-256 of a payload (32 B)                    |  the archived original
+//	| 'n'  | band (1 B) | band value (2 B, BE) | SimHash    |  near-duplicate band
+//	|      | fingerprint (8 B, BE): simhash.BandKey         |  (value: package dedup)
+//	+------+------------------------------------------------+
 //
 //	per-host kinds:
 //	+------+-----------+-----------------+------+------------------------+
@@ -142,6 +152,8 @@ const (
 	KindJob         Kind = 'j'
 	KindJobCounters Kind = 'c'
 	KindJobTally    Kind = 't'
+	KindDigest      Kind = 'd'
+	KindNear        Kind = 'n'
 )
 
 // perHost reports whether keys of kind k carry a partition and a host.
@@ -177,6 +189,10 @@ func (k Kind) String() string {
 		return "job counters"
 	case KindJobTally:
 		return "job tally"
+	case KindDigest:
+		return "digest"
+	case KindNear:
+		return "near band"
 	}
 	return fmt.Sprintf("kind(%#x)", byte(k))
 }
@@ -207,6 +223,11 @@ type Key struct {
 	Seq    uint64
 	URL    string
 	Origin string
+	// Digest is a digest key's SHA-256; Band and Fingerprint a near band
+	// key's.
+	Digest      [sha256.Size]byte
+	Band        uint8
+	Fingerprint uint64
 }
 
 // Encode returns the bytes of k. For per-host kinds, Part is recomputed from
@@ -235,6 +256,10 @@ func (k Key) Encode() []byte {
 		return JobCountersKey(k.Job)
 	case KindJobTally:
 		return JobTallyKey(k.Job)
+	case KindDigest:
+		return DigestKey(k.Digest)
+	case KindNear:
+		return NearKey(k.Fingerprint, int(k.Band))
 	}
 	return []byte{byte(k.Kind)}
 }
@@ -346,6 +371,24 @@ func JobTallyKey(id uint32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{byte(KindJobTally)}, id)
 }
 
+// DigestKey returns the key of the archived original of a payload whose
+// SHA-256 is sum.
+func DigestKey(sum [sha256.Size]byte) []byte {
+	return append([]byte{byte(KindDigest)}, sum[:]...)
+}
+
+// NearKey returns the key of SimHash fingerprint fp under its band
+// (0..simhash.NumBands-1): 'n' and simhash.BandKey.
+func NearKey(fp uint64, band int) []byte {
+	return simhash.BandKey([]byte{byte(KindNear)}, fp, band)
+}
+
+// NearPrefix returns the prefix of the near band keys of every stored
+// fingerprint that shares fp's band.
+func NearPrefix(fp uint64, band int) []byte {
+	return NearKey(fp, band)[:1+simhash.BandPrefixLen]
+}
+
 // KindPrefix returns the prefix shared by every key of kind.
 func KindPrefix(kind Kind) []byte { return []byte{byte(kind)} }
 
@@ -395,6 +438,21 @@ func DecodeKey(key []byte) (Key, error) {
 			return Key{}, malformed(key, fmt.Sprintf("%s key of %d bytes, want %d", k.Kind, len(key), 1+jobLen))
 		}
 		k.Job = binary.BigEndian.Uint32(key[1:])
+		return k, nil
+	case KindDigest:
+		if len(key) != 1+sha256.Size {
+			return Key{}, malformed(key, fmt.Sprintf("digest key of %d bytes, want %d", len(key), 1+sha256.Size))
+		}
+		copy(k.Digest[:], key[1:])
+		return k, nil
+	case KindNear:
+		if len(key) != 1+simhash.BandPrefixLen+8 {
+			return Key{}, malformed(key, fmt.Sprintf("near band key of %d bytes, want %d", len(key), 1+simhash.BandPrefixLen+8))
+		}
+		k.Band, k.Fingerprint = key[1], binary.BigEndian.Uint64(key[1+simhash.BandPrefixLen:])
+		if int(k.Band) >= simhash.NumBands || binary.BigEndian.Uint16(key[2:]) != simhash.Band(k.Fingerprint, int(k.Band)) {
+			return Key{}, malformed(key, "near band key whose band is not its fingerprint's")
+		}
 		return k, nil
 	}
 	if !k.Kind.perHost() {

@@ -34,6 +34,8 @@ func TestKeyEncoding(t *testing.T) {
 		{"JobKey", JobKey(0x01020304), "j\x01\x02\x03\x04"},
 		{"JobCountersKey", JobCountersKey(5), "c\x00\x00\x00\x05"},
 		{"JobTallyKey", JobTallyKey(5), "t\x00\x00\x00\x05"},
+		{"NearKey", NearKey(0x1122_3344_5566_7788, 1), "n\x01\x55\x66\x11\x22\x33\x44\x55\x66\x77\x88"},
+		{"NearPrefix", NearPrefix(0x1122_3344_5566_7788, 3), "n\x03\x11\x22"},
 		{"PartitionPrefix", PartitionPrefix(KindURL, 14), "u\x00\x0e"},
 		{"PartitionPrefix high", PartitionPrefix(KindQueue, 255), "q\x00\xff"},
 		{"PrefixEnd", PrefixEnd([]byte("u\x00\xff")), "u\x01"},
@@ -66,6 +68,9 @@ func TestDecodeKey(t *testing.T) {
 		{Kind: KindJob},
 		{Kind: KindJobCounters, Job: 1<<32 - 1},
 		{Kind: KindJobTally, Job: 3},
+		{Kind: KindDigest, Digest: [32]byte{1, 2, 3, 31: 9}},
+		{Kind: KindNear, Band: 2, Fingerprint: 0x0123_4567_89ab_cdef},
+		{Kind: KindNear, Band: 3, Fingerprint: 0},
 	}
 	for _, k := range good {
 		if k.Kind.perHost() {
@@ -105,6 +110,10 @@ func TestDecodeKey(t *testing.T) {
 		{"job key short", "j\x00\x01"},
 		{"job key long", "j\x00\x00\x00\x01\x00"},
 		{"job counters key short", "c"},
+		{"digest key short", "d\x01\x02"},
+		{"near key short", "n\x00\x00\x00"},
+		{"near key band 4", "n\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"},
+		{"near key band value not the fingerprint's", "n\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"},
 	}
 	for _, c := range bad {
 		if k, err := DecodeKey([]byte(c.key)); !errors.Is(err, ErrMalformedKey) {

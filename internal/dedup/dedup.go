@@ -1,0 +1,191 @@
+// Package dedup is the node's content-seen gate: an exact index from a
+// payload's SHA-256 to the archived original response (URL, date, WARC
+// file and offset), and a near-duplicate index of SimHash fingerprints by
+// their bands (simhash.BandKey), each fingerprint with the URL of the page
+// it came from.
+//
+// Both live in the node's store, keyed by value (kinds 'd' and 'n'), never
+// by host, so that a fleet can shard them by value. Entries are written
+// into the caller's batch: the node puts them in a page's completion
+// batch, which commits only after the page's WARC records are durable, so
+// an entry never names a record that a crash could lose. Two fetches of
+// one payload completing at once may both be archived as originals; the
+// index then keeps the last written. An Index holds no state of its own
+// and is safe for concurrent use.
+package dedup
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/simhash"
+)
+
+// Original is an archived response that later identical payloads refer
+// to (WARC-Refers-To-Target-URI, -Date and the record's place).
+type Original struct {
+	URL    string
+	Date   time.Time // the response's WARC-Date
+	File   string    // WARC file name, without directory
+	Offset int64     // the response record's offset in File
+}
+
+const originalVersion = 1
+
+// Encode returns o's stored form: version; URL length and URL; date (varint,
+// Unix ns); file name length and name; offset (uvarint).
+func (o Original) Encode() []byte {
+	b := []byte{originalVersion}
+	b = binary.AppendUvarint(b, uint64(len(o.URL)))
+	b = append(b, o.URL...)
+	b = binary.AppendVarint(b, o.Date.UnixNano())
+	b = binary.AppendUvarint(b, uint64(len(o.File)))
+	b = append(b, o.File...)
+	return binary.AppendUvarint(b, uint64(max(o.Offset, 0)))
+}
+
+// ErrMalformed wraps every decoding error.
+var ErrMalformed = errors.New("dedup: malformed stored entry")
+
+// DecodeOriginal reads a stored Original.
+func DecodeOriginal(b []byte) (Original, error) {
+	if len(b) == 0 || b[0] != originalVersion {
+		return Original{}, fmt.Errorf("%w: version", ErrMalformed)
+	}
+	r := reader{b: b[1:]}
+	var o Original
+	o.URL = r.str()
+	o.Date = time.Unix(0, r.varint()).UTC()
+	o.File = r.str()
+	o.Offset = int64(r.uvarint())
+	if r.err != nil || len(r.b) != 0 || o.Offset < 0 {
+		return Original{}, fmt.Errorf("%w: cut off or trailing bytes", ErrMalformed)
+	}
+	return o, nil
+}
+
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err, r.b = ErrMalformed, nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err, r.b = ErrMalformed, nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) str() string {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.err, r.b = ErrMalformed, nil
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+// Index is the content-seen gate over a store.
+type Index struct {
+	db *store.DB
+}
+
+// New returns the index kept in db.
+func New(db *store.DB) *Index { return &Index{db: db} }
+
+// Exact returns the archived original of a payload whose SHA-256 is sum,
+// and false if none is known.
+func (x *Index) Exact(sum [sha256.Size]byte) (Original, bool, error) {
+	v, err := x.db.Get(store.DigestKey(sum))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Original{}, false, nil
+	case err != nil:
+		return Original{}, false, fmt.Errorf("dedup: look up digest: %w", err)
+	}
+	o, err := DecodeOriginal(v)
+	if err != nil {
+		return Original{}, false, err
+	}
+	return o, true, nil
+}
+
+// AddExact puts o as the original of payload sum into b. Only a response
+// record goes here, never a revisit: a revisit refers to the response.
+func (x *Index) AddExact(b *store.Batch, sum [sha256.Size]byte, o Original) error {
+	return b.Set(store.DigestKey(sum), o.Encode())
+}
+
+// MaxBandScan bounds the stored fingerprints Near reads per band: a band
+// value shared by more pages than this (a site of near-identical pages)
+// is not read to its end; the first ones found are enough to call a page
+// a near-duplicate.
+const MaxBandScan = 1024
+
+// Near returns the stored fingerprint nearest to fp within maxDist bits
+// (at most simhash.MaxNear) with its page's URL, and false if there is
+// none. A fingerprint equal to fp counts (distance 0).
+func (x *Index) Near(fp uint64, maxDist int) (url string, near uint64, dist int, ok bool, err error) {
+	maxDist = min(max(maxDist, 0), simhash.MaxNear)
+	dist = maxDist + 1
+	for band := range simhash.NumBands {
+		it, err := x.db.NewIter(store.NearPrefix(fp, band))
+		if err != nil {
+			return "", 0, 0, false, fmt.Errorf("dedup: near lookup: %w", err)
+		}
+		n := 0
+		for it.First(); it.Valid() && n < MaxBandScan; it.Next() {
+			n++
+			k := it.Key()
+			cand := binary.BigEndian.Uint64(k[len(k)-8:])
+			if d := bits.OnesCount64(cand ^ fp); d < dist {
+				url, near, dist, ok = string(it.Value()), cand, d, true
+			}
+		}
+		err = it.Error()
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", 0, 0, false, fmt.Errorf("dedup: near lookup: %w", err)
+		}
+		if ok && dist == 0 {
+			break
+		}
+	}
+	if !ok {
+		return "", 0, 0, false, nil
+	}
+	return url, near, dist, true, nil
+}
+
+// AddNear puts fingerprint fp of the page at url into b, under each of
+// its bands.
+func (x *Index) AddNear(b *store.Batch, fp uint64, url string) error {
+	for band := range simhash.NumBands {
+		if err := b.Set(store.NearKey(fp, band), []byte(url)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

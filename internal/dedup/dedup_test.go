@@ -1,0 +1,122 @@
+package dedup
+
+import (
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"math/bits"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/simhash"
+)
+
+func memDB(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open("state", store.Options{FS: vfs.NewMem(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func commit(t *testing.T, db *store.DB, fill func(*store.Batch) error) {
+	t.Helper()
+	b := db.NewBatch()
+	if err := fill(b); err != nil {
+		b.Close()
+		t.Fatal(err)
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExact(t *testing.T) {
+	db := memDB(t)
+	x := New(db)
+	sum := sha256.Sum256([]byte("<html>same</html>"))
+	if _, ok, err := x.Exact(sum); ok || err != nil {
+		t.Fatalf("Exact before any add: %v, %v", ok, err)
+	}
+	o := Original{URL: "http://a.test/x", Date: time.Date(2026, 12, 2, 3, 4, 5, 6, time.UTC), File: "trawl-1.warc.gz", Offset: 12345}
+	commit(t, db, func(b *store.Batch) error { return x.AddExact(b, sum, o) })
+	got, ok, err := x.Exact(sum)
+	if err != nil || !ok || got != o {
+		t.Fatalf("Exact = %+v, %v, %v; want %+v", got, ok, err, o)
+	}
+	if _, ok, _ := x.Exact(sha256.Sum256([]byte("other"))); ok {
+		t.Error("Exact found another digest")
+	}
+}
+
+func TestOriginalDecodeRejects(t *testing.T) {
+	good := Original{URL: "http://a.test/", File: "f", Offset: 1}.Encode()
+	for name, b := range map[string][]byte{
+		"empty": nil, "version": {2}, "cut": good[:len(good)-1], "trailing": append(append([]byte{}, good...), 0),
+	} {
+		if _, err := DecodeOriginal(b); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed", name, err)
+		}
+	}
+}
+
+func FuzzDecodeOriginal(f *testing.F) {
+	f.Add(Original{URL: "http://a.test/", Date: time.Unix(1, 2), File: "f.warc.gz", Offset: 99}.Encode())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		o, err := DecodeOriginal(b)
+		if err != nil {
+			return
+		}
+		back, err := DecodeOriginal(o.Encode())
+		if err != nil || back != o {
+			t.Fatalf("re-encoding %+v: %+v, %v", o, back, err)
+		}
+	})
+}
+
+// TestNear: against a linear scan over the same fingerprints, the store's
+// banded lookup finds the nearest one within the distance asked (up to
+// simhash.MaxNear), or reports none when the scan finds none.
+func TestNear(t *testing.T) {
+	db := memDB(t)
+	x := New(db)
+	rng := rand.New(rand.NewPCG(7, 8))
+	var stored []uint64
+	commit(t, db, func(b *store.Batch) error {
+		for i := range 2000 {
+			fp := rng.Uint64()
+			if i%4 == 0 && i > 0 {
+				fp = stored[rng.IntN(len(stored))] ^ 1<<rng.IntN(64) ^ 1<<rng.IntN(64) ^ 1<<rng.IntN(64) ^ 1<<rng.IntN(64)
+			}
+			stored = append(stored, fp)
+			if err := x.AddNear(b, fp, "u"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for q := range 2000 {
+		query := stored[rng.IntN(len(stored))]
+		for range rng.IntN(5) {
+			query ^= 1 << rng.IntN(64)
+		}
+		maxDist := q % (simhash.MaxNear + 1)
+		best := maxDist + 1
+		for _, fp := range stored {
+			best = min(best, bits.OnesCount64(fp^query))
+		}
+		_, near, dist, ok, err := x.Near(query, maxDist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != (best <= maxDist) || ok && (dist != best || simhash.Distance(near, query) != dist) {
+			t.Fatalf("Near(%x, %d) = %x at %d, %v; a scan finds the nearest at %d", query, maxDist, near, dist, ok, best)
+		}
+	}
+}
