@@ -189,11 +189,23 @@ func buildExchange(ex *Exchange, date time.Time, infoID string) (resp, req *reco
 			field{"WARC-Warcinfo-ID", infoID},
 			field{"Content-Type", ct})
 	}
-	respFields := common(respID, reqID, "application/http;msgtype=response", 1)
+	respFields := common(respID, reqID, "application/http;msgtype=response", 4)
 	if ex.Truncated != "" {
 		respFields = append(respFields, field{"WARC-Truncated", ex.Truncated})
 	}
-	resp = newRecord("response", respFields, len(ex.ResponseHeader), ex.PayloadSHA256, ex.ResponseHeader, ex.Body)
+	if rv := ex.Revisit; rv != nil {
+		// The HTTP headers only; the payload digest is the original's.
+		respFields = append(respFields,
+			field{"WARC-Profile", ProfileIdenticalPayload},
+			field{"WARC-Refers-To-Target-URI", rv.TargetURI},
+			field{"WARC-Refers-To-Date", rv.Date.UTC().Format(dateFormat)})
+		if rv.RecordID != "" {
+			respFields = append(respFields, field{"WARC-Refers-To", rv.RecordID})
+		}
+		resp = newRecord("revisit", respFields, len(ex.ResponseHeader), ex.PayloadSHA256, ex.ResponseHeader)
+	} else {
+		resp = newRecord("response", respFields, len(ex.ResponseHeader), ex.PayloadSHA256, ex.ResponseHeader, ex.Body)
+	}
 	// Exchange.validate made sure the request has its empty line.
 	req = newRecord("request", common(reqID, respID, "application/http;msgtype=request", 0), headerEnd(ex.Request), nil, ex.Request)
 	return resp, req

@@ -124,7 +124,24 @@ type Exchange struct {
 	// from it instead of hashing Body again. The writer cannot tell a
 	// wrong sum from a right one; a reader's digest check will.
 	PayloadSHA256 []byte
+	// Revisit, if set, makes the response a revisit record (WARC 1.1
+	// section 6.7.2, profile identical-payload-digest): the HTTP headers
+	// without the payload, whose digest (PayloadSHA256, then required) is
+	// the original response's. Body is not written. Truncated must be "".
+	Revisit *Revisit
 }
+
+// Revisit names the archived response whose payload a revisit repeats:
+// always a response record, never another revisit.
+type Revisit struct {
+	TargetURI string    // WARC-Refers-To-Target-URI: the original's WARC-Target-URI
+	Date      time.Time // WARC-Refers-To-Date: the original's WARC-Date
+	RecordID  string    // WARC-Refers-To: the original's WARC-Record-ID; "" if not known
+}
+
+// ProfileIdenticalPayload is the WARC-Profile of a revisit record whose
+// payload is identical to the original's (WARC 1.1 section 6.7.2).
+const ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
 // Location is where a response record lives, for a later CDXJ index, and
 // which exchange it is, for Durable. The zero Location names no exchange.
@@ -136,6 +153,9 @@ type Location struct {
 	Offset int64
 	// Length is the length in bytes of that gzip member.
 	Length int64
+	// RecordID is the record's WARC-Record-ID (what a revisit's
+	// WARC-Refers-To names).
+	RecordID string
 
 	// seq numbers the exchange among those of its Writer, from 1, in the
 	// order they were written.
@@ -299,7 +319,7 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 		}
 	}
 
-	loc := Location{File: w.cur.path, Offset: w.size, Length: enc.lens[0]}
+	loc := Location{File: w.cur.path, Offset: w.size, Length: enc.lens[0], RecordID: resp.get("WARC-Record-ID")}
 	n := int64(enc.buf.Len())
 	if _, err := w.cur.f.Write(enc.buf.Bytes()); err != nil {
 		name := w.cur.path + OpenSuffix
@@ -724,6 +744,20 @@ func (ex *Exchange) validate() error {
 		return bad("Request has no empty line after its headers")
 	case ex.PayloadSHA256 != nil && len(ex.PayloadSHA256) != sha256.Size:
 		return bad("PayloadSHA256 is %d bytes, not a SHA-256 sum (%d)", len(ex.PayloadSHA256), sha256.Size)
+	}
+	if rv := ex.Revisit; rv != nil {
+		switch {
+		case ex.PayloadSHA256 == nil:
+			return bad("a revisit needs PayloadSHA256, the original's payload digest")
+		case ex.Truncated != "":
+			return bad("a revisit has no payload to be truncated (Truncated %q)", ex.Truncated)
+		case rv.TargetURI == "" || strings.ContainsFunc(rv.TargetURI, isCTLOrSpace) || !hasScheme(rv.TargetURI):
+			return bad("Revisit.TargetURI %q is not an absolute URI", rv.TargetURI)
+		case rv.Date.IsZero():
+			return bad("Revisit.Date is zero")
+		case rv.RecordID != "" && (!strings.HasPrefix(rv.RecordID, "<") || !strings.HasSuffix(rv.RecordID, ">") || strings.ContainsFunc(rv.RecordID, isCTLOrSpace)):
+			return bad("Revisit.RecordID %q is not a <URI>", rv.RecordID)
+		}
 	}
 	if ex.IP != "" {
 		if _, err := netip.ParseAddr(ex.IP); err != nil {

@@ -168,7 +168,8 @@ func readBackWith(t *testing.T, path string, strict bool) []readRecord {
 		if got, want := wr.WarcHeader().Get(gowarc.WarcBlockDigest), sha256Digest(block); got != want {
 			t.Errorf("%s record %d: WARC-Block-Digest = %q, want %q", path, len(out), got, want)
 		}
-		if pb, ok := wr.Block().(gowarc.PayloadBlock); ok && wr.Type() != gowarc.Warcinfo {
+		// A revisit's payload digest is its original's (it has no payload).
+		if pb, ok := wr.Block().(gowarc.PayloadBlock); ok && wr.Type() != gowarc.Warcinfo && wr.Type() != gowarc.Revisit {
 			p, err := pb.PayloadBytes()
 			if err != nil {
 				t.Fatal(err)
@@ -800,6 +801,21 @@ func TestExchangeValidate(t *testing.T) {
 		{"header not ended", func(e *Exchange) { e.ResponseHeader = []byte("HTTP/1.1 200 OK\r\nA: b\r\n") }, "empty line"},
 		{"no request", func(e *Exchange) { e.Request = nil }, "Request is empty"},
 		{"request not ended", func(e *Exchange) { e.Request = []byte("GET / HTTP/1.1\r\nHost: a\r\n") }, "Request has no empty line"},
+		{"revisit", func(e *Exchange) { e.PayloadSHA256, e.Revisit = make([]byte, 32), okRevisit() }, ""},
+		{"revisit without digest", func(e *Exchange) { e.Revisit = okRevisit() }, "PayloadSHA256"},
+		{"revisit truncated", func(e *Exchange) { e.PayloadSHA256, e.Revisit, e.Truncated = make([]byte, 32), okRevisit(), "length" }, "truncated"},
+		{"revisit relative target", func(e *Exchange) {
+			e.PayloadSHA256, e.Revisit = make([]byte, 32), okRevisit()
+			e.Revisit.TargetURI = "/x"
+		}, "TargetURI"},
+		{"revisit no date", func(e *Exchange) {
+			e.PayloadSHA256, e.Revisit = make([]byte, 32), okRevisit()
+			e.Revisit.Date = time.Time{}
+		}, "Date"},
+		{"revisit bad record id", func(e *Exchange) {
+			e.PayloadSHA256, e.Revisit = make([]byte, 32), okRevisit()
+			e.Revisit.RecordID = "urn:uuid:x"
+		}, "RecordID"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
