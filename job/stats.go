@@ -24,6 +24,7 @@ type Stats struct {
 	OutOfScope       atomic.Int64
 	Excluded         atomic.Int64 // URLs an exclusion pattern matched: links found, queued URLs at their lease
 	Duplicates       atomic.Int64 // URLs found (links, redirect targets, seeds) that the job's URL-seen gate had seen
+	Revisits         atomic.Int64 // pages whose payload was archived already: written as revisit records, not parsed
 	BadLinks         atomic.Int64
 
 	mu          sync.Mutex
@@ -63,6 +64,7 @@ func (s *Stats) Run() Tally {
 		Excluded:         s.Excluded.Load(),
 		BadLinks:         s.BadLinks.Load(),
 		Duplicates:       s.Duplicates.Load(),
+		Revisits:         s.Revisits.Load(),
 	}
 	s.mu.Lock()
 	t.Status, t.Errors = maps.Clone(s.status), maps.Clone(s.errors)

@@ -28,6 +28,7 @@ type Tally struct {
 	Excluded         int64            `json:"excluded"`
 	BadLinks         int64            `json:"bad_links"`
 	Duplicates       int64            `json:"duplicates"`
+	Revisits         int64            `json:"revisits"` // exact content duplicates, archived as revisit records
 	Status           map[string]int64 `json:"status"` // responses by status class
 	Errors           map[string]int64 `json:"errors"` // failures by class
 }
@@ -36,7 +37,7 @@ type Tally struct {
 // at the end: an older decoder skips them.
 func (t *Tally) fields() []*int64 {
 	return []*int64{&t.Pages, &t.Shared, &t.Requests, &t.RobotsFetches, &t.RobotsDisallowed, &t.RobotsGaveUp,
-		&t.Bytes, &t.Discovered, &t.OutOfScope, &t.Excluded, &t.BadLinks, &t.Duplicates}
+		&t.Bytes, &t.Discovered, &t.OutOfScope, &t.Excluded, &t.BadLinks, &t.Duplicates, &t.Revisits}
 }
 
 // Add returns t + u.

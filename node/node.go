@@ -43,6 +43,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/dedup"
 	"github.com/trawl-crawler/trawl/internal/frontierdb"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/urlseen"
@@ -69,6 +70,7 @@ type Node struct {
 	frontier *frontier.Frontier
 	queue    *frontierdb.Store
 	seen     *urlseen.Durable
+	dedup    *dedup.Index // the content-seen gate's exact index
 	fetcher  *fetch.Fetcher
 	robots   *robots.Keeper
 	warc     *warc.Writer
@@ -182,6 +184,7 @@ func Open(opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.state, n.db, n.frontier, n.queue, n.seen = st, st.DB, st.Frontier, st.Queue, st.Seen
+	n.dedup = dedup.New(st.DB)
 	keeperOpts.DB = st.DB
 	if n.robots, err = robots.NewKeeper(keeperOpts); err != nil {
 		st.Close()

@@ -17,6 +17,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/testweb"
 	"github.com/trawl-crawler/trawl/internal/warccheck"
 	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/warc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -144,6 +145,9 @@ func TestCrawlIsPoliteAndComplete(t *testing.T) {
 	if sum.StopReason != job.ReasonExhausted {
 		t.Errorf("StopReason = %q, want exhausted", sum.StopReason)
 	}
+	if sum.Total.Revisits == 0 {
+		t.Errorf("no revisit record; the web has exact copies of pages")
+	}
 	if sum.Errors["too-large"] == 0 {
 		t.Errorf("no too-large response counted; the web has an endless body: errors %v", sum.Errors)
 	}
@@ -162,7 +166,9 @@ func TestCrawlIsPoliteAndComplete(t *testing.T) {
 }
 
 // checkWARC validates every WARC file with the independent reader and
-// checks that every request the web answered has a response record.
+// checks that every request the web answered has a response or a revisit
+// record, and that every revisit refers to a response record (never a
+// revisit) of its URI and date with the same payload digest.
 func checkWARC(t *testing.T, h *harness, sum *Summary) {
 	t.Helper()
 	if len(sum.WARCFiles) == 0 {
@@ -186,8 +192,18 @@ func checkWARC(t *testing.T, h *harness, sum *Summary) {
 		t.Fatalf("warcio found %d errors: %v", len(rep.Errors), rep.Errors)
 	}
 	archived := map[string]bool{}
+	digestOf := map[string]string{} // URI and date of a response -> its payload digest
 	for _, r := range rep.Responses {
 		archived[r.URI] = true
+		digestOf[r.URI+" "+r.Date] = r.PayloadDigest
+	}
+	for _, r := range rep.Revisits {
+		archived[r.URI] = true
+		d, ok := digestOf[r.RefersToURI+" "+r.RefersToDate]
+		if !ok || d != r.PayloadDigest || r.Profile != warc.ProfileIdenticalPayload || r.RefersTo == "" {
+			t.Errorf("revisit of %s refers to %s at %s (%s): no response record of that URI and date with its digest %s",
+				r.URI, r.RefersToURI, r.RefersToDate, r.RefersTo, r.PayloadDigest)
+		}
 	}
 	port := h.srv.Port()
 	missing := 0
@@ -209,6 +225,10 @@ func checkWARC(t *testing.T, h *harness, sum *Summary) {
 	if missing > 0 {
 		t.Errorf("%d fetched URLs have no response record", missing)
 	}
+	if n := int64(len(rep.Revisits)); n < sum.Total.Revisits {
+		t.Errorf("%d revisit records; the crawl counted %d", n, sum.Total.Revisits)
+	}
+	t.Logf("WARC: %d responses, %d revisits", len(rep.Responses), len(rep.Revisits))
 	if _, err := os.Stat(filepath.Join(h.opts.DataDir, "summary.json")); err != nil {
 		t.Errorf("summary.json: %v", err)
 	}

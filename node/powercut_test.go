@@ -187,5 +187,8 @@ func archivedResponses(t *testing.T, fs vfs.FS, dir string) map[string]bool {
 	for _, r := range rep.Responses {
 		out[canonicalOf(t, r.URI)] = true
 	}
+	for _, r := range rep.Revisits { // an exact copy of a page archived before
+		out[canonicalOf(t, r.URI)] = true
+	}
 	return out
 }

@@ -26,6 +26,10 @@ type State struct {
 	// filter, so that a first fetch skips the read of a record it cannot
 	// have. Sized and loaded as Seen is.
 	Fetched *urlseen.KeyFilter
+	// Digests holds the keys of the content-seen gate's exact index
+	// (store.KindDigest) likewise, so that a page whose payload is new
+	// skips the index read.
+	Digests *urlseen.KeyFilter
 	// Resumed reports that the store held an earlier run's state.
 	Resumed bool
 }
@@ -92,6 +96,10 @@ func OpenState(o StateOptions) (*State, error) {
 	if s.Fetched, err = urlseen.NewKeyFilter(db, store.KindURL, o.Seen); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("node: load URL records: %w", err)
+	}
+	if s.Digests, err = urlseen.NewKeyFilter(db, store.KindDigest, o.Seen); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("node: load payload digests: %w", err)
 	}
 	s.Queue = frontierdb.New(db, frontierdb.Options{})
 	fo := o.Frontier

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/dedup"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/urlstate"
 	"github.com/trawl-crawler/trawl/job"
@@ -249,7 +251,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 		// Not released: the robots keeper is handed the body, and a
 		// robots.txt fetch per host is too rare to be worth the care.
 		sum, hasSum := payloadSum(resp)
-		if !n.archive(j, resp, sum, hasSum) {
+		if _, ok := n.archive(j, resp, sum, hasSum, nil, sum); !ok {
 			n.robots.Cancel(host, origin)
 			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
 			return
@@ -283,9 +285,10 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 	n.completeWith(l, j, o, b, nil)
 }
 
-// archive writes resp to the WARC and waits until it is on disk. A
-// failure stops the node.
-func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, hasSum bool) bool {
+// archive writes resp to the WARC, as a revisit of orig if that is not
+// nil (warcSum is then the payload's digest, which orig's record has), and
+// waits until it is on disk. A failure stops the node.
+func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, hasSum bool, orig *dedup.Original, warcSum [sha256.Size]byte) (warc.Location, bool) {
 	ex := &warc.Exchange{
 		URL:            resp.URL,
 		IP:             resp.IP.String(),
@@ -298,16 +301,57 @@ func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, 
 	if hasSum && resp.Identity() {
 		ex.PayloadSHA256 = sum[:] // the payload is the body as transferred
 	}
+	if orig != nil {
+		ex.PayloadSHA256 = warcSum[:]
+		ex.Revisit = &warc.Revisit{TargetURI: orig.URL, Date: orig.Date, RecordID: orig.RecordID}
+	}
 	loc, err := n.warc.Write(ex)
 	if err == nil {
 		err = <-n.warc.Durable(loc)
 	}
 	if err != nil {
 		n.fail(fmt.Errorf("node: archive %s: %w", resp.URL, err))
-		return false
+		return warc.Location{}, false
 	}
 	j.Stats.Bytes.Add(int64(len(resp.Body)))
-	return true
+	return loc, true
+}
+
+// contentSeen looks resp's payload up in the content-seen gate. It
+// returns the digest the WARC record carries (the body as transferred),
+// whether the response may enter the gate (a complete 2xx with a body),
+// and the archived original if the payload was archived before.
+func (n *Node) contentSeen(resp *fetch.Response, sum [sha256.Size]byte, hasSum bool) (warcSum [sha256.Size]byte, eligible bool, orig *dedup.Original) {
+	if !hasSum || resp.Status < 200 || resp.Status > 299 || len(resp.Body) == 0 || resp.Truncated != "" || resp.BodySkipped {
+		return warcSum, false, nil
+	}
+	warcSum = sum
+	if !resp.Identity() {
+		warcSum = sha256.Sum256(resp.Body)
+	}
+	if !n.state.Digests.MayHave(store.DigestKey(warcSum)) {
+		return warcSum, true, nil
+	}
+	o, ok, err := n.dedup.Exact(warcSum)
+	if err != nil {
+		n.opts.Logger.Warn("content-seen lookup; archiving in full", "url", resp.URL, "err", err)
+		return warcSum, true, nil
+	}
+	if !ok {
+		return warcSum, true, nil
+	}
+	return warcSum, true, &o
+}
+
+// keepOriginal enters a response archived in full into the content-seen
+// gate, in b (the page's completion batch, committed after its WARC
+// records are durable).
+func (n *Node) keepOriginal(b *store.Batch, j *job.Job, resp *fetch.Response, warcSum [sha256.Size]byte, loc warc.Location) {
+	o := dedup.Original{URL: resp.URL, Date: resp.Start, File: filepath.Base(loc.File), Offset: loc.Offset, RecordID: loc.RecordID, Job: j.ID}
+	n.state.Digests.Add(store.DigestKey(warcSum)) // before b commits: the filter holds every stored key
+	if err := n.dedup.AddExact(b, warcSum, o); err != nil {
+		n.opts.Logger.Warn("content-seen gate: keep original", "url", resp.URL, "err", err)
+	}
 }
 
 func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *url.URL) {
@@ -340,14 +384,25 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	}
 	defer resp.Release() // nothing below keeps the body past this call
 	sum, hasSum := payloadSum(resp)
-	if !n.archive(j, resp, sum, hasSum) {
+	warcSum, eligible, orig := n.contentSeen(resp, sum, hasSum)
+	loc, ok := n.archive(j, resp, sum, hasSum, orig, warcSum)
+	if !ok {
 		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 		return
+	}
+	// keep enters the page into the content-seen gate with its completion.
+	keep := func(b *store.Batch) *store.Batch {
+		if eligible && orig == nil {
+			n.keepOriginal(b, j, resp, warcSum, loc)
+		}
+		return b
 	}
 	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start)}
 	var (
 		page *sharedPage // what another job wanting this URL may use instead of a fetch
 		sim  *uint64     // the page's SimHash, if extraction took it
+		// unparsed: a copy of a page the job archived, whose links it has
+		unparsed bool
 	)
 	switch {
 	case resp.Status == 429 || resp.Status == 503:
@@ -360,7 +415,16 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		if resp.Location != "" {
 			page.redirect = n.location(j, resp.Location)
 		}
+	case resp.Status >= 200 && resp.Status < 300 && orig != nil && orig.Job == j.ID:
+		// An exact copy of a page this job archived: its links are the
+		// job's already, so it is not parsed again (nor shared with
+		// another job, which would need its links).
+		j.Stats.Revisits.Add(1)
+		page, unparsed = &sharedPage{at: start, status: resp.Status}, true
 	case resp.Status >= 200 && resp.Status < 300:
+		if orig != nil { // archived by another job: a revisit, parsed for this one
+			j.Stats.Revisits.Add(1)
+		}
 		page = &sharedPage{at: start, status: resp.Status}
 		page.links, sim = n.extract(j, u, resp)
 	default:
@@ -377,14 +441,14 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	var found []candidate
 	if page != nil {
 		found = n.candidates(j, it, u, page)
-		if n.running.Load() > 1 {
+		if n.running.Load() > 1 && !unparsed {
 			n.shared.put(it.URL, page)
 		}
 	}
 	obs := observation(resp, sim, sum, hasSum)
 	obs.Job = j.ID
 	if len(found) == 0 {
-		n.completeWith(l, j, o, n.recordFetch(nil, it, obs), nil)
+		n.completeWith(l, j, o, keep(n.recordFetch(nil, it, obs)), nil)
 		return
 	}
 	b := n.db.NewBatch()
@@ -395,7 +459,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 		return
 	}
-	n.completeWith(l, j, o, n.recordFetch(b, it, obs), add)
+	n.completeWith(l, j, o, keep(n.recordFetch(b, it, obs)), add)
 }
 
 // share answers l (job j's lease of a URL) with page, which another job's

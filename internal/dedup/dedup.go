@@ -31,14 +31,17 @@ import (
 type Original struct {
 	URL    string
 	Date   time.Time // the response's WARC-Date
-	File   string    // WARC file name, without directory
-	Offset int64     // the response record's offset in File
+	File     string    // WARC file name, without directory
+	Offset   int64     // the response record's offset in File
+	RecordID string    // the response record's WARC-Record-ID
+	Job      uint32    // the job whose fetch archived it
 }
 
 const originalVersion = 1
 
 // Encode returns o's stored form: version; URL length and URL; date (varint,
-// Unix ns); file name length and name; offset (uvarint).
+// Unix ns); file name length and name; offset (uvarint); record ID length
+// and ID; job (uvarint).
 func (o Original) Encode() []byte {
 	b := []byte{originalVersion}
 	b = binary.AppendUvarint(b, uint64(len(o.URL)))
@@ -46,7 +49,10 @@ func (o Original) Encode() []byte {
 	b = binary.AppendVarint(b, o.Date.UnixNano())
 	b = binary.AppendUvarint(b, uint64(len(o.File)))
 	b = append(b, o.File...)
-	return binary.AppendUvarint(b, uint64(max(o.Offset, 0)))
+	b = binary.AppendUvarint(b, uint64(max(o.Offset, 0)))
+	b = binary.AppendUvarint(b, uint64(len(o.RecordID)))
+	b = append(b, o.RecordID...)
+	return binary.AppendUvarint(b, uint64(o.Job))
 }
 
 // ErrMalformed wraps every decoding error.
@@ -63,6 +69,12 @@ func DecodeOriginal(b []byte) (Original, error) {
 	o.Date = time.Unix(0, r.varint()).UTC()
 	o.File = r.str()
 	o.Offset = int64(r.uvarint())
+	o.RecordID = r.str()
+	job := r.uvarint()
+	o.Job = uint32(job)
+	if job > 1<<32-1 {
+		r.err = ErrMalformed
+	}
 	if r.err != nil || len(r.b) != 0 || o.Offset < 0 {
 		return Original{}, fmt.Errorf("%w: cut off or trailing bytes", ErrMalformed)
 	}

@@ -44,7 +44,7 @@ func TestExact(t *testing.T) {
 	if _, ok, err := x.Exact(sum); ok || err != nil {
 		t.Fatalf("Exact before any add: %v, %v", ok, err)
 	}
-	o := Original{URL: "http://a.test/x", Date: time.Date(2026, 12, 2, 3, 4, 5, 6, time.UTC), File: "trawl-1.warc.gz", Offset: 12345}
+	o := Original{URL: "http://a.test/x", Date: time.Date(2026, 12, 2, 3, 4, 5, 6, time.UTC), File: "trawl-1.warc.gz", Offset: 12345, RecordID: "<urn:uuid:1>", Job: 7}
 	commit(t, db, func(b *store.Batch) error { return x.AddExact(b, sum, o) })
 	got, ok, err := x.Exact(sum)
 	if err != nil || !ok || got != o {

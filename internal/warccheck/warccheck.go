@@ -21,6 +21,7 @@ type Report struct {
 	Records   int            `json:"records"`   // records in all files
 	ByType    map[string]int `json:"byType"`    // records per WARC-Type
 	Responses []Response     `json:"responses"` // response records in file order
+	Revisits  []Revisit      `json:"revisits"`  // revisit records in file order
 	Errors    []string       `json:"errors"`    // every problem found; empty if the files are valid
 }
 
@@ -31,6 +32,22 @@ type Response struct {
 	File   string `json:"file"`   // file as passed to Validate
 	Offset int64  `json:"offset"` // offset of the record's gzip member
 	Length int64  `json:"length"` // length of that gzip member
+	// PayloadDigest is WARC-Payload-Digest, Date WARC-Date.
+	PayloadDigest string `json:"payloadDigest"`
+	Date          string `json:"date"`
+}
+
+// Revisit is one revisit record as warcio read it.
+type Revisit struct {
+	URI           string `json:"uri"`           // WARC-Target-URI
+	Profile       string `json:"profile"`       // WARC-Profile
+	RefersToURI   string `json:"refersToURI"`   // WARC-Refers-To-Target-URI
+	RefersToDate  string `json:"refersToDate"`  // WARC-Refers-To-Date
+	RefersTo      string `json:"refersTo"`      // WARC-Refers-To
+	PayloadDigest string `json:"payloadDigest"` // WARC-Payload-Digest
+	File          string `json:"file"`
+	Offset        int64  `json:"offset"`
+	Length        int64  `json:"length"`
 }
 
 // Script is the validator's path relative to the repository root.

@@ -154,6 +154,21 @@ async function validateFile(file, report, ids, refs) {
           file,
           offset: parser.offset,
           length: parser.recordLength,
+          payloadDigest: record.warcHeader("WARC-Payload-Digest") || "",
+          date: record.warcDate || "",
+        });
+      }
+      if (type === "revisit") {
+        report.revisits.push({
+          uri: record.warcTargetURI,
+          profile: record.warcHeader("WARC-Profile") || "",
+          refersToURI: record.warcHeader("WARC-Refers-To-Target-URI") || "",
+          refersToDate: record.warcHeader("WARC-Refers-To-Date") || "",
+          refersTo: record.warcHeader("WARC-Refers-To") || "",
+          payloadDigest: record.warcHeader("WARC-Payload-Digest") || "",
+          file,
+          offset: parser.offset,
+          length: parser.recordLength,
         });
       }
       index++;
@@ -167,7 +182,7 @@ async function main(files) {
     process.stderr.write("usage: validate.mjs FILE...\n");
     process.exit(2);
   }
-  const report = { files: 0, records: 0, byType: {}, responses: [], errors: [] };
+  const report = { files: 0, records: 0, byType: {}, responses: [], revisits: [], errors: [] };
   const ids = new Set();
   const refs = [];
   for (const file of files) {
