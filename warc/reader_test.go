@@ -299,4 +299,3 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
-
