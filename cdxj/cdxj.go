@@ -20,7 +20,6 @@ package cdxj
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -54,34 +53,69 @@ type Line struct {
 	Filename string // the WARC file's base name
 }
 
-// fields is the JSON object of a Line, in warcio's field order.
-type fields struct {
-	URL      string `json:"url"`
-	Mime     string `json:"mime,omitempty"`
-	Status   string `json:"status,omitempty"`
-	Digest   string `json:"digest,omitempty"`
-	Length   string `json:"length"`
-	Offset   string `json:"offset"`
-	Filename string `json:"filename"`
-}
-
 // String returns the line as written in a CDXJ file, without the LF.
-// JSON is written as JavaScript's JSON.stringify writes it ('<', '>' and
-// '&' not escaped).
+// The JSON object's keys are in warcio's order, and it is written as
+// JavaScript's JSON.stringify writes it (see writeJSONString).
+//
+// Header bytes beyond ASCII are taken as UTF-8 (WARC 1.1, section 4), so
+// only there may a line differ from warcio 2.4's, which writes each such
+// byte as the ISO-8859-1 character of that value ("é" as "Ã©"), in the
+// JSON and in the SURT. trawl's own records have ASCII target URIs (URLs
+// are written normalised, percent-encoded).
 func (l Line) String() string {
 	var b bytes.Buffer
 	b.WriteString(l.SURT)
 	b.WriteByte(' ')
 	b.WriteString(l.Timestamp)
 	b.WriteByte(' ')
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(fields{
-		URL: l.URL, Mime: l.Mime, Status: l.Status, Digest: l.Digest,
-		Length: strconv.FormatInt(l.Length, 10), Offset: strconv.FormatInt(l.Offset, 10),
-		Filename: l.Filename,
-	}) // cannot fail: strings only
-	return strings.TrimSuffix(b.String(), "\n")
+	b.WriteString(`{"url":`)
+	writeJSONString(&b, l.URL)
+	for _, f := range [...]struct{ name, value string }{
+		{"mime", l.Mime}, {"status", l.Status}, {"digest", l.Digest},
+	} {
+		if f.value != "" {
+			b.WriteString(`,"` + f.name + `":`)
+			writeJSONString(&b, f.value)
+		}
+	}
+	b.WriteString(`,"length":"` + strconv.FormatInt(l.Length, 10) + `","offset":"` + strconv.FormatInt(l.Offset, 10) + `","filename":`)
+	writeJSONString(&b, l.Filename)
+	b.WriteByte('}')
+	return b.String()
+}
+
+// writeJSONString writes s as JavaScript's JSON.stringify writes a string
+// (ECMA-262, QuoteJSONString): '"' and '\\' escaped, \b \f \n \r \t, other
+// control characters as \u00xx, everything else as is (no escaping of
+// '<', '>', '&', U+2028 or U+2029, unlike encoding/json). A byte that is
+// not UTF-8 becomes U+FFFD, as warcio's UTF-8 decoding of headers does.
+func writeJSONString(b *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[r>>4])
+			b.WriteByte(hex[r&0xf])
+		default:
+			b.WriteRune(r) // utf8.RuneError for an invalid byte: U+FFFD
+		}
+	}
+	b.WriteByte('"')
 }
 
 // wwwPrefix is the host prefix SURT drops; like warcio's, it is matched
