@@ -258,10 +258,23 @@ func (rd *Reader) End() (int64, error) {
 		return 0, rd.fail(rec.Offset, rd.contentErr(fmt.Errorf("block cut short: %d of Content-Length %d bytes missing", rd.rest.N, rec.ContentLength)))
 	}
 	if rd.compressed {
-		// Whatever follows the block in the member is skipped (the writer
-		// puts exactly CRLF CRLF there); reading to the end checks the
-		// member's CRC and length.
-		_, _ = io.Copy(io.Discard, rd.body)
+		// Line ends may follow the block in the member (the writer puts
+		// exactly CRLF CRLF there); anything else is another record, of a
+		// file gzipped whole or with several records a member, which would
+		// have no offset of its own: an error, not records lost silently.
+		// Reading to the end checks the member's CRC and length.
+		for {
+			b, err := rd.body.ReadByte()
+			if err != nil {
+				break
+			}
+			if b != '\r' && b != '\n' {
+				if rd.content.err == nil {
+					return 0, rd.fail(rec.Offset, errors.New("gzip member holds more than one record (each record must be a gzip member of its own)"))
+				}
+				break
+			}
+		}
 		if rd.content.err != nil {
 			return 0, rd.fail(rec.Offset, fmt.Errorf("gzip: %w", rd.content.err))
 		}

@@ -253,6 +253,7 @@ func TestReaderMalformed(t *testing.T) {
 		{"no length", gzipOf("WARC/1.1\r\nWARC-Type: resource\r\n\r\n"), 0, "no Content-Length"},
 		{"bad length", gzipOf("WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: -1\r\n\r\n"), 0, "not a length"},
 		{"short block", gzipOf("WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 10\r\n\r\nabc"), 0, "cut short"},
+		{"two records a member", gzipOf("WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 1\r\n\r\na\r\n\r\nWARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 1\r\n\r\nb\r\n\r\n"), 0, "more than one record"},
 		{"plain short", []byte("WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 10\r\n\r\nabc"), 0, "cut short"},
 		{"long header", gzipOf("WARC/1.1\r\nX: " + strings.Repeat("a", MaxHeaderBytes) + "\r\n\r\n"), 0, "longer than"},
 	}
