@@ -142,15 +142,19 @@ var wwwPrefix = regexp.MustCompile(`^(https?://)www\d*\.`)
 // the host's labels reversed and joined with ',', ":PORT" if the port is
 // not the scheme's default, ')', the path, and '?' with the query's
 // '&'-separated parts sorted, if there is a query. The fragment is
-// dropped. A URL that does not parse is returned as is.
+// dropped. A URL that does not parse is returned as is, less its "www.".
+//
+// One difference remains: a '%' that starts no escape ("/a%zz") is kept
+// by WHATWG but written "%25" here (net/url cannot hold it; see
+// urlnorm.Parse). trawl writes its URLs normalised, with "%25" already.
 func SURT(rawURL string) string {
 	if !strings.HasPrefix(rawURL, "https:") && !strings.HasPrefix(rawURL, "http:") {
 		return rawURL
 	}
-	s := strings.ToLower(wwwPrefix.ReplaceAllString(rawURL, "$1"))
-	u, err := urlnorm.Parse(s, nil)
+	stripped := wwwPrefix.ReplaceAllString(rawURL, "$1")
+	u, err := urlnorm.Parse(strings.ToLower(stripped), nil)
 	if err != nil {
-		return rawURL
+		return stripped // as warcio does: "www." gone, case kept
 	}
 	host := u.Hostname()
 	if strings.Contains(host, ":") {

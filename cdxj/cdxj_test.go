@@ -39,6 +39,23 @@ var surtCases = []struct{ url, want string }{
 	{"HTTP://example.com/", "HTTP://example.com/"}, // not "http:" case-sensitively
 	{"http://", "http://"},                         // does not parse
 	{"http://bücher.example/", ""},
+	{"http://example.com:/a", ""},
+	{"http://example.com:0080/", ""},
+	{"http://www.www.example.com/", ""},
+	{"http://www./", ""},
+	{"http:\\\\example.com\\a\\b", ""},
+	{"http://example.com/a\tb\nc", ""},
+	{"http://example.com/%7Efoo/%7efoo/~foo", ""},
+	{"http://example.com/a/./b/../c", ""},
+	{"http://example.com/?q=a+b&q=a%20b&Q=é", ""},
+	{"http://ex%41mple.com/", ""},
+	{"http://0x7f.1/", ""},
+	{"https://example.com/#a?b", ""},
+	{"http://example.com?x", ""},
+	{"http://[::FFFF:192.0.2.1]/", ""},
+	{"http://example.com/p?a=1;b=2&c", ""},
+	{"http://xn--bcher-kva.example/", ""},
+	{"http://example.com/%", "com,example)/%25"}, // warcio: "com,example)/%" (see SURT)
 	{"http://user:pw@www.example.com/", ""},
 }
 
@@ -64,6 +81,9 @@ func TestSURTWarcio(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, u := range urls {
+		if u == "http://example.com/%" {
+			continue // the one known difference, documented at SURT
+		}
 		if got := SURT(u); got != want[i] {
 			t.Errorf("SURT(%q) = %q, warcio's getSurt gives %q", u, got, want[i])
 		}
