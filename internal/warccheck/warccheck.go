@@ -123,3 +123,89 @@ func repoRoot() (string, error) {
 		}
 	}
 }
+
+// CDXIndex runs `warcio cdx-index --format cdxj` (tools/warcvalidate's
+// node_modules) over files and returns its lines, without their LF, in the
+// order warcio wrote them (file order, not sorted). Filenames in the lines
+// are the files' base names, as warcio writes them.
+func CDXIndex(files ...string) ([]string, error) {
+	if len(files) == 0 {
+		return nil, errors.New("warccheck: cdx-index: no files")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("warccheck: node not found on PATH (install Node.js 20+, then run %q in %s): %w", InstallHint, root, err)
+	}
+	cli := filepath.Join(root, "tools", "warcvalidate", "node_modules", "warcio", "dist", "cli.js")
+	if _, err := os.Stat(cli); err != nil {
+		return nil, fmt.Errorf("warccheck: warcio is not installed: run %q in %s", InstallHint, root)
+	}
+	abs := make([]string, len(files))
+	for i, f := range files {
+		if abs[i], err = filepath.Abs(f); err != nil {
+			return nil, fmt.Errorf("warccheck: cdx-index %s: %w", f, err)
+		}
+	}
+	cmd := exec.Command(node, append([]string{cli, "cdx-index", "--format", "cdxj"}, abs...)...)
+	cmd.Dir = root
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("warccheck: warcio cdx-index: %w; stderr: %s", err, stderr.Bytes())
+	}
+	if stderr.Len() > 0 {
+		return nil, fmt.Errorf("warccheck: warcio cdx-index warned: %s", stderr.Bytes())
+	}
+	var lines []string
+	for _, l := range bytes.Split(stdout.Bytes(), []byte("\n")) {
+		if len(l) > 0 {
+			lines = append(lines, string(l))
+		}
+	}
+	return lines, nil
+}
+
+// SURTs returns warcio's SURT key (its getSurt) of each URL, computed by
+// node, so that a Go SURT can be checked against it.
+func SURTs(urls ...string) ([]string, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("warccheck: node not found on PATH: %w", err)
+	}
+	utils := filepath.Join(root, "tools", "warcvalidate", "node_modules", "warcio", "dist", "utils.js")
+	if _, err := os.Stat(utils); err != nil {
+		return nil, fmt.Errorf("warccheck: warcio is not installed: run %q in %s", InstallHint, root)
+	}
+	in, err := json.Marshal(urls)
+	if err != nil {
+		return nil, err
+	}
+	script := `import {getSurt} from ` + strconvQuote("file://"+utils) + `;
+let s = ""; process.stdin.on("data", d => s += d).on("end", () => console.log(JSON.stringify(JSON.parse(s).map(getSurt))));`
+	cmd := exec.Command(node, "--input-type=module", "-e", script)
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("warccheck: getSurt: %w; stderr: %s", err, stderr.Bytes())
+	}
+	var out []string
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out) != len(urls) {
+		return nil, fmt.Errorf("warccheck: getSurt: decode %q: %v", stdout.Bytes(), err)
+	}
+	return out, nil
+}
+
+// strconvQuote quotes s as a JavaScript string literal.
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

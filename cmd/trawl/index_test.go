@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/warccheck"
+	"github.com/trawl-crawler/trawl/warc"
+)
+
+// writeIndexWARCs writes a few exchanges with the real Writer, rotating
+// files, and returns the files.
+func writeIndexWARCs(t *testing.T, dir string) []string {
+	t.Helper()
+	w, err := warc.NewWriter(warc.Options{Dir: dir, MaxFileSize: 4 << 10, Now: func() time.Time { return time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range []string{"http://www.a.test/", "http://b.test/x?z=1&a=2", "https://c.test:8443/", "http://a.test/gone"} {
+		status := "200 OK"
+		if i == 3 {
+			status = "404 Not Found"
+		}
+		_, err := w.Write(&warc.Exchange{
+			URL:            u,
+			Request:        []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+			ResponseHeader: []byte("HTTP/1.1 " + status + "\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"),
+			Body:           bytes.Repeat([]byte("page "), 300*(i+1)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w.Files()
+}
+
+func TestIndexCommand(t *testing.T) {
+	t.Setenv(configEnv, "")
+	dir := t.TempDir()
+	files := writeIndexWARCs(t, dir)
+	want, err := warccheck.CDXIndex(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(want)
+	wantText := strings.Join(want, "\n") + "\n"
+
+	var out, errb bytes.Buffer
+	if code := run(append([]string{"index"}, files...), &out, &errb); code != 0 {
+		t.Fatalf("trawl index = %d, stderr: %s", code, errb.String())
+	}
+	if out.String() != wantText {
+		t.Errorf("trawl index printed\n%s\nwarcio cdx-index, sorted:\n%s", out.String(), wantText)
+	}
+
+	idx := filepath.Join(dir, "index.cdxj")
+	out.Reset()
+	if code := run(append([]string{"index", "--out", idx}, files...), &out, &errb); code != 0 || out.Len() != 0 {
+		t.Fatalf("trawl index --out = %d, stdout %q, stderr: %s", code, out.String(), errb.String())
+	}
+	if got, err := os.ReadFile(idx); err != nil || string(got) != wantText {
+		t.Errorf("--out file: %q (%v), want warcio's lines sorted", got, err)
+	}
+}
+
+func TestIndexCommandErrors(t *testing.T) {
+	t.Setenv(configEnv, "")
+	dir := t.TempDir()
+	files := writeIndexWARCs(t, dir)
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.warc.gz")
+	if err := os.WriteFile(cut, data[:len(data)-20], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"index", cut, files[1]}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "cut.warc.gz: offset ") {
+		t.Errorf("trawl index CUT = %d, stderr %q; want 1 naming the file and offset", code, errb.String())
+	}
+	if !strings.Contains(out.String(), filepath.Base(files[1])) {
+		t.Errorf("the readable file was not indexed:\n%s", out.String())
+	}
+	errb.Reset()
+	if code := run([]string{"index"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "usage: trawl index") {
+		t.Errorf("trawl index (no files) = %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"index", "--help"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "Examples:") {
+		t.Errorf("trawl index --help = %d, %q", code, errb.String())
+	}
+}
