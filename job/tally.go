@@ -29,8 +29,8 @@ type Tally struct {
 	BadLinks         int64            `json:"bad_links"`
 	Duplicates       int64            `json:"duplicates"`
 	Revisits         int64            `json:"revisits"` // exact content duplicates, archived as revisit records
-	Status           map[string]int64 `json:"status"` // responses by status class
-	Errors           map[string]int64 `json:"errors"` // failures by class
+	Status           map[string]int64 `json:"status"`   // responses by status class
+	Errors           map[string]int64 `json:"errors"`   // failures by class
 }
 
 // fields lists the fixed counters in their stored order. New counters go

@@ -29,8 +29,8 @@ import (
 // Original is an archived response that later identical payloads refer
 // to (WARC-Refers-To-Target-URI, -Date and the record's place).
 type Original struct {
-	URL    string
-	Date   time.Time // the response's WARC-Date
+	URL      string
+	Date     time.Time // the response's WARC-Date
 	File     string    // WARC file name, without directory
 	Offset   int64     // the response record's offset in File
 	RecordID string    // the response record's WARC-Record-ID
