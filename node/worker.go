@@ -415,10 +415,10 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		if resp.Location != "" {
 			page.redirect = n.location(j, resp.Location)
 		}
-	case resp.Status >= 200 && resp.Status < 300 && orig != nil && orig.Job == j.ID:
+	case resp.Status >= 200 && resp.Status < 300 && orig != nil && orig.Job == j.ID && n.running.Load() <= 1:
 		// An exact copy of a page this job archived: its links are the
-		// job's already, so it is not parsed again (nor shared with
-		// another job, which would need its links).
+		// job's already, so it is not parsed again. (While other jobs
+		// run it is, so that they can share the page and its links.)
 		j.Stats.Revisits.Add(1)
 		page, unparsed = &sharedPage{at: start, status: resp.Status}, true
 	case resp.Status >= 200 && resp.Status < 300:
