@@ -191,19 +191,10 @@ func checkWARC(t *testing.T, h *harness, sum *Summary) {
 	if len(rep.Errors) > 0 {
 		t.Fatalf("warcio found %d errors: %v", len(rep.Errors), rep.Errors)
 	}
-	archived := map[string]bool{}
-	digestOf := map[string]string{} // URI and date of a response -> its payload digest
-	for _, r := range rep.Responses {
-		archived[r.URI] = true
-		digestOf[r.URI+" "+r.Date] = r.PayloadDigest
-	}
-	for _, r := range rep.Revisits {
-		archived[r.URI] = true
-		d, ok := digestOf[r.RefersToURI+" "+r.RefersToDate]
-		if !ok || d != r.PayloadDigest || r.Profile != warc.ProfileIdenticalPayload || r.RefersTo == "" {
-			t.Errorf("revisit of %s refers to %s at %s (%s): no response record of that URI and date with its digest %s",
-				r.URI, r.RefersToURI, r.RefersToDate, r.RefersTo, r.PayloadDigest)
-		}
+	archived := rep.Archived()
+	for _, r := range rep.Unresolved(warc.ProfileIdenticalPayload) {
+		t.Errorf("revisit of %s refers to %s at %s (%s): no response record of that URI and date with its digest %s",
+			r.URI, r.RefersToURI, r.RefersToDate, r.RefersTo, r.PayloadDigest)
 	}
 	port := h.srv.Port()
 	missing := 0

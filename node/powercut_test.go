@@ -15,6 +15,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/testweb"
 	"github.com/trawl-crawler/trawl/internal/urlstate"
 	"github.com/trawl-crawler/trawl/internal/warccheck"
+	"github.com/trawl-crawler/trawl/warc"
 )
 
 // TestPowerCut puts a node's store and WARC files on one crash-simulating
@@ -184,11 +185,11 @@ func archivedResponses(t *testing.T, fs vfs.FS, dir string) map[string]bool {
 	if len(rep.Errors) > 0 {
 		t.Fatalf("warcio found %d errors after a power cut: %v", len(rep.Errors), rep.Errors)
 	}
-	for _, r := range rep.Responses {
-		out[canonicalOf(t, r.URI)] = true
+	for u := range rep.Archived() { // responses, and revisits of pages archived before
+		out[canonicalOf(t, u)] = true
 	}
-	for _, r := range rep.Revisits { // an exact copy of a page archived before
-		out[canonicalOf(t, r.URI)] = true
+	for _, r := range rep.Unresolved(warc.ProfileIdenticalPayload) {
+		t.Errorf("after a power cut: revisit of %s refers to %s at %s, which no surviving response record is", r.URI, r.RefersToURI, r.RefersToDate)
 	}
 	return out
 }

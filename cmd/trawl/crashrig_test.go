@@ -479,9 +479,9 @@ func (g *rig) checkWARC() {
 	if len(rep.Errors) > 0 {
 		t.Errorf("warcio found %d errors in %d files: %s", len(rep.Errors), len(files), strings.Join(rep.Errors[:min(20, len(rep.Errors))], "\n"))
 	}
-	archived := make(map[string]bool, len(rep.Responses))
-	for _, r := range rep.Responses {
-		archived[r.URI] = true
+	archived := rep.Archived()
+	for _, r := range rep.Unresolved(warc.ProfileIdenticalPayload) {
+		t.Errorf("revisit of %s refers to %s at %s, which is no response record with its digest", r.URI, r.RefersToURI, r.RefersToDate)
 	}
 	var missing []string
 	for _, q := range g.srv.Log() {

@@ -37,6 +37,38 @@ type Response struct {
 	Date          string `json:"date"`
 }
 
+// Archived returns the target URIs of the report's response and revisit
+// records: the URLs whose fetch the files hold.
+func (r *Report) Archived() map[string]bool {
+	out := make(map[string]bool, len(r.Responses)+len(r.Revisits))
+	for _, x := range r.Responses {
+		out[x.URI] = true
+	}
+	for _, x := range r.Revisits {
+		out[x.URI] = true
+	}
+	return out
+}
+
+// Unresolved returns the revisit records that do not resolve to their
+// original: a response record (never a revisit) of the WARC-Refers-To
+// URI and date with the same payload digest, among the report's files,
+// with profile the identical-payload-digest one and WARC-Refers-To set.
+func (r *Report) Unresolved(profile string) []Revisit {
+	digest := make(map[string]string, len(r.Responses)) // URI and date -> payload digest
+	for _, x := range r.Responses {
+		digest[x.URI+" "+x.Date] = x.PayloadDigest
+	}
+	var out []Revisit
+	for _, x := range r.Revisits {
+		d, ok := digest[x.RefersToURI+" "+x.RefersToDate]
+		if !ok || d != x.PayloadDigest || x.Profile != profile || x.RefersTo == "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // Revisit is one revisit record as warcio read it.
 type Revisit struct {
 	URI           string `json:"uri"`           // WARC-Target-URI
