@@ -382,28 +382,14 @@ func readHeader(r *bufio.Reader) (*Record, error) {
 // readBoundedLine reads a CRLF-ended line, charging its length to budget,
 // and returns it without the CRLF.
 func readBoundedLine(r *bufio.Reader, budget *int) (string, error) {
-	var long []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(long)+len(chunk) > *budget {
-			return "", fmt.Errorf("header longer than %d bytes", MaxHeaderBytes)
-		}
-		switch err {
-		case nil:
-			*budget -= len(long) + len(chunk)
-			line := string(append(long, chunk...))
-			if !strings.HasSuffix(line, "\r\n") {
-				return "", errors.New("line not ended by CRLF")
-			}
-			return line[:len(line)-2], nil
-		case bufio.ErrBufferFull:
-			long = append(long, chunk...)
-		case io.EOF:
-			return "", io.ErrUnexpectedEOF
-		default:
-			return "", err
-		}
+	line, err := readLineMax(r, *budget)
+	if errors.Is(err, errLineTooLong) {
+		return "", fmt.Errorf("header longer than %d bytes", MaxHeaderBytes)
 	}
+	if err == nil {
+		*budget -= len(line) + 2
+	}
+	return line, err
 }
 
 // readHTTPHead reads an HTTP response's status line and headers from the

@@ -634,11 +634,24 @@ func parseRecord(r *bufio.Reader, hashes *blockHashes) (warcRecord, error) {
 // readLine reads a CRLF-ended line of at most maxRecoverLine bytes and
 // returns it without the CRLF.
 func readLine(r *bufio.Reader) (string, error) {
+	line, err := readLineMax(r, maxRecoverLine)
+	if errors.Is(err, errLineTooLong) {
+		return "", fmt.Errorf("line longer than %d bytes", maxRecoverLine)
+	}
+	return line, err
+}
+
+// errLineTooLong is readLineMax's error for a line past its limit.
+var errLineTooLong = errors.New("line too long")
+
+// readLineMax reads a CRLF-ended line of at most limit bytes, CRLF
+// included, and returns it without the CRLF.
+func readLineMax(r *bufio.Reader, limit int) (string, error) {
 	var long []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(long)+len(chunk) > maxRecoverLine {
-			return "", fmt.Errorf("line longer than %d bytes", maxRecoverLine)
+		if len(long)+len(chunk) > limit {
+			return "", errLineTooLong
 		}
 		switch err {
 		case nil:
