@@ -176,36 +176,32 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 	if st := s.start.Load(); st != 0 {
 		el = now.Sub(time.Unix(0, st))
 	}
+	run := s.Run()
 	p := Progress{
 		Elapsed:          el,
 		ElapsedSeconds:   el.Seconds(),
-		Pages:            s.Pages.Load(),
-		Shared:           s.Shared.Load(),
-		Requests:         s.Requests.Load(),
-		RobotsFetches:    s.RobotsFetches.Load(),
-		RobotsDisallowed: s.RobotsDisallowed.Load(),
-		RobotsGaveUp:     s.RobotsGaveUp.Load(),
-		Bytes:            s.Bytes.Load(),
-		Discovered:       s.Discovered.Load(),
-		OutOfScope:       s.OutOfScope.Load(),
-		Excluded:         s.Excluded.Load(),
-		Duplicates:       s.Duplicates.Load(),
-		BadLinks:         s.BadLinks.Load(),
-		Status:           map[string]int64{},
-		Errors:           map[string]int64{},
+		Pages:            run.Pages,
+		Shared:           run.Shared,
+		Requests:         run.Requests,
+		RobotsFetches:    run.RobotsFetches,
+		RobotsDisallowed: run.RobotsDisallowed,
+		RobotsGaveUp:     run.RobotsGaveUp,
+		Bytes:            run.Bytes,
+		Discovered:       run.Discovered,
+		OutOfScope:       run.OutOfScope,
+		Excluded:         run.Excluded,
+		Duplicates:       run.Duplicates,
+		BadLinks:         run.BadLinks,
+		Status:           run.Status,
+		Errors:           run.Errors,
 	}
 	if el > 0 {
 		p.PagesPerSecond = float64(p.Pages) / el.Seconds()
 	}
 	s.mu.Lock()
-	for k, v := range s.errors {
-		p.Errors[k] = v
-	}
-	for k, v := range s.status {
-		p.Status[k] = v
-	}
 	p.RobotsGaveUpOn = len(s.gaveUpHosts) + s.gaveUpMore
+	prior := s.prior
 	s.mu.Unlock()
-	p.Total = s.Total()
+	p.Total = prior.Add(run)
 	return p
 }
