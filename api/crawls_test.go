@@ -106,26 +106,34 @@ func errField(body map[string]any) (field, msg string) {
 	return field, msg
 }
 
-// TestCrawlRoutes drives the crawl routes over a real node crawling a
-// small synthetic web: every answer matches the OpenAPI file; bad input
-// and missing tokens change nothing; pause, resume and cancel change the
-// crawl's state, and an ended crawl cannot be resumed.
-func TestCrawlRoutes(t *testing.T) {
+// newNodeAPI serves the API over a started node that may crawl a small
+// synthetic web (served too), with testToken; all of it is closed when
+// the test ends.
+func newNodeAPI(t *testing.T) (*testweb.Server, *node.Node, *apiClient) {
+	t.Helper()
 	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 5, Hosts: 6, Latency: -1}), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer web.Close()
+	t.Cleanup(func() { web.Close() })
 	n, err := node.Open(node.Options{DataDir: t.TempDir(), MinDelay: 50 * time.Millisecond, Concurrency: 8,
 		AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Hosts: web.Resolver()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close()
+	t.Cleanup(func() { n.Close() })
 	n.Start()
 	srv := httptest.NewServer(New(Options{Node: func() Node { return n }, Token: testToken}))
-	defer srv.Close()
-	c := newAPIClient(t, srv.URL)
+	t.Cleanup(srv.Close)
+	return web, n, newAPIClient(t, srv.URL)
+}
+
+// TestCrawlRoutes drives the crawl routes over a real node crawling a
+// small synthetic web: every answer matches the OpenAPI file; bad input
+// and missing tokens change nothing; pause, resume and cancel change the
+// crawl's state, and an ended crawl cannot be resumed.
+func TestCrawlRoutes(t *testing.T) {
+	web, _, c := newNodeAPI(t)
 
 	crawls := func() int {
 		_, body := c.do("GET", "/v1/crawls", "", nil, true)

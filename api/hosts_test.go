@@ -2,13 +2,9 @@ package api
 
 import (
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"testing"
-	"time"
 
-	"github.com/trawl-crawler/trawl/internal/testweb"
-	"github.com/trawl-crawler/trawl/node"
 )
 
 // TestHostAndSteeringRoutes drives the host, node, seed and exclusion
@@ -16,21 +12,7 @@ import (
 // input gets a 400 naming the field and changes nothing; mutations
 // without the token get a 401.
 func TestHostAndSteeringRoutes(t *testing.T) {
-	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 5, Hosts: 6, Latency: -1}), testweb.ServeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	n, err := node.Open(node.Options{DataDir: t.TempDir(), MinDelay: 50 * time.Millisecond, Concurrency: 8,
-		AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Hosts: web.Resolver()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
-	n.Start()
-	srv := httptest.NewServer(New(Options{Node: func() Node { return n }, Token: testToken}))
-	defer srv.Close()
-	c := newAPIClient(t, srv.URL)
+	web, _, c := newNodeAPI(t)
 
 	// The node, paused, so that the crawl's URLs stay queued.
 	if code, body := c.do("POST", "/v1/node/pause", "", nil, false); code != 401 {
