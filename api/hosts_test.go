@@ -4,7 +4,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
-
 )
 
 // TestHostAndSteeringRoutes drives the host, node, seed and exclusion
