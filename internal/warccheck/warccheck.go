@@ -96,13 +96,9 @@ func Validate(files ...string) (*Report, error) {
 	if len(files) == 0 {
 		return nil, errors.New("warccheck: validate: no files")
 	}
-	root, err := repoRoot()
+	root, node, err := nodeAndRoot()
 	if err != nil {
 		return nil, err
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return nil, fmt.Errorf("warccheck: node not found on PATH (install Node.js 20+, then run %q in %s): %w", InstallHint, root, err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "tools", "warcvalidate", "node_modules", "warcio")); err != nil {
 		return nil, fmt.Errorf("warccheck: warcio is not installed: run %q in %s", InstallHint, root)
@@ -164,13 +160,9 @@ func CDXIndex(files ...string) ([]string, error) {
 	if len(files) == 0 {
 		return nil, errors.New("warccheck: cdx-index: no files")
 	}
-	root, err := repoRoot()
+	root, node, err := nodeAndRoot()
 	if err != nil {
 		return nil, err
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return nil, fmt.Errorf("warccheck: node not found on PATH (install Node.js 20+, then run %q in %s): %w", InstallHint, root, err)
 	}
 	cli := filepath.Join(root, "tools", "warcvalidate", "node_modules", "warcio", "dist", "cli.js")
 	if _, err := os.Stat(cli); err != nil {
@@ -201,16 +193,24 @@ func CDXIndex(files ...string) ([]string, error) {
 	return lines, nil
 }
 
+// nodeAndRoot returns the repository's root and the node binary that
+// runs warcio.
+func nodeAndRoot() (root, node string, err error) {
+	if root, err = repoRoot(); err != nil {
+		return "", "", err
+	}
+	if node, err = exec.LookPath("node"); err != nil {
+		return "", "", fmt.Errorf("warccheck: node not found on PATH (install Node.js 20+, then run %q in %s): %w", InstallHint, root, err)
+	}
+	return root, node, nil
+}
+
 // SURTs returns warcio's SURT key (its getSurt) of each URL, computed by
 // node, so that a Go SURT can be checked against it.
 func SURTs(urls ...string) ([]string, error) {
-	root, err := repoRoot()
+	root, node, err := nodeAndRoot()
 	if err != nil {
 		return nil, err
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return nil, fmt.Errorf("warccheck: node not found on PATH: %w", err)
 	}
 	utils := filepath.Join(root, "tools", "warcvalidate", "node_modules", "warcio", "dist", "utils.js")
 	if _, err := os.Stat(utils); err != nil {
