@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -143,7 +144,7 @@ func (h hosts) list(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	f := node.HostFilter{State: q.Get("state"), Limit: 100}
-	if f.State != "" && !isHostState(f.State) {
+	if f.State != "" && !slices.Contains(frontier.HostStates, f.State) {
 		writeError(w, http.StatusBadRequest, "state", fmt.Sprintf("%q: want one of %v", f.State, frontier.HostStates))
 		return
 	}
@@ -193,15 +194,6 @@ func (h hosts) list(w http.ResponseWriter, r *http.Request) {
 		out.NextCursor = strconv.FormatInt(int64(next), 10)
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-func isHostState(s string) bool {
-	for _, st := range frontier.HostStates {
-		if s == st {
-			return true
-		}
-	}
-	return false
 }
 
 func (h hosts) show(w http.ResponseWriter, r *http.Request) {

@@ -98,16 +98,6 @@ func (f *Frontier) SetHostPolicy(host string, p hostpolicy.Policy) {
 	f.signal()
 }
 
-// HostPolicy returns host's policy (the zero Policy if it has none).
-func (f *Frontier) HostPolicy(host string) hostpolicy.Policy {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if h := f.hosts.find(host); h != nil && h.policy {
-		return f.policies[h.id]
-	}
-	return hostpolicy.Policy{}
-}
-
 // HostInfo is what the frontier knows of one host now.
 type HostInfo struct {
 	Host string
