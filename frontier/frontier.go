@@ -57,6 +57,7 @@ type Item struct {
 	Redirects int    // redirects followed to reach this URL
 	Attempts  int    // earlier attempts that ended in a retryable failure
 	ShapeRun  int    // consecutive links within one URL shape (scope.ShapeRun)
+	Via       string // the URL whose link or redirect led here; "" for seeds
 	Job       uint32 // the job that queued it; 0: no job
 	Seq       uint64 // position in its host's queue; set by the frontier
 }
@@ -139,6 +140,13 @@ type Options struct {
 	// HostBudget is the number of URLs leased per host in this crawl;
 	// what is queued past it is dropped. 0 means no budget.
 	HostBudget int
+	// DuplicateAllowance cuts the budget of a host whose pages are mostly
+	// duplicates: once its completions that were duplicates (Outcome.
+	// Duplicate) outnumber the others by more than this, the host has
+	// spent its budget and what is queued for it is dropped. A host may
+	// thus go on while at least half of what it serves is new content,
+	// plus this slack. 0 means no cut.
+	DuplicateAllowance int
 	// LeaseTimeout is how long a worker holds a lease before it is
 	// re-offered. Default 5m.
 	LeaseTimeout time.Duration
@@ -239,6 +247,9 @@ func (o Options) Validate() error {
 	if o.HostBudget < 0 {
 		bad("HostBudget", o.HostBudget, "negative")
 	}
+	if o.DuplicateAllowance < 0 {
+		bad("DuplicateAllowance", o.DuplicateAllowance, "negative")
+	}
 	if o.LeaseTimeout < 0 {
 		bad("LeaseTimeout", o.LeaseTimeout, "negative")
 	}
@@ -291,6 +302,9 @@ type Outcome struct {
 	// time, and counted dropped for their jobs. With Requeue the lease's
 	// own item is dropped too; without, it is done.
 	DropHost bool
+	// Duplicate reports a page whose content was archived before (an
+	// exact or near duplicate), for Options.DuplicateAllowance.
+	Duplicate bool
 	// NotBefore, if not zero, is the earliest time the host may be
 	// contacted again, whatever else the outcome says (a crash lost what
 	// the host answered, so its gap is not known).
@@ -379,7 +393,7 @@ func New(opts Options) (*Frontier, error) {
 		// full delay after start-up, whatever its stored clock says.
 		h.nextAllowed = max(h.nextAllowed, f.clock.mono(now.Add(f.delay(h))))
 		h.lastDone = f.clock.mono(now)
-		h.leased, h.nextSeq, h.dead = int32(hs.Leased), hs.NextSeq, hs.Dead
+		h.leased, h.dups, h.nextSeq, h.dead = int32(hs.Leased), int32(hs.Duplicates), hs.NextSeq, hs.Dead
 		for l, n := range hs.Queued {
 			l = min(l, f.opts.Levels-1)
 			h.total[l] += int32(n)
@@ -482,6 +496,7 @@ func (f *Frontier) state(h *hostState) HostState {
 		Backoff:     h.backoff,
 		CrawlDelay:  h.crawlDelay,
 		Leased:      int(h.leased),
+		Duplicates:  int(h.dups),
 		NextSeq:     h.nextSeq,
 		Queued:      queued,
 		Dead:        h.dead,
@@ -694,7 +709,12 @@ func (f *Frontier) put(ch *Change, items []Item) {
 }
 
 func (f *Frontier) overBudget(h *hostState) bool {
-	return f.opts.HostBudget > 0 && int(h.leased) >= f.opts.HostBudget
+	if f.opts.HostBudget > 0 && int(h.leased) >= f.opts.HostBudget {
+		return true
+	}
+	// leased counts every page fetched (and the ones in flight), the
+	// duplicates among them too.
+	return f.opts.DuplicateAllowance > 0 && h.dups-(h.leased-h.dups) > int32(f.opts.DuplicateAllowance)
 }
 
 func (f *Frontier) pending(h *hostState) int {
@@ -1232,6 +1252,8 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 	f.schedule(h)
 	if o.NotStarted || o.Requeue {
 		h.leased-- // no page was fetched for this item, or it will be again
+	} else if o.Duplicate {
+		h.dups++
 	}
 	ch := &Change{Attach: attach, Hosts: []HostState{}}
 	j := f.job(l.Item.Job)

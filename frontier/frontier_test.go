@@ -327,6 +327,52 @@ func TestHostBudget(t *testing.T) {
 	}
 }
 
+// TestDuplicateAllowance: a host is cut off once its duplicate pages
+// outnumber its distinct ones by more than the allowance, whatever the
+// order they come in; a host serving mostly new pages is not.
+func TestDuplicateAllowance(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		dup    func(i int) bool // whether the i-th page leased is a duplicate
+		leased int              // pages leased before the host is cut (of 40)
+	}{
+		{"all duplicates", func(int) bool { return true }, 3},
+		{"one new in three", func(i int) bool { return i%3 != 0 }, 9},
+		{"half", func(i int) bool { return i%2 == 1 }, 40},
+		{"distinct first", func(i int) bool { return i >= 10 }, 23},
+		{"none", func(int) bool { return false }, 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, c := newTest(t, Options{MinDelay: time.Millisecond, DuplicateAllowance: 2})
+			for i := range 40 {
+				f.Add(nil, item("a.test", i))
+			}
+			got := 0
+			for range 100 {
+				l, wait := tryLease(t, f)
+				if l == nil {
+					if wait < 0 {
+						break
+					}
+					c.advance(wait)
+					continue
+				}
+				f.Complete(l, Outcome{Status: 200, Duplicate: tc.dup(got)}, nil)
+				got++
+			}
+			if got != tc.leased {
+				t.Errorf("leased %d pages, want %d", got, tc.leased)
+			}
+			if s := f.Stats(); s.Dropped != 40-tc.leased || !f.Done() {
+				t.Errorf("Stats() = %+v, want %d dropped", s, 40-tc.leased)
+			}
+			if hi, ok := f.Host("a.test"); !ok || hi.Leased != tc.leased {
+				t.Errorf("Host = %+v, want %d leased", hi, tc.leased)
+			}
+		})
+	}
+}
+
 func TestDropHost(t *testing.T) {
 	f, _ := newTest(t, Options{MinDelay: time.Millisecond})
 	f.Add(nil, item("a.test", 1), item("a.test", 2), item("b.test", 1))

@@ -52,6 +52,7 @@ type hostState struct {
 	backoff     time.Duration
 	inFlight    int32
 	leased      int32 // towards HostBudget
+	dups        int32 // of the leased, completed as duplicates (DuplicateAllowance)
 	heapIdx     int32 // index in ready, -1 if not there
 	due         int32 // how Frontier.due holds it (dueCount)
 }

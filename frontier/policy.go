@@ -106,8 +106,9 @@ type HostInfo struct {
 	State string // see HostStates
 	// Queued counts the host's items waiting, of every job (in memory or
 	// in the Store); InFlight its leases out; Leased the URLs leased
-	// towards the host budget.
-	Queued, InFlight, Leased int
+	// towards the host budget, Duplicates those that were duplicates
+	// (Options.DuplicateAllowance).
+	Queued, InFlight, Leased, Duplicates int
 	// NextAllowed is the earliest time the host may be contacted; zero if
 	// it has never been scheduled.
 	NextAllowed time.Time
@@ -164,6 +165,7 @@ func (f *Frontier) info(h *hostState, now mono) HostInfo {
 		Queued:      f.pending(h),
 		InFlight:    int(h.inFlight),
 		Leased:      int(h.leased),
+		Duplicates:  int(h.dups),
 		DelayReason: h.gapWhy.String(),
 		Backoff:     h.backoff,
 		CrawlDelay:  h.crawlDelay,

@@ -100,6 +100,7 @@ type HostState struct {
 	Backoff     time.Duration // current backoff delay, 0 if none
 	CrawlDelay  time.Duration // from robots.txt
 	Leased      int           // URLs leased towards the host budget
+	Duplicates  int           // of those, pages completed as duplicates
 	NextSeq     uint64        // Seq of the next item put
 	Queued      []int         // items in the Store, per level
 	Dead        bool          // queue dropped (drained lazily); later items are discarded

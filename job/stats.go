@@ -25,6 +25,7 @@ type Stats struct {
 	Excluded         atomic.Int64 // URLs an exclusion pattern matched: links found, queued URLs at their lease
 	Duplicates       atomic.Int64 // URLs found (links, redirect targets, seeds) that the job's URL-seen gate had seen
 	Revisits         atomic.Int64 // pages whose payload was archived already: written as revisit records, not parsed
+	NearDuplicates   atomic.Int64 // pages whose visible text is within NearDistance of a page archived already: links not followed
 	BadLinks         atomic.Int64
 
 	mu          sync.Mutex
@@ -65,6 +66,7 @@ func (s *Stats) Run() Tally {
 		BadLinks:         s.BadLinks.Load(),
 		Duplicates:       s.Duplicates.Load(),
 		Revisits:         s.Revisits.Load(),
+		NearDuplicates:   s.NearDuplicates.Load(),
 	}
 	s.mu.Lock()
 	t.Status, t.Errors = maps.Clone(s.status), maps.Clone(s.errors)

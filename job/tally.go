@@ -28,16 +28,17 @@ type Tally struct {
 	Excluded         int64            `json:"excluded"`
 	BadLinks         int64            `json:"bad_links"`
 	Duplicates       int64            `json:"duplicates"`
-	Revisits         int64            `json:"revisits"` // exact content duplicates, archived as revisit records
-	Status           map[string]int64 `json:"status"`   // responses by status class
-	Errors           map[string]int64 `json:"errors"`   // failures by class
+	Revisits         int64            `json:"revisits"`        // exact content duplicates, archived as revisit records
+	NearDuplicates   int64            `json:"near_duplicates"` // pages near another archived one (SimHash), links not followed
+	Status           map[string]int64 `json:"status"`          // responses by status class
+	Errors           map[string]int64 `json:"errors"`          // failures by class
 }
 
 // fields lists the fixed counters in their stored order. New counters go
 // at the end: an older decoder skips them.
 func (t *Tally) fields() []*int64 {
 	return []*int64{&t.Pages, &t.Shared, &t.Requests, &t.RobotsFetches, &t.RobotsDisallowed, &t.RobotsGaveUp,
-		&t.Bytes, &t.Discovered, &t.OutOfScope, &t.Excluded, &t.BadLinks, &t.Duplicates, &t.Revisits}
+		&t.Bytes, &t.Discovered, &t.OutOfScope, &t.Excluded, &t.BadLinks, &t.Duplicates, &t.Revisits, &t.NearDuplicates}
 }
 
 // Add returns t + u.

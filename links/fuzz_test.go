@@ -46,6 +46,9 @@ func FuzzExtract(f *testing.F) {
 		if want := simhash.HTML(body); p.SimHash != want {
 			t.Fatalf("ExtractWith(%q).SimHash = %#x, simhash.HTML = %#x", body, p.SimHash, want)
 		}
+		if (p.SimWords == 0) != (p.SimHash == 0) && p.SimWords < 2 {
+			t.Fatalf("ExtractWith(%q): SimHash %#x over %d words", body, p.SimHash, p.SimWords)
+		}
 
 		if len(p.Links) > limit {
 			t.Fatalf("ExtractWith(%q, MaxLinks=%d) returned %d links", body, limit, len(p.Links))
@@ -88,7 +91,7 @@ func FuzzExtract(f *testing.F) {
 		if without.SimHash != 0 {
 			t.Fatalf("ExtractWith(%q) without Options.SimHash: SimHash %#x", body, without.SimHash)
 		}
-		without.SimHash = p.SimHash
+		without.SimHash, without.SimWords = p.SimHash, p.SimWords
 		if !reflect.DeepEqual(p, without) {
 			t.Fatalf("ExtractWith(%q) depends on Options.SimHash:\n%+v\n%+v", body, p, without)
 		}

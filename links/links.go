@@ -79,6 +79,8 @@ type Page struct {
 	NoIndex, NoFollow bool
 	// SimHash is simhash.HTML of the body, if Options.SimHash asked for it.
 	SimHash uint64
+	// SimWords is the number of visible words SimHash was taken over.
+	SimWords int
 	// Dropped counts links found after Links reached MaxLinks. Duplicates of a
 	// link already in Links are not counted; repeats of a dropped link are
 	// counted each time.
@@ -150,6 +152,7 @@ func ExtractWith(body []byte, opts Options) Page {
 			// has been scanned.
 			if sim != nil {
 				e.page.SimHash = sim.Sum()
+				e.page.SimWords = sim.Words()
 			}
 			return e.finish()
 		case html.TextToken:

@@ -143,6 +143,8 @@ func Open(opts Options) (*Node, error) {
 			MaxDelay:         opts.MaxDelay,
 			MaxAdaptiveDelay: opts.MaxAdaptiveDelay,
 			HostBudget:       opts.HostBudget,
+			// Negative (no cut) is frontier's 0.
+			DuplicateAllowance: max(opts.DuplicateAllowance, 0),
 			// A lease outlives the longest fetch plus the WARC write.
 			LeaseTimeout: opts.FetchTimeout + time.Minute,
 			Now:          opts.Now,

@@ -148,6 +148,7 @@ func TestCrawlIsPoliteAndComplete(t *testing.T) {
 	if sum.Total.Revisits == 0 {
 		t.Errorf("no revisit record; the web has exact copies of pages")
 	}
+	t.Logf("pages %d, revisits %d, near-duplicates %d, trap fetches %v", sum.Total.Pages, sum.Total.Revisits, sum.Total.NearDuplicates, rep.TrapFetches)
 	if sum.Errors["too-large"] == 0 {
 		t.Errorf("no too-large response counted; the web has an endless body: errors %v", sum.Errors)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/simhash"
 )
 
 // DefaultUserAgent names the crawler and where to learn about it. Its
@@ -66,6 +67,19 @@ type Options struct {
 	MaxAdaptiveDelay time.Duration
 	// HostBudget is the most pages fetched from one host. Default 10000.
 	HostBudget int
+	// DuplicateAllowance cuts the budget of a host whose pages are mostly
+	// duplicates (exact or near): once its duplicate pages outnumber its
+	// distinct ones by more than this, what is queued for it is dropped
+	// (frontier.Options.DuplicateAllowance). Default 20; negative: no cut.
+	DuplicateAllowance int
+	// NearDistance is the Hamming distance between the SimHash fingerprints
+	// of two HTML pages' visible text at or under which the later page is a
+	// near-duplicate of the earlier: archived, recorded as such, its links
+	// not followed again. At most simhash.MaxNear (3). Default 3; negative:
+	// no near-duplicate gate. Pages of fewer than NearMinWords visible
+	// words are never judged: their fingerprints are too easily moved or
+	// shared.
+	NearDistance int
 	// MaxRedirects caps a redirect chain. Default 5.
 	MaxRedirects int
 	// MaxRetries is how often a URL is retried after a 429, 503 or network
@@ -145,6 +159,12 @@ func (o Options) withDefaults() Options {
 	if o.HostBudget == 0 {
 		o.HostBudget = 10000
 	}
+	if o.DuplicateAllowance == 0 {
+		o.DuplicateAllowance = 20
+	}
+	if o.NearDistance == 0 {
+		o.NearDistance = simhash.MaxNear
+	}
 	if o.MaxRedirects == 0 {
 		o.MaxRedirects = 5
 	}
@@ -209,6 +229,9 @@ func (o Options) Validate() error {
 	}
 	if o.HostBudget < 0 {
 		bad("HostBudget", o.HostBudget, "negative")
+	}
+	if o.NearDistance > simhash.MaxNear {
+		bad("NearDistance", o.NearDistance, fmt.Sprintf("over %d, the most the banded index finds", simhash.MaxNear))
 	}
 	if o.MaxRedirects < 0 {
 		bad("MaxRedirects", o.MaxRedirects, "negative")

@@ -354,6 +354,31 @@ func (n *Node) keepOriginal(b *store.Batch, j *job.Job, resp *fetch.Response, wa
 	}
 }
 
+// nearSeen looks the fingerprint of the page at pageURL up in the
+// near-duplicate gate: the archived page nearest to it within
+// Options.NearDistance, or nil. The page's own earlier fingerprint (a
+// refetch) does not count. A lookup that fails counts as none.
+func (n *Node) nearSeen(pageURL string, sim uint64) *dedup.Match {
+	m, ok, err := n.dedup.Near(sim, n.opts.NearDistance)
+	if err != nil {
+		n.opts.Logger.Warn("near-duplicate lookup; judged original", "url", pageURL, "err", err)
+		return nil
+	}
+	if !ok || m.URL == pageURL {
+		return nil
+	}
+	return &m
+}
+
+// keepNear enters the fingerprint of an original HTML page into the
+// near-duplicate gate, in b (its completion batch, committed after its
+// WARC records are durable).
+func (n *Node) keepNear(b *store.Batch, j *job.Job, pageURL string, sim uint64) {
+	if err := n.dedup.AddNear(b, sim, pageURL, j.ID); err != nil {
+		n.opts.Logger.Warn("near-duplicate gate: keep fingerprint", "url", pageURL, "err", err)
+	}
+}
+
 func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *url.URL) {
 	it := l.Item
 	start := n.opts.Now().UTC()
@@ -390,20 +415,31 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 		return
 	}
-	// keep enters the page into the content-seen gate with its completion.
-	keep := func(b *store.Batch) *store.Batch {
-		if eligible && orig == nil {
-			n.keepOriginal(b, j, resp, warcSum, loc)
-		}
-		return b
-	}
 	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start)}
 	var (
 		page *sharedPage // what another job wanting this URL may use instead of a fetch
 		sim  *uint64     // the page's SimHash, if extraction took it
-		// unparsed: a copy of a page the job archived, whose links it has
+		text textPrint   // the page's visible text, if extraction read it
+		near *dedup.Match
+		// unparsed: a copy of a page the job archived, whose links it
+		// has: not parsed (exact) or its links not followed (near)
 		unparsed bool
+		// alone: no other job runs, so none may want this page's links
+		// from the shared-page cache (and so a copy may go unparsed)
+		alone = n.running.Load() <= 1
 	)
+	// keep enters the page into the content-seen gates with its
+	// completion: the exact one for every complete 2xx archived in full,
+	// the near one for HTML pages judged original.
+	keep := func(b *store.Batch) *store.Batch {
+		if eligible && orig == nil {
+			n.keepOriginal(b, j, resp, warcSum, loc)
+		}
+		if text.judged && near == nil && orig == nil {
+			n.keepNear(b, j, it.URL, text.sim)
+		}
+		return b
+	}
 	switch {
 	case resp.Status == 429 || resp.Status == 503:
 		if it.Attempts < n.opts.MaxRetries {
@@ -415,18 +451,33 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		if resp.Location != "" {
 			page.redirect = n.location(j, resp.Location)
 		}
-	case resp.Status >= 200 && resp.Status < 300 && orig != nil && orig.Job == j.ID && n.running.Load() <= 1:
-		// An exact copy of a page this job archived: its links are the
-		// job's already, so it is not parsed again. (While other jobs
-		// run it is, so that they can share the page and its links.)
-		j.Stats.Revisits.Add(1)
-		page, unparsed = &sharedPage{at: start, status: resp.Status}, true
 	case resp.Status >= 200 && resp.Status < 300:
-		if orig != nil { // archived by another job: a revisit, parsed for this one
-			j.Stats.Revisits.Add(1)
-		}
 		page = &sharedPage{at: start, status: resp.Status}
-		page.links, sim = n.extract(j, u, resp)
+		if orig != nil {
+			j.Stats.Revisits.Add(1)
+			o.Duplicate = orig.URL != it.URL // a refetch of the same URL is no duplicate
+			if orig.Job == j.ID && alone {
+				// An exact copy of a page this job archived: its links are
+				// the job's already, so it is not parsed again. (While other
+				// jobs run it is, so that they can share the page and its
+				// links; a copy archived by another job is parsed for this one.)
+				unparsed = true
+				break
+			}
+		}
+		page.links, text = n.extract(j, u, resp)
+		if text.read {
+			sim = &text.sim
+		}
+		if orig == nil && text.judged {
+			if near = n.nearSeen(it.URL, text.sim); near != nil {
+				j.Stats.NearDuplicates.Add(1)
+				o.Duplicate = true
+				if near.Job == j.ID && alone {
+					page.links, unparsed = nil, true
+				}
+			}
+		}
 	default:
 		page = &sharedPage{at: start, status: resp.Status}
 	}
@@ -441,7 +492,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	var found []candidate
 	if page != nil {
 		found = n.candidates(j, it, u, page)
-		if n.running.Load() > 1 && !unparsed {
+		if !alone && !unparsed {
 			n.shared.put(it.URL, page)
 		}
 	}
@@ -587,26 +638,41 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 			return nil
 		}
 		// A redirect is not a link: depth and shape run stay the item's.
-		return []candidate{{u: p.redirect, depth: it.Depth, redirects: it.Redirects + 1, shapeRun: it.ShapeRun}}
+		return []candidate{{u: p.redirect, via: it.URL, depth: it.Depth, redirects: it.Redirects + 1, shapeRun: it.ShapeRun}}
 	}
 	found := make([]candidate, len(p.links))
 	for i, t := range p.links {
-		found[i] = candidate{u: t, depth: it.Depth + 1, shapeRun: scope.ShapeRun(u, it.ShapeRun, t)}
+		found[i] = candidate{u: t, via: it.URL, depth: it.Depth + 1, shapeRun: scope.ShapeRun(u, it.ShapeRun, t)}
 	}
 	return found
 }
 
+// textPrint is the SimHash of a page's visible text, taken in the pass
+// that extracts its links.
+type textPrint struct {
+	sim  uint64
+	read bool // the page was read: sim is its fingerprint
+	// judged: the near-duplicate gate applies (it is on, and the page has
+	// at least nearMinWords words)
+	judged bool
+}
+
+// nearMinWords is the fewest visible words a page needs for the
+// near-duplicate gate to judge it: on a few words, one edit moves the
+// fingerprint far, and short unrelated pages of one template come close.
+const nearMinWords = 20
+
 // extract returns the links of an HTML page worth following and, if it
 // read the page, the SimHash of its text (taken in the same pass).
-func (n *Node) extract(j *job.Job, u *url.URL, resp *fetch.Response) ([]*url.URL, *uint64) {
+func (n *Node) extract(j *job.Job, u *url.URL, resp *fetch.Response) ([]*url.URL, textPrint) {
 	if !isHTML(resp.MediaType) {
-		return nil, nil
+		return nil, textPrint{}
 	}
 	if _, noFollow := links.XRobotsTag(resp.Header.Values("X-Robots-Tag"), n.agent); noFollow {
-		return nil, nil
+		return nil, textPrint{}
 	}
 	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: true})
-	sim := &page.SimHash
+	sim := textPrint{sim: page.SimHash, read: true, judged: n.opts.NearDistance >= 0 && page.SimWords >= nearMinWords}
 	if page.NoFollow {
 		return nil, sim
 	}
@@ -651,6 +717,7 @@ func followable(ln links.Link) bool {
 // given as a seed, with what the gates need to know about it.
 type candidate struct {
 	u                          *url.URL
+	via                        string // the URL it was found at; "" for a seed
 	depth, redirects, shapeRun int
 }
 
@@ -700,6 +767,7 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 			Level:     j.Level(cd.depth, levels),
 			Redirects: cd.redirects,
 			ShapeRun:  cd.shapeRun,
+			Via:       cd.via,
 		})
 	}
 	j.Stats.Duplicates.Add(int64(len(urls) - len(items)))

@@ -396,6 +396,12 @@ func (b *Builder) Break() { b.w.end() }
 // visible word.
 func (b *Builder) Sum() uint64 { return b.w.sum() }
 
+// Words returns the number of visible words added so far (a word still
+// being read, not yet ended, is not counted until Sum or Break). Few
+// words make a fingerprint that small edits move far and unrelated
+// pages may share: callers judging near-duplicates want a minimum.
+func (b *Builder) Words() int { return b.w.nWords }
+
 // skipped reports whether an element's content is not shown as text.
 func skipped(a atom.Atom) bool {
 	switch a {

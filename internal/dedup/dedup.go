@@ -154,24 +154,34 @@ func (x *Index) AddExact(b *store.Batch, sum [sha256.Size]byte, o Original) erro
 // a near-duplicate.
 const MaxBandScan = 1024
 
+// Match is a stored fingerprint near a page's: the page it came from.
+type Match struct {
+	URL         string // the page whose fingerprint it is
+	Job         uint32 // the job that archived that page
+	Fingerprint uint64
+	Dist        int // Hamming distance to the fingerprint looked up
+}
+
 // Near returns the stored fingerprint nearest to fp within maxDist bits
-// (at most simhash.MaxNear) with its page's URL, and false if there is
-// none. A fingerprint equal to fp counts (distance 0).
-func (x *Index) Near(fp uint64, maxDist int) (url string, near uint64, dist int, ok bool, err error) {
+// (at most simhash.MaxNear), and false if there is none. A fingerprint
+// equal to fp counts (distance 0).
+func (x *Index) Near(fp uint64, maxDist int) (Match, bool, error) {
 	maxDist = min(max(maxDist, 0), simhash.MaxNear)
-	dist = maxDist + 1
+	best := Match{Dist: maxDist + 1}
+	var val []byte // the best candidate's stored value, decoded at the end
 	for band := range simhash.NumBands {
 		it, err := x.db.NewIter(store.NearPrefix(fp, band))
 		if err != nil {
-			return "", 0, 0, false, fmt.Errorf("dedup: near lookup: %w", err)
+			return Match{}, false, fmt.Errorf("dedup: near lookup: %w", err)
 		}
 		n := 0
 		for it.First(); it.Valid() && n < MaxBandScan; it.Next() {
 			n++
 			k := it.Key()
 			cand := binary.BigEndian.Uint64(k[len(k)-8:])
-			if d := bits.OnesCount64(cand ^ fp); d < dist {
-				url, near, dist, ok = string(it.Value()), cand, d, true
+			if d := bits.OnesCount64(cand ^ fp); d < best.Dist {
+				best.Fingerprint, best.Dist = cand, d
+				val = append(val[:0], it.Value()...)
 			}
 		}
 		err = it.Error()
@@ -179,23 +189,30 @@ func (x *Index) Near(fp uint64, maxDist int) (url string, near uint64, dist int,
 			err = cerr
 		}
 		if err != nil {
-			return "", 0, 0, false, fmt.Errorf("dedup: near lookup: %w", err)
+			return Match{}, false, fmt.Errorf("dedup: near lookup: %w", err)
 		}
-		if ok && dist == 0 {
+		if best.Dist == 0 {
 			break
 		}
 	}
-	if !ok {
-		return "", 0, 0, false, nil
+	if best.Dist > maxDist {
+		return Match{}, false, nil
 	}
-	return url, near, dist, true, nil
+	job, n := binary.Uvarint(val)
+	if n <= 0 || job > 1<<32-1 {
+		return Match{}, false, fmt.Errorf("dedup: near lookup: stored value of %x: %w", best.Fingerprint, ErrMalformed)
+	}
+	best.Job, best.URL = uint32(job), string(val[n:])
+	return best, true, nil
 }
 
-// AddNear puts fingerprint fp of the page at url into b, under each of
-// its bands.
-func (x *Index) AddNear(b *store.Batch, fp uint64, url string) error {
+// AddNear puts fingerprint fp of the page at url, archived by job, into
+// b under each of its bands. Stored value: job (uvarint), then the URL.
+func (x *Index) AddNear(b *store.Batch, fp uint64, url string, job uint32) error {
+	v := binary.AppendUvarint(make([]byte, 0, 5+len(url)), uint64(job))
+	v = append(v, url...)
 	for band := range simhash.NumBands {
-		if err := b.Set(store.NearKey(fp, band), []byte(url)); err != nil {
+		if err := b.Set(store.NearKey(fp, band), v); err != nil {
 			return err
 		}
 	}

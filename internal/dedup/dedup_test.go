@@ -3,6 +3,7 @@ package dedup
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/bits"
 	"math/rand/v2"
@@ -88,6 +89,7 @@ func TestNear(t *testing.T) {
 	x := New(db)
 	rng := rand.New(rand.NewPCG(7, 8))
 	var stored []uint64
+	owner := map[uint64]Match{} // the page of each stored fingerprint (the last one stored)
 	commit(t, db, func(b *store.Batch) error {
 		for i := range 2000 {
 			fp := rng.Uint64()
@@ -95,7 +97,8 @@ func TestNear(t *testing.T) {
 				fp = stored[rng.IntN(len(stored))] ^ 1<<rng.IntN(64) ^ 1<<rng.IntN(64) ^ 1<<rng.IntN(64) ^ 1<<rng.IntN(64)
 			}
 			stored = append(stored, fp)
-			if err := x.AddNear(b, fp, "u"); err != nil {
+			owner[fp] = Match{URL: fmt.Sprintf("http://h%d.test/", i), Job: uint32(i % 3)}
+			if err := x.AddNear(b, fp, owner[fp].URL, owner[fp].Job); err != nil {
 				return err
 			}
 		}
@@ -111,12 +114,15 @@ func TestNear(t *testing.T) {
 		for _, fp := range stored {
 			best = min(best, bits.OnesCount64(fp^query))
 		}
-		_, near, dist, ok, err := x.Near(query, maxDist)
+		m, ok, err := x.Near(query, maxDist)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok != (best <= maxDist) || ok && (dist != best || simhash.Distance(near, query) != dist) {
-			t.Fatalf("Near(%x, %d) = %x at %d, %v; a scan finds the nearest at %d", query, maxDist, near, dist, ok, best)
+		if ok != (best <= maxDist) || ok && (m.Dist != best || simhash.Distance(m.Fingerprint, query) != m.Dist) {
+			t.Fatalf("Near(%x, %d) = %x at %d, %v; a scan finds the nearest at %d", query, maxDist, m.Fingerprint, m.Dist, ok, best)
+		}
+		if want := owner[m.Fingerprint]; ok && (m.URL != want.URL || m.Job != want.Job) {
+			t.Fatalf("Near(%x) found %x with page %q of job %d, stored with %q of job %d", query, m.Fingerprint, m.URL, m.Job, want.URL, want.Job)
 		}
 	}
 }

@@ -14,11 +14,14 @@ import (
 //
 //	queue item ('q' key; host, level and seq are in the key), and held
 //	item ('p' key, the same value; the job is in the key too):
-//	+---------+-----+-------+-----------+----------+-----------+-------------------+
-//	| version | job | depth | redirects | attempts | shape run | URL, host-relative|
-//	| 1 B = 2 | uvarint each                                   | (store.AppendURL) |
-//	|         |                                                | to the end        |
-//	+---------+-----+-------+-----------+----------+-----------+-------------------+
+//	+---------+-----+-------+-----------+----------+-----------+-----------------+-------------------+
+//	| version | job | depth | redirects | attempts | shape run | via             | URL, host-relative|
+//	| 1 B = 3 | uvarint each                                   | uvarint length, | (store.AppendURL) |
+//	|         |                                                | then its host-  | to the end        |
+//	|         |                                                | relative form   |                   |
+//	+---------+-----+-------+-----------+----------+-----------+-----------------+-------------------+
+//	via: the URL that led to the item; length 0 if none (a seed). Version 2
+//	had no via field and is still read.
 //
 //	job counters ('c' key; the job is in the key):
 //	+---------+--------+------+---------+
@@ -30,16 +33,17 @@ import (
 //	ignored.
 //
 //	host state ('h' key; the host is in the key):
-//	+---------+--------------+---------+-------------+--------+----------+------+--------+---------+-----
-//	| version | next allowed | backoff | crawl-delay | leased | next seq | dead | levels | queued per level
-//	| 1 B = 1 | varint unix  | uvarint | uvarint ns  | uvarint| uvarint  | 1 B  | uvarint| uvarint each
-//	|         | ns (0: zero) | ns      |             |        |          |      |        |
-//	+---------+--------------+---------+-------------+--------+----------+------+--------+---------+-----
+//	+---------+--------------+---------+-------------+--------+------------+----------+------+--------+---------+-----
+//	| version | next allowed | backoff | crawl-delay | leased | duplicates | next seq | dead | levels | queued per level
+//	| 1 B = 2 | varint unix  | uvarint | uvarint ns  | uvarint| uvarint    | uvarint  | 1 B  | uvarint| uvarint each
+//	|         | ns (0: zero) | ns      |             |        |            |          |      |        |
+//	+---------+--------------+---------+-------------+--------+------------+----------+------+--------+---------+-----
+//	Version 1 had no duplicates field and is still read.
 
 // Encoding versions, per value kind.
 const (
-	codecVersion = 1 // host state
-	itemVersion  = 2 // queue and held items (1: no job, format version 2)
+	codecVersion = 2 // host state (1: no duplicates count)
+	itemVersion  = 3 // queue and held items (1: no job, format version 2; 2: no via)
 	jobVersion   = 1 // job counters
 )
 
@@ -52,6 +56,13 @@ func appendItem(dst []byte, it frontier.Item) []byte {
 	dst = binary.AppendUvarint(dst, uint64(it.Redirects))
 	dst = binary.AppendUvarint(dst, uint64(it.Attempts))
 	dst = binary.AppendUvarint(dst, uint64(it.ShapeRun))
+	if it.Via == "" {
+		dst = append(dst, 0)
+	} else {
+		tag, rest := store.ShortURL(it.Host, it.Via)
+		dst = binary.AppendUvarint(dst, uint64(1+len(rest)))
+		dst = append(append(dst, tag), rest...)
+	}
 	return store.AppendURL(dst, it.Host, it.URL)
 }
 
@@ -112,8 +123,9 @@ func (r *reader) small(v uint64) int {
 func decodeItem(host string, v []byte) (frontier.Item, error) {
 	r := &reader{b: v}
 	var it frontier.Item
-	if ver := r.byte1(); r.err == nil && ver != itemVersion {
-		return it, fmt.Errorf("queue item encoding version %d, want %d", ver, itemVersion)
+	ver := r.byte1()
+	if r.err == nil && ver != itemVersion && ver != 2 {
+		return it, fmt.Errorf("queue item encoding version %d, want 2 or %d", ver, itemVersion)
 	}
 	job := r.uvarint()
 	if job > 1<<32-1 && r.err == nil {
@@ -124,6 +136,18 @@ func decodeItem(host string, v []byte) (frontier.Item, error) {
 	it.Redirects = r.small(r.uvarint())
 	it.Attempts = r.small(r.uvarint())
 	it.ShapeRun = r.small(r.uvarint())
+	if ver >= 3 {
+		if n := r.small(r.uvarint()); n > 0 && r.err == nil {
+			if n > len(r.b) {
+				return it, fmt.Errorf("queue item: via of %d bytes, %d left", n, len(r.b))
+			}
+			via, err := store.ExpandURL(host, r.b[:n])
+			if err != nil {
+				return it, fmt.Errorf("queue item: via: %w", err)
+			}
+			it.Via, r.b = via, r.b[n:]
+		}
+	}
 	if r.err != nil {
 		return it, fmt.Errorf("queue item: %w", r.err)
 	}
@@ -145,6 +169,7 @@ func appendHostState(dst []byte, h frontier.HostState) []byte {
 	dst = binary.AppendUvarint(dst, uint64(max(0, h.Backoff)))
 	dst = binary.AppendUvarint(dst, uint64(max(0, h.CrawlDelay)))
 	dst = binary.AppendUvarint(dst, uint64(max(0, h.Leased)))
+	dst = binary.AppendUvarint(dst, uint64(max(0, h.Duplicates)))
 	dst = binary.AppendUvarint(dst, h.NextSeq)
 	dead := byte(0)
 	if h.Dead {
@@ -161,8 +186,9 @@ func appendHostState(dst []byte, h frontier.HostState) []byte {
 func decodeHostState(v []byte) (frontier.HostState, error) {
 	r := &reader{b: v}
 	var h frontier.HostState
-	if ver := r.byte1(); r.err == nil && ver != codecVersion {
-		return h, fmt.Errorf("host state encoding version %d, want %d", ver, codecVersion)
+	ver := r.byte1()
+	if r.err == nil && ver != codecVersion && ver != 1 {
+		return h, fmt.Errorf("host state encoding version %d, want 1 or %d", ver, codecVersion)
 	}
 	if next := r.varint(); next != 0 {
 		h.NextAllowed = time.Unix(0, next)
@@ -170,6 +196,9 @@ func decodeHostState(v []byte) (frontier.HostState, error) {
 	h.Backoff = time.Duration(r.uvarint())
 	h.CrawlDelay = time.Duration(r.uvarint())
 	h.Leased = r.small(r.uvarint())
+	if ver >= 2 {
+		h.Duplicates = r.small(r.uvarint())
+	}
 	h.NextSeq = r.uvarint()
 	h.Dead = r.byte1() == 1
 	levels := r.small(r.uvarint())

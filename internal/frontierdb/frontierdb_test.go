@@ -128,25 +128,39 @@ func TestCodecRoundTrip(t *testing.T) {
 		{URL: "ftp://a.test/", Host: "a.test"},
 		{URL: "http://[::1]:8080/", Host: "::1"},
 		{URL: "http://a.test/", Host: "a.test", Job: 1<<32 - 1},
+		{URL: "http://a.test/b", Host: "a.test", Depth: 1, Via: "http://a.test/"},
+		{URL: "http://a.test/b", Host: "a.test", Depth: 1, Via: "https://other.test/x?y=1"},
+		{URL: "http://a.test/b", Host: "a.test", Depth: 1, Via: "http://a.testing/"},
 	} {
 		got, err := decodeItem(it.Host, appendItem(nil, it))
 		if err != nil || got != it {
 			t.Errorf("item round trip = %+v, %v; want %+v", got, err, it)
 		}
 	}
+	// Version 2 items (before via) are still read.
+	v2 := []byte{2, 1, 3, 0, 0, 0, 0x01, '/', 'x'}
+	if got, err := decodeItem("a.test", v2); err != nil || got != (frontier.Item{URL: "http://a.test/x", Host: "a.test", Job: 1, Depth: 3}) {
+		t.Errorf("decodeItem(version 2) = %+v, %v", got, err)
+	}
 	h := frontier.HostState{NextAllowed: time.Unix(1e9, 5), Backoff: time.Second, CrawlDelay: 2 * time.Second,
-		Leased: 4, NextSeq: 99, Queued: []int{1, 0, 5}, Dead: true}
+		Leased: 4, Duplicates: 3, NextSeq: 99, Queued: []int{1, 0, 5}, Dead: true}
 	gh, err := decodeHostState(appendHostState(nil, h))
-	if err != nil || !gh.NextAllowed.Equal(h.NextAllowed) || gh.Backoff != h.Backoff || gh.Leased != 4 ||
+	if err != nil || !gh.NextAllowed.Equal(h.NextAllowed) || gh.Backoff != h.Backoff || gh.Leased != 4 || gh.Duplicates != 3 ||
 		gh.NextSeq != 99 || len(gh.Queued) != 3 || gh.Queued[2] != 5 || !gh.Dead || gh.CrawlDelay != h.CrawlDelay {
 		t.Errorf("host round trip = %+v, %v; want %+v", gh, err, h)
 	}
-	for _, bad := range [][]byte{nil, {2}, {1, 0x80}, append(appendHostState(nil, h), 7)} {
+	// Version 1 host states (before the duplicates count) are still read.
+	v1 := []byte{1, 0, 0, 0, 4, 99, 0, 1, 2}
+	if gh, err := decodeHostState(v1); err != nil || gh.Leased != 4 || gh.NextSeq != 99 || gh.Duplicates != 0 || len(gh.Queued) != 1 || gh.Queued[0] != 2 {
+		t.Errorf("decodeHostState(version 1) = %+v, %v", gh, err)
+	}
+	for _, bad := range [][]byte{nil, {2}, {3, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 0x80}, append(appendHostState(nil, h), 7)} {
 		if _, err := decodeHostState(bad); err == nil {
 			t.Errorf("decodeHostState(%x) = nil error", bad)
 		}
 	}
-	for _, bad := range [][]byte{nil, {1, 0, 1, 0, 0, 0, 0x01, '/'}, {2, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 0, 0, 0x01}} {
+	for _, bad := range [][]byte{nil, {1, 0, 1, 0, 0, 0, 0x01, '/'}, {2, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 0, 0, 0x01},
+		{3, 0, 0, 0, 0, 0, 9, 0x01, '/'}, {3, 0, 0, 0, 0, 0, 1, 7, 0x01, '/'}} {
 		if _, err := decodeItem("a.test", bad); err == nil {
 			t.Errorf("decodeItem(%x) = nil error (version 1, or a job over 32 bits)", bad)
 		}
@@ -208,6 +222,7 @@ func TestReadHeld(t *testing.T) {
 
 func FuzzDecode(f *testing.F) {
 	f.Add(appendItem(nil, frontier.Item{URL: "http://a.test/", Host: "a.test", Depth: 1}))
+	f.Add(appendItem(nil, frontier.Item{URL: "http://a.test/b", Host: "a.test", Depth: 1, Via: "http://b.test/"}))
 	f.Add(appendHostState(nil, frontier.HostState{NextSeq: 3, Queued: []int{1, 2}}))
 	f.Add(appendJobState(nil, frontier.JobState{Stored: 3, Held: 1}))
 	f.Fuzz(func(t *testing.T, b []byte) {

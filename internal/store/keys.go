@@ -90,8 +90,9 @@ const (
 	urlHTTPS    = 0x02
 )
 
-// shortURL returns the tag and rest of url's host-relative form.
-func shortURL(host, url string) (tag byte, rest string) {
+// ShortURL returns the tag and rest of url's host-relative form, which
+// AppendURL writes as the tag byte followed by rest.
+func ShortURL(host, url string) (tag byte, rest string) {
 	for _, s := range [...]struct {
 		tag    byte
 		scheme string
@@ -108,7 +109,7 @@ func shortURL(host, url string) (tag byte, rest string) {
 
 // AppendURL appends url in its host-relative form for host.
 func AppendURL(dst []byte, host, url string) []byte {
-	tag, rest := shortURL(host, url)
+	tag, rest := ShortURL(host, url)
 	return append(append(dst, tag), rest...)
 }
 
@@ -130,7 +131,7 @@ func ExpandURL(host string, b []byte) (string, error) {
 	default:
 		return "", fmt.Errorf("%w: URL form tag %#x", ErrMalformedKey, b[0])
 	}
-	if tag, _ := shortURL(host, url); tag != b[0] {
+	if tag, _ := ShortURL(host, url); tag != b[0] {
 		return "", fmt.Errorf("%w: URL %q not in its host-relative form", ErrMalformedKey, url)
 	}
 	return url, nil
