@@ -89,6 +89,8 @@ type statsView struct {
 	OutOfScope       int64            `json:"out_of_scope"`
 	Excluded         int64            `json:"excluded"`
 	RobotsDisallowed int64            `json:"robots_disallowed"`
+	Revisits         int64            `json:"revisits"`
+	NearDuplicates   int64            `json:"near_duplicates"`
 	PagesPerSecond   float64          `json:"pages_per_s"`
 	ElapsedSeconds   float64          `json:"elapsed_s"`
 	ErrorsByClass    map[string]int64 `json:"errors_by_class"`
@@ -208,8 +210,8 @@ func (c *crawls) stats(w http.ResponseWriter, _ *http.Request, n Node, j *job.Jo
 		Discovered: t.Discovered, Queued: p.Queued, InFlight: p.InFlight, Held: p.Held, Dropped: p.Dropped,
 		OutOfScope: t.OutOfScope, Excluded: t.Excluded, RobotsDisallowed: t.RobotsDisallowed, PagesPerSecond: p.PagesPerSecond,
 		ElapsedSeconds: p.ElapsedSeconds, ErrorsByClass: t.Errors, StatusByClass: t.Status, RobotsFetches: t.RobotsFetches,
-		Shared: t.Shared,
-		Hosts:  p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff}
+		Shared: t.Shared, Revisits: t.Revisits, NearDuplicates: t.NearDuplicates,
+		Hosts: p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff}
 	if v.ErrorsByClass == nil {
 		v.ErrorsByClass = map[string]int64{}
 	}

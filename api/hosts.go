@@ -66,6 +66,7 @@ type hostView struct {
 	Queued       int        `json:"queued"`
 	InFlight     int        `json:"in_flight"`
 	Leased       int        `json:"leased"`
+	Duplicates   int        `json:"duplicates"`
 	NextAllowed  *time.Time `json:"next_allowed,omitempty"`
 	DelayMS      int64      `json:"delay_ms"`
 	DelayReason  string     `json:"delay_reason,omitempty"`
@@ -77,7 +78,7 @@ type hostView struct {
 
 func hostViewOf(hi frontier.HostInfo) hostView {
 	v := hostView{Host: hi.Host, State: hi.State, Queued: hi.Queued, InFlight: hi.InFlight, Leased: hi.Leased,
-		DelayMS: hi.Delay.Milliseconds(), DelayReason: hi.DelayReason, BackoffMS: hi.Backoff.Milliseconds(),
+		Duplicates: hi.Duplicates, DelayMS: hi.Delay.Milliseconds(), DelayReason: hi.DelayReason, BackoffMS: hi.Backoff.Milliseconds(),
 		CrawlDelayMS: hi.CrawlDelay.Milliseconds(), IP: hi.IP, Policy: policyOf(hi.Policy)}
 	if !hi.NextAllowed.IsZero() {
 		t := hi.NextAllowed.UTC()

@@ -48,6 +48,9 @@ type nodeFlags struct {
 	allowNets   multiFlag
 	maxAdaptive time.Duration
 	gzipLevel   int
+	hostBudget  int
+	dupAllow    int
+	nearDist    int
 }
 
 func (nf *nodeFlags) register(fs *flag.FlagSet) {
@@ -59,6 +62,9 @@ func (nf *nodeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&nf.userAgent, "user-agent", node.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
 	fs.Var(&nf.allowNets, "allow-net", "allow connecting to addresses in this CIDR that the IP guard refuses (repeatable)")
 	fs.IntVar(&nf.gzipLevel, "warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
+	fs.IntVar(&nf.hostBudget, "host-budget", 10000, "most pages fetched from one host")
+	fs.IntVar(&nf.dupAllow, "duplicate-allowance", 20, "cut off a host once its duplicate pages (exact or near) outnumber its distinct ones by more than this (-1: never)")
+	fs.IntVar(&nf.nearDist, "near-distance", 3, "a page whose text fingerprint (SimHash) is at most this many bits from an archived page's is a near-duplicate: its links are not followed (1 to 3; -1: no near-duplicate gate)")
 }
 
 // crawlFlags are the flags shared by crawl and demo: the node's and the
@@ -139,13 +145,25 @@ func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
 // options returns the node's options, checking the flags.
 func (nf *nodeFlags) options() (node.Options, error) {
 	o := node.Options{
-		DataDir:          nf.data,
-		MinDelay:         nf.minDelay,
-		MaxDelay:         nf.maxDelay,
-		MaxAdaptiveDelay: nf.maxAdaptive,
-		Concurrency:      nf.concurrency,
-		UserAgent:        nf.userAgent,
-		WARCGzipLevel:    nf.gzipLevel,
+		DataDir:            nf.data,
+		MinDelay:           nf.minDelay,
+		MaxDelay:           nf.maxDelay,
+		MaxAdaptiveDelay:   nf.maxAdaptive,
+		Concurrency:        nf.concurrency,
+		UserAgent:          nf.userAgent,
+		WARCGzipLevel:      nf.gzipLevel,
+		HostBudget:         nf.hostBudget,
+		DuplicateAllowance: nf.dupAllow,
+		NearDistance:       nf.nearDist,
+	}
+	if nf.hostBudget < 1 {
+		return o, fmt.Errorf("--host-budget %d: want at least 1", nf.hostBudget)
+	}
+	if nf.dupAllow == 0 || nf.dupAllow < -1 {
+		return o, fmt.Errorf("--duplicate-allowance %d: want at least 1, or -1 for no cut", nf.dupAllow)
+	}
+	if nf.nearDist == 0 || nf.nearDist < -1 || nf.nearDist > 3 {
+		return o, fmt.Errorf("--near-distance %d: want 1 to 3, or -1 for no near-duplicate gate", nf.nearDist)
 	}
 	if nf.minDelay == 0 {
 		o.MinDelay = -1 // "--min-delay 0" means no minimum, not the default
