@@ -37,6 +37,7 @@
 package frontier
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -147,6 +148,12 @@ type Options struct {
 	// thus go on while at least half of what it serves is new content,
 	// plus this slack. 0 means no cut.
 	DuplicateAllowance int
+	// OnDrop, if set, is told of every queued or added item the frontier
+	// discards, and why (the crawl log's dropped lines); items of
+	// cancelled jobs held aside are not reported one by one. It is called
+	// with the frontier's lock held: it must be quick and must not call
+	// the Frontier.
+	OnDrop func(it Item, why DropReason)
 	// LeaseTimeout is how long a worker holds a lease before it is
 	// re-offered. Default 5m.
 	LeaseTimeout time.Duration
@@ -311,6 +318,38 @@ type Outcome struct {
 	NotBefore time.Time
 }
 
+// DropReason says why the frontier discarded an item.
+type DropReason uint8
+
+// The reasons an item is dropped.
+const (
+	DropCancelled  DropReason = iota + 1 // its job was cancelled
+	DropBudget                           // its host spent Options.HostBudget
+	DropDuplicates                       // its host's budget was cut: mostly duplicates (Options.DuplicateAllowance)
+	DropHost                             // its host's queue was dropped (Outcome.DropHost)
+)
+
+func (r DropReason) String() string {
+	switch r {
+	case DropCancelled:
+		return "cancelled"
+	case DropBudget:
+		return "budget"
+	case DropDuplicates:
+		return "duplicates"
+	case DropHost:
+		return "host-dropped"
+	}
+	return "unknown"
+}
+
+// dropping reports a discarded item to Options.OnDrop.
+func (f *Frontier) dropping(it Item, why DropReason) {
+	if f.opts.OnDrop != nil {
+		f.opts.OnDrop(it, why)
+	}
+}
+
 // Errors returned by Complete.
 var (
 	ErrLeaseExpired = errors.New("frontier: lease expired before completion")
@@ -394,6 +433,10 @@ func New(opts Options) (*Frontier, error) {
 		h.nextAllowed = max(h.nextAllowed, f.clock.mono(now.Add(f.delay(h))))
 		h.lastDone = f.clock.mono(now)
 		h.leased, h.dups, h.nextSeq, h.dead = int32(hs.Leased), int32(hs.Duplicates), hs.NextSeq, hs.Dead
+		if h.dead {
+			// Why it died is not stored: a budget spent shows again.
+			h.deadWhy = cmp.Or(f.budgetSpent(h), DropHost)
+		}
 		for l, n := range hs.Queued {
 			l = min(l, f.opts.Levels-1)
 			h.total[l] += int32(n)
@@ -684,9 +727,10 @@ func (f *Frontier) put(ch *Change, items []Item) {
 		h := f.host(it.Host)
 		j := f.job(it.Job)
 		f.touch(it.Job, j)
-		if h.dead || f.overBudget(h) || j.mode == JobCancelled {
+		if why := f.putDrop(h, j); why != 0 {
 			f.dropped++
 			j.dropped++
+			f.dropping(it, why)
 			continue
 		}
 		h.nextSeq++
@@ -708,13 +752,20 @@ func (f *Frontier) put(ch *Change, items []Item) {
 	}
 }
 
-func (f *Frontier) overBudget(h *hostState) bool {
+func (f *Frontier) overBudget(h *hostState) bool { return f.budgetSpent(h) != 0 }
+
+// budgetSpent says why h may lease no more: DropBudget, DropDuplicates,
+// or 0 if it may.
+func (f *Frontier) budgetSpent(h *hostState) DropReason {
 	if f.opts.HostBudget > 0 && int(h.leased) >= f.opts.HostBudget {
-		return true
+		return DropBudget
 	}
 	// leased counts every page fetched (and the ones in flight), the
 	// duplicates among them too.
-	return f.opts.DuplicateAllowance > 0 && h.dups-(h.leased-h.dups) > int32(f.opts.DuplicateAllowance)
+	if f.opts.DuplicateAllowance > 0 && h.dups-(h.leased-h.dups) > int32(f.opts.DuplicateAllowance) {
+		return DropDuplicates
+	}
+	return 0
 }
 
 func (f *Frontier) pending(h *hostState) int {
@@ -779,8 +830,8 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 		if h.nextAllowed > f.clock.mono(now) {
 			return nil, f.wait(now)
 		}
-		if f.overBudget(h) {
-			f.kill(h, ch)
+		if why := f.budgetSpent(h); why != 0 {
+			f.kill(h, ch, why)
 			ch.Hosts = append(ch.Hosts, f.state(h))
 			continue
 		}
@@ -796,6 +847,18 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 		return f.lease(h, it, now), 0
 	}
 	return nil, f.wait(now)
+}
+
+// putDrop says why an item of job j added for host h is dropped at once,
+// or 0 if it is queued.
+func (f *Frontier) putDrop(h *hostState, j *job) DropReason {
+	switch {
+	case h.dead:
+		return h.deadWhy
+	case j.mode == JobCancelled:
+		return DropCancelled
+	}
+	return f.budgetSpent(h)
 }
 
 // takeActive takes h's next item of an active job. Items of paused jobs
@@ -829,6 +892,7 @@ func (f *Frontier) takeActive(h *hostState, ch *Change) (Item, bool) {
 			ch.Del = append(ch.Del, it)
 			j.dropped++
 			f.dropped++
+			f.dropping(it, DropCancelled)
 		}
 		j.queued--
 		h.total[it.Level]--
@@ -847,6 +911,7 @@ func (f *Frontier) drain(h *hostState, ch *Change) {
 			j.dropped++
 			f.touch(it.Job, j)
 			ch.Del = append(ch.Del, it)
+			f.dropping(it, h.deadWhy)
 		}
 		f.dropped += len(w)
 		f.queued -= len(w)
@@ -1120,8 +1185,8 @@ func (f *Frontier) unparkIP(ip string) {
 // sorts first in the ready heap and Lease drains it); later items are
 // dropped. The host's queue is not deleted at once, since which jobs its
 // unread items belong to is known only once they are read.
-func (f *Frontier) kill(h *hostState, ch *Change) {
-	h.dead = true
+func (f *Frontier) kill(h *hostState, ch *Change, why DropReason) {
+	h.dead, h.deadWhy = true, why
 	f.drain(h, ch)
 }
 
@@ -1268,11 +1333,12 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 		if o.DropHost && o.Requeue {
 			j.dropped++
 			f.dropped++
+			f.dropping(l.Item, DropHost)
 		}
 		f.touch(l.Item.Job, j)
 	}
 	if o.DropHost && !h.dead {
-		f.kill(h, ch)
+		f.kill(h, ch, DropHost)
 	}
 	f.put(ch, add)
 	ch.Hosts = append(ch.Hosts, f.state(h))

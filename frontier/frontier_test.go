@@ -3,6 +3,7 @@ package frontier
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -298,7 +299,8 @@ func TestIPCap(t *testing.T) {
 }
 
 func TestHostBudget(t *testing.T) {
-	f, c := newTest(t, Options{MinDelay: time.Millisecond, HostBudget: 3})
+	drops := map[DropReason]int{}
+	f, c := newTest(t, Options{MinDelay: time.Millisecond, HostBudget: 3, OnDrop: func(_ Item, why DropReason) { drops[why]++ }})
 	for i := range 10 {
 		f.Add(nil, item("a.test", i))
 	}
@@ -325,6 +327,9 @@ func TestHostBudget(t *testing.T) {
 	if s := f.Stats(); s.Dropped != 8 {
 		t.Errorf("Add after budget: Dropped = %d, want 8", s.Dropped)
 	}
+	if len(drops) != 1 || drops[DropBudget] != 8 {
+		t.Errorf("OnDrop told %v, want 8 budget", drops)
+	}
 }
 
 // TestDuplicateAllowance: a host is cut off once its duplicate pages
@@ -343,7 +348,8 @@ func TestDuplicateAllowance(t *testing.T) {
 		{"none", func(int) bool { return false }, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, c := newTest(t, Options{MinDelay: time.Millisecond, DuplicateAllowance: 2})
+			drops := map[DropReason]int{}
+			f, c := newTest(t, Options{MinDelay: time.Millisecond, DuplicateAllowance: 2, OnDrop: func(_ Item, why DropReason) { drops[why]++ }})
 			for i := range 40 {
 				f.Add(nil, item("a.test", i))
 			}
@@ -369,12 +375,18 @@ func TestDuplicateAllowance(t *testing.T) {
 			if hi, ok := f.Host("a.test"); !ok || hi.Leased != tc.leased {
 				t.Errorf("Host = %+v, want %d leased", hi, tc.leased)
 			}
+			if drops[DropDuplicates] != 40-tc.leased || len(drops) > 1 {
+				t.Errorf("OnDrop told %v, want %d for duplicates", drops, 40-tc.leased)
+			}
 		})
 	}
 }
 
 func TestDropHost(t *testing.T) {
-	f, _ := newTest(t, Options{MinDelay: time.Millisecond})
+	var dropped []string
+	f, _ := newTest(t, Options{MinDelay: time.Millisecond, OnDrop: func(it Item, why DropReason) {
+		dropped = append(dropped, it.URL+" "+why.String())
+	}})
 	f.Add(nil, item("a.test", 1), item("a.test", 2), item("b.test", 1))
 	l := mustLease(t, f)
 	f.Complete(l, Outcome{Status: 500, Requeue: true, DropHost: true}, nil)
@@ -385,6 +397,18 @@ func TestDropHost(t *testing.T) {
 	f.Complete(l2, Outcome{Status: 200}, nil)
 	if !f.Done() {
 		t.Errorf("not done: %+v", f.Stats())
+	}
+	f.Add(nil, item(l.Item.Host, 3))
+	slices.Sort(dropped)
+	want := []string{l.Item.URL + " host-dropped"}
+	for _, i := range []int{1, 2, 3} {
+		if u := item(l.Item.Host, i).URL; u != l.Item.URL {
+			want = append(want, u+" host-dropped")
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(dropped, want) {
+		t.Errorf("OnDrop told %q, want %q", dropped, want)
 	}
 }
 

@@ -23,11 +23,13 @@ type hostID int32
 
 // hostState is what the frontier knows of one host. No pointers (see above).
 type hostState struct {
-	id     hostID
-	part   partition.ID
-	dead   bool
-	parked bool
-	active bool // counted in Frontier.active
+	id   hostID
+	part partition.ID
+	dead bool
+	// deadWhy is why a dead host's items are dropped
+	deadWhy DropReason
+	parked  bool
+	active  bool // counted in Frontier.active
 	// refilling: a window at refillLevel is queued to be read, or being
 	// read (out of the heap).
 	refilling   bool
