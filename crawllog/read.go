@@ -224,7 +224,8 @@ func (e *BadLinesError) Error() string {
 }
 
 // maxLine bounds a line that a reader takes in; a longer one is malformed.
-const maxLine = 16 << 20
+// A variable for tests.
+var maxLine = 16 << 20
 
 // reader reads one file's complete lines as they are written.
 type reader struct {
@@ -275,11 +276,11 @@ func (r *reader) next(f *Filter, fn func(Entry) error, bad func(file string, lin
 			return fmt.Errorf("crawllog: %w", err)
 		}
 		line := chunk
-		if len(r.partial) > 0 || r.long {
+		long := r.long || len(r.partial)+len(chunk) > maxLine
+		if len(r.partial) > 0 && !long {
 			line = append(r.partial, chunk...)
 		}
 		r.line++
-		long := r.long
 		r.partial, r.long = r.partial[:0], false
 		if long {
 			bad(r.path, r.line, fmt.Errorf("%w: longer than %d bytes", ErrMalformed, maxLine))
