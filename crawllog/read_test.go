@@ -118,7 +118,7 @@ func TestScanPartialAndBadLines(t *testing.T) {
 	dir := t.TempDir()
 	half := line(9)[:40]
 	writeLog(t, dir,
-		line(0)+"{not json}\n"+"\n"+line(1)+half, // a rotated file cut mid-line: reported
+		line(0)+"{not json}\n"+"\n"+line(1)+half,                    // a rotated file cut mid-line: reported
 		line(2)+`{"time":"2026-12-02T03:04:05Z"}`+"\n"+line(3)+half) // crawl.log still being written: silent
 	var got []int
 	collect := func(e Entry) error {
