@@ -78,6 +78,16 @@ func MediaType(contentType string) string {
 	return strings.ToLower(strings.TrimSpace(contentType))
 }
 
+// The line format is part of the on-disk format, read by scripts as well
+// as by Parse: fields may be added (readers ignore those they do not
+// know), never renamed, retyped or given another meaning.
+//
+//	{"time":"2026-12-02T03:04:05.678Z","job":3,"url":"http://a.test/x","status":200,
+//	 "bytes":5120,"mime":"text/html","duration_ms":12.346,"depth":2,"via":"http://a.test/",
+//	 "digest":"sha256:...","warc":"trawl-1.warc.gz","offset":0}\n
+//
+// (one line in the file; wrapped here).
+
 // AppendJSON appends e to dst as one line of JSON ending in '\n' and
 // returns the extended slice. The fields come in Entry's order. Time is
 // written in UTC with milliseconds (truncated), Duration as milliseconds

@@ -139,7 +139,7 @@ func (f Filter) Validate() error {
 
 // Match reports whether e passes f. A value Validate refuses matches
 // nothing.
-func (f *Filter) Match(e *Entry) bool {
+func (f Filter) Match(e *Entry) bool {
 	if f.Job != 0 && e.Job != f.Job {
 		return false
 	}
