@@ -304,3 +304,25 @@ func TestFollowStopsOnFnError(t *testing.T) {
 		t.Errorf("Follow = %v, want fn's error", err)
 	}
 }
+
+// BenchmarkScan reads a log of 10000 typical lines; ns/op is per line.
+func BenchmarkScan(b *testing.B) {
+	dir := b.TempDir()
+	w, err := Open(dir, Options{FlushInterval: -1, Logger: quiet()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const lines = 10000
+	for range lines {
+		w.Write(&benchEntry)
+	}
+	w.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N/lines + 1 {
+		n := 0
+		if err := Scan(dir, Filter{Status: "5xx"}, func(Entry) error { n++; return nil }); err != nil || n != 0 {
+			b.Fatal(n, err)
+		}
+	}
+}

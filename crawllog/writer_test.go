@@ -355,7 +355,21 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// BenchmarkWrite is one goroutine's Write, the file's I/O included.
 func BenchmarkWrite(b *testing.B) {
+	w, err := Open(b.TempDir(), Options{Logger: quiet()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		w.Write(&benchEntry)
+	}
+}
+
+// BenchmarkWriteParallel is Write from GOMAXPROCS goroutines at once.
+func BenchmarkWriteParallel(b *testing.B) {
 	w, err := Open(b.TempDir(), Options{Logger: quiet()})
 	if err != nil {
 		b.Fatal(err)

@@ -216,3 +216,18 @@ func TestLogRowFit(t *testing.T) {
 		t.Errorf("row in a pipe: %q, want it whole", whole)
 	}
 }
+
+// TestLogConfigFile: --data comes from the config file's "log" section
+// too.
+func TestLogConfigFile(t *testing.T) {
+	t.Setenv("TRAWL_DATA", "")
+	data := t.TempDir()
+	writeTestLog(t, data, logEntries())
+	cfg := filepath.Join(t.TempDir(), "trawl.json")
+	os.WriteFile(cfg, []byte(`{"log": {"data": "`+data+`", "job": 2}}`), 0o644)
+	t.Setenv(configEnv, cfg)
+	var out, errb bytes.Buffer
+	if code := run([]string{"log", "--count", "--json"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), `{"entries":2,`) {
+		t.Errorf("trawl log with a config file = %d, %s%s", code, out.String(), errb.String())
+	}
+}
