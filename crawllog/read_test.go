@@ -241,8 +241,7 @@ func TestFollow(t *testing.T) {
 	if got := fw.waitFor(t, 5); !slices.Equal(got, seq(0, 5)) {
 		t.Fatalf("Follow saw %v, want 0..4", got)
 	}
-	// Rotations, several between two polls, and a partial line: write
-	// whole lines, then half a line by hand, then its rest.
+	// Rotations, several between two polls.
 	for i := 5; i < 40; i++ {
 		w.Write(entry(i))
 	}
@@ -253,18 +252,31 @@ func TestFollow(t *testing.T) {
 	if w.Stats().Rotations < 3 {
 		t.Errorf("only %d rotations", w.Stats().Rotations)
 	}
-	w.Close()
-	l := line(40)
-	f, err := os.OpenFile(filepath.Join(dir, Name), os.O_APPEND|os.O_WRONLY, 0)
+}
+
+// TestReaderPartialLine: a line read in two halves, as a poll may find
+// it, is delivered once, whole.
+func TestReaderPartialLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), Name)
+	l := line(1)
+	os.WriteFile(path, []byte(line(0)+l[:20]), 0o644)
+	r, err := openReader(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString(l[:20])
-	time.Sleep(2 * FollowInterval) // not a timing assertion: lets a poll see the half line
-	f.WriteString(l[20:])
+	defer r.close()
+	var got []string
+	var bad []error
+	fn := func(e Entry) error { got = append(got, e.URL); return nil }
+	onBad := func(_ string, _ int, err error) { bad = append(bad, err) }
+	if err := r.next(&Filter{}, fn, onBad); err != nil || len(got) != 1 {
+		t.Fatalf("first read: %v, %v", got, err)
+	}
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(l[20:] + line(2))
 	f.Close()
-	if got := fw.waitFor(t, 41); !slices.Equal(got, seq(0, 41)) {
-		t.Fatalf("Follow saw %v, want 0..40", got)
+	if err := r.next(&Filter{}, fn, onBad); err != nil || !slices.Equal(got, []string{entry(0).URL, entry(1).URL, entry(2).URL}) || bad != nil || r.line != 3 {
+		t.Errorf("after the rest was written: %v, bad %v, %v, line %d", got, bad, err, r.line)
 	}
 }
 
