@@ -22,7 +22,7 @@ func TestUsage(t *testing.T) {
 	if code := run(nil, &out, &errb); code != 2 {
 		t.Errorf("run() = %d, want 2", code)
 	}
-	for _, name := range []string{"crawl", "demo", "robots", "url", "testweb", "bench", "serve", "status", "crawls"} {
+	for _, name := range []string{"crawl", "demo", "robots", "url", "testweb", "bench", "serve", "status", "crawls", "log"} {
 		if !strings.Contains(errb.String(), "  "+name) {
 			t.Errorf("usage does not list %q:\n%s", name, errb.String())
 		}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/crawllog"
+	"github.com/trawl-crawler/trawl/internal/progress"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it; review the diff):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// logT0 is the time of the first test entry; logNow is "now" for --since.
+var (
+	logT0  = time.Date(2026, 12, 2, 3, 4, 5, 0, time.UTC)
+	logNow = logT0.Add(time.Hour)
+)
+
+// logEntries are a small crawl's log: two jobs, fetches of every kind and
+// drops.
+func logEntries() []crawllog.Entry {
+	at := func(s int) time.Time { return logT0.Add(time.Duration(s) * time.Second) }
+	return []crawllog.Entry{
+		{Time: at(0), Job: 1, URL: "http://a.test/robots.txt", Robots: true, Status: 404, Bytes: 9, MIME: "text/plain", Duration: 3 * time.Millisecond},
+		{Time: at(1), Job: 1, URL: "http://a.test/", Status: 200, Bytes: 5120, MIME: "text/html", Duration: 12345 * time.Microsecond,
+			Digest: "sha256:AAAA", WARC: "trawl-1.warc.gz", Offset: 0},
+		{Time: at(2), Job: 1, URL: "http://a.test/about", Status: 200, Bytes: 5120, MIME: "text/html", Duration: 8 * time.Millisecond, Depth: 1,
+			Via: "http://a.test/", Digest: "sha256:AAAA", Dedup: crawllog.DedupExact, Original: "http://a.test/", WARC: "trawl-1.warc.gz", Offset: 2048},
+		{Time: at(3), Job: 1, URL: "http://A.test:80/missing", Status: 404, Bytes: 120, MIME: "text/html", Duration: 4 * time.Millisecond, Depth: 1,
+			Via: "http://a.test/", WARC: "trawl-1.warc.gz", Offset: 4096},
+		{Time: at(4), Job: 1, URL: "https://b.test/slow", Error: "timeout", Duration: 30 * time.Second, Depth: 2, Via: "http://a.test/about"},
+		{Time: at(5), Job: 1, URL: "https://b.test/big.iso", Status: 200, Error: crawllog.ErrTooLarge, Bytes: 10 << 20, MIME: "application/octet-stream",
+			Duration: 2500 * time.Millisecond, Depth: 2, Via: "http://a.test/about", WARC: "trawl-1.warc.gz", Offset: 8192},
+		{Time: at(6), Job: 1, URL: "http://a.test/private/x", Depth: 2, Via: "http://a.test/about", Dropped: crawllog.DropRobots},
+		{Time: at(7), Job: 1, URL: "http://a.test/cal/2026/12", Depth: 5, Via: "http://a.test/cal/2026/11", Dropped: crawllog.DropTrap, Detail: "shape run > 3"},
+		{Time: at(8), Job: 2, URL: "http://c.test/", Status: 503, Bytes: 0, Duration: 90 * time.Millisecond},
+		{Time: at(9), Job: 2, URL: "http://c.test/news", Status: 200, Bytes: 40960, MIME: "text/html", Duration: 75 * time.Minute / 1000, Depth: 1,
+			Via: "http://c.test/", Dedup: crawllog.DedupNear, Original: "http://c.test/old-news", WARC: "trawl-2.warc.gz", Offset: 123},
+	}
+}
+
+// writeTestLog writes entries with the crawl log's own Writer, rotating
+// often, into data/logs.
+func writeTestLog(t *testing.T, data string, entries []crawllog.Entry) {
+	t.Helper()
+	w, err := crawllog.Open(filepath.Join(data, "logs"), crawllog.Options{MaxBytes: 1000, FlushInterval: -1,
+		Now: func() time.Time { return logT0 }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range entries {
+		w.Write(&entries[i])
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLogCommand(t *testing.T) {
+	t.Setenv(configEnv, "")
+	t.Setenv("TRAWL_DATA", "")
+	data := t.TempDir()
+	writeTestLog(t, data, logEntries())
+	if files, _ := crawllog.Files(filepath.Join(data, "logs")); len(files) < 3 {
+		t.Fatalf("the test log has %d files, want rotations", len(files))
+	}
+	var b strings.Builder
+	for _, args := range [][]string{
+		{},
+		{"--status", "4xx,error"},
+		{"--status", "dropped"},
+		{"--host", "A.TEST", "--dedup", "none"},
+		{"--job", "2"},
+		{"--dedup", "any", "--json"},
+		{"--dropped", "trap"},
+		{"--since", "2026-12-02T03:04:13Z"},
+		{"--since", "59m52s"},
+		{"--count"},
+		{"--job", "1", "--count", "--json"},
+		{"--status", "2x"},
+		{"--since", "yesterday"},
+		{"--count", "-f"},
+		{"extra"},
+	} {
+		var out, errb bytes.Buffer
+		code := runLog(context.Background(), append([]string{"--data", data}, args...), &out, &errb, func() time.Time { return logNow })
+		fmt.Fprintf(&b, "trawl log %s\n----\n%sexit %d\n", strings.Join(args, " "), out.String(), code)
+		if errb.Len() > 0 {
+			fmt.Fprintf(&b, "stderr: %s", strings.ReplaceAll(errb.String(), data, "DATA"))
+		}
+		b.WriteString("\n")
+	}
+	golden(t, "log.golden", b.String())
+}
+
+func TestLogCommandErrors(t *testing.T) {
+	t.Setenv(configEnv, "")
+	data := t.TempDir()
+	t.Setenv("TRAWL_DATA", data) // --data from the environment
+	var out, errb bytes.Buffer
+	if code := run([]string{"log"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no crawl log in "+filepath.Join(data, "logs")) {
+		t.Errorf("trawl log without a log = %d, stderr %q", code, errb.String())
+	}
+
+	writeTestLog(t, data, logEntries()[:2])
+	f, err := os.OpenFile(filepath.Join(data, "logs", "crawl.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("not json\n" + `{"time":"2026-12-02T03:04:05Z","url":"http://a.test/half"`) // a bad line, then a partial one
+	f.Close()
+	out.Reset()
+	errb.Reset()
+	code := run([]string{"log", "--json"}, &out, &errb)
+	if code != 0 || strings.Count(out.String(), "\n") != 2 {
+		t.Errorf("trawl log with a malformed line = %d, stdout:\n%s", code, out.String())
+	}
+	if want := "crawl.log:3: skipped: crawllog: malformed line"; !strings.Contains(errb.String(), want) || strings.Count(errb.String(), "\n") != 1 {
+		t.Errorf("stderr = %q, want one line with %q", errb.String(), want)
+	}
+}
+
+// TestLogFollow: -f prints entries written after it started, through a
+// rotation, and not the ones before (no --since); it ends at the
+// context's end with status 0.
+func TestLogFollow(t *testing.T) {
+	t.Setenv(configEnv, "")
+	data := t.TempDir()
+	old := logEntries()
+	writeTestLog(t, data, old) // before logNow: not shown
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runLog(ctx, []string{"--data", data, "-f", "--json", "--job", "1"}, &out, &errb, func() time.Time { return logNow })
+	}()
+	var fresh []crawllog.Entry
+	for i, e := range old {
+		e.Time = logNow.Add(time.Duration(i) * time.Second)
+		fresh = append(fresh, e)
+	}
+	writeTestLog(t, data, fresh)
+	want := 0
+	var wantText strings.Builder
+	for _, e := range fresh {
+		if e.Job == 1 {
+			want++
+			wantText.Write(crawllog.AppendJSON(nil, &e))
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(out.String(), "\n") < want && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("trawl log -f = %d, stderr %s", code, errb.String())
+	}
+	if out.String() != wantText.String() {
+		t.Errorf("trawl log -f printed\n%s\nwant\n%s", out.String(), wantText.String())
+	}
+}
+
+func TestShortVia(t *testing.T) {
+	for _, tt := range []struct{ via, url, want string }{
+		{"http://a.test/x?q=1", "http://a.test/y", "/x?q=1"},
+		{"http://a.test", "http://A.TEST/y", "/"},
+		{"https://a.test/x", "http://a.test/y", "a.test/x"},
+		{"http://b.test/x", "http://a.test/y", "b.test/x"},
+		{"not a url %", "http://a.test/", "not a url %"},
+	} {
+		if got := shortVia(tt.via, tt.url); got != tt.want {
+			t.Errorf("shortVia(%q, %q) = %q, want %q", tt.via, tt.url, got, tt.want)
+		}
+	}
+}
+
+// TestLogRowFit: on a terminal a row is cut to its width, the URL's end
+// first.
+func TestLogRowFit(t *testing.T) {
+	e := logEntries()[7]
+	row := fitRow(logRow(&e), func() int { return 80 })
+	if progress.Width(row) != 80 || !strings.HasSuffix(row, progress.Ellipsis) || !strings.Contains(row, "drop:trap") {
+		t.Errorf("row fitted to 80 columns: %q", row)
+	}
+	if whole := fitRow(logRow(&e), func() int { return 0 }); !strings.HasSuffix(whole, "(shape run > 3)") {
+		t.Errorf("row in a pipe: %q, want it whole", whole)
+	}
+}
+
+// TestLogConfigFile: --data comes from the config file's "log" section
+// too.
+func TestLogConfigFile(t *testing.T) {
+	t.Setenv("TRAWL_DATA", "")
+	data := t.TempDir()
+	writeTestLog(t, data, logEntries())
+	cfg := filepath.Join(t.TempDir(), "trawl.json")
+	os.WriteFile(cfg, []byte(`{"log": {"data": "`+data+`", "job": 2}}`), 0o644)
+	t.Setenv(configEnv, cfg)
+	var out, errb bytes.Buffer
+	if code := run([]string{"log", "--count", "--json"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), `{"entries":2,`) {
+		t.Errorf("trawl log with a config file = %d, %s%s", code, out.String(), errb.String())
+	}
+}
