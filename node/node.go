@@ -41,6 +41,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/trawl-crawler/trawl/crawllog"
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/dedup"
@@ -74,6 +77,7 @@ type Node struct {
 	fetcher  *fetch.Fetcher
 	robots   *robots.Keeper
 	warc     *warc.Writer
+	clog     *crawllog.Writer // the crawl log; nil when off (see crawllog.go)
 	shared   *sharedPages
 	running  atomic.Int32 // jobs running; pages are shared only when > 1
 	paused   atomic.Bool  // the whole node is paused (PauseNode): no lease
@@ -148,6 +152,7 @@ func Open(opts Options) (*Node, error) {
 			// A lease outlives the longest fetch plus the WARC write.
 			LeaseTimeout: opts.FetchTimeout + time.Minute,
 			Now:          opts.Now,
+			OnDrop:       n.frontierDropped,
 		},
 		Seen: urlseen.DurableOptions{ExpectedURLs: opts.ExpectedURLs},
 	}
@@ -174,15 +179,23 @@ func Open(opts Options) (*Node, error) {
 		Now:            opts.Now,
 		Logger:         opts.Logger,
 	}
-	if err := errors.Join(fetchOpts.Validate(), stateOpts.Validate(), warcOpts.Validate(), keeperOpts.Validate()); err != nil {
+	logOpts := crawllog.Options{MaxBytes: opts.CrawlLogMaxBytes, Now: opts.Now, Logger: opts.Logger}
+	if err := errors.Join(fetchOpts.Validate(), stateOpts.Validate(), warcOpts.Validate(), keeperOpts.Validate(), logOpts.Validate()); err != nil {
 		return nil, err
 	}
 
 	if err := opts.FS.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("node: create data directory: %w", err)
 	}
+	if opts.FS == vfs.Default {
+		var err error
+		if n.clog, err = crawllog.Open(filepath.Join(opts.DataDir, logDir), logOpts); err != nil {
+			return nil, fmt.Errorf("node: %w", err)
+		}
+	}
 	st, err := OpenState(stateOpts)
 	if err != nil {
+		n.closeLog()
 		return nil, err
 	}
 	n.state, n.db, n.frontier, n.queue, n.seen = st, st.DB, st.Frontier, st.Queue, st.Seen
@@ -190,10 +203,12 @@ func Open(opts Options) (*Node, error) {
 	keeperOpts.DB = st.DB
 	if n.robots, err = robots.NewKeeper(keeperOpts); err != nil {
 		st.Close()
+		n.closeLog()
 		return nil, err
 	}
 	if n.fetcher, err = fetch.New(fetchOpts); err != nil {
 		st.Close()
+		n.closeLog()
 		return nil, err
 	}
 	recovered, err := warc.RecoverFS(opts.FS, warcOpts.Dir)
@@ -203,20 +218,32 @@ func Open(opts Options) (*Node, error) {
 	if err != nil {
 		n.fetcher.Close()
 		st.Close()
+		n.closeLog()
 		return nil, fmt.Errorf("node: recover WARC files: %w", err)
 	}
 	if n.warc, err = warc.NewWriter(warcOpts); err != nil {
 		n.fetcher.Close()
 		st.Close()
+		n.closeLog()
 		return nil, err
 	}
 	if err := errors.Join(n.loadJobs(), n.loadPolicies(), n.loadNodePaused()); err != nil {
 		n.warc.Close()
 		n.fetcher.Close()
 		st.Close()
+		n.closeLog()
 		return nil, err
 	}
 	return n, nil
+}
+
+// closeLog closes the crawl log, if there is one: every line written is
+// flushed and synced.
+func (n *Node) closeLog() error {
+	if n.clog == nil {
+		return nil
+	}
+	return n.clog.Close()
 }
 
 // Resumed reports whether the data directory held an earlier run's state.
@@ -339,7 +366,7 @@ func (n *Node) Close() error {
 	n.cancelFetches()
 	n.fetcher.Close()
 	n.keepTallies()
-	err := errors.Join(n.warc.Close(), n.state.Close())
+	err := errors.Join(n.warc.Close(), n.state.Close(), n.closeLog())
 	for _, j := range n.Jobs() {
 		j.End(job.Finished, job.ReasonSignal, nil)
 	}

@@ -164,6 +164,7 @@ func TestCrawlIsPoliteAndComplete(t *testing.T) {
 	}
 	t.Logf("%s", rep)
 	checkWARC(t, h, sum)
+	checkCrawlLog(t, h, sum)
 }
 
 // checkWARC validates every WARC file with the independent reader and

@@ -91,6 +91,10 @@ type Options struct {
 	// Default max(2 x MinDelay, 1s).
 	RobotsRetry time.Duration
 
+	// CrawlLogMaxBytes rotates the crawl log (DataDir/logs/crawl.log) at
+	// this size. Default 64 MiB.
+	CrawlLogMaxBytes int64
+
 	// WARCMaxSize rotates WARC files at this size. Default 1 GiB.
 	WARCMaxSize int64
 	// MinSyncInterval is the least time between two fsyncs of the WARC

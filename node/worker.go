@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawl-crawler/trawl/crawllog"
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/dedup"
@@ -96,6 +97,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	}
 	if j.Excludes(l.Item.URL) { // queued before an operator excluded it
 		j.Stats.Excluded.Add(1)
+		n.logDrop(l.Item, crawllog.DropExcluded, "")
 		n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
 		return
 	}
@@ -118,6 +120,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 		// The whole host is unreachable: drop its queue (for every job).
 		j.Stats.AddError(string(fetch.ClassOf(err)))
 		n.opts.Logger.Info("host unreachable", "host", l.Item.Host, "err", err)
+		n.logDrop(l.Item, crawllog.DropUnreachable, string(fetch.ClassOf(err)))
 		n.completeWith(l, j, frontier.Outcome{NotStarted: true, DropHost: true}, nil, nil)
 		return
 	}
@@ -144,6 +147,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	}
 	if !v.Policy.Allowed(n.agent, u) {
 		j.Stats.RobotsDisallowed.Add(1)
+		n.logDrop(l.Item, crawllog.DropRobots, "")
 		n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
 		return
 	}
@@ -192,6 +196,7 @@ func (n *Node) giveUp(l *frontier.Lease, j *job.Job, v robots.Verdict) bool {
 	if j.Stats.GaveUp(l.Item.Host) {
 		n.opts.Logger.Info("robots.txt unavailable too long; job gives the host up", "job", j.ID, "host", l.Item.Host, "since", v.OutageSince, "attempts", v.Attempts)
 	}
+	n.logDrop(l.Item, crawllog.DropRobotsUnavailable, "")
 	n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
 	return true
 }
@@ -239,6 +244,11 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: v.URL})
 	j.Stats.Requests.Add(1)
 	n.observe(n.fetchEvent(j, host, true, start, resp, err))
+	// The crawl log's via of a robots.txt is the URL that needed it.
+	logIt := frontier.Item{Depth: l.Item.Depth, Via: l.Item.URL}
+	if err != nil {
+		n.logFailure(j, logIt, v.URL.String(), true, start, err)
+	}
 	if err != nil && ctx.Err() != nil {
 		n.robots.Cancel(host, origin) // the answer is lost: the host waits as after a crash
 		n.complete(l, frontier.Outcome{Requeue: true, Failed: true})
@@ -251,11 +261,13 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 		// Not released: the robots keeper is handed the body, and a
 		// robots.txt fetch per host is too rare to be worth the care.
 		sum, hasSum := payloadSum(resp)
-		if _, ok := n.archive(j, resp, sum, hasSum, nil, sum); !ok {
+		loc, ok := n.archive(j, resp, sum, hasSum, nil, sum)
+		if !ok {
 			n.robots.Cancel(host, origin)
 			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
 			return
 		}
+		n.logResponse(j, logIt, true, resp, loc, verdict{digest: digestOf(resp, sum, hasSum, false, sum)})
 		o.Status, o.ResponseTime = resp.Status, resp.Duration
 		o.RetryAfter = retryAfter(resp.Header, resp.Start)
 		ans.Status, ans.Body, ans.Location = resp.Status, resp.Decoded, resp.Location
@@ -386,6 +398,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	j.Stats.Requests.Add(1)
 	n.observe(n.fetchEvent(j, it.Host, false, start, resp, err))
 	if err != nil {
+		n.logFailure(j, it, it.URL, false, start, err)
 		if ctx.Err() != nil {
 			n.complete(l, frontier.Outcome{Requeue: true, Failed: true})
 			return
@@ -496,6 +509,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			n.shared.put(it.URL, page)
 		}
 	}
+	n.logResponse(j, it, false, resp, loc, verdict{exact: orig, near: near, digest: digestOf(resp, sum, hasSum, eligible, warcSum)})
 	obs := observation(resp, sim, sum, hasSum)
 	obs.Job = j.ID
 	if len(found) == 0 {
@@ -732,16 +746,19 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 		if checkScope {
 			if err := j.Scope.Check(cd.u, cd.depth); err != nil {
 				j.Stats.OutOfScope.Add(1)
+				n.scopeDropped(j, cd, err)
 				continue
 			}
 			if err := j.Scope.CheckShapeRun(cd.u, cd.shapeRun); err != nil {
 				j.Stats.OutOfScope.Add(1)
+				n.scopeDropped(j, cd, err)
 				continue
 			}
 		}
 		s := cd.u.String()
 		if j.Excludes(s) {
 			j.Stats.Excluded.Add(1)
+			n.logDrop(frontier.Item{URL: s, Job: j.ID, Depth: cd.depth, Via: cd.via}, crawllog.DropExcluded, "")
 			continue
 		}
 		urls = append(urls, s)

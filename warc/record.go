@@ -99,6 +99,10 @@ func newRecord(typ string, fields []field, payload int, payloadSum []byte, parts
 	return r
 }
 
+// Digest formats a SHA-256 sum as the WARC records' digest fields carry
+// it: "sha256:" and base32.
+func Digest(sum []byte) string { return digestOf(sum) }
+
 // digestOf formats a SHA-256 sum as a WARC digest: "sha256:" and base32.
 func digestOf(sum []byte) string {
 	return digestAlgorithm + ":" + base32.StdEncoding.EncodeToString(sum)

@@ -1,0 +1,128 @@
+package node
+
+import (
+	"crypto/sha256"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/trawl-crawler/trawl/crawllog"
+	"github.com/trawl-crawler/trawl/fetch"
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/dedup"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/scope"
+	"github.com/trawl-crawler/trawl/warc"
+)
+
+// The node's crawl log (package crawllog): one line per fetch attempt,
+// page or robots.txt, and per URL dropped without a fetch, under
+// DataDir/logs. Off when the node runs on a file system other than the
+// OS's (Options.FS, in tests), since the log is written with package os.
+
+// logDir is where the crawl log lives under the data directory.
+const logDir = "logs"
+
+// logEntry writes e to the crawl log, if there is one.
+func (n *Node) logEntry(e *crawllog.Entry) {
+	if n.clog != nil {
+		n.clog.Write(e)
+	}
+}
+
+// logFailure logs a fetch of it for j that got no response.
+func (n *Node) logFailure(j *job.Job, it frontier.Item, url string, robotsTxt bool, start time.Time, err error) {
+	if n.clog == nil {
+		return
+	}
+	now := n.opts.Now()
+	n.clog.Write(&crawllog.Entry{Time: now.UTC(), Job: j.ID, URL: url, Robots: robotsTxt,
+		Error: string(fetch.ClassOf(err)), Duration: now.Sub(start), Depth: it.Depth, Via: it.Via})
+}
+
+// verdict is what the content-seen gates said of a response.
+type verdict struct {
+	exact  *dedup.Original // an archived response with the same payload
+	near   *dedup.Match    // an archived page whose text is near
+	digest string          // the payload digest the WARC record carries, "" if none
+}
+
+// logResponse logs a fetch of it for j that got resp, archived at loc.
+func (n *Node) logResponse(j *job.Job, it frontier.Item, robotsTxt bool, resp *fetch.Response, loc warc.Location, v verdict) {
+	if n.clog == nil {
+		return
+	}
+	e := &crawllog.Entry{Time: n.opts.Now().UTC(), Job: j.ID, URL: resp.URL, Robots: robotsTxt,
+		Status: resp.Status, Bytes: int64(len(resp.Body)), MIME: resp.MediaType, Duration: resp.Duration,
+		Depth: it.Depth, Via: it.Via, Digest: v.digest, WARC: filepath.Base(loc.File), Offset: loc.Offset}
+	switch resp.Truncated {
+	case "length":
+		e.Error = crawllog.ErrTooLarge
+	case "time":
+		e.Error = crawllog.ErrBodyTimeout
+	}
+	switch {
+	case v.exact != nil:
+		e.Dedup, e.Original = crawllog.DedupExact, v.exact.URL
+	case v.near != nil:
+		e.Dedup, e.Original = crawllog.DedupNear, v.near.URL
+	}
+	n.clog.Write(e)
+}
+
+// digestOf is the payload digest a response's WARC record carries: the
+// SHA-256 of the body as transferred, as the gate computed it (warcSum,
+// if eligible) or from the decoded sum when nothing was decoded.
+func digestOf(resp *fetch.Response, sum [sha256.Size]byte, hasSum, eligible bool, warcSum [sha256.Size]byte) string {
+	switch {
+	case eligible:
+		return warc.Digest(warcSum[:])
+	case hasSum && resp.Identity():
+		return warc.Digest(sum[:])
+	}
+	return ""
+}
+
+// logDrop logs a URL of it dropped without a fetch.
+func (n *Node) logDrop(it frontier.Item, reason, detail string) {
+	if n.clog == nil {
+		return
+	}
+	n.clog.Write(&crawllog.Entry{Time: n.opts.Now().UTC(), Job: it.Job, URL: it.URL, Depth: it.Depth, Via: it.Via,
+		Dropped: reason, Detail: detail})
+}
+
+// frontierDropped is the frontier's OnDrop: items its budget rules or a
+// dropped host discarded. Called under the frontier's lock; writing a
+// line takes only the log's own.
+func (n *Node) frontierDropped(it frontier.Item, why frontier.DropReason) {
+	switch why {
+	case frontier.DropBudget:
+		n.logDrop(it, crawllog.DropBudget, "host budget spent")
+	case frontier.DropDuplicates:
+		n.logDrop(it, crawllog.DropBudget, "host budget cut: mostly duplicates")
+	case frontier.DropHost:
+		n.logDrop(it, crawllog.DropUnreachable, "host dropped")
+	}
+	// Items of a cancelled job are not logged one by one.
+}
+
+// scopeDropped logs a link found on a page that scope or a trap rule
+// rejected. Links to other domains are only counted: most links of most
+// pages point off the crawl, and none was ever the crawl's to fetch.
+func (n *Node) scopeDropped(j *job.Job, cd candidate, err error) {
+	if n.clog == nil {
+		return
+	}
+	var rej *scope.Rejection
+	if !errors.As(err, &rej) || rej.Reason == scope.ReasonDomain {
+		return
+	}
+	reason := crawllog.DropTrap
+	switch rej.Reason {
+	case scope.ReasonScheme, scope.ReasonDepth:
+		reason = crawllog.DropScope
+	}
+	n.clog.Write(&crawllog.Entry{Time: n.opts.Now().UTC(), Job: j.ID, URL: cd.u.String(), Depth: cd.depth, Via: cd.via,
+		Dropped: reason, Detail: string(rej.Reason) + ": " + rej.Detail})
+}
