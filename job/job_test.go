@@ -177,7 +177,8 @@ func TestValidateFieldErrors(t *testing.T) {
 }
 
 func TestSpecTrapRules(t *testing.T) {
-	sid, _ := url.Parse("http://a.test/p.html?sid=1&token=2")
+	const ses = "9F86D081884C7D65"
+	sid, _ := url.Parse("http://a.test/p.html?sid=" + ses + "&token=" + ses)
 	for _, tc := range []struct {
 		name      string
 		spec      Spec
@@ -185,11 +186,11 @@ func TestSpecTrapRules(t *testing.T) {
 		stripped  string
 		wantField string // a FieldError's field, or ""
 	}{
-		{"defaults", Spec{}, scope.DefaultMaxURLsPerPattern, "http://a.test/p.html?token=2", ""},
-		{"budget off", Spec{MaxURLsPerPattern: -1}, 0, "http://a.test/p.html?token=2", ""},
-		{"own budget", Spec{MaxURLsPerPattern: 500}, 500, "http://a.test/p.html?token=2", ""},
-		{"own session names", Spec{SessionParams: []string{"token"}}, scope.DefaultMaxURLsPerPattern, "http://a.test/p.html?sid=1", ""},
-		{"keep session IDs", Spec{KeepSessionIDs: true}, scope.DefaultMaxURLsPerPattern, "http://a.test/p.html?sid=1&token=2", ""},
+		{"defaults", Spec{}, scope.DefaultMaxURLsPerPattern, "http://a.test/p.html?token=" + ses, ""},
+		{"budget off", Spec{MaxURLsPerPattern: -1}, 0, "http://a.test/p.html?token=" + ses, ""},
+		{"own budget", Spec{MaxURLsPerPattern: 500}, 500, "http://a.test/p.html?token=" + ses, ""},
+		{"own session names", Spec{SessionParams: []string{"token"}}, scope.DefaultMaxURLsPerPattern, "http://a.test/p.html?sid=" + ses, ""},
+		{"keep session IDs", Spec{KeepSessionIDs: true}, scope.DefaultMaxURLsPerPattern, "http://a.test/p.html?sid=" + ses + "&token=" + ses, ""},
 		{"bad session name", Spec{SessionParams: []string{"a=b"}}, 0, "", "SessionParams"},
 	} {
 		tc.spec.Seeds = []string{"http://a.test/"}

@@ -20,9 +20,31 @@ func (r Rules) sessionParams() []string {
 	return r.SessionParams
 }
 
+// MinSessionIDLength is the shortest value StripSession takes for a
+// session ID. Servers hand out long random tokens (PHP 26 or 32
+// characters, Java 32, classic ASP 24); a short value under one of the
+// names ("sid=12", a section) is kept.
+const MinSessionIDLength = 16
+
+// looksLikeSession reports whether v could be a session ID: at least
+// MinSessionIDLength letters, digits, '-', '_' or '.'.
+func looksLikeSession(v string) bool {
+	if len(v) < MinSessionIDLength {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
 // StripSession returns u without session IDs: query parameters and path
 // parameters (";name=value" in a path segment) whose name is one of
-// r.SessionParams. A site that writes a new session into every link
+// r.SessionParams and whose value looks like a session ID (at least
+// MinSessionIDLength letters, digits, '-', '_' or '.'). A site that writes a new session into every link
 // otherwise shows each of its pages under endless URLs. It returns u
 // itself if there is nothing to strip, else a new URL; u must be
 // canonical (urlnorm.Normalize), and so is the result (the query stays
@@ -33,7 +55,10 @@ func (r Rules) StripSession(u *url.URL) *url.URL {
 		return u
 	}
 	isSession := func(kv string) bool {
-		k, _, _ := strings.Cut(kv, "=")
+		k, v, _ := strings.Cut(kv, "=")
+		if !looksLikeSession(v) {
+			return false
+		}
 		for _, n := range names {
 			if strings.EqualFold(k, n) {
 				return true

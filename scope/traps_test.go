@@ -2,6 +2,7 @@ package scope
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -29,6 +30,8 @@ func TestPattern(t *testing.T) {
 }
 
 func TestStripSession(t *testing.T) {
+	const session = "9F86D081884C7D65" // "=S" in the table
+
 	for _, tc := range []struct {
 		name  string
 		rules Rules
@@ -36,17 +39,22 @@ func TestStripSession(t *testing.T) {
 		want  string
 	}{
 		{"nothing to strip", Rules{}, "http://a.test/p.html?a=1", "http://a.test/p.html?a=1"},
-		{"path parameter", Rules{}, "http://a.test/p.html;jsessionid=0A1B2C", "http://a.test/p.html"},
-		{"path parameter, upper case", Rules{}, "http://a.test/d;JSESSIONID=0A/p.html", "http://a.test/d/p.html"},
-		{"other path parameter kept", Rules{}, "http://a.test/p;v=2;jsessionid=X", "http://a.test/p;v=2"},
-		{"query, only parameter", Rules{}, "http://a.test/p.html?sid=00FF", "http://a.test/p.html"},
-		{"query, among others", Rules{}, "http://a.test/s?PHPSESSID=1&a=2&sessionid=3&z=4", "http://a.test/s?a=2&z=4"},
-		{"aspsessionid", Rules{}, "http://a.test/?aspsessionid=QQ", "http://a.test/"},
-		{"prefix is not a match", Rules{}, "http://a.test/?sidebar=1", "http://a.test/?sidebar=1"},
-		{"custom list", Rules{SessionParams: []string{"token"}}, "http://a.test/?token=1&sid=2", "http://a.test/?sid=2"},
-		{"empty list strips nothing", Rules{SessionParams: []string{}}, "http://a.test/p;jsessionid=1?sid=2", "http://a.test/p;jsessionid=1?sid=2"},
-		{"escapes kept", Rules{}, "http://a.test/caf%C3%A9;jsessionid=1", "http://a.test/caf%C3%A9"},
+		{"path parameter", Rules{}, "http://a.test/p.html;jsessionid=1A2B3C4D5E6F7A8B9C0D1E2F3A4B5C6D", "http://a.test/p.html"},
+		{"path parameter with a node suffix", Rules{}, "http://a.test/p.html;jsessionid=1A2B3C4D5E6F7A8B.node1", "http://a.test/p.html"},
+		{"path parameter, upper case", Rules{}, "http://a.test/d;JSESSIONID=S/p.html", "http://a.test/d/p.html"},
+		{"other path parameter kept", Rules{}, "http://a.test/p;v=2;jsessionid=S", "http://a.test/p;v=2"},
+		{"query, only parameter", Rules{}, "http://a.test/p.html?sid=S", "http://a.test/p.html"},
+		{"query, among others", Rules{}, "http://a.test/s?PHPSESSID=S&a=2&sessionid=S&z=4", "http://a.test/s?a=2&z=4"},
+		{"aspsessionid", Rules{}, "http://a.test/?aspsessionid=S", "http://a.test/"},
+		{"short value kept", Rules{}, "http://a.test/list?sessionid=s42&sid=12", "http://a.test/list?sessionid=s42&sid=12"},
+		{"value not a token", Rules{}, "http://a.test/?sid=0123456789ABCDEF%20x", "http://a.test/?sid=0123456789ABCDEF%20x"},
+		{"prefix is not a match", Rules{}, "http://a.test/?sidebar=S", "http://a.test/?sidebar=S"},
+		{"custom list", Rules{SessionParams: []string{"token"}}, "http://a.test/?token=S&sid=S", "http://a.test/?sid=S"},
+		{"empty list strips nothing", Rules{SessionParams: []string{}}, "http://a.test/p;jsessionid=S?sid=S", "http://a.test/p;jsessionid=S?sid=S"},
+		{"escapes kept", Rules{}, "http://a.test/caf%C3%A9;jsessionid=S", "http://a.test/caf%C3%A9"},
 	} {
+		tc.in = strings.ReplaceAll(tc.in, "=S", "="+session)
+		tc.want = strings.ReplaceAll(tc.want, "=S", "="+session)
 		u, err := url.Parse(tc.in)
 		if err != nil {
 			t.Fatal(err)
