@@ -49,8 +49,11 @@ type crawlRequest struct {
 	Name  string   `json:"name"`
 	Seeds []string `json:"seeds"`
 	Scope struct {
-		Domains  []string `json:"domains"`
-		MaxDepth int      `json:"max_depth"`
+		Domains           []string `json:"domains"`
+		MaxDepth          int      `json:"max_depth"`
+		MaxURLsPerPattern int      `json:"max_urls_per_pattern"`
+		SessionParams     []string `json:"session_params"`
+		KeepSessionIDs    bool     `json:"keep_session_ids"`
 	} `json:"scope"`
 	Priority int `json:"priority"`
 	Limits   struct {
@@ -249,6 +252,7 @@ func (c *crawls) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	spec := job.Spec{Name: req.Name, Seeds: req.Seeds, Domains: req.Scope.Domains, MaxDepth: req.Scope.MaxDepth,
+		MaxURLsPerPattern: req.Scope.MaxURLsPerPattern, SessionParams: req.Scope.SessionParams, KeepSessionIDs: req.Scope.KeepSessionIDs,
 		MaxPages: req.Limits.MaxPages, Priority: req.Priority,
 		RobotsGiveUp: time.Duration(req.Limits.RobotsGiveUpS * float64(time.Second))}
 	if err := spec.Validate(); err != nil {
@@ -267,7 +271,7 @@ func (c *crawls) create(w http.ResponseWriter, r *http.Request) {
 
 // specFields maps job.Spec's field names to the request's JSON paths.
 var specFields = map[string]string{"Name": "name", "Seeds": "seeds", "Domains": "scope.domains",
-	"MaxDepth": "scope.max_depth", "MaxPages": "limits.max_pages", "Priority": "priority", "RobotsGiveUp": "limits.robots_give_up_s"}
+	"MaxDepth": "scope.max_depth", "SessionParams": "scope.session_params", "MaxPages": "limits.max_pages", "Priority": "priority", "RobotsGiveUp": "limits.robots_give_up_s"}
 
 // specField names the request field of the first job.FieldError in err,
 // or "".

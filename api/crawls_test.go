@@ -141,7 +141,8 @@ func TestCrawlRoutes(t *testing.T) {
 		return len(list)
 	}
 	good := map[string]any{"name": "api test", "seeds": web.Seeds(),
-		"scope": map[string]any{"domains": []string{web.Web().Options().Domain}, "max_depth": 3}, "priority": 1}
+		"scope": map[string]any{"domains": []string{web.Web().Options().Domain}, "max_depth": 3,
+			"max_urls_per_pattern": 100, "session_params": []string{"sid", "jsessionid"}}, "priority": 1}
 
 	bad := []struct {
 		name, token string
@@ -162,6 +163,7 @@ func TestCrawlRoutes(t *testing.T) {
 		{"priority out of range", testToken, `{"seeds": ["http://a.test/"], "priority": 5}`, 400, "priority"},
 		{"negative max pages", testToken, `{"seeds": ["http://a.test/"], "limits": {"max_pages": -2}}`, 400, "limits.max_pages"},
 		{"bad domain", testToken, `{"seeds": ["http://a.test/"], "scope": {"domains": ["a b"]}}`, 400, "scope.domains"},
+		{"bad session parameter", testToken, `{"seeds": ["http://a.test/"], "scope": {"session_params": ["a=b"]}}`, 400, "scope.session_params"},
 		{"too large", testToken, `{"name": "` + strings.Repeat("x", MaxBodyBytes) + `", "seeds": ["http://a.test/"]}`, 413, ""},
 	}
 	for _, b := range bad {

@@ -42,6 +42,23 @@ type Spec struct {
 	// mark of calendars and other endless page families (scope.Rules).
 	// Default scope.DefaultMaxShapeRun; negative means no cap.
 	MaxShapeRun int `json:"max_shape_run,omitempty"`
+	// MaxURLsPerPattern caps the URLs the job queues per host and URL
+	// pattern (scope.Pattern: digits folded, path parameters and the
+	// query's names and values dropped), which stops faceted listings,
+	// soft-404 directories and session-ID copies of a site. Default
+	// scope.DefaultMaxURLsPerPattern (64); negative means no cap. The
+	// counts live in the node's memory: a resumed job counts afresh.
+	MaxURLsPerPattern int `json:"max_urls_per_pattern,omitempty"`
+	// SessionParams are the query and path parameter names (compared
+	// without case) stripped from every URL the job finds, before its
+	// URL-seen check, so that a site writing a new session ID into every
+	// link shows each page once. Empty means scope.DefaultSessionParams
+	// (jsessionid, phpsessid, sid, sessionid, aspsessionid); to strip
+	// nothing, set KeepSessionIDs.
+	SessionParams []string `json:"session_params,omitempty"`
+	// KeepSessionIDs turns session-ID stripping off (SessionParams is
+	// then ignored).
+	KeepSessionIDs bool `json:"keep_session_ids,omitempty"`
 	// MaxPages stops the job after this many page fetches in one run of
 	// the node (robots.txt fetches do not count); 0 means no limit.
 	MaxPages int `json:"max_pages,omitempty"`
@@ -108,6 +125,11 @@ func (s Spec) Validate() error {
 	if s.RobotsGiveUp < 0 {
 		bad("RobotsGiveUp", s.RobotsGiveUp, "negative")
 	}
+	for _, p := range s.SessionParams {
+		if p == "" || strings.ContainsAny(p, "=&;/?# ") {
+			bad("SessionParams", fmt.Sprintf("%q", p), "not a parameter name")
+		}
+	}
 	if err := checkPatterns("Exclude", s.Exclude); err != nil {
 		errs = append(errs, err)
 	}
@@ -141,6 +163,19 @@ func (s Spec) parseSeeds() ([]*url.URL, []string, error) {
 		hosts = append(hosts, urlnorm.HostKey(u))
 	}
 	return seeds, hosts, errors.Join(errs...)
+}
+
+// rules are the job's scope rules, defaults filled in.
+func (s Spec) rules(domains []string) scope.Rules {
+	r := scope.Rules{Domains: domains, MaxDepth: s.MaxDepth, MaxShapeRun: s.MaxShapeRun,
+		MaxURLsPerPattern: s.MaxURLsPerPattern}
+	if len(s.SessionParams) > 0 {
+		r.SessionParams = s.SessionParams
+	}
+	if s.KeepSessionIDs {
+		r.SessionParams = []string{}
+	}
+	return r.WithDefaults()
 }
 
 // State is where a job is in its life.
@@ -201,7 +236,7 @@ func New(id ID, spec Spec, created time.Time) (*Job, error) {
 		Spec:    spec,
 		Created: created,
 		Seeds:   seeds,
-		Scope:   scope.Rules{Domains: domains, MaxDepth: spec.MaxDepth, MaxShapeRun: spec.MaxShapeRun}.WithDefaults(),
+		Scope:   spec.rules(domains),
 		state:   Running,
 		ended:   make(chan struct{}),
 	}

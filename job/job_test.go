@@ -2,9 +2,12 @@ package job
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawl-crawler/trawl/scope"
 )
 
 func TestSpecValidate(t *testing.T) {
@@ -169,6 +172,44 @@ func TestValidateFieldErrors(t *testing.T) {
 		var fe *FieldError
 		if err := c.spec.Validate(); !errors.As(err, &fe) || fe.Field != c.field {
 			t.Errorf("Validate(%+v) = %v; want a *FieldError for %s", c.spec, err, c.field)
+		}
+	}
+}
+
+func TestSpecTrapRules(t *testing.T) {
+	const ses = "9F86D081884C7D65"
+	sid, _ := url.Parse("http://a.test/p.html?sid=" + ses + "&token=" + ses)
+	for _, tc := range []struct {
+		name      string
+		spec      Spec
+		limit     int
+		stripped  string
+		wantField string // a FieldError's field, or ""
+	}{
+		{"defaults", Spec{}, scope.DefaultMaxURLsPerPattern, "http://a.test/p.html?token=" + ses, ""},
+		{"budget off", Spec{MaxURLsPerPattern: -1}, 0, "http://a.test/p.html?token=" + ses, ""},
+		{"own budget", Spec{MaxURLsPerPattern: 500}, 500, "http://a.test/p.html?token=" + ses, ""},
+		{"own session names", Spec{SessionParams: []string{"token"}}, scope.DefaultMaxURLsPerPattern, "http://a.test/p.html?sid=" + ses, ""},
+		{"keep session IDs", Spec{KeepSessionIDs: true}, scope.DefaultMaxURLsPerPattern, "http://a.test/p.html?sid=" + ses + "&token=" + ses, ""},
+		{"bad session name", Spec{SessionParams: []string{"a=b"}}, 0, "", "SessionParams"},
+	} {
+		tc.spec.Seeds = []string{"http://a.test/"}
+		j, err := New(1, tc.spec, time.Time{})
+		if tc.wantField != "" {
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.wantField {
+				t.Errorf("%s: New = %v, want a FieldError for %s", tc.name, err, tc.wantField)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := j.Scope.PatternLimit(); got != tc.limit {
+			t.Errorf("%s: PatternLimit = %d, want %d", tc.name, got, tc.limit)
+		}
+		if got := j.Scope.StripSession(sid).String(); got != tc.stripped {
+			t.Errorf("%s: StripSession = %q, want %q", tc.name, got, tc.stripped)
 		}
 	}
 }

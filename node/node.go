@@ -10,7 +10,7 @@
 //	   │ frontier.Changed / wait                 │ resolve + IP cap (frontier.SetIP)
 //	   │                                         │ robots.Keeper.Check (robots.txt fetched in the host's own slot)
 //	   │                                         │ fetch ──▶ WARC write, wait until synced (warc.Writer.Durable)
-//	   │                                         │ links.Extract ▶ urlnorm ▶ the job's scope ▶ urlseen (per job)
+//	   │                                         │ links.Extract ▶ urlnorm ▶ session IDs stripped ▶ the job's scope ▶ urlseen (per job) ▶ pattern budget
 //	   └──────── frontier.Add / Complete ◀───────┘ (durable before the worker moves on)
 //
 // A worker slot is taken before a lease is asked for, so a lease never
@@ -48,6 +48,7 @@ import (
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/dedup"
 	"github.com/trawl-crawler/trawl/internal/frontierdb"
+	"github.com/trawl-crawler/trawl/internal/patternbudget"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/urlseen"
 	"github.com/trawl-crawler/trawl/job"
@@ -73,7 +74,8 @@ type Node struct {
 	frontier *frontier.Frontier
 	queue    *frontierdb.Store
 	seen     *urlseen.Durable
-	dedup    *dedup.Index // the content-seen gate's exact index
+	dedup    *dedup.Index          // the content-seen gate's exact index
+	patterns *patternbudget.Budget // URLs queued per job, host and pattern: the trap budget (fixed 4 MiB)
 	fetcher  *fetch.Fetcher
 	robots   *robots.Keeper
 	warc     *warc.Writer
@@ -200,6 +202,7 @@ func Open(opts Options) (*Node, error) {
 	}
 	n.state, n.db, n.frontier, n.queue, n.seen = st, st.DB, st.Frontier, st.Queue, st.Seen
 	n.dedup = dedup.New(st.DB)
+	n.patterns = patternbudget.New(patternbudget.Options{})
 	keeperOpts.DB = st.DB
 	if n.robots, err = robots.NewKeeper(keeperOpts); err != nil {
 		st.Close()

@@ -743,6 +743,7 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 	urls := make([]string, 0, len(cands))
 	kept := cands[:0:0]
 	for _, cd := range cands {
+		cd.u = j.Scope.StripSession(cd.u)
 		if checkScope {
 			if err := j.Scope.Check(cd.u, cd.depth); err != nil {
 				j.Stats.OutOfScope.Add(1)
@@ -772,8 +773,14 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 		return nil, fmt.Errorf("node: seen-check: %w", err)
 	}
 	items := make([]frontier.Item, 0, len(urls))
+	over := 0 // new URLs over their pattern's budget
 	for i, cd := range kept {
 		if !isNew[i] {
+			continue
+		}
+		if lim := j.Scope.PatternLimit(); checkScope && lim > 0 && !n.patterns.Admit(j.ID, scope.Pattern(cd.u), lim) {
+			j.Stats.OutOfScope.Add(1) // over its pattern's budget: seen, never queued
+			over++
 			continue
 		}
 		items = append(items, frontier.Item{
@@ -787,7 +794,7 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 			Via:       cd.via,
 		})
 	}
-	j.Stats.Duplicates.Add(int64(len(urls) - len(items)))
+	j.Stats.Duplicates.Add(int64(len(urls) - len(items) - over))
 	return items, nil
 }
 

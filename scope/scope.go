@@ -1,9 +1,12 @@
 // Package scope decides whether a candidate URL belongs to a crawl: its
 // scheme, its domain, its depth from the seed, and the trap limits on URL
-// length, path segments, repeated segments and query parameters.
+// length, path segments, repeated segments, query parameters and shape
+// runs. It also names what the caller counts and strips for traps: a
+// URL's Pattern (for a per-host budget) and its session IDs
+// (StripSession).
 //
-// Rules is a plain value: Check does not modify it and is safe for
-// concurrent use. Check expects a URL in canonical form (urlnorm.Normalize).
+// Rules is a plain value: its methods do not modify it and are safe for
+// concurrent use. They expect URLs in canonical form (urlnorm.Normalize).
 package scope
 
 import (
@@ -55,6 +58,17 @@ type Rules struct {
 	// Shape (see CheckShapeRun). If zero, DefaultMaxShapeRun is used; if
 	// negative, runs are not checked.
 	MaxShapeRun int
+	// MaxURLsPerPattern is the most URLs a job queues per host and
+	// Pattern (query values and names dropped, digits folded): it stops
+	// faceted listings, soft-404 directories and other families that a
+	// site generates without end. The node counts them in a fixed-size
+	// sketch that may overcount, never undercount. If zero,
+	// DefaultMaxURLsPerPattern is used; if negative, there is no budget.
+	MaxURLsPerPattern int
+	// SessionParams are the query and path parameter names StripSession
+	// removes before the URL-seen check. If nil, DefaultSessionParams is
+	// used; if empty but not nil, nothing is stripped.
+	SessionParams []string
 }
 
 // WithDefaults returns a copy of r with zero trap limits set to their
@@ -76,6 +90,12 @@ func (r Rules) WithDefaults() Rules {
 	if r.MaxShapeRun == 0 {
 		r.MaxShapeRun = DefaultMaxShapeRun
 	}
+	if r.MaxURLsPerPattern == 0 {
+		r.MaxURLsPerPattern = DefaultMaxURLsPerPattern
+	}
+	if r.SessionParams == nil {
+		r.SessionParams = DefaultSessionParams
+	}
 	if r.Domains != nil {
 		ds := make([]string, len(r.Domains))
 		for i, d := range r.Domains {
@@ -86,8 +106,8 @@ func (r Rules) WithDefaults() Rules {
 	return r
 }
 
-// Validate reports every bad field: a negative MaxDepth, or a domain that
-// is empty or not a valid host name.
+// Validate reports every bad field: a negative MaxDepth, a domain that is
+// empty or not a valid host name, or an empty session parameter name.
 func (r Rules) Validate() error {
 	var errs []error
 	if r.MaxDepth < 0 {
@@ -97,6 +117,11 @@ func (r Rules) Validate() error {
 		c := canonicalDomain(d)
 		if c == "" || strings.ContainsAny(c, "/:?#@[] \t") {
 			errs = append(errs, fmt.Errorf("scope: Domains[%d] %q is not a host name", i, d))
+		}
+	}
+	for i, p := range r.SessionParams {
+		if p == "" || strings.ContainsAny(p, "=&;/?# ") {
+			errs = append(errs, fmt.Errorf("scope: SessionParams[%d] %q is not a parameter name", i, p))
 		}
 	}
 	return errors.Join(errs...)
@@ -115,6 +140,7 @@ const (
 	ReasonRepeatedSegment Reason = "repeated-segment"
 	ReasonQueryParams     Reason = "query-params"
 	ReasonShapeRun        Reason = "shape-run"
+	ReasonPatternBudget   Reason = "pattern-budget"
 )
 
 // Rejection is the error Check returns for a URL out of scope.

@@ -120,6 +120,8 @@ func TestWithDefaults(t *testing.T) {
 		MaxRepeatedSegment: DefaultMaxRepeatedSegment,
 		MaxQueryParams:     -1,
 		MaxShapeRun:        DefaultMaxShapeRun,
+		MaxURLsPerPattern:  DefaultMaxURLsPerPattern,
+		SessionParams:      DefaultSessionParams,
 	}
 	if strings.Join(got.Domains, ",") != strings.Join(want.Domains, ",") {
 		t.Errorf("WithDefaults().Domains = %q, want %q", got.Domains, want.Domains)

@@ -47,11 +47,16 @@ type Report struct {
 	Missing          []string        // reachable but not fetched, sorted
 	Extra            []string        // fetched, allowed, not reachable, not trap, not on hostile hosts; sorted
 	Coverage         float64         // |Reachable ∩ Fetched| / |Reachable|; 1 if nothing is reachable
-	TrapFetches      map[string]int  // host → requests to /calendar/ pages
-	OutOfScope       []Request       // requests for unknown hosts or hosts outside Domain
-	WrongIP          []Request       // requests that arrived on another host's address
-	BadAgent         []Request       // requests whose User-Agent lacks Agent
-	Requests         int             // log entries analysed
+	TrapFetches      map[string]int  // host → requests to trap pages of any kind
+	// TrapsByKind counts trap fetches by kind (TrapCalendar, ...), then by
+	// host. A session-ID host's page counts as fetched (Fetched holds it
+	// without its session ID) by the first request for any variant of it;
+	// each later one is a trap fetch.
+	TrapsByKind map[string]map[string]int
+	OutOfScope  []Request // requests for unknown hosts or hosts outside Domain
+	WrongIP     []Request // requests that arrived on another host's address
+	BadAgent    []Request // requests whose User-Agent lacks Agent
+	Requests    int       // log entries analysed
 
 	opts    AnalyzeOptions
 	web     *Web
@@ -112,6 +117,7 @@ func Analyze(web *Web, log []Request, opts AnalyzeOptions) *Report {
 		Reachable:   web.reachable(opts.Seeds, opts.Agent, opts.MaxDepth, opts.Domain),
 		Fetched:     make(map[string]bool),
 		TrapFetches: make(map[string]int),
+		TrapsByKind: make(map[string]map[string]int),
 		Requests:    len(log),
 		opts:        opts,
 		web:         web,
@@ -232,6 +238,7 @@ func (rep *Report) analyzeRobots(h *host, reqs []Request, hr *HostReport, counts
 	var readyAt time.Time          // earliest end of a robots answer that settled the rules
 	final := make(map[string]bool) // robots path → an answer that needs no retry was given
 	robotsCount := make(map[string]int)
+	pageCount := make(map[string]int) // on a session-ID host: page without session → requests
 	for _, q := range reqs {
 		if q.End.IsZero() {
 			continue
@@ -256,10 +263,22 @@ func (rep *Report) analyzeRobots(h *host, reqs []Request, hr *HostReport, counts
 			continue
 		}
 		counts[key]++
-		rep.Fetched[key] = true
-		if isTrapPath(pq) {
+		kind := h.trapKind(pq)
+		page := key
+		if h.session != noSession && kind == "" {
+			page = rep.web.urlOf(h, stripSession(pq))
+			if pageCount[page]++; pageCount[page] > 1 {
+				kind = TrapSessionID
+			}
+		}
+		rep.Fetched[page] = true
+		if kind != "" {
 			hr.TrapFetches++
 			rep.TrapFetches[h.name]++
+			if rep.TrapsByKind[kind] == nil {
+				rep.TrapsByKind[kind] = make(map[string]int)
+			}
+			rep.TrapsByKind[kind][h.name]++
 		}
 		switch {
 		case h.robots == robotsServerError:
@@ -268,10 +287,55 @@ func (rep *Report) analyzeRobots(h *host, reqs []Request, hr *HostReport, counts
 			rep.RobotsViolations = append(rep.RobotsViolations, Violation{q, key, "requested before robots.txt was read"})
 		case h.robots.disallowed(pq, rep.opts.Agent):
 			rep.RobotsViolations = append(rep.RobotsViolations, Violation{q, key, "disallowed by robots.txt"})
-		case !rep.Reachable[key] && !isTrapPath(pq) && h.hostile == notHostile && counts[key] == 1:
-			rep.Extra = append(rep.Extra, key)
+		case !rep.Reachable[page] && kind == "" && h.hostile == notHostile && counts[key] == 1:
+			rep.Extra = append(rep.Extra, page)
 		}
 	}
+}
+
+// TrapStat is what a crawl spent on one kind of trap.
+type TrapStat struct {
+	Kind string
+	// Hosts is how many hosts carrying the trap the crawl reached (it
+	// fetched their home page).
+	Hosts int
+	// Fetches is the trap fetches on those hosts; Max the most on one.
+	Fetches, Max int
+}
+
+// PerHost is Fetches per trapped host reached; 0 if none was.
+func (t TrapStat) PerHost() float64 {
+	if t.Hosts == 0 {
+		return 0
+	}
+	return float64(t.Fetches) / float64(t.Hosts)
+}
+
+// TrapStats returns one TrapStat per trap kind the web carries, in the
+// order of the kind constants.
+func (r *Report) TrapStats() []TrapStat {
+	var out []TrapStat
+	for _, kind := range []string{TrapCalendar, TrapSessionID, TrapFacets, TrapGrowingPath, TrapSoft404} {
+		st := TrapStat{Kind: kind}
+		carried := false
+		for _, h := range r.web.hosts {
+			if !slices.Contains(h.traps(), kind) {
+				continue
+			}
+			carried = true
+			if !r.Fetched[r.web.urlOf(h, "/")] {
+				continue
+			}
+			n := r.TrapsByKind[kind][h.name]
+			st.Hosts++
+			st.Fetches += n
+			st.Max = max(st.Max, n)
+		}
+		if carried {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // settles reports whether a robots answer fixes the host's rules: a 2xx at

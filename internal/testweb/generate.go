@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -57,7 +58,7 @@ type pendingRedirect struct{ r *resource } // cross-host target chosen later
 
 type pendingDup struct {
 	orig, copy *resource
-	exact      bool
+	variant    int // variantNone for an exact copy
 }
 
 // smallRobots is the robots variant of small host number s: first one of
@@ -117,6 +118,27 @@ func (g *gen) makeHosts() {
 			}
 			h.robots = g.smallRobots(s)
 			h.trap = s%40 == 3
+			if o.Traps {
+				switch s % 40 {
+				case 13:
+					h.session = sessionPath
+					if s/40%2 == 1 {
+						h.session = sessionQuery
+					}
+				case 23:
+					h.shop = true
+				case 33:
+					h.grow = true
+				case 37:
+					h.soft404 = true
+				}
+				if len(h.traps()) > 0 {
+					// Let nothing but the trap stand between the crawler
+					// and it (the draw above still happened: equal webs
+					// stay equal up to here).
+					h.robots = robotsAllowAll
+				}
+			}
 		}
 		h.ip = hostIP(i)
 		if o.MaxLatency > o.Latency {
@@ -265,7 +287,12 @@ func (g *gen) makeResources(h *host) {
 			dir, file := path.Split(orig.pq)
 			exact := g.page(h, dir+"copy-"+file, "exact duplicate of "+orig.pq)
 			near := g.page(h, dir+"v2-"+file, "near duplicate of "+orig.pq)
-			g.dups = append(g.dups, pendingDup{orig, exact, true}, pendingDup{orig, near, false})
+			exact.dupOf = orig
+			near.dupOf, near.near = orig, true
+			// The kind of near copy turns with the host: changed words, an
+			// added date-and-counter line, or other links.
+			variant := variantWords + h.idx%3
+			g.dups = append(g.dups, pendingDup{orig, exact, variantNone}, pendingDup{orig, near, variant})
 			g.homeLink(h, exact, false, inAnchor)
 			g.homeLink(h, near, false, inAnchor)
 		}
@@ -282,9 +309,57 @@ func (g *gen) makeResources(h *host) {
 	if h.trap {
 		g.homeLink(h, g.add(h, &resource{pq: "/calendar/2025/06", kind: kindTrap, status: 200, note: "calendar trap"}), false, inAnchor)
 	}
+	g.makeTraps(h)
+	if o.Lookalikes && !h.big && s%5 == 4 {
+		a := g.page(h, fmt.Sprintf("/look/a-%d.html", h.idx), "lookalike")
+		b := g.page(h, fmt.Sprintf("/look/b-%d.html", h.idx), "lookalike")
+		a.lookalike, b.lookalike = b, a
+		g.homeLink(h, a, false, inAnchor)
+		g.homeLink(h, b, false, inAnchor)
+	}
 	for k, bad := range g.hostile {
 		if k%len(g.ordinary) == h.idx {
 			g.homeLink(h, bad.res[0], false, inAnchor)
+		}
+	}
+}
+
+// shopItems is the number of products of a faceted shop.
+const shopItems = 12
+
+// facet is one filter of a faceted shop.
+type facet struct {
+	name   string
+	values []string
+}
+
+// facets are the shop's filters, in the order a listing offers them, and
+// their values.
+var facets = []facet{
+	{"color", []string{"red", "green", "blue", "black", "white"}},
+	{"size", []string{"s", "m", "l", "xl"}},
+	{"brand", []string{"acme", "globex", "initech", "umbrella", "hooli"}},
+	{"sort", []string{"price", "name", "newest", "rating"}},
+}
+
+// makeTraps adds the entries of h's issue-10 traps and links them from
+// its home page: the shop's listing and products (real pages), the
+// growing path's entry (a trap page) and, on a soft-404 host, links to
+// paths that do not exist.
+func (g *gen) makeTraps(h *host) {
+	if h.shop {
+		shop := g.page(h, "/shop/", "shop")
+		for i := 1; i <= shopItems; i++ {
+			h.shopItems = append(h.shopItems, g.page(h, fmt.Sprintf("/shop/item-%d.html", i), "shop item"))
+		}
+		g.homeLink(h, shop, false, inAnchor)
+	}
+	if h.grow {
+		g.homeLink(h, g.add(h, &resource{pq: "/grow/", kind: kindTrap, status: 200, note: "growing-path trap"}), false, inAnchor)
+	}
+	if h.soft404 {
+		for _, raw := range []string{"/gone/news-%d.html", "/gone/promo-%d.html", "archive/item-%d.html"} {
+			h.homeLinks = append(h.homeLinks, link{raw: fmt.Sprintf(raw, h.idx)}) // no resource: a soft 404
 		}
 	}
 }
@@ -316,6 +391,9 @@ func (g *gen) makeLinks(h *host) {
 		}
 		b := &bodySpec{seed: r.seed, size: o.MinPageBytes + g.rng.IntN(o.MaxPageBytes-o.MinPageBytes+1)}
 		b.title = titleWords(r.seed)
+		if r.lookalike != nil {
+			b.template = h.regular[0].seed ^ 0x6c6f_6f6b_616c_696b // one template per host
+		}
 		r.body = b
 		baseDir := dirOf(r.pq)
 		if r.pq != "/" && r.note == "" && g.rng.IntN(10) == 0 {
@@ -356,6 +434,19 @@ func (g *gen) makeLinks(h *host) {
 		default: // special page: back to home
 			add(link{to: h.regular[0]})
 		}
+		switch {
+		case h.shop && r.pq == "/shop/":
+			for _, it := range h.shopItems {
+				add(link{to: it})
+			}
+			for _, f := range facets {
+				for _, v := range f.values {
+					add(link{raw: "?" + f.name + "=" + v}) // a filtered listing: a trap page
+				}
+			}
+		case r.note == "shop item":
+			add(link{to: h.byPQ["/shop/"]})
+		}
 		if j >= 0 {
 			for range 2 + g.rng.IntN(3) {
 				if t := h.regular[g.rng.IntN(len(h.regular))]; t != r {
@@ -385,12 +476,31 @@ func (g *gen) finish() {
 		p.r.loc = "http://" + t.host.name + portToken + t.pq
 	}
 	for _, d := range g.dups {
-		if d.exact {
+		if d.variant == variantNone {
 			d.copy.body = d.orig.body
 			continue
 		}
 		b := *d.orig.body
-		b.variant = 1
+		b.variant = d.variant
+		if d.variant == variantLinks {
+			// Each link to a regular page of the host leads to the next
+			// regular page instead (all are reachable from home anyway);
+			// as many links as before, so the text drawn stays the same.
+			h := d.copy.host
+			b.links = slices.Clone(b.links)
+			dir := dirOf(d.copy.pq)
+			if b.base != "" {
+				dir = strings.TrimPrefix(b.base, "http://"+h.name+portToken)
+			}
+			for i, l := range b.links {
+				k := slices.Index(h.regular, l.to)
+				if k < 0 || !l.followable() {
+					continue
+				}
+				t := h.regular[(k+1)%len(h.regular)]
+				b.links[i].to, b.links[i].raw = t, relativeRef(dir, t.pq)
+			}
+		}
 		d.copy.body = &b
 	}
 }

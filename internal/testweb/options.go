@@ -42,6 +42,15 @@ type Options struct {
 	// Hostile adds five hostile hosts (malformed HTML, lying Content-Length,
 	// slow drip, endless body, broken gzip), linked from ordinary pages.
 	Hostile bool
+	// Traps adds the traps of issue 10, each on a few small hosts linked
+	// from their home pages: session IDs in every internal link, a faceted
+	// shop, a growing path and soft 404s (see HostInfo.Traps). The
+	// calendar trap is always there.
+	Traps bool
+	// Lookalikes adds pairs of distinct pages built on one template
+	// (shared boilerplate, different short text), labelled by
+	// Page.LookalikeOf: hard cases for a near-duplicate detector.
+	Lookalikes bool
 }
 
 // Defaults of Options, in one place.

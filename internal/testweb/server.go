@@ -113,7 +113,20 @@ type Server struct {
 	log       []Request
 	dropped   int64
 	robotHits map[*host]int
+	sessions  uint64 // session IDs handed out
 	closeOnce sync.Once
+}
+
+// newSession returns a session ID no earlier response carried: 16 hex
+// digits from a counter, scrambled so that consecutive IDs look unrelated.
+func (s *Server) newSession() string {
+	s.mu.Lock()
+	s.sessions++
+	n := s.sessions
+	s.mu.Unlock()
+	n *= 0x9e3779b97f4a7c15 // odd: a bijection on uint64
+	n ^= n >> 29
+	return fmt.Sprintf("%016X", n)
 }
 
 // Serve starts serving web on loopback. If the web has no port yet, Serve
@@ -355,15 +368,37 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 			send(w, r, http.StatusOK, "text/html; charset=utf-8", s.web.renderCalendar(h, y, m))
 			return
 		}
+	case h.grow && strings.HasPrefix(pq, "/grow/"):
+		if !strings.Contains(pq, "?") && strings.HasSuffix(pq, "/") {
+			send(w, r, http.StatusOK, "text/html; charset=utf-8", s.web.renderGrow(h, pq))
+			return
+		}
+	case h.shop && strings.HasPrefix(pq, "/shop/?"):
+		_, raw, _ := strings.Cut(uri, "?")
+		if q, ok := parseShopQuery(raw); ok {
+			send(w, r, http.StatusOK, "text/html; charset=utf-8", s.web.renderShop(h, q))
+			return
+		}
 	}
 	res := h.byPQ[pq]
+	if res == nil && h.session != noSession {
+		res = h.byPQ[stripSession(pq)]
+	}
 	if res == nil {
+		if h.soft404 {
+			send(w, r, http.StatusOK, "text/html; charset=utf-8", s.web.renderSoft404(h, pq))
+			return
+		}
 		http.Error(w, "testweb: not found: "+pq, http.StatusNotFound)
 		return
 	}
 	switch res.kind {
 	case kindHTML:
-		send(w, r, http.StatusOK, res.contentType(), s.web.renderHTML(res))
+		sid := ""
+		if h.session != noSession {
+			sid = s.newSession()
+		}
+		send(w, r, http.StatusOK, res.contentType(), s.web.renderPage(res, sid))
 	case kindPDF:
 		send(w, r, http.StatusOK, res.contentType(), renderPDF(res.seed))
 	case kindPNG:

@@ -50,13 +50,58 @@ type host struct {
 	shared     bool // shares its IP with other hosts
 	robots     robotsKind
 	latency    time.Duration
-	trap       bool
+	trap       bool        // serves the /calendar/ trap
+	session    sessionKind // puts a session ID in every internal link
+	shop       bool        // serves /shop/ with endless filter combinations
+	grow       bool        // serves /grow/, whose links grow the path forever
+	soft404    bool        // answers unknown paths with 200 "not found"
+	shopItems  []*resource // the shop's products
 	hostile    hostileKind
 	res        []*resource          // in generation order
 	byPQ       map[string]*resource // canonical path and query → resource
 	regular    []*resource          // regular HTML pages, home first
 	homeLinks  []link               // extra links the home page carries
 	robotsReal bool                 // serves /robots-real.txt
+}
+
+// sessionKind is how a session-ID host writes the session into its links.
+type sessionKind int
+
+const (
+	noSession    sessionKind = iota
+	sessionPath              // ;jsessionid=HEX path parameter
+	sessionQuery             // ?sid=HEX query parameter
+)
+
+// The trap kinds a host can carry, as HostInfo.Traps and
+// Report.TrapsByKind name them.
+const (
+	TrapCalendar    = "calendar"     // /calendar/y/m links to the next and previous month, forever
+	TrapSessionID   = "session-id"   // every internal link carries a session ID new with each response
+	TrapFacets      = "facets"       // /shop/?color=..&size=..: every filter combination is a page
+	TrapGrowingPath = "growing-path" // /grow/: relative links resolve to ever longer paths
+	TrapSoft404     = "soft-404"     // unknown paths answer 200 with a "not found" page
+)
+
+// traps lists the trap kinds h carries, in a fixed order.
+func (h *host) traps() []string {
+	var out []string
+	if h.trap {
+		out = append(out, TrapCalendar)
+	}
+	if h.session != noSession {
+		out = append(out, TrapSessionID)
+	}
+	if h.shop {
+		out = append(out, TrapFacets)
+	}
+	if h.grow {
+		out = append(out, TrapGrowingPath)
+	}
+	if h.soft404 {
+		out = append(out, TrapSoft404)
+	}
+	return out
 }
 
 type resKind int
@@ -82,6 +127,12 @@ type resource struct {
 	body   *bodySpec // HTML content; shared by exact duplicates
 	seed   uint64
 	note   string
+	// dupOf is the page r copies: byte for byte if exact, else with a few
+	// changes that keep its SimHash within distance 3 (near).
+	dupOf *resource
+	near  bool
+	// lookalike is a distinct page built on the same template as r.
+	lookalike *resource
 }
 
 // bodySpec is what an HTML body is rendered from.
@@ -91,8 +142,19 @@ type bodySpec struct {
 	title   string
 	base    string // <base href> as written (with portToken), or ""
 	links   []link
-	variant int // non-zero: a near duplicate differing in a few words
+	variant int // non-zero: a near duplicate (see the variant constants)
+	// template, if non-zero, seeds the boilerplate a lookalike page
+	// shares with its pair; the page's own text is then short.
+	template uint64
 }
+
+// Near-duplicate variants: how a near copy differs from its original.
+const (
+	variantNone    = iota
+	variantWords   // the first word of three paragraphs changed
+	variantCounter // one more line: an update date and a view counter
+	variantLinks   // the same text with different links and one more related link
+)
 
 // placement is where a link sits in the HTML.
 type placement int
@@ -155,7 +217,10 @@ type HostInfo struct {
 	CrawlDelay time.Duration // the Crawl-delay its robots.txt asks for
 	Latency    time.Duration // delay before the first byte of each response
 	Trap       bool          // serves the /calendar/ trap
-	Hostile    string        // "" for ordinary hosts, else how it misbehaves
+	// Traps lists the trap kinds the host carries (TrapCalendar, ...);
+	// empty for most hosts.
+	Traps   []string
+	Hostile string // "" for ordinary hosts, else how it misbehaves
 }
 
 // Hosts lists the web's hosts in generation order.
@@ -165,21 +230,34 @@ func (w *Web) Hosts() []HostInfo {
 		out = append(out, HostInfo{
 			Name: h.name, IP: h.ip, Big: h.big, SharedIP: h.shared,
 			Robots: h.robots.String(), CrawlDelay: h.robots.crawlDelay(),
-			Latency: h.latency, Trap: h.trap, Hostile: hostileNames[h.hostile],
+			Latency: h.latency, Trap: h.trap, Traps: h.traps(), Hostile: hostileNames[h.hostile],
 		})
 	}
 	return out
 }
 
 // Page is one URL the web knows: a page, a redirect, a non-HTML resource
-// or a linked URL that answers 404. Calendar trap pages are made on demand
-// and not listed, except each trap's entry URL.
+// or a linked URL that answers 404. Trap pages (calendar months, filtered
+// shop listings, grown paths, soft 404s, session-ID variants) are made on
+// demand and not listed, except the calendar's and the growing path's
+// entry URLs.
 type Page struct {
 	URL         string // canonical form
 	Status      int
 	ContentType string // "" for redirects and 404s
 	Location    string // for redirects: the target's canonical URL
 	Note        string // what the URL is there to test, e.g. "nofollow-only"
+	// DuplicateOf is the canonical URL of the page this one copies byte
+	// for byte; "" if none.
+	DuplicateOf string
+	// NearDuplicateOf is the canonical URL of the page this one copies
+	// with small changes (its visible text's 64-bit SimHash is within
+	// Hamming distance 3 of the original's); "" if none.
+	NearDuplicateOf string
+	// LookalikeOf is the canonical URL of a distinct page built on the
+	// same template as this one (shared boilerplate, different text): a
+	// pair a near-duplicate detector should keep apart. "" if none.
+	LookalikeOf string
 }
 
 // Pages lists every URL the web knows, host by host in generation order.
@@ -190,6 +268,15 @@ func (w *Web) Pages() []Page {
 			p := Page{URL: r.url(w), Status: r.status, ContentType: r.contentType(), Note: r.note}
 			if r.to != nil {
 				p.Location = r.to.url(w)
+			}
+			switch {
+			case r.dupOf != nil && r.near:
+				p.NearDuplicateOf = r.dupOf.url(w)
+			case r.dupOf != nil:
+				p.DuplicateOf = r.dupOf.url(w)
+			}
+			if r.lookalike != nil {
+				p.LookalikeOf = r.lookalike.url(w)
 			}
 			out = append(out, p)
 		}
@@ -254,6 +341,55 @@ func (w *Web) Disallowed(rawURL, agent string) bool {
 
 // isTrapPath reports whether pq is a calendar trap page.
 func isTrapPath(pq string) bool { return strings.HasPrefix(pq, "/calendar/") }
+
+// trapKind returns the trap kind of a request for pq (canonical) on h, or
+// "". A session-ID variant is not a trap by itself (its first fetch gets
+// the page): Analyze counts those by page.
+func (h *host) trapKind(pq string) string {
+	switch {
+	case isTrapPath(pq):
+		return TrapCalendar
+	case h.shop && strings.HasPrefix(pq, "/shop/?"):
+		return TrapFacets
+	case h.grow && strings.HasPrefix(pq, "/grow/"):
+		return TrapGrowingPath
+	case h.soft404 && h.byPQ[pq] == nil && !isRobotsPath(pq):
+		return TrapSoft404
+	}
+	return ""
+}
+
+// sessionParam is the name a session-ID host gives the session.
+const sessionParamPath, sessionParamQuery = "jsessionid", "sid"
+
+// stripSession returns pq (canonical) without the session IDs a
+// session-ID host writes: ";jsessionid=..." path parameters and "sid"
+// query parameters. It returns pq unchanged if it has none.
+func stripSession(pq string) string {
+	p, q, hasQ := strings.Cut(pq, "?")
+	if strings.Contains(p, ";") {
+		segs := strings.Split(p, "/")
+		for i, s := range segs {
+			if k := strings.Index(strings.ToLower(s), ";"+sessionParamPath+"="); k >= 0 {
+				segs[i] = s[:k]
+			}
+		}
+		p = strings.Join(segs, "/")
+	}
+	if !hasQ {
+		return p
+	}
+	var kept []string
+	for kv := range strings.SplitSeq(q, "&") {
+		if k, _, _ := strings.Cut(kv, "="); !strings.EqualFold(k, sessionParamQuery) {
+			kept = append(kept, kv)
+		}
+	}
+	if len(kept) == 0 {
+		return p
+	}
+	return p + "?" + strings.Join(kept, "&")
+}
 
 // inDomain reports whether host name is domain or one of its subdomains.
 func inDomain(name, domain string) bool {

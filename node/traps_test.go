@@ -1,0 +1,205 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/scope"
+)
+
+// trapWeb is the web TestTrapCost crawls: 81 hosts, every trap kind on
+// two of them (testweb.Options.Traps), small pages and no latency so that
+// the host gap is the crawl's alone.
+var trapWeb = testweb.Options{Seed: 17, Hosts: 81, BigPages: 30, MaxPages: 8, MinPageBytes: 4 << 10, MaxPageBytes: 8 << 10,
+	Traps: true, Lookalikes: true, Latency: -1}
+
+// trapRun is one way TestTrapCost crawls trapWeb.
+type trapRun struct {
+	name  string
+	rules func(r *scope.Rules) // changes the job's scope before it starts
+	// endless are the trap kinds that do not end under these rules: the
+	// run stops once every trapped host of these kinds that the crawl
+	// reached has cost trapStop fetches (or at trapDeadline).
+	endless []string
+}
+
+// trapStop is where a run stops counting an endless trap; its figures
+// are then lower bounds.
+const trapStop, trapDeadline = 150, 2 * time.Minute
+
+var trapRuns = []trapRun{
+	{"off", func(r *scope.Rules) {
+		// Every trap cap off; the crawl's depth limit stays (the ground
+		// truth's crawlable set depends on it).
+		r.MaxURLLength, r.MaxPathSegments, r.MaxRepeatedSegment, r.MaxQueryParams = -1, -1, -1, -1
+		r.MaxShapeRun, r.MaxURLsPerPattern, r.SessionParams = -1, -1, []string{}
+	}, []string{testweb.TrapSessionID, testweb.TrapFacets, testweb.TrapGrowingPath, testweb.TrapSoft404}},
+	{"before", func(r *scope.Rules) {
+		// The defences before issue 10: URL caps and shape runs only.
+		r.MaxURLsPerPattern, r.SessionParams = -1, []string{}
+	}, []string{testweb.TrapSessionID, testweb.TrapFacets, testweb.TrapSoft404}},
+	{"after", func(*scope.Rules) {}, nil}, // the defaults
+}
+
+// TestTrapCost crawls a web with every kind of trap three times, with
+// the trap defences off, as they were before issue 10 and as they are
+// now (the defaults), and reports the trap fetches per trapped host of
+// each kind. The runs without the new defences never end by themselves
+// and stop once each endless trap has cost trapStop fetches on every
+// trapped host: their figures for those traps are lower bounds. The run with
+// the defaults must end by itself, fetch at least 99% of the crawlable
+// pages politely, and stay under a bound per trap kind. (Cutting the
+// links of near-duplicate pages, which ends soft 404s early, is not part
+// of this measurement.)
+func TestTrapCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: three crawls of a web full of traps")
+	}
+	t.Parallel()
+	var mu sync.Mutex
+	stats := map[string][]testweb.TrapStat{}
+	reports := map[string]*testweb.Report{}
+	sums := map[string]*Summary{}
+	t.Run("crawls", func(t *testing.T) {
+		for _, run := range trapRuns {
+			t.Run(run.name, func(t *testing.T) {
+				t.Parallel()
+				h := newHarness(t, trapWeb, 20*time.Millisecond)
+				sum := runTrapCrawl(t, h, run)
+				rep := h.analyze(0)
+				mu.Lock()
+				stats[run.name], reports[run.name], sums[run.name] = rep.TrapStats(), rep, sum
+				mu.Unlock()
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	// Figures per kind: trap fetches per trapped host reached (most on one host).
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-13s", "trap")
+	for _, run := range trapRuns {
+		fmt.Fprintf(&b, " | %-16s", run.name)
+	}
+	b.WriteString("\n")
+	for i, st := range stats["after"] {
+		fmt.Fprintf(&b, "%-13s", st.Kind)
+		for _, run := range trapRuns {
+			s := stats[run.name][i]
+			fmt.Fprintf(&b, " | %6.1f (max %4d)", s.PerHost(), s.Max)
+		}
+		fmt.Fprintf(&b, "   [%d hosts]\n", st.Hosts)
+	}
+	for _, run := range trapRuns {
+		r := reports[run.name]
+		fmt.Fprintf(&b, "%s: %d requests, coverage %.3f, stop %q, out of scope %d\n",
+			run.name, r.Requests, r.Coverage, sums[run.name].StopReason, sums[run.name].Total.OutOfScope)
+	}
+	t.Logf("trap fetches per trapped host:\n%s", b.String())
+
+	after := reports["after"]
+	if sums["after"].StopReason != job.ReasonExhausted {
+		t.Errorf("with the defaults the crawl stopped %q, want exhausted", sums["after"].StopReason)
+	}
+	if after.Coverage < 0.99 {
+		t.Errorf("with the defaults coverage is %.3f, want at least 0.99; missing e.g. %v", after.Coverage, after.Missing[:min(10, len(after.Missing))])
+	}
+	for _, st := range stats["after"] {
+		// Bounds per trapped host with the defaults: the calendar's shape
+		// runs (3 each way, from where the crawl enters); no session-ID
+		// variant fetched twice; the shop's filtered listings and a
+		// soft-404 host's directories (two) within the pattern budget;
+		// the growing path's 69 paths under the repeated-segment cap.
+		most := map[string]int{
+			testweb.TrapCalendar:    10,
+			testweb.TrapSessionID:   0,
+			testweb.TrapFacets:      scope.DefaultMaxURLsPerPattern,
+			testweb.TrapGrowingPath: 69,
+			testweb.TrapSoft404:     3 + 2*scope.DefaultMaxURLsPerPattern,
+		}[st.Kind]
+		if st.Hosts == 0 {
+			t.Errorf("%s: the crawl reached no host carrying the trap", st.Kind)
+		}
+		if st.Max > most {
+			t.Errorf("%s: %d trap fetches on one host with the defaults, want at most %d", st.Kind, st.Max, most)
+		}
+		// Without the new defences these traps never end (the run
+		// stopped them at trapStop); with them they cost far less, or
+		// (soft 404s, until near-duplicate pages stop being followed)
+		// at least a bounded amount.
+		for _, o := range stats["before"] {
+			if o.Kind != st.Kind || !slices.Contains(trapRuns[1].endless, o.Kind) {
+				continue
+			}
+			if o.PerHost() < trapStop {
+				t.Errorf("%s: %.1f trap fetches per host before issue 10's defences, want the trap endless (at least %d)", o.Kind, o.PerHost(), trapStop)
+			}
+			if st.Kind != testweb.TrapSoft404 && 2*st.PerHost() > trapStop {
+				t.Errorf("%s: %.1f trap fetches per host with the defaults, want far below %d", st.Kind, st.PerHost(), trapStop)
+			}
+		}
+	}
+}
+
+// runTrapCrawl runs h's job with its scope changed by run.rules until it
+// ends, its endless traps have cost enough (trapStop) or trapDeadline
+// passes, and returns its summary.
+func runTrapCrawl(t *testing.T, h *harness, run trapRun) *Summary {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), trapDeadline)
+	defer cancel()
+	enough := func() bool {
+		if len(run.endless) == 0 {
+			return false
+		}
+		rep := h.analyze(0)
+		for _, st := range rep.TrapStats() {
+			if slices.Contains(run.endless, st.Kind) && (st.Hosts == 0 || st.Fetches < st.Hosts*trapStop) {
+				return false
+			}
+		}
+		return true
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := n.Submit(h.spec)
+	if err != nil {
+		n.Close()
+		t.Fatal(err)
+	}
+	run.rules(&j.Scope) // before Start: no worker reads it yet
+	n.Start()
+wait:
+	for {
+		select {
+		case <-j.Ended():
+			break wait
+		case <-ctx.Done():
+			t.Logf("%s: stopped at the deadline", run.name)
+			break wait
+		case <-tick.C:
+			if enough() {
+				break wait
+			}
+		}
+	}
+	if err := n.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := j.Err(); err != nil {
+		t.Fatalf("job: %v", err)
+	}
+	return n.Summary(j.ID)
+}
