@@ -127,4 +127,3 @@ func checkCrawlLog(t *testing.T, h *harness, sum *Summary) []crawllog.Entry {
 	t.Logf("crawl log: %d lines, %d fetches, %d dropped, %d exact, %d near", len(entries), len(entries)-dropped, dropped, exact, near)
 	return entries
 }
-
