@@ -781,6 +781,8 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 		if lim := j.Scope.PatternLimit(); checkScope && lim > 0 && !n.patterns.Admit(j.ID, scope.Pattern(cd.u), lim) {
 			j.Stats.OutOfScope.Add(1) // over its pattern's budget: seen, never queued
 			over++
+			n.logDrop(frontier.Item{URL: urls[i], Job: j.ID, Depth: cd.depth, Via: cd.via}, crawllog.DropTrap,
+				fmt.Sprintf("%s: over %d URLs of pattern %s", scope.ReasonPatternBudget, lim, scope.Pattern(cd.u)))
 			continue
 		}
 		items = append(items, frontier.Item{
