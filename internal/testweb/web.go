@@ -251,8 +251,10 @@ type Page struct {
 	// for byte; "" if none.
 	DuplicateOf string
 	// NearDuplicateOf is the canonical URL of the page this one copies
-	// with small changes (its visible text's 64-bit SimHash is within
-	// Hamming distance 3 of the original's); "" if none.
+	// with small changes (a few words, a counter line, other links); ""
+	// if none. A label by construction: SimHash gives odds, not a bound,
+	// and a few percent of such copies land more than 3 bits from their
+	// original (TestDuplicateLabels reports the distances).
 	NearDuplicateOf string
 	// LookalikeOf is the canonical URL of a distinct page built on the
 	// same template as this one (shared boilerplate, different text): a
