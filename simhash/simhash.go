@@ -188,7 +188,9 @@ func (a *Accumulator) Sum() uint64 {
 // A word may continue across calls to write (text split by inline tags).
 type words struct {
 	acc    Accumulator
-	h      uint64 // FNV-1a state of the word being read
+	second bool        // also fingerprint the shingles into acc2 (Builder.Second)
+	acc2   Accumulator // the second fingerprint: each shingle's hash remixed (remix)
+	h      uint64      // FNV-1a state of the word being read
 	inWord bool
 	prev   uint64 // hash of the previous word
 	nWords int
@@ -210,7 +212,7 @@ func (w *words) end() {
 func (w *words) emit(h uint64) {
 	if w.nWords > 0 {
 		if w.nFeats == len(w.feats) {
-			w.acc.addMany(w.feats[:])
+			w.flush(w.feats[:])
 			w.nFeats = 0
 		}
 		w.feats[w.nFeats] = mix(w.prev*phi + h)
@@ -223,13 +225,32 @@ func (w *words) emit(h uint64) {
 // sum returns the fingerprint of the words written.
 func (w *words) sum() uint64 {
 	w.end()
-	w.acc.addMany(w.feats[:w.nFeats])
+	w.flush(w.feats[:w.nFeats])
 	w.nFeats = 0
 	if w.nWords == 1 {
-		w.acc.Add(mix(w.prev))
+		one := [1]uint64{mix(w.prev)}
+		w.flush(one[:])
 	}
 	return w.acc.Sum()
 }
+
+// flush adds the shingle hashes fs to the fingerprints.
+func (w *words) flush(fs []uint64) {
+	w.acc.addMany(fs)
+	if !w.second {
+		return
+	}
+	var re [len(words{}.feats)]uint64
+	for i, f := range fs {
+		re[i] = remix(f)
+	}
+	w.acc2.addMany(re[:len(fs)])
+}
+
+// remix derives a shingle's feature for the second fingerprint: an
+// independent-looking 64-bit hash of the same shingle, so that the two
+// fingerprints' bits flip independently under one edit.
+func remix(f uint64) uint64 { return mix(f ^ 0x5851f42d4c957f2d) }
 
 // ascii maps an ASCII byte to itself lower-cased if it is a letter or a
 // digit, and to 0 if it separates words. Bytes from 0x80 map to 0x80: the
@@ -324,6 +345,18 @@ func Text(text []byte) uint64 {
 // a Builder fed from that pass gives the same fingerprint.
 func HTML(doc []byte) uint64 {
 	var b Builder
+	return b.html(doc)
+}
+
+// HTML2 returns HTML's fingerprint of doc and the second one (Builder.Second).
+func HTML2(doc []byte) (uint64, uint64) {
+	var b Builder
+	b.Second()
+	first := b.html(doc)
+	return first, b.Sum2()
+}
+
+func (b *Builder) html(doc []byte) uint64 {
 	z := html.NewTokenizer(bytes.NewReader(doc))
 	for {
 		tt := z.Next()
@@ -355,6 +388,19 @@ type Builder struct {
 	w    words
 	skip int // depth inside skipped elements
 }
+
+// Second has b compute a second fingerprint (Sum2) beside the first, over
+// the same shingles hashed anew. Whether a small edit moves a fingerprint
+// past a distance is a matter of odds (see the package comment); the odds
+// of both moving past it are about the square: a near-duplicate gate that
+// accepts either finds more of the copies it should, while a pair of
+// distinct pages, far apart in both, stays apart. Call it before adding
+// tokens.
+func (b *Builder) Second() { b.w.second = true }
+
+// Sum2 returns the second fingerprint (Second); 0 if Second was not
+// called or the tokens held no visible word. Call it after Sum.
+func (b *Builder) Sum2() uint64 { return b.w.acc2.Sum() }
 
 // Text adds a text token's unescaped text (html.Tokenizer.Text).
 func (b *Builder) Text(text []byte) {

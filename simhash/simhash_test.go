@@ -345,6 +345,43 @@ func TestOneWordEdit(t *testing.T) {
 	}
 }
 
+// TestSecondPrint: the second print is a fingerprint of its own (the
+// first is HTML's), its bits flip independently of the first's under an
+// edit, so that an edit rarely moves both past distance 3; unrelated pages
+// are far apart in both.
+func TestSecondPrint(t *testing.T) {
+	const words = 300
+	var one, both, edits int
+	for seed := uint64(1); seed <= 40; seed++ {
+		ws := text(seed, words)
+		doc := []byte(page(ws, "x"))
+		a1, a2 := HTML2(doc)
+		if a1 != HTML(doc) || a1 == a2 {
+			t.Fatalf("HTML2 = %#x, %#x; HTML = %#x: want the first equal to HTML, the second another", a1, a2, HTML(doc))
+		}
+		for pos := 0; pos < words; pos += words / 10 {
+			edited := append([]string(nil), ws...)
+			edited[pos] = "replacement"
+			b1, b2 := HTML2([]byte(page(edited, "x")))
+			edits++
+			if Distance(a1, b1) > 3 {
+				one++
+				if Distance(a2, b2) > 3 {
+					both++
+				}
+			}
+		}
+		u1, u2 := HTML2([]byte(page(text(seed+1000, words), "x")))
+		if Distance(a1, u1) <= 10 || Distance(a2, u2) <= 10 {
+			t.Errorf("unrelated pages: distances %d and %d, want both > 10", Distance(a1, u1), Distance(a2, u2))
+		}
+	}
+	t.Logf("%d one-word edits of %d-word pages: %d beyond distance 3 in the first print, %d in both", edits, words, one, both)
+	if one == 0 || both*4 > one {
+		t.Errorf("%d edits beyond distance 3 in the first print, %d in both: want both rare against one", one, both)
+	}
+}
+
 // TestUnrelatedPagesAreFar: pages with different text, even from the same
 // vocabulary and template, are far apart.
 func TestUnrelatedPagesAreFar(t *testing.T) {
@@ -482,6 +519,15 @@ func BenchmarkHTML(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		HTML(doc)
+	}
+}
+
+func BenchmarkHTML2(b *testing.B) {
+	doc := benchPage()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		HTML2(doc)
 	}
 }
 

@@ -2,7 +2,9 @@
 // payload's SHA-256 to the archived original response (URL, date, WARC
 // file and offset), and a near-duplicate index of SimHash fingerprints by
 // their bands (simhash.BandKey), each fingerprint with the URL of the page
-// it came from.
+// it came from. A page is indexed by two prints (simhash.Builder's Sum and
+// Sum2), each looked up among its own kind: a copy whose first print an
+// edit moved past the distance is most often caught by its second.
 //
 // Both live in the node's store, keyed by value (kinds 'd' and 'n'), never
 // by host, so that a fleet can shard them by value. Entries are written
@@ -158,19 +160,26 @@ const MaxBandScan = 1024
 type Match struct {
 	URL         string // the page whose fingerprint it is
 	Job         uint32 // the job that archived that page
+	Print       int    // which of the page's prints matched (simhash.Prints)
 	Fingerprint uint64
-	Dist        int // Hamming distance to the fingerprint looked up
+	Dist        int // Hamming distance to the page's print
 }
 
-// Near returns the stored fingerprint nearest to fp within maxDist bits
-// (at most simhash.MaxNear), and false if there is none. A fingerprint
-// equal to fp counts (distance 0).
-func (x *Index) Near(fp uint64, maxDist int) (Match, bool, error) {
+// Prints are a page's fingerprints: simhash.Builder's Sum and Sum2.
+type Prints [simhash.Prints]uint64
+
+// Near returns the stored fingerprint nearest to one of fps within
+// maxDist bits (at most simhash.MaxNear), each print looked up among the
+// stored ones of its kind, and false if there is none. A fingerprint equal
+// to the looked-up one counts (distance 0).
+func (x *Index) Near(fps Prints, maxDist int) (Match, bool, error) {
 	maxDist = min(max(maxDist, 0), simhash.MaxNear)
 	best := Match{Dist: maxDist + 1}
 	var val []byte // the best candidate's stored value, decoded at the end
-	for band := range simhash.NumBands {
-		it, err := x.db.NewIter(store.NearPrefix(fp, band))
+	for id := range simhash.Prints * simhash.NumBands {
+		p := id / simhash.NumBands
+		fp := fps[p]
+		it, err := x.db.NewIter(store.NearPrefix(fp, id))
 		if err != nil {
 			return Match{}, false, fmt.Errorf("dedup: near lookup: %w", err)
 		}
@@ -180,7 +189,7 @@ func (x *Index) Near(fp uint64, maxDist int) (Match, bool, error) {
 			k := it.Key()
 			cand := binary.BigEndian.Uint64(k[len(k)-8:])
 			if d := bits.OnesCount64(cand ^ fp); d < best.Dist {
-				best.Fingerprint, best.Dist = cand, d
+				best.Print, best.Fingerprint, best.Dist = p, cand, d
 				val = append(val[:0], it.Value()...)
 			}
 		}
@@ -206,13 +215,14 @@ func (x *Index) Near(fp uint64, maxDist int) (Match, bool, error) {
 	return best, true, nil
 }
 
-// AddNear puts fingerprint fp of the page at url, archived by job, into
-// b under each of its bands. Stored value: job (uvarint), then the URL.
-func (x *Index) AddNear(b *store.Batch, fp uint64, url string, job uint32) error {
+// AddNear puts the prints fps of the page at url, archived by job, into b
+// under each band of each print. Stored value: job (uvarint), then the
+// URL.
+func (x *Index) AddNear(b *store.Batch, fps Prints, url string, job uint32) error {
 	v := binary.AppendUvarint(make([]byte, 0, 5+len(url)), uint64(job))
 	v = append(v, url...)
-	for band := range simhash.NumBands {
-		if err := b.Set(store.NearKey(fp, band), v); err != nil {
+	for id := range simhash.Prints * simhash.NumBands {
+		if err := b.Set(store.NearKey(fps[id/simhash.NumBands], id), v); err != nil {
 			return err
 		}
 	}

@@ -88,17 +88,24 @@ func TestNear(t *testing.T) {
 	db := memDB(t)
 	x := New(db)
 	rng := rand.New(rand.NewPCG(7, 8))
-	var stored []uint64
-	owner := map[uint64]Match{} // the page of each stored fingerprint (the last one stored)
+	flip := func(fp uint64, n int) uint64 {
+		for range n {
+			fp ^= 1 << rng.IntN(64)
+		}
+		return fp
+	}
+	var stored []Prints
+	owner := map[Prints]Match{} // the page of each stored pair of prints
 	commit(t, db, func(b *store.Batch) error {
 		for i := range 2000 {
-			fp := rng.Uint64()
+			fps := Prints{rng.Uint64(), rng.Uint64()}
 			if i%4 == 0 && i > 0 {
-				fp = stored[rng.IntN(len(stored))] ^ 1<<rng.IntN(64) ^ 1<<rng.IntN(64) ^ 1<<rng.IntN(64) ^ 1<<rng.IntN(64)
+				o := stored[rng.IntN(len(stored))]
+				fps = Prints{flip(o[0], 4), flip(o[1], rng.IntN(6))}
 			}
-			stored = append(stored, fp)
-			owner[fp] = Match{URL: fmt.Sprintf("http://h%d.test/", i), Job: uint32(i % 3)}
-			if err := x.AddNear(b, fp, owner[fp].URL, owner[fp].Job); err != nil {
+			stored = append(stored, fps)
+			owner[fps] = Match{URL: fmt.Sprintf("http://h%d.test/", i), Job: uint32(i % 3)}
+			if err := x.AddNear(b, fps, owner[fps].URL, owner[fps].Job); err != nil {
 				return err
 			}
 		}
@@ -106,23 +113,33 @@ func TestNear(t *testing.T) {
 	})
 	for q := range 2000 {
 		query := stored[rng.IntN(len(stored))]
-		for range rng.IntN(5) {
-			query ^= 1 << rng.IntN(64)
-		}
+		query = Prints{flip(query[0], rng.IntN(5)), flip(query[1], rng.IntN(5))}
 		maxDist := q % (simhash.MaxNear + 1)
 		best := maxDist + 1
-		for _, fp := range stored {
-			best = min(best, bits.OnesCount64(fp^query))
+		for _, fps := range stored {
+			for p := range fps {
+				best = min(best, bits.OnesCount64(fps[p]^query[p]))
+			}
 		}
 		m, ok, err := x.Near(query, maxDist)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok != (best <= maxDist) || ok && (m.Dist != best || simhash.Distance(m.Fingerprint, query) != m.Dist) {
-			t.Fatalf("Near(%x, %d) = %x at %d, %v; a scan finds the nearest at %d", query, maxDist, m.Fingerprint, m.Dist, ok, best)
+		if ok != (best <= maxDist) || ok && (m.Dist != best || simhash.Distance(m.Fingerprint, query[m.Print]) != m.Dist) {
+			t.Fatalf("Near(%x, %d) = print %d %x at %d, %v; a scan finds the nearest at %d", query, maxDist, m.Print, m.Fingerprint, m.Dist, ok, best)
 		}
-		if want := owner[m.Fingerprint]; ok && (m.URL != want.URL || m.Job != want.Job) {
-			t.Fatalf("Near(%x) found %x with page %q of job %d, stored with %q of job %d", query, m.Fingerprint, m.URL, m.Job, want.URL, want.Job)
+		if !ok {
+			continue
+		}
+		found := false
+		for fps, want := range owner {
+			if fps[m.Print] == m.Fingerprint && m.URL == want.URL && m.Job == want.Job {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("Near(%x) found print %d %x with page %q of job %d, stored with no such page", query, m.Print, m.Fingerprint, m.URL, m.Job)
 		}
 	}
 }
