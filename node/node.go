@@ -201,7 +201,11 @@ func Open(opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.state, n.db, n.frontier, n.queue, n.seen = st, st.DB, st.Frontier, st.Queue, st.Seen
-	n.dedup = dedup.New(st.DB)
+	if n.dedup, err = dedup.New(st.DB); err != nil {
+		st.Close()
+		n.closeLog()
+		return nil, err
+	}
 	n.patterns = patternbudget.New(patternbudget.Options{})
 	keeperOpts.DB = st.DB
 	if n.robots, err = robots.NewKeeper(keeperOpts); err != nil {

@@ -12,17 +12,22 @@
 // batch, which commits only after the page's WARC records are durable, so
 // an entry never names a record that a crash could lose. Two fetches of
 // one payload completing at once may both be archived as originals; the
-// index then keeps the last written. An Index holds no state of its own
-// and is safe for concurrent use.
+// index then keeps the last written. An Index keeps in memory only which
+// band values the near index holds (64 KiB); it is safe for concurrent
+// use.
 package dedup
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
+	"sync/atomic"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/simhash"
@@ -122,10 +127,50 @@ func (r *reader) str() string {
 // Index is the content-seen gate over a store.
 type Index struct {
 	db *store.DB
+	// occupied has bit v of word v/64 of occupied[id] set when a stored
+	// fingerprint has value v in band id: a lookup skips the bands whose
+	// value no stored fingerprint has, without a store read. 64 KiB, set
+	// (AddNear) before the keys commit, so it never misses a stored key.
+	// Once an index holds more than a few times 65,536 pages, most bits
+	// are set and lookups read the store for every band.
+	occupied [simhash.Prints * simhash.NumBands][1 << 16 / 64]atomic.Uint64
 }
 
-// New returns the index kept in db.
-func New(db *store.DB) *Index { return &Index{db: db} }
+// New returns the index kept in db, reading which band values the stored
+// fingerprints hold: a seek per band value present, at most 2^16 per band.
+func New(db *store.DB) (*Index, error) {
+	x := &Index{db: db}
+	it, err := db.NewIter(store.KindPrefix(store.KindNear))
+	if err != nil {
+		return nil, fmt.Errorf("dedup: load near bands: %w", err)
+	}
+	defer it.Close()
+	for id := range simhash.Prints * simhash.NumBands {
+		seek := []byte{byte(store.KindNear), byte(id), 0, 0}
+		for it.SeekGE(seek); it.Valid(); it.SeekGE(seek) {
+			k := it.Key()
+			if len(k) < 1+simhash.BandPrefixLen || k[1] != byte(id) {
+				break
+			}
+			v := binary.BigEndian.Uint16(k[2:])
+			x.occupy(id, v)
+			if v == 1<<16-1 {
+				break
+			}
+			binary.BigEndian.PutUint16(seek[2:], v+1)
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("dedup: load near bands: %w", err)
+	}
+	return x, nil
+}
+
+func (x *Index) occupy(id int, v uint16) { x.occupied[id][v/64].Or(1 << (v % 64)) }
+
+func (x *Index) isOccupied(id int, v uint16) bool {
+	return x.occupied[id][v/64].Load()&(1<<(v%64)) != 0
+}
 
 // Exact returns the archived original of a payload whose SHA-256 is sum,
 // and false if none is known.
@@ -176,15 +221,23 @@ func (x *Index) Near(fps Prints, maxDist int) (Match, bool, error) {
 	maxDist = min(max(maxDist, 0), simhash.MaxNear)
 	best := Match{Dist: maxDist + 1}
 	var val []byte // the best candidate's stored value, decoded at the end
+	var it *pebble.Iterator // one for every band read, made at the first
 	for id := range simhash.Prints * simhash.NumBands {
 		p := id / simhash.NumBands
 		fp := fps[p]
-		it, err := x.db.NewIter(store.NearPrefix(fp, id))
-		if err != nil {
-			return Match{}, false, fmt.Errorf("dedup: near lookup: %w", err)
+		if !x.isOccupied(id, simhash.Band(fp, id%simhash.NumBands)) {
+			continue
 		}
+		if it == nil {
+			var err error
+			if it, err = x.db.NewIter(store.KindPrefix(store.KindNear)); err != nil {
+				return Match{}, false, fmt.Errorf("dedup: near lookup: %w", err)
+			}
+			defer it.Close()
+		}
+		prefix := store.NearPrefix(fp, id)
 		n := 0
-		for it.First(); it.Valid() && n < MaxBandScan; it.Next() {
+		for it.SeekGE(prefix); it.Valid() && n < MaxBandScan && bytes.HasPrefix(it.Key(), prefix); it.Next() {
 			n++
 			k := it.Key()
 			cand := binary.BigEndian.Uint64(k[len(k)-8:])
@@ -193,11 +246,7 @@ func (x *Index) Near(fps Prints, maxDist int) (Match, bool, error) {
 				val = append(val[:0], it.Value()...)
 			}
 		}
-		err = it.Error()
-		if cerr := it.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := it.Error(); err != nil {
 			return Match{}, false, fmt.Errorf("dedup: near lookup: %w", err)
 		}
 		if best.Dist == 0 {
@@ -222,7 +271,9 @@ func (x *Index) AddNear(b *store.Batch, fps Prints, url string, job uint32) erro
 	v := binary.AppendUvarint(make([]byte, 0, 5+len(url)), uint64(job))
 	v = append(v, url...)
 	for id := range simhash.Prints * simhash.NumBands {
-		if err := b.Set(store.NearKey(fps[id/simhash.NumBands], id), v); err != nil {
+		fp := fps[id/simhash.NumBands]
+		x.occupy(id, simhash.Band(fp, id%simhash.NumBands)) // before b commits
+		if err := b.Set(store.NearKey(fp, id), v); err != nil {
 			return err
 		}
 	}

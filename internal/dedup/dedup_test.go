@@ -40,7 +40,10 @@ func commit(t *testing.T, db *store.DB, fill func(*store.Batch) error) {
 
 func TestExact(t *testing.T) {
 	db := memDB(t)
-	x := New(db)
+	x, err := New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sum := sha256.Sum256([]byte("<html>same</html>"))
 	if _, ok, err := x.Exact(sum); ok || err != nil {
 		t.Fatalf("Exact before any add: %v, %v", ok, err)
@@ -86,7 +89,10 @@ func FuzzDecodeOriginal(f *testing.F) {
 // simhash.MaxNear), or reports none when the scan finds none.
 func TestNear(t *testing.T) {
 	db := memDB(t)
-	x := New(db)
+	x, err := New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	flip := func(fp uint64, n int) uint64 {
 		for range n {
@@ -140,6 +146,45 @@ func TestNear(t *testing.T) {
 		}
 		if !found {
 			t.Fatalf("Near(%x) found print %d %x with page %q of job %d, stored with no such page", query, m.Print, m.Fingerprint, m.URL, m.Job)
+		}
+	}
+}
+
+// TestNearBandsLoaded: an index opened on a store that holds prints knows
+// their band values (New reads them) and finds them; its in-memory bands
+// are exactly those of the index that added them.
+func TestNearBandsLoaded(t *testing.T) {
+	db := memDB(t)
+	x, err := New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var stored []Prints
+	commit(t, db, func(b *store.Batch) error {
+		for i := range 300 {
+			fps := Prints{rng.Uint64(), rng.Uint64()}
+			if i == 0 {
+				fps = Prints{0, 1<<64 - 1} // the lowest and highest band values
+			}
+			stored = append(stored, fps)
+			if err := x.AddNear(b, fps, fmt.Sprintf("http://h%d.test/", i), 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	y, err := New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.occupied != y.occupied {
+		t.Fatal("an index opened on the store holds other band values than the one that stored them")
+	}
+	for i, fps := range stored {
+		m, ok, err := y.Near(Prints{fps[0] ^ 1, fps[1]}, simhash.MaxNear)
+		if err != nil || !ok || m.URL != fmt.Sprintf("http://h%d.test/", i) {
+			t.Fatalf("Near(stored print %d, one bit off) = %+v, %v, %v", i, m, ok, err)
 		}
 	}
 }
