@@ -220,7 +220,7 @@ type Prints [simhash.Prints]uint64
 func (x *Index) Near(fps Prints, maxDist int) (Match, bool, error) {
 	maxDist = min(max(maxDist, 0), simhash.MaxNear)
 	best := Match{Dist: maxDist + 1}
-	var val []byte // the best candidate's stored value, decoded at the end
+	var val []byte          // the best candidate's stored value, decoded at the end
 	var it *pebble.Iterator // one for every band read, made at the first
 	for id := range simhash.Prints * simhash.NumBands {
 		p := id / simhash.NumBands
