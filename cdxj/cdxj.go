@@ -3,7 +3,11 @@
 // bytewise, so that a replay tool finds a URL's captures by binary search.
 // Which records are indexed, and every field, follow `warcio cdx-index`
 // (npm package warcio, the version in tools/warcvalidate) so that the two
-// indexes of a file are the same lines. Functions are pure or read only the
+// indexes of a file are the same lines. A finished WARC file has an index
+// of its own beside it (NAME.warc.gz.cdxj, see files.go), written from
+// what the warc.Writer reports as it finishes the file (FromCaptures,
+// WriteIndex) or by reading the file (IndexMissing); LoadDir merges them.
+// Functions hold no state: they are pure, or read and write only the
 // files they are given; all are safe for concurrent use.
 //
 // # Format
