@@ -41,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trawl-crawler/trawl/cdxj"
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/dedup"
@@ -103,8 +104,8 @@ type Node struct {
 
 // Open validates opts and the options it derives for every part, then
 // opens the data directory: the state (resuming earlier jobs, or fresh),
-// WARC files cut off by a crash repaired, a new WARC file begun on the
-// first write. The workers start with Start.
+// WARC files cut off by a crash repaired, finished WARC files without a
+// CDXJ index indexed, a new WARC file begun on the first write. The workers start with Start.
 func Open(opts Options) (*Node, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -202,6 +203,24 @@ func Open(opts Options) (*Node, error) {
 		n.fetcher.Close()
 		st.Close()
 		return nil, fmt.Errorf("node: recover WARC files: %w", err)
+	}
+	// Every finished WARC file has its CDXJ index beside it: those a crash
+	// left without one (or Recover just finished) get it now, read from
+	// the file; the writer's get theirs from its captures as it finishes
+	// them, in its syncer (cdxj.WriteIndex: one small file and an fsync).
+	// An index that fails is logged, not fatal: the WARC file is whole,
+	// and the next Open indexes it.
+	indexed, err := cdxj.IndexMissing(opts.FS, warcOpts.Dir)
+	if len(indexed) > 0 {
+		opts.Logger.Info("indexed WARC files that had no CDXJ index", "files", len(indexed))
+	}
+	if err != nil {
+		opts.Logger.Warn("CDXJ index of WARC files", "err", err)
+	}
+	warcOpts.OnFinish = func(path string, caps []warc.Capture) {
+		if err := cdxj.WriteIndex(opts.FS, path, cdxj.FromCaptures(path, caps)); err != nil {
+			opts.Logger.Warn("CDXJ index of a finished WARC file", "err", err)
+		}
 	}
 	if n.warc, err = warc.NewWriter(warcOpts); err != nil {
 		n.fetcher.Close()
