@@ -25,6 +25,11 @@
 // durable. A power cut can archive a page twice, never record as done a
 // page whose WARC bytes were lost.
 //
+// Indexes: the WARC writer's syncer, once a file is finished (fsynced,
+// renamed, directory synced), hands its captures to cdxj.WriteIndex,
+// which writes NAME.warc.gz.cdxj beside it; Open indexes the finished
+// files a crash left without one (warc.OnFinish, cdxj.IndexMissing).
+//
 // Lock order: Node.jobMu (jobs' state changes) is taken before Node.mu,
 // a job's lock or the frontier's; Node.mu is never held while calling into
 // the frontier, the keeper, the seen gate, the store or a job (each has its
