@@ -26,9 +26,10 @@
 // page whose WARC bytes were lost.
 //
 // Indexes: the WARC writer's syncer, once a file is finished (fsynced,
-// renamed, directory synced), hands its captures to cdxj.WriteIndex,
-// which writes NAME.warc.gz.cdxj beside it; Open indexes the finished
-// files a crash left without one (warc.OnFinish, cdxj.IndexMissing).
+// renamed, directory synced), hands its captures to the indexer
+// (warc.Options.OnFinish; a queue of indexQueue files), whose goroutine
+// writes NAME.warc.gz.cdxj beside it; Open indexes the finished files a
+// crash left without one (cdxj.IndexMissing).
 //
 // Lock order: Node.jobMu (jobs' state changes) is taken before Node.mu,
 // a job's lock or the frontier's; Node.mu is never held while calling into
@@ -80,6 +81,7 @@ type Node struct {
 	fetcher  *fetch.Fetcher
 	robots   *robots.Keeper
 	warc     *warc.Writer
+	indexer  *indexer // the CDXJ index of each WARC file the writer finishes
 	shared   *sharedPages
 	running  atomic.Int32 // jobs running; pages are shared only when > 1
 	paused   atomic.Bool  // the whole node is paused (PauseNode): no lease
@@ -212,9 +214,8 @@ func Open(opts Options) (*Node, error) {
 	// Every finished WARC file has its CDXJ index beside it: those a crash
 	// left without one (or Recover just finished) get it now, read from
 	// the file; the writer's get theirs from its captures as it finishes
-	// them, in its syncer (cdxj.WriteIndex: one small file and an fsync).
-	// An index that fails is logged, not fatal: the WARC file is whole,
-	// and the next Open indexes it.
+	// them (indexer). An index that fails is logged, not fatal: the WARC
+	// file is whole, and the next Open indexes it.
 	indexed, err := cdxj.IndexMissing(opts.FS, warcOpts.Dir)
 	if len(indexed) > 0 {
 		opts.Logger.Info("indexed WARC files that had no CDXJ index", "files", len(indexed))
@@ -222,18 +223,17 @@ func Open(opts Options) (*Node, error) {
 	if err != nil {
 		opts.Logger.Warn("CDXJ index of WARC files", "err", err)
 	}
-	warcOpts.OnFinish = func(path string, caps []warc.Capture) {
-		if err := cdxj.WriteIndex(opts.FS, path, cdxj.FromCaptures(path, caps)); err != nil {
-			opts.Logger.Warn("CDXJ index of a finished WARC file", "err", err)
-		}
-	}
+	n.indexer = startIndexer(opts.FS, opts.Logger)
+	warcOpts.OnFinish = n.indexer.finished
 	if n.warc, err = warc.NewWriter(warcOpts); err != nil {
+		n.indexer.close()
 		n.fetcher.Close()
 		st.Close()
 		return nil, err
 	}
 	if err := errors.Join(n.loadJobs(), n.loadPolicies(), n.loadNodePaused()); err != nil {
 		n.warc.Close()
+		n.indexer.close()
 		n.fetcher.Close()
 		st.Close()
 		return nil, err
@@ -361,7 +361,9 @@ func (n *Node) Close() error {
 	n.cancelFetches()
 	n.fetcher.Close()
 	n.keepTallies()
-	err := errors.Join(n.warc.Close(), n.state.Close())
+	err := n.warc.Close()
+	n.indexer.close() // the last file's index, handed over by Close
+	err = errors.Join(err, n.state.Close())
 	for _, j := range n.Jobs() {
 		j.End(job.Finished, job.ReasonSignal, nil)
 	}
