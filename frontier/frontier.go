@@ -815,6 +815,11 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 			return nil, f.wait(now)
 		}
 		h := f.runnable.top()
+		if h.nextAllowed > f.runAt {
+			// The clock went back since h was found due: back to ready.
+			f.schedule(h)
+			continue
+		}
 		if f.overBudget(h) {
 			f.kill(h, ch)
 			ch.Hosts = append(ch.Hosts, f.state(h))
