@@ -3,7 +3,11 @@
 // bytewise, so that a replay tool finds a URL's captures by binary search.
 // Which records are indexed, and every field, follow `warcio cdx-index`
 // (npm package warcio, the version in tools/warcvalidate) so that the two
-// indexes of a file are the same lines. Functions are pure or read only the
+// indexes of a file are the same lines. A finished WARC file has an index
+// of its own beside it (NAME.warc.gz.cdxj, see files.go), written from
+// what the warc.Writer reports as it finishes the file (FromCaptures,
+// WriteIndex) or by reading the file (IndexMissing); LoadDir merges them.
+// Functions hold no state: they are pure, or read and write only the
 // files they are given; all are safe for concurrent use.
 //
 // # Format
@@ -184,11 +188,17 @@ func SURT(rawURL string) string {
 // Timestamp returns a WARC-Date as 14 digits, as warcio does: '-', ':'
 // and 'T' removed, then the first 14 characters.
 func Timestamp(date string) string {
-	t := strings.NewReplacer("-", "", ":", "", "T", "").Replace(date)
-	if len(t) > 14 {
-		t = t[:14]
+	// A loop, not a strings.Replacer: building one per call cost more
+	// than the rest of a line.
+	var b [14]byte
+	n := 0
+	for i := 0; i < len(date) && n < len(b); i++ {
+		if c := date[i]; c != '-' && c != ':' && c != 'T' {
+			b[n] = c
+			n++
+		}
 	}
-	return t
+	return string(b[:n])
 }
 
 // indexed reports whether warcio cdx-index indexes a record by default:
@@ -270,7 +280,10 @@ func IndexFile(path string) ([]Line, error) {
 
 // Sort sorts lines as a CDXJ file holds them: bytewise by their text, so
 // by SURT, then timestamp (pywb sorts with LC_ALL=C sort).
-func Sort(lines []Line) {
+func Sort(lines []Line) { sortText(lines) }
+
+// sortText sorts lines as Sort does and returns their text, in order.
+func sortText(lines []Line) []string {
 	keys := make([]string, len(lines))
 	idx := make([]int, len(lines))
 	for i, l := range lines {
@@ -278,18 +291,19 @@ func Sort(lines []Line) {
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
 	sorted := make([]Line, len(lines))
+	text := make([]string, len(lines))
 	for i, j := range idx {
-		sorted[i] = lines[j]
+		sorted[i], text[i] = lines[j], keys[j]
 	}
 	copy(lines, sorted)
+	return text
 }
 
 // Write sorts lines (see Sort) and writes them to w, one per line.
 func Write(w io.Writer, lines []Line) error {
-	Sort(lines)
 	bw := bufio.NewWriter(w)
-	for _, l := range lines {
-		bw.WriteString(l.String())
+	for _, s := range sortText(lines) {
+		bw.WriteString(s)
 		bw.WriteByte('\n')
 	}
 	if err := bw.Flush(); err != nil {

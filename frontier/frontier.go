@@ -13,6 +13,18 @@
 // items are set aside as they reach the head of their host's queue, a
 // cancelled job's are dropped there.
 //
+// Which URL goes next: behind, hosts wait in a min-heap of their next
+// allowed fetch time; those due move to a second heap (runnable) that
+// orders them by when they became due, less a head start for the work
+// their queue holds (at most Options.MaxHeadStart): when fetch slots are
+// scarcer than due hosts, a host with many pages keeps its polite rate
+// instead of waiting behind every small host, and no host is passed over
+// for longer than MaxHeadStart. In front, each host's items sit in
+// priority levels (Item.Level, 0 first) served by a biased round robin:
+// level i gets 2^(Levels-1-i) of every 2^Levels-1 of the host's leases,
+// so the lowest level is never starved. A URL's level is set when it is
+// queued (the node: job.Job.Level, seeds 0, then by depth).
+//
 // An operator's policy (SetHostPolicy) may give a host its own min delay
 // and parallel cap, or pause it; it applies from the host's next lease.
 //
@@ -26,7 +38,7 @@
 // The items held in memory (windows) grow neither with the queue nor with
 // the number of hosts: at most Options.WindowBudget plus WindowBudget/16
 // spare ones, and items put back at a queue's head; the rest wait in the
-// Store. (A host's own state is 168 B, whatever its queue.)
+// Store. (A host's own state is 184 B, whatever its queue.)
 //
 // Store I/O happens off the frontier's lock: Write (called under mu, in
 // change order) does not wait for I/O; windows are read by at most
@@ -51,10 +63,15 @@ import (
 
 // Item is one URL waiting in the frontier.
 type Item struct {
-	URL       string // canonical URL (urlnorm.Canonical)
-	Host      string // politeness key (urlnorm.HostKey)
-	Depth     int    // links followed from a seed; 0 for seeds
-	Level     int    // priority level, 0 highest; clamped to Options.Levels-1
+	URL   string // canonical URL (urlnorm.Canonical)
+	Host  string // politeness key (urlnorm.HostKey)
+	Depth int    // links followed from a seed; 0 for seeds
+	// Level is the priority level, 0 highest; clamped to Options.Levels-1.
+	// It orders the host's own items (see the package comment); the node
+	// sets it from the job (job.Job.Level: seeds 0, links by depth). A
+	// source that knows better (a sitemap's URLs, a page that changes
+	// often) queues the URL at a lower number.
+	Level     int
 	Redirects int    // redirects followed to reach this URL
 	Attempts  int    // earlier attempts that ended in a retryable failure
 	ShapeRun  int    // consecutive links within one URL shape (scope.ShapeRun)
@@ -154,6 +171,14 @@ type Options struct {
 	// with the frontier's lock held: it must be quick and must not call
 	// the Frontier.
 	OnDrop func(it Item, why DropReason)
+	// MaxHeadStart bounds the head start a due host gets over other due
+	// hosts for the work its queue holds (pending items times its gap):
+	// when there are more hosts due than fetch slots, a host with a long
+	// queue goes before hosts that became due up to this much earlier,
+	// so that it keeps its polite rate (see Frontier.run). It is also
+	// the most any host can be passed over that way. Default 1m;
+	// negative means none (due hosts in the order they became due).
+	MaxHeadStart time.Duration
 	// LeaseTimeout is how long a worker holds a lease before it is
 	// re-offered. Default 5m.
 	LeaseTimeout time.Duration
@@ -211,6 +236,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LeaseTimeout == 0 {
 		o.LeaseTimeout = 5 * time.Minute
+	}
+	switch {
+	case o.MaxHeadStart == 0:
+		o.MaxHeadStart = time.Minute
+	case o.MaxHeadStart < 0:
+		o.MaxHeadStart = 0
 	}
 	if o.Window == 0 {
 		o.Window = 16
@@ -360,10 +391,16 @@ var (
 type Frontier struct {
 	opts Options
 
-	mu       sync.Mutex
-	clock    epochClock
-	hosts    *hostTable
-	ready    hostHeap // hosts with work, under their parallel cap, ordered by next allowed time
+	mu    sync.Mutex
+	clock epochClock
+	hosts *hostTable
+	ready hostHeap // hosts with work, under their parallel cap, ordered by next allowed time
+	// runnable holds the hosts of ready found due by Lease, moved out of
+	// ready, in the order they are leased (see run). A host leaves it when
+	// leased, or when a change makes it not wanted, dead or not due at
+	// runAt (schedule); it is never in both heaps.
+	runnable runHeap
+	runAt    mono     // the time Lease last moved due hosts to runnable
 	due      dueCount // the ready heap's hosts, counted by whether they are due (for Stats)
 	ipFlight map[string]int
 	ipParked map[string][]*hostState // hosts waiting for their IP's cap
@@ -420,6 +457,7 @@ func New(opts Options) (*Frontier, error) {
 		changed:  make(chan struct{}, 1),
 	}
 	f.ready.t = f.hosts
+	f.runnable.t = f.hosts
 	f.due.later.t = f.hosts
 	now := f.opts.Now()
 	f.clock = epochClock{epoch: now}
@@ -793,6 +831,12 @@ func (f *Frontier) schedule(h *hostState) {
 		}
 	}
 	want := pending > 0 && !h.refilling && (h.dead || !h.parked && !h.paused && int(h.inFlight) < f.maxParallel(h))
+	if h.runIdx >= 0 {
+		if want && !h.dead && h.nextAllowed <= f.runAt {
+			return // still due: it keeps its place
+		}
+		heap.Remove(&f.runnable, int(h.runIdx))
+	}
 	switch {
 	case want && h.heapIdx < 0:
 		heap.Push(&f.ready, h)
@@ -821,14 +865,31 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 			f.write(ch)
 		}
 	}()
-	for f.ready.Len() > 0 {
-		h := f.ready.top()
-		if h.dead {
-			f.drain(h, ch)
-			continue
+	f.runAt = f.clock.mono(now)
+	for {
+		// Dead hosts sort first in ready: drain them. Then every host due
+		// now moves to runnable, which orders them (see run).
+		for f.ready.Len() > 0 {
+			h := f.ready.top()
+			if h.dead {
+				f.drain(h, ch)
+				continue
+			}
+			if h.nextAllowed > f.runAt {
+				break
+			}
+			heap.Pop(&f.ready)
+			f.due.set(h)
+			f.run(h)
 		}
-		if h.nextAllowed > f.clock.mono(now) {
+		if f.runnable.Len() == 0 {
 			return nil, f.wait(now)
+		}
+		h := f.runnable.top()
+		if h.nextAllowed > f.runAt {
+			// The clock went back since h was found due: back to ready.
+			f.schedule(h)
+			continue
 		}
 		if why := f.budgetSpent(h); why != 0 {
 			f.kill(h, ch, why)
@@ -846,7 +907,30 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 		}
 		return f.lease(h, it, now), 0
 	}
-	return nil, f.wait(now)
+}
+
+// run puts due host h (out of ready) in runnable. Hosts there are leased
+// in order of runKey: the time h became due (runAt for a host never
+// contacted), less a head start for the work its queue holds, its
+// pending items times its gap (over its parallel cap), at most
+// MaxHeadStart. While fetch slots are scarcer than due hosts, a host
+// with a long queue, the crawl's critical path, so goes before hosts
+// that became due up to MaxHeadStart before it and keeps its polite
+// rate; no host waits behind one that became due more than MaxHeadStart
+// after it, so none is starved.
+func (f *Frontier) run(h *hostState) {
+	base := h.nextAllowed
+	if base == noTime {
+		base = f.runAt
+	}
+	head := f.opts.MaxHeadStart
+	if d := f.delay(h) / time.Duration(f.maxParallel(h)); d <= 0 {
+		head = 0
+	} else if p := time.Duration(f.pending(h)); p < head/d {
+		head = p * d
+	}
+	h.runKey = base - mono(head)
+	heap.Push(&f.runnable, h)
 }
 
 // putDrop says why an item of job j added for host h is dropped at once,
@@ -936,6 +1020,9 @@ func (f *Frontier) drain(h *hostState, ch *Change) {
 // wait is how long until the frontier may have something to lease.
 func (f *Frontier) wait(now time.Time) time.Duration {
 	w := time.Duration(-1)
+	if f.runnable.Len() > 0 {
+		return 0
+	}
 	if f.ready.Len() > 0 {
 		w = max(0, time.Duration(f.ready.top().nextAllowed-f.clock.mono(now)))
 	}
@@ -1455,7 +1542,7 @@ func (f *Frontier) statsLocked() Stats {
 	if !ok {
 		due, dead = f.ready.due(now)
 	}
-	s.Ready = due - dead
+	s.Ready = due - dead + f.runnable.Len()
 	s.Waiting = f.ready.Len() - due
 	return s
 }
@@ -1465,7 +1552,7 @@ func (f *Frontier) statsLocked() Stats {
 func (f *Frontier) Done() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.inFlight != 0 || f.ready.Len() != 0 || len(f.ipParked) != 0 || f.refilling != 0 {
+	if f.inFlight != 0 || f.ready.Len() != 0 || f.runnable.Len() != 0 || len(f.ipParked) != 0 || f.refilling != 0 {
 		return false
 	}
 	for id := range f.policies { // a paused host's work waits for its resumption

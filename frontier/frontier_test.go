@@ -77,6 +77,9 @@ func mayLease(f *Frontier) bool {
 	if f.refillers > 0 {
 		return true
 	}
+	if f.runnable.Len() > 0 {
+		return true
+	}
 	if f.ready.Len() == 0 {
 		return false
 	}

@@ -57,6 +57,8 @@ type hostState struct {
 	dups        int32 // of the leased, completed as duplicates (DuplicateAllowance)
 	heapIdx     int32 // index in ready, -1 if not there
 	due         int32 // how Frontier.due holds it (dueCount)
+	runIdx      int32 // index in runnable, -1 if not there
+	runKey      mono  // its order in runnable (see Frontier.run)
 }
 
 // key orders h in the ready heap: its next allowed time, or noTime (first)
@@ -128,7 +130,7 @@ func (t *hostTable) add(name string) *hostState {
 	}
 	t.n++
 	h := t.at(id)
-	*h = hostState{id: id, part: partition.Of(name), name: t.names.add(name), heapIdx: -1, lastDone: noTime}
+	*h = hostState{id: id, part: partition.Of(name), name: t.names.add(name), heapIdx: -1, runIdx: -1, lastDone: noTime}
 	sum := t.hash(name)
 	if _, taken := t.byHash[sum]; taken {
 		if t.collided == nil {
@@ -381,3 +383,40 @@ func (q *laterHeap) Pop() any {
 	return h
 }
 func (q *laterHeap) top() *hostState { return q.t.at(q.ids[0]) }
+
+// runHeap is a min-heap of due hosts by runKey (see Frontier.run), ties
+// in the store's key order as in hostHeap, with their index in
+// hostState.runIdx.
+type runHeap struct {
+	ids []hostID
+	t   *hostTable
+}
+
+func (q *runHeap) Len() int { return len(q.ids) }
+func (q *runHeap) Less(i, j int) bool {
+	a, b := q.t.at(q.ids[i]), q.t.at(q.ids[j])
+	if a.runKey != b.runKey {
+		return a.runKey < b.runKey
+	}
+	if a.part != b.part {
+		return a.part < b.part
+	}
+	return q.t.name(a) < q.t.name(b)
+}
+func (q *runHeap) Swap(i, j int) {
+	q.ids[i], q.ids[j] = q.ids[j], q.ids[i]
+	q.t.at(q.ids[i]).runIdx = int32(i)
+	q.t.at(q.ids[j]).runIdx = int32(j)
+}
+func (q *runHeap) Push(x any) {
+	h := x.(*hostState)
+	h.runIdx = int32(len(q.ids))
+	q.ids = append(q.ids, h.id)
+}
+func (q *runHeap) Pop() any {
+	h := q.t.at(q.ids[len(q.ids)-1])
+	q.ids = q.ids[:len(q.ids)-1]
+	h.runIdx = -1
+	return h
+}
+func (q *runHeap) top() *hostState { return q.t.at(q.ids[0]) }

@@ -60,7 +60,7 @@ func within(t *testing.T, what string, fn func()) {
 // returns, its items are leased in order and its gap holds.
 func TestRefillOffTheLock(t *testing.T) {
 	s := &blockingStore{MemStore: &MemStore{}, entered: make(chan string, 16)}
-	f, c := newTest(t, Options{MinDelay: time.Second, Window: 2, Store: s})
+	f, c := newTest(t, Options{MinDelay: time.Second, Window: 2, Store: s, MaxHeadStart: -1}) // hosts in the order they became due
 	var items []Item
 	for i := 1; i <= 5; i++ {
 		items = append(items, item("a.test", i))

@@ -32,6 +32,9 @@ func recount(f *Frontier) Stats {
 		if h.refilling {
 			s.Refilling++
 		}
+		if h.runIdx >= 0 {
+			s.Ready++
+		}
 		if h.heapIdx >= 0 && !h.dead {
 			if h.nextAllowed > now {
 				s.Waiting++
@@ -138,6 +141,16 @@ func checkHeap(t *testing.T, f *Frontier) {
 		if p := (i - 1) / 2; q.Less(i, p) {
 			a, b := q.t.at(q.ids[i]), q.t.at(q.ids[p])
 			t.Fatalf("heap order broken at %d: %s (key %d) under %s (key %d)", i, q.t.name(a), a.key(), q.t.name(b), b.key())
+		}
+	}
+	r := &f.runnable
+	for i := range r.ids {
+		h := r.t.at(r.ids[i])
+		if p := (i - 1) / 2; i > 0 && r.Less(i, p) {
+			t.Fatalf("runnable order broken at %d: %s (key %d)", i, r.t.name(h), h.runKey)
+		}
+		if h.runIdx != int32(i) || h.heapIdx >= 0 || h.dead {
+			t.Fatalf("host %s in runnable at %d: runIdx %d, heapIdx %d, dead %v", r.t.name(h), i, h.runIdx, h.heapIdx, h.dead)
 		}
 	}
 	d := &f.due

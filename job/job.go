@@ -317,7 +317,12 @@ func (j *Job) End(s State, reason string, err error) (was State, ok bool) {
 
 // Level is the frontier priority level of a URL of this job at depth:
 // seeds first, then by depth, shifted by the job's priority, clamped to
-// 0..levels-1.
+// 0..levels-1. With the node's 3 levels and priority 0: seeds 0, their
+// links 1, everything deeper 2; priority 1 lifts each a level (seeds
+// and their links 0), -1 lowers one. The frontier uses levels to order
+// each host's own URLs (frontier.Item.Level); a sitemap or a change-rate
+// estimate that wants a URL sooner queues it at a lower level than its
+// depth gives.
 func (j *Job) Level(depth, levels int) int {
 	return max(0, min(min(depth, levels-1)-j.Spec.Priority, levels-1))
 }

@@ -25,6 +25,12 @@
 // durable. A power cut can archive a page twice, never record as done a
 // page whose WARC bytes were lost.
 //
+// Indexes: the WARC writer's syncer, once a file is finished (fsynced,
+// renamed, directory synced), hands its captures to the indexer
+// (warc.Options.OnFinish; a queue of indexQueue files), whose goroutine
+// writes NAME.warc.gz.cdxj beside it; Open indexes the finished files a
+// crash left without one (cdxj.IndexMissing).
+//
 // Lock order: Node.jobMu (jobs' state changes) is taken before Node.mu,
 // a job's lock or the frontier's; Node.mu is never held while calling into
 // the frontier, the keeper, the seen gate, the store or a job (each has its
@@ -43,6 +49,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/trawl-crawler/trawl/cdxj"
 	"github.com/trawl-crawler/trawl/crawllog"
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
@@ -80,6 +87,7 @@ type Node struct {
 	robots   *robots.Keeper
 	warc     *warc.Writer
 	clog     *crawllog.Writer // the crawl log; nil when off (see crawllog.go)
+	indexer  *indexer         // the CDXJ index of each WARC file the writer finishes
 	shared   *sharedPages
 	running  atomic.Int32 // jobs running; pages are shared only when > 1
 	paused   atomic.Bool  // the whole node is paused (PauseNode): no lease
@@ -109,8 +117,8 @@ type Node struct {
 
 // Open validates opts and the options it derives for every part, then
 // opens the data directory: the state (resuming earlier jobs, or fresh),
-// WARC files cut off by a crash repaired, a new WARC file begun on the
-// first write. The workers start with Start.
+// WARC files cut off by a crash repaired, finished WARC files without a
+// CDXJ index indexed, a new WARC file begun on the first write. The workers start with Start.
 func Open(opts Options) (*Node, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -228,7 +236,22 @@ func Open(opts Options) (*Node, error) {
 		n.closeLog()
 		return nil, fmt.Errorf("node: recover WARC files: %w", err)
 	}
+	// Every finished WARC file has its CDXJ index beside it: those a crash
+	// left without one (or Recover just finished) get it now, read from
+	// the file; the writer's get theirs from its captures as it finishes
+	// them (indexer). An index that fails is logged, not fatal: the WARC
+	// file is whole, and the next Open indexes it.
+	indexed, err := cdxj.IndexMissing(opts.FS, warcOpts.Dir)
+	if len(indexed) > 0 {
+		opts.Logger.Info("indexed WARC files that had no CDXJ index", "files", len(indexed))
+	}
+	if err != nil {
+		opts.Logger.Warn("CDXJ index of WARC files", "err", err)
+	}
+	n.indexer = startIndexer(opts.FS, opts.Logger)
+	warcOpts.OnFinish = n.indexer.finished
 	if n.warc, err = warc.NewWriter(warcOpts); err != nil {
+		n.indexer.close()
 		n.fetcher.Close()
 		st.Close()
 		n.closeLog()
@@ -236,6 +259,7 @@ func Open(opts Options) (*Node, error) {
 	}
 	if err := errors.Join(n.loadJobs(), n.loadPolicies(), n.loadNodePaused()); err != nil {
 		n.warc.Close()
+		n.indexer.close()
 		n.fetcher.Close()
 		st.Close()
 		n.closeLog()
@@ -373,7 +397,9 @@ func (n *Node) Close() error {
 	n.cancelFetches()
 	n.fetcher.Close()
 	n.keepTallies()
-	err := errors.Join(n.warc.Close(), n.state.Close(), n.closeLog())
+	err := n.warc.Close()
+	n.indexer.close() // the last file's index, handed over by Close
+	err = errors.Join(err, n.state.Close(), n.closeLog())
 	for _, j := range n.Jobs() {
 		j.End(job.Finished, job.ReasonSignal, nil)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,7 +171,8 @@ func TestCrawlIsPoliteAndComplete(t *testing.T) {
 // checkWARC validates every WARC file with the independent reader and
 // checks that every request the web answered has a response or a revisit
 // record, and that every revisit refers to a response record (never a
-// revisit) of its URI and date with the same payload digest.
+// revisit) of its URI and date with the same payload digest, found
+// through the WARC files' CDXJ indexes too.
 func checkWARC(t *testing.T, h *harness, sum *Summary) {
 	t.Helper()
 	if len(sum.WARCFiles) == 0 {
@@ -181,6 +183,7 @@ func checkWARC(t *testing.T, h *harness, sum *Summary) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".warc.gz.cdxj") })
 	for _, f := range files {
 		if !strings.HasSuffix(f, ".warc.gz") {
 			t.Errorf("unfinished or foreign file in warc/: %s", f)
@@ -197,6 +200,15 @@ func checkWARC(t *testing.T, h *harness, sum *Summary) {
 	for _, r := range rep.Unresolved(warc.ProfileIdenticalPayload) {
 		t.Errorf("revisit of %s refers to %s at %s (%s): no response record of that URI and date with its digest %s",
 			r.URI, r.RefersToURI, r.RefersToDate, r.RefersTo, r.PayloadDigest)
+	}
+	// And as a replay tool finds the original: through the CDXJ indexes
+	// written as the files closed.
+	problems, err := warccheck.ResolveRevisits(loadIndexes(t, filepath.Join(h.opts.DataDir, "warc")), rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
 	}
 	port := h.srv.Port()
 	missing := 0

@@ -5,12 +5,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/trawl-crawler/trawl/cdxj"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/testweb"
 	"github.com/trawl-crawler/trawl/internal/urlstate"
@@ -154,6 +156,9 @@ func archivedResponses(t *testing.T, fs vfs.FS, dir string) map[string]bool {
 	tmp := t.TempDir()
 	var files []string
 	for _, name := range names {
+		if strings.HasSuffix(name, ".warc.gz.cdxj") {
+			continue // checked below
+		}
 		if !strings.HasSuffix(name, ".warc.gz") {
 			t.Errorf("after recovery: unfinished or foreign file %s in warc/", name)
 			continue
@@ -184,6 +189,24 @@ func archivedResponses(t *testing.T, fs vfs.FS, dir string) map[string]bool {
 	}
 	if len(rep.Errors) > 0 {
 		t.Fatalf("warcio found %d errors after a power cut: %v", len(rep.Errors), rep.Errors)
+	}
+	// Every file has its CDXJ index, written as it closed or at the reopen,
+	// and the indexes hold what the files hold: not a line more.
+	indexed, missing, err := cdxj.LoadDir(fs, dir)
+	if err != nil || len(missing) > 0 {
+		t.Errorf("after recovery: CDXJ indexes: %v; WARC files without one: %v", err, missing)
+	}
+	var want []cdxj.Line
+	for _, f := range files {
+		lines, err := cdxj.IndexFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, lines...)
+	}
+	cdxj.Sort(want)
+	if !slices.Equal(indexed, want) {
+		t.Errorf("after recovery: the CDXJ indexes hold %d lines, the WARC files %d records", len(indexed), len(want))
 	}
 	for u := range rep.Archived() { // responses, and revisits of pages archived before
 		out[canonicalOf(t, u)] = true

@@ -59,6 +59,19 @@ type Options struct {
 	// Now is the clock used for file names and warcinfo dates. If nil,
 	// time.Now is used.
 	Now func() time.Time
+	// OnFinish, if set, is called once for each file the writer finishes,
+	// after the file is fsynced, closed, renamed to its final name (path,
+	// as in Location.File) and the directory synced, and after the
+	// Durable waiters of that round are acknowledged: everything captures
+	// describes is on stable storage. captures lists the file's response
+	// and revisit records in file order (the caller may keep the slice).
+	// It is called from the syncer goroutine, one file at a time in the
+	// order the files were begun, and the next fsync round waits for it:
+	// it must not call the Writer's Sync, Durable's channel or Close, and
+	// should be quick (writing a small index file is). A file that is not
+	// finished (the writer stopped on an error, or a failed write could
+	// not be cut back) is never passed: it keeps OpenSuffix for Recover.
+	OnFinish func(path string, captures []Capture)
 	// FS is the file system every file and directory operation goes
 	// through (create, write, sync, rename, remove, stat, list, directory
 	// sync), so that a test can run the writer on the same crashable

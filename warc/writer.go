@@ -162,6 +162,41 @@ type Location struct {
 	seq uint64
 }
 
+// Capture is what a Writer tells Options.OnFinish of one response or
+// revisit record it wrote: the fields an index of the file needs, as a
+// Reader would read them from the file (package cdxj turns them into
+// CDXJ lines without reading the file again). Request and warcinfo
+// records have none.
+type Capture struct {
+	Type          string // WARC-Type: "response" or "revisit"
+	URL           string // WARC-Target-URI
+	Date          string // WARC-Date, as written
+	PayloadDigest string // WARC-Payload-Digest
+	// HTTP is the record's HTTP status line and headers as Reader parses
+	// them (Size left 0, Header nil: only Status and ContentType are
+	// kept); nil when Reader would find none.
+	HTTP   *HTTPHead
+	Offset int64 // of the record's gzip member in the file
+	Length int64 // of that gzip member
+}
+
+// captureOf is the Capture of the response record of ex, built with date
+// and payloadDigest, at loc.
+func captureOf(ex *Exchange, date, payloadDigest string, loc Location) Capture {
+	c := Capture{Type: "response", URL: ex.URL, Date: date, PayloadDigest: payloadDigest, Offset: loc.Offset, Length: loc.Length}
+	if ex.Revisit != nil {
+		c.Type = "revisit"
+	}
+	// As Reader.Next: the head is parsed if it ends within MaxHeaderBytes.
+	if i := headerEnd(ex.ResponseHeader); i >= 0 && i <= MaxHeaderBytes {
+		if h, err := parseHTTPHead(ex.ResponseHeader[:i]); err == nil {
+			// Cloned: the parsed strings share the whole header's memory.
+			c.HTTP = &HTTPHead{Proto: strings.Clone(h.Proto), Status: h.Status, ContentType: strings.Clone(h.ContentType)}
+		}
+	}
+	return c
+}
+
 // truncater is a file that can be cut back; vfs.Default's files are (a
 // vfs.File need not be).
 type truncater interface {
@@ -178,6 +213,9 @@ type segment struct {
 	index    int    // in Writer.files
 	last     uint64 // seq of the last exchange in it; 0 if none
 	keepOpen bool   // not to be renamed: could not be cut back after a failed write
+	// captures of the exchanges in it, in file order, for OnFinish; nil if
+	// there is no OnFinish.
+	captures []Capture
 }
 
 // waiter is a Durable call waiting for the exchange seq.
@@ -334,6 +372,9 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 	w.written++
 	w.cur.last = w.written
 	loc.seq = w.written
+	if w.opts.OnFinish != nil {
+		w.cur.captures = append(w.cur.captures, captureOf(ex, resp.get("WARC-Date"), resp.get("WARC-Payload-Digest"), loc))
+	}
 	return loc, nil
 }
 
@@ -627,6 +668,17 @@ func (w *Writer) syncRound(final bool) {
 		}
 	}
 	w.endRound(target, retired, renamed, err, final)
+	if err != nil || w.opts.OnFinish == nil {
+		return
+	}
+	// Each renamed file is durable under its final name now (its bytes
+	// and the directory synced), and the waiters are acknowledged.
+	for i, s := range retired {
+		if renamed[i] {
+			w.opts.OnFinish(s.path, s.captures)
+			s.captures = nil
+		}
+	}
 }
 
 // finish fsyncs a retired file, closes it and, unless it is to keep its

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/cdxj"
 	"github.com/trawl-crawler/trawl/internal/testweb"
 	"github.com/trawl-crawler/trawl/internal/warccheck"
 	"github.com/trawl-crawler/trawl/warc"
@@ -466,6 +467,9 @@ func (g *rig) checkWARC() {
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), warc.OpenSuffix) {
 			t.Errorf("WARC file left open after a clean finish: %s", e.Name())
+		}
+		if strings.HasSuffix(e.Name(), cdxj.IndexSuffix) {
+			continue // a WARC file's CDXJ index
 		}
 		files = append(files, filepath.Join(dir, e.Name()))
 	}

@@ -99,3 +99,38 @@ func TestIndexCommandErrors(t *testing.T) {
 		t.Errorf("trawl index --help = %d, %q", code, errb.String())
 	}
 }
+
+// TestIndexData: --data rewrites each finished WARC file's own index from
+// the file, sorted; an index that was wrong is replaced.
+func TestIndexData(t *testing.T) {
+	t.Setenv(configEnv, "")
+	data := t.TempDir()
+	files := writeIndexWARCs(t, filepath.Join(data, "warc"))
+	if err := os.WriteFile(files[0]+".cdxj", []byte("stale\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"index", "--data", data}, &out, &errb); code != 0 {
+		t.Fatalf("trawl index --data = %d, stderr: %s", code, errb.String())
+	}
+	for _, f := range files {
+		want, err := warccheck.CDXIndex(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(want)
+		got, err := os.ReadFile(f + ".cdxj")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != strings.Join(want, "\n")+"\n" {
+			t.Errorf("%s.cdxj:\n%s\nwarcio, sorted:\n%s", f, got, strings.Join(want, "\n"))
+		}
+	}
+	if !strings.HasSuffix(out.String(), " WARC files, 4 index lines\n") {
+		t.Errorf("stdout %q", out.String())
+	}
+	if code := run([]string{"index", "--data", data, files[0]}, &out, &errb); code != 2 {
+		t.Errorf("trawl index --data DIR FILE = %d, want 2", code)
+	}
+}

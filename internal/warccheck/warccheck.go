@@ -13,6 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // Report is the JSON object validate.mjs prints.
@@ -240,4 +243,107 @@ let s = ""; process.stdin.on("data", d => s += d).on("end", () => console.log(JS
 func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// cdxjLine is what ResolveRevisits reads of a CDXJ line.
+type cdxjLine struct {
+	key      string // "SURT TIMESTAMP"
+	URL      string `json:"url"`
+	Mime     string `json:"mime"`
+	Digest   string `json:"digest"`
+	Offset   string `json:"offset"`
+	Filename string `json:"filename"`
+}
+
+// ResolveRevisits checks that every revisit in a CDXJ index resolves
+// through the index alone, as a replay tool resolves it: lines is the
+// index (sorted bytewise, as a CDXJ file is), rep warcio's report of
+// the same WARC files. A revisit line carries no WARC-Refers-To fields,
+// so they are taken from the revisit record at the line's file and
+// offset in rep; the original is then looked up by binary search on
+// its key, warcio's SURT of WARC-Refers-To-Target-URI and the
+// 14-digit WARC-Refers-To-Date, and must be a line that is not a
+// revisit (mime "warc/revisit") with the revisit line's digest. It
+// returns one problem per revisit line that does not resolve, per
+// revisit record of rep that has no line, and if lines are not
+// sorted; err is non-nil if a line cannot be read or warcio's SURT
+// could not be computed (see SURTs).
+func ResolveRevisits(lines []string, rep *Report) (problems []string, err error) {
+	parsed := make([]cdxjLine, len(lines))
+	for i, s := range lines {
+		j := strings.Index(s, " {")
+		if j < 0 {
+			return nil, fmt.Errorf("warccheck: resolve revisits: line %d %q: no JSON", i+1, s)
+		}
+		if err := json.Unmarshal([]byte(s[j+1:]), &parsed[i]); err != nil {
+			return nil, fmt.Errorf("warccheck: resolve revisits: line %d %q: %w", i+1, s, err)
+		}
+		parsed[i].key = s[:j]
+	}
+	if !slices.IsSorted(lines) {
+		problems = append(problems, "the CDXJ lines are not sorted: binary search cannot find captures")
+	}
+	type place struct {
+		file   string
+		offset string
+	}
+	records := make(map[place]Revisit, len(rep.Revisits))
+	for _, r := range rep.Revisits {
+		records[place{filepath.Base(r.File), strconv.FormatInt(r.Offset, 10)}] = r
+	}
+	var (
+		revisits []int    // indexes of the revisit lines
+		refers   []string // their records' WARC-Refers-To-Target-URI
+	)
+	seen := make(map[place]bool)
+	for i, l := range parsed {
+		if l.Mime != "warc/revisit" {
+			continue
+		}
+		p := place{l.Filename, l.Offset}
+		r, ok := records[p]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("revisit line %q: warcio read no revisit record at %s offset %s", lines[i], l.Filename, l.Offset))
+			continue
+		}
+		seen[p] = true
+		revisits = append(revisits, i)
+		refers = append(refers, r.RefersToURI)
+	}
+	for p, r := range records {
+		if !seen[p] {
+			problems = append(problems, fmt.Sprintf("revisit record of %s at %s offset %s has no CDXJ line", r.URI, p.file, p.offset))
+		}
+	}
+	if len(revisits) == 0 {
+		return problems, nil
+	}
+	surts, err := SURTs(refers...)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range revisits {
+		l := parsed[i]
+		r := records[place{l.Filename, l.Offset}]
+		key := surts[k] + " " + cdxjTimestamp(r.RefersToDate)
+		found := false
+		for j, _ := slices.BinarySearchFunc(parsed, key, func(x cdxjLine, key string) int {
+			return strings.Compare(x.key, key)
+		}); j < len(parsed) && parsed[j].key == key; j++ {
+			if parsed[j].Mime != "warc/revisit" && parsed[j].Digest == l.Digest {
+				found = true
+				break
+			}
+		}
+		if !found {
+			problems = append(problems, fmt.Sprintf("revisit line %q (refers to %s at %s): no capture keyed %q with digest %s", lines[i], r.RefersToURI, r.RefersToDate, key, l.Digest))
+		}
+	}
+	return problems, nil
+}
+
+// cdxjTimestamp is a WARC-Date as the 14 digits of a CDXJ key.
+func cdxjTimestamp(date string) string {
+	t := strings.NewReplacer("-", "", ":", "", "T", "").Replace(date)
+	return t[:min(len(t), 14)]
 }
