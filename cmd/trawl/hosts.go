@@ -181,7 +181,7 @@ func hostsShow(ctx context.Context, c *apiclient.Client, cf *clientFlags, args [
 	if d.IP != "" {
 		fmt.Fprintf(w, " (%s)", d.IP)
 	}
-	fmt.Fprintf(w, "\nstate        %s: %d queued, %d in flight, %d leased\n", d.State, d.Queued, d.InFlight, d.Leased)
+	fmt.Fprintf(w, "\nstate        %s: %d queued, %d in flight, %d leased (%d duplicates)\n", d.State, d.Queued, d.InFlight, d.Leased, d.Duplicates)
 	counted := ""
 	if !d.QueuedCounted {
 		counted = " (counted in part)"

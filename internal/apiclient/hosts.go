@@ -36,6 +36,7 @@ type Host struct {
 	Queued       int        `json:"queued"`
 	InFlight     int        `json:"in_flight"`
 	Leased       int        `json:"leased"`
+	Duplicates   int        `json:"duplicates"`             // of the pages leased, exact or near duplicates
 	NextAllowed  *time.Time `json:"next_allowed,omitempty"` // nil: no gap to wait
 	DelayMS      int64      `json:"delay_ms"`
 	DelayReason  string     `json:"delay_reason,omitempty"`
