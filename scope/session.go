@@ -66,6 +66,19 @@ func (r Rules) StripSession(u *url.URL) *url.URL {
 		}
 		return false
 	}
+	// Most URLs have no path parameter and no session parameter in their
+	// query: they are returned as they are, without building anything.
+	hasParam := strings.IndexByte(u.Path, ';') >= 0 || strings.IndexByte(u.RawPath, ';') >= 0
+	inQuery := false
+	for kv := range strings.SplitSeq(u.RawQuery, "&") {
+		if isSession(kv) {
+			inQuery = true
+			break
+		}
+	}
+	if !hasParam && !inQuery {
+		return u
+	}
 	p, q := u.EscapedPath(), u.RawQuery
 	newP, newQ := p, q
 	if strings.IndexByte(p, ';') >= 0 {
@@ -82,7 +95,7 @@ func (r Rules) StripSession(u *url.URL) *url.URL {
 		}
 		newP = strings.Join(segs, "/")
 	}
-	if q != "" {
+	if inQuery {
 		var kept []string
 		for kv := range strings.SplitSeq(q, "&") {
 			if !isSession(kv) {
