@@ -43,8 +43,8 @@ func FuzzExtract(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, max uint8) {
 		limit := int(max%8) + 1
 		p := ExtractWith(body, Options{Agent: "trawl", MaxLinks: limit, SimHash: true})
-		if want, want2 := simhash.HTML2(body); p.SimHash != want || p.SimHash2 != want2 || simhash.HTML(body) != want {
-			t.Fatalf("ExtractWith(%q).SimHash = %#x, %#x; simhash.HTML2 = %#x, %#x", body, p.SimHash, p.SimHash2, want, want2)
+		if want, weak := simhash.HTMLWeak(body); p.SimHash != want || p.SimWeak != weak || simhash.HTML(body) != want {
+			t.Fatalf("ExtractWith(%q).SimHash = %#x, %#x; simhash.HTMLWeak = %#x, %#x", body, p.SimHash, p.SimWeak, want, weak)
 		}
 		if (p.SimWords == 0) != (p.SimHash == 0) && p.SimWords < 2 {
 			t.Fatalf("ExtractWith(%q): SimHash %#x over %d words", body, p.SimHash, p.SimWords)
@@ -91,7 +91,7 @@ func FuzzExtract(f *testing.F) {
 		if without.SimHash != 0 {
 			t.Fatalf("ExtractWith(%q) without Options.SimHash: SimHash %#x", body, without.SimHash)
 		}
-		without.SimHash, without.SimHash2, without.SimWords = p.SimHash, p.SimHash2, p.SimWords
+		without.SimHash, without.SimWeak, without.SimWords = p.SimHash, p.SimWeak, p.SimWords
 		if !reflect.DeepEqual(p, without) {
 			t.Fatalf("ExtractWith(%q) depends on Options.SimHash:\n%+v\n%+v", body, p, without)
 		}

@@ -79,8 +79,9 @@ type Page struct {
 	NoIndex, NoFollow bool
 	// SimHash is simhash.HTML of the body, if Options.SimHash asked for it.
 	SimHash uint64
-	// SimHash2 is the second fingerprint of the same text (simhash.HTML2).
-	SimHash2 uint64
+	// SimWeak is the mask of SimHash's simhash.WeakBits weakest bits
+	// (simhash.HTMLWeak).
+	SimWeak uint64
 	// SimWords is the number of visible words SimHash was taken over.
 	SimWords int
 	// Dropped counts links found after Links reached MaxLinks. Duplicates of a
@@ -100,7 +101,7 @@ type Options struct {
 	// reports), DefaultMaxLinks is used.
 	MaxLinks int
 	// SimHash also fingerprints the page's visible text in the same pass
-	// (Page.SimHash and SimHash2, equal to simhash.HTML2 of the body).
+	// (Page.SimHash and SimWeak, equal to simhash.HTMLWeak of the body).
 	SimHash bool
 }
 
@@ -142,7 +143,6 @@ func ExtractWith(body []byte, opts Options) Page {
 	var sim *simhash.Builder
 	if opts.SimHash {
 		sim = new(simhash.Builder)
-		sim.Second()
 	}
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
@@ -155,7 +155,7 @@ func ExtractWith(body []byte, opts Options) Page {
 			// has been scanned.
 			if sim != nil {
 				e.page.SimHash = sim.Sum()
-				e.page.SimHash2 = sim.Sum2()
+				e.page.SimWeak = sim.Weak(simhash.WeakBits)
 				e.page.SimWords = sim.Words()
 			}
 			return e.finish()

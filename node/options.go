@@ -75,9 +75,9 @@ type Options struct {
 	// NearDistance is the Hamming distance between the SimHash fingerprints
 	// of two HTML pages' visible text at or under which the later page is a
 	// near-duplicate of the earlier: archived, recorded as such, its links
-	// not followed again. Each page has two fingerprints (simhash.Builder.
-	// Second); either one within the distance of its kind makes a
-	// near-duplicate. At most simhash.MaxNear (3). Default 3; negative: no
+	// not followed again. Two fingerprints are compared outside both
+	// their simhash.WeakBits weakest bits (dedup.Print.Distance). At most
+	// simhash.MaxNear (3). Default 3; negative: no
 	// near-duplicate gate. Pages of fewer than 20 visible words are never
 	// judged: their fingerprints are too easily moved or shared.
 	NearDistance int

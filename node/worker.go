@@ -370,7 +370,7 @@ func (n *Node) keepOriginal(b *store.Batch, j *job.Job, resp *fetch.Response, wa
 // near-duplicate gate: the archived page nearest to it within
 // Options.NearDistance, or nil. The page's own earlier fingerprint (a
 // refetch) does not count. A lookup that fails counts as none.
-func (n *Node) nearSeen(pageURL string, sim dedup.Prints) *dedup.Match {
+func (n *Node) nearSeen(pageURL string, sim dedup.Print) *dedup.Match {
 	m, ok, err := n.dedup.Near(sim, n.opts.NearDistance)
 	if err != nil {
 		n.opts.Logger.Warn("near-duplicate lookup; judged original", "url", pageURL, "err", err)
@@ -385,7 +385,7 @@ func (n *Node) nearSeen(pageURL string, sim dedup.Prints) *dedup.Match {
 // keepNear enters the fingerprint of an original HTML page into the
 // near-duplicate gate, in b (its completion batch, committed after its
 // WARC records are durable).
-func (n *Node) keepNear(b *store.Batch, j *job.Job, pageURL string, sim dedup.Prints) {
+func (n *Node) keepNear(b *store.Batch, j *job.Job, pageURL string, sim dedup.Print) {
 	if err := n.dedup.AddNear(b, sim, pageURL, j.ID); err != nil {
 		n.opts.Logger.Warn("near-duplicate gate: keep fingerprint", "url", pageURL, "err", err)
 	}
@@ -480,7 +480,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		}
 		page.links, text = n.extract(j, u, resp)
 		if text.read {
-			sim = &text.sim[0]
+			sim = &text.sim.FP
 		}
 		if orig == nil && text.judged {
 			if near = n.nearSeen(it.URL, text.sim); near != nil {
@@ -664,7 +664,7 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 // textPrint is the SimHash of a page's visible text, taken in the pass
 // that extracts its links.
 type textPrint struct {
-	sim  dedup.Prints
+	sim  dedup.Print
 	read bool // the page was read: sim is its fingerprint
 	// judged: the near-duplicate gate applies (it is on, and the page has
 	// at least nearMinWords words)
@@ -686,7 +686,7 @@ func (n *Node) extract(j *job.Job, u *url.URL, resp *fetch.Response) ([]*url.URL
 		return nil, textPrint{}
 	}
 	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: true})
-	sim := textPrint{sim: dedup.Prints{page.SimHash, page.SimHash2}, read: true, judged: n.opts.NearDistance >= 0 && page.SimWords >= nearMinWords}
+	sim := textPrint{sim: dedup.Print{FP: page.SimHash, Weak: page.SimWeak}, read: true, judged: n.opts.NearDistance >= 0 && page.SimWords >= nearMinWords}
 	if page.NoFollow {
 		return nil, sim
 	}

@@ -24,21 +24,13 @@ const MaxNear = NumBands - 1
 // Band returns band i (0..NumBands-1) of fp: bits 16i to 16i+15.
 func Band(fp uint64, i int) uint16 { return uint16(fp >> (16 * i)) }
 
-// Prints is the number of fingerprints a page may be indexed by (a
-// Builder's Sum and, with Second, Sum2): band keys of print p use the band
-// numbers p*NumBands to p*NumBands+NumBands-1, so each print's bands are
-// looked up among that print's only.
-const Prints = 2
-
-// BandKey appends the key of band id of a fingerprint fp: the band's
-// number id (1 byte; print p's band i is id p*NumBands+i, below
-// Prints*NumBands), the band's value (2 bytes, big-endian) and fp itself
-// (8 bytes, big-endian), so that the fingerprints sharing a band value are
-// contiguous under the 3-byte prefix BandKey(nil, fp, id)[:3], and a store
-// can hold the index as keys.
-func BandKey(dst []byte, fp uint64, id int) []byte {
-	dst = append(dst, byte(id))
-	dst = binary.BigEndian.AppendUint16(dst, Band(fp, id%NumBands))
+// BandKey appends the key of fp's band i: the band's number (1 byte), its
+// value (2 bytes, big-endian) and fp itself (8 bytes, big-endian), so that
+// the fingerprints sharing a band value are contiguous under the 3-byte
+// prefix BandKey(nil, fp, i)[:3], and a store can hold the index as keys.
+func BandKey(dst []byte, fp uint64, i int) []byte {
+	dst = append(dst, byte(i))
+	dst = binary.BigEndian.AppendUint16(dst, Band(fp, i))
 	return binary.BigEndian.AppendUint64(dst, fp)
 }
 

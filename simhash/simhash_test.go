@@ -345,40 +345,64 @@ func TestOneWordEdit(t *testing.T) {
 	}
 }
 
-// TestSecondPrint: the second print is a fingerprint of its own (the
-// first is HTML's), its bits flip independently of the first's under an
-// edit, so that an edit rarely moves both past distance 3; unrelated pages
-// are far apart in both.
-func TestSecondPrint(t *testing.T) {
+// TestWeakBits: a one-word edit flips mostly bits whose votes were close,
+// so two fingerprints compared outside each one's WeakBits weakest bits
+// are rarely more than 3 apart after such an edit, while unrelated pages
+// stay far apart that way too.
+func TestWeakBits(t *testing.T) {
 	const words = 300
-	var one, both, edits int
+	var full, masked, edits int
 	for seed := uint64(1); seed <= 40; seed++ {
 		ws := text(seed, words)
 		doc := []byte(page(ws, "x"))
-		a1, a2 := HTML2(doc)
-		if a1 != HTML(doc) || a1 == a2 {
-			t.Fatalf("HTML2 = %#x, %#x; HTML = %#x: want the first equal to HTML, the second another", a1, a2, HTML(doc))
+		a, aw := HTMLWeak(doc)
+		if a != HTML(doc) || bits.OnesCount64(aw) != WeakBits {
+			t.Fatalf("HTMLWeak = %#x, %#x; HTML = %#x: want HTML's fingerprint and %d weak bits", a, aw, HTML(doc), WeakBits)
 		}
 		for pos := 0; pos < words; pos += words / 10 {
 			edited := append([]string(nil), ws...)
 			edited[pos] = "replacement"
-			b1, b2 := HTML2([]byte(page(edited, "x")))
+			b, bw := HTMLWeak([]byte(page(edited, "x")))
 			edits++
-			if Distance(a1, b1) > 3 {
-				one++
-				if Distance(a2, b2) > 3 {
-					both++
-				}
+			if Distance(a, b) > 3 {
+				full++
+			}
+			if bits.OnesCount64((a^b)&^(aw|bw)) > 3 {
+				masked++
 			}
 		}
-		u1, u2 := HTML2([]byte(page(text(seed+1000, words), "x")))
-		if Distance(a1, u1) <= 10 || Distance(a2, u2) <= 10 {
-			t.Errorf("unrelated pages: distances %d and %d, want both > 10", Distance(a1, u1), Distance(a2, u2))
+		u, uw := HTMLWeak([]byte(page(text(seed+1000, words), "x")))
+		if d := bits.OnesCount64((a ^ u) &^ (aw | uw)); d <= 10 {
+			t.Errorf("unrelated pages %d bits apart outside their weak bits, want > 10", d)
 		}
 	}
-	t.Logf("%d one-word edits of %d-word pages: %d beyond distance 3 in the first print, %d in both", edits, words, one, both)
-	if one == 0 || both*4 > one {
-		t.Errorf("%d edits beyond distance 3 in the first print, %d in both: want both rare against one", one, both)
+	t.Logf("%d one-word edits of %d-word pages: %d more than 3 bits apart, %d outside the weak bits", edits, words, full, masked)
+	if full == 0 || masked*4 > full {
+		t.Errorf("%d edits more than 3 bits apart, %d outside the weak bits: want the latter rare", full, masked)
+	}
+}
+
+// TestWeak: Weak picks the bits whose votes were closest.
+func TestWeak(t *testing.T) {
+	var a Accumulator
+	// Bit i is set in i of 64 features: bit 32's vote is the closest (a
+	// tie), then 31 and 33, 30 and 34.
+	for f := range 64 {
+		var h uint64
+		for i := range 64 {
+			if f < i {
+				h |= 1 << i
+			}
+		}
+		a.Add(h)
+	}
+	for k, want := range map[int]uint64{0: 0, 1: 1 << 32, 3: 1<<31 | 1<<32 | 1<<33, 5: 0x1f << 30} {
+		if got := a.Weak(k); got != want {
+			t.Errorf("Weak(%d) = %#x, want %#x", k, got, want)
+		}
+	}
+	if got := a.Weak(100); got != 1<<64-1 {
+		t.Errorf("Weak(100) = %#x, want every bit", got)
 	}
 }
 
@@ -522,20 +546,20 @@ func BenchmarkHTML(b *testing.B) {
 	}
 }
 
-func BenchmarkHTML2(b *testing.B) {
-	doc := benchPage()
-	b.SetBytes(int64(len(doc)))
-	b.ReportAllocs()
-	for b.Loop() {
-		HTML2(doc)
-	}
-}
-
 func BenchmarkText(b *testing.B) {
 	txt := []byte(strings.Join(text(77, 2700), " "))
 	b.SetBytes(int64(len(txt)))
 	b.ReportAllocs()
 	for b.Loop() {
 		Text(txt)
+	}
+}
+
+func BenchmarkHTMLWeak(b *testing.B) {
+	doc := benchPage()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		HTMLWeak(doc)
 	}
 }

@@ -2,9 +2,10 @@
 // payload's SHA-256 to the archived original response (URL, date, WARC
 // file and offset), and a near-duplicate index of SimHash fingerprints by
 // their bands (simhash.BandKey), each fingerprint with the URL of the page
-// it came from. A page is indexed by two prints (simhash.Builder's Sum and
-// Sum2), each looked up among its own kind: a copy whose first print an
-// edit moved past the distance is most often caught by its second.
+// it came from and the mask of its weakest bits (simhash.Accumulator.Weak):
+// two pages are compared outside both their weak bits, which an edit of a
+// few words flips most, so that a copy whose fingerprint an edit moved a
+// few bits past the distance is still caught.
 //
 // Both live in the node's store, keyed by value (kinds 'd' and 'n'), never
 // by host, so that a fleet can shard them by value. Entries are written
@@ -13,7 +14,7 @@
 // an entry never names a record that a crash could lose. Two fetches of
 // one payload completing at once may both be archived as originals; the
 // index then keeps the last written. An Index keeps in memory only which
-// band values the near index holds (64 KiB); it is safe for concurrent
+// band values the near index holds (32 KiB); it is safe for concurrent
 // use.
 package dedup
 
@@ -127,13 +128,13 @@ func (r *reader) str() string {
 // Index is the content-seen gate over a store.
 type Index struct {
 	db *store.DB
-	// occupied has bit v of word v/64 of occupied[id] set when a stored
-	// fingerprint has value v in band id: a lookup skips the bands whose
-	// value no stored fingerprint has, without a store read. 64 KiB, set
+	// occupied has bit v of word v/64 of occupied[band] set when a stored
+	// fingerprint has value v in that band: a lookup skips the bands whose
+	// value no stored fingerprint has, without a store read. 32 KiB, set
 	// (AddNear) before the keys commit, so it never misses a stored key.
 	// Once an index holds more than a few times 65,536 pages, most bits
 	// are set and lookups read the store for every band.
-	occupied [simhash.Prints * simhash.NumBands][1 << 16 / 64]atomic.Uint64
+	occupied [simhash.NumBands][1 << 16 / 64]atomic.Uint64
 }
 
 // New returns the index kept in db, reading which band values the stored
@@ -145,15 +146,15 @@ func New(db *store.DB) (*Index, error) {
 		return nil, fmt.Errorf("dedup: load near bands: %w", err)
 	}
 	defer it.Close()
-	for id := range simhash.Prints * simhash.NumBands {
-		seek := []byte{byte(store.KindNear), byte(id), 0, 0}
+	for band := range simhash.NumBands {
+		seek := []byte{byte(store.KindNear), byte(band), 0, 0}
 		for it.SeekGE(seek); it.Valid(); it.SeekGE(seek) {
 			k := it.Key()
-			if len(k) < 1+simhash.BandPrefixLen || k[1] != byte(id) {
+			if len(k) < 1+simhash.BandPrefixLen || k[1] != byte(band) {
 				break
 			}
 			v := binary.BigEndian.Uint16(k[2:])
-			x.occupy(id, v)
+			x.occupy(band, v)
 			if v == 1<<16-1 {
 				break
 			}
@@ -166,10 +167,10 @@ func New(db *store.DB) (*Index, error) {
 	return x, nil
 }
 
-func (x *Index) occupy(id int, v uint16) { x.occupied[id][v/64].Or(1 << (v % 64)) }
+func (x *Index) occupy(band int, v uint16) { x.occupied[band][v/64].Or(1 << (v % 64)) }
 
-func (x *Index) isOccupied(id int, v uint16) bool {
-	return x.occupied[id][v/64].Load()&(1<<(v%64)) != 0
+func (x *Index) isOccupied(band int, v uint16) bool {
+	return x.occupied[band][v/64].Load()&(1<<(v%64)) != 0
 }
 
 // Exact returns the archived original of a payload whose SHA-256 is sum,
@@ -201,31 +202,36 @@ func (x *Index) AddExact(b *store.Batch, sum [sha256.Size]byte, o Original) erro
 // a near-duplicate.
 const MaxBandScan = 1024
 
-// Match is a stored fingerprint near a page's: the page it came from.
+// Match is a stored page near a page looked up.
 type Match struct {
-	URL         string // the page whose fingerprint it is
-	Job         uint32 // the job that archived that page
-	Print       int    // which of the page's prints matched (simhash.Prints)
-	Fingerprint uint64
-	Dist        int // Hamming distance to the page's print
+	URL  string // the stored page
+	Job  uint32 // the job that archived it
+	Dist int    // the Hamming distance of the two fingerprints outside both their weak bits
 }
 
-// Prints are a page's fingerprints: simhash.Builder's Sum and Sum2.
-type Prints [simhash.Prints]uint64
+// Print is a page's fingerprint and the mask of its weakest bits
+// (simhash.Builder.Sum and Weak(simhash.WeakBits)).
+type Print struct {
+	FP, Weak uint64
+}
 
-// Near returns the stored fingerprint nearest to one of fps within
-// maxDist bits (at most simhash.MaxNear), each print looked up among the
-// stored ones of its kind, and false if there is none. A fingerprint equal
-// to the looked-up one counts (distance 0).
-func (x *Index) Near(fps Prints, maxDist int) (Match, bool, error) {
+// Distance is the Hamming distance of p and q outside both their weak
+// bits: at most simhash.Distance(p.FP, q.FP).
+func (p Print) Distance(q Print) int { return bits.OnesCount64((p.FP ^ q.FP) &^ (p.Weak | q.Weak)) }
+
+// Near returns the stored page nearest to p: among the stored pages whose
+// fingerprint shares a band with p's (every one within simhash.MaxNear of
+// it, by the pigeonhole principle, and most of those a few bits farther),
+// the one at the least Print.Distance, if that is within maxDist (at most
+// simhash.MaxNear); false if none is. An equal fingerprint counts
+// (distance 0).
+func (x *Index) Near(p Print, maxDist int) (Match, bool, error) {
 	maxDist = min(max(maxDist, 0), simhash.MaxNear)
 	best := Match{Dist: maxDist + 1}
 	var val []byte          // the best candidate's stored value, decoded at the end
 	var it *pebble.Iterator // one for every band read, made at the first
-	for id := range simhash.Prints * simhash.NumBands {
-		p := id / simhash.NumBands
-		fp := fps[p]
-		if !x.isOccupied(id, simhash.Band(fp, id%simhash.NumBands)) {
+	for band := range simhash.NumBands {
+		if !x.isOccupied(band, simhash.Band(p.FP, band)) {
 			continue
 		}
 		if it == nil {
@@ -235,15 +241,18 @@ func (x *Index) Near(fps Prints, maxDist int) (Match, bool, error) {
 			}
 			defer it.Close()
 		}
-		prefix := store.NearPrefix(fp, id)
+		prefix := store.NearPrefix(p.FP, band)
 		n := 0
 		for it.SeekGE(prefix); it.Valid() && n < MaxBandScan && bytes.HasPrefix(it.Key(), prefix); it.Next() {
 			n++
-			k := it.Key()
-			cand := binary.BigEndian.Uint64(k[len(k)-8:])
-			if d := bits.OnesCount64(cand ^ fp); d < best.Dist {
-				best.Print, best.Fingerprint, best.Dist = p, cand, d
-				val = append(val[:0], it.Value()...)
+			k, v := it.Key(), it.Value()
+			c := Print{FP: binary.BigEndian.Uint64(k[len(k)-8:])}
+			if _, m := binary.Uvarint(v); m > 0 && len(v) >= m+8 {
+				c.Weak = binary.BigEndian.Uint64(v[m:])
+			}
+			if d := p.Distance(c); d < best.Dist {
+				best.Dist = d
+				val = append(val[:0], v...)
 			}
 		}
 		if err := it.Error(); err != nil {
@@ -257,23 +266,23 @@ func (x *Index) Near(fps Prints, maxDist int) (Match, bool, error) {
 		return Match{}, false, nil
 	}
 	job, n := binary.Uvarint(val)
-	if n <= 0 || job > 1<<32-1 {
-		return Match{}, false, fmt.Errorf("dedup: near lookup: stored value of %x: %w", best.Fingerprint, ErrMalformed)
+	if n <= 0 || job > 1<<32-1 || len(val) < n+8 {
+		return Match{}, false, fmt.Errorf("dedup: near lookup: stored value %q: %w", val, ErrMalformed)
 	}
-	best.Job, best.URL = uint32(job), string(val[n:])
+	best.Job, best.URL = uint32(job), string(val[n+8:])
 	return best, true, nil
 }
 
-// AddNear puts the prints fps of the page at url, archived by job, into b
-// under each band of each print. Stored value: job (uvarint), then the
-// URL.
-func (x *Index) AddNear(b *store.Batch, fps Prints, url string, job uint32) error {
-	v := binary.AppendUvarint(make([]byte, 0, 5+len(url)), uint64(job))
+// AddNear puts the print p of the page at url, archived by job, into b: a
+// key under each band of its fingerprint, whose value is the job
+// (uvarint), the weak-bit mask (8 bytes, big-endian) and the URL.
+func (x *Index) AddNear(b *store.Batch, p Print, url string, job uint32) error {
+	v := binary.AppendUvarint(make([]byte, 0, 13+len(url)), uint64(job))
+	v = binary.BigEndian.AppendUint64(v, p.Weak)
 	v = append(v, url...)
-	for id := range simhash.Prints * simhash.NumBands {
-		fp := fps[id/simhash.NumBands]
-		x.occupy(id, simhash.Band(fp, id%simhash.NumBands)) // before b commits
-		if err := b.Set(store.NearKey(fp, id), v); err != nil {
+	for band := range simhash.NumBands {
+		x.occupy(band, simhash.Band(p.FP, band)) // before b commits
+		if err := b.Set(store.NearKey(p.FP, band), v); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/bits"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -100,53 +99,75 @@ func TestNear(t *testing.T) {
 		}
 		return fp
 	}
-	var stored []Prints
-	owner := map[Prints]Match{} // the page of each stored pair of prints
+	weak := func() uint64 { return flip(0, 4) }
+	var stored []Print
+	jobOf := map[string]uint32{}
+	page := map[string]Print{}
+	last := map[uint64]Print{} // fingerprint → the print last stored under it
 	commit(t, db, func(b *store.Batch) error {
 		for i := range 2000 {
-			fps := Prints{rng.Uint64(), rng.Uint64()}
+			p := Print{rng.Uint64(), weak()}
 			if i%4 == 0 && i > 0 {
 				o := stored[rng.IntN(len(stored))]
-				fps = Prints{flip(o[0], 4), flip(o[1], rng.IntN(6))}
+				p = Print{flip(o.FP, rng.IntN(7)), o.Weak}
 			}
-			stored = append(stored, fps)
-			owner[fps] = Match{URL: fmt.Sprintf("http://h%d.test/", i), Job: uint32(i % 3)}
-			if err := x.AddNear(b, fps, owner[fps].URL, owner[fps].Job); err != nil {
+			stored = append(stored, p)
+			u := fmt.Sprintf("http://h%d.test/", i)
+			page[u], jobOf[u], last[p.FP] = p, uint32(i%3), p
+			if err := x.AddNear(b, p, u, jobOf[u]); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	// dist is what Near promises of a stored page: found if its
+	// fingerprint shares a band with the query's, at Print.Distance.
+	dist := func(p, q Print) (int, bool) {
+		for band := range simhash.NumBands {
+			if simhash.Band(p.FP, band) == simhash.Band(q.FP, band) {
+				return p.Distance(q), true
+			}
+		}
+		return 0, false
+	}
+	byWeak := 0 // lookups found only thanks to the weak bits
 	for q := range 2000 {
-		query := stored[rng.IntN(len(stored))]
-		query = Prints{flip(query[0], rng.IntN(5)), flip(query[1], rng.IntN(5))}
+		o := stored[rng.IntN(len(stored))]
+		query := Print{flip(o.FP, rng.IntN(6)), weak()}
 		maxDist := q % (simhash.MaxNear + 1)
 		best := maxDist + 1
-		for _, fps := range stored {
-			for p := range fps {
-				best = min(best, bits.OnesCount64(fps[p]^query[p]))
+		for _, p := range stored {
+			if last[p.FP] != p {
+				continue // a later page with the same fingerprint took its keys
+			}
+			if d, ok := dist(p, query); ok {
+				best = min(best, d)
+			}
+			// Every page within maxDist by its whole fingerprint is found.
+			if d := simhash.Distance(p.FP, query.FP); d <= maxDist && best > d {
+				t.Fatalf("page at distance %d not found by a band", d)
 			}
 		}
 		m, ok, err := x.Near(query, maxDist)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok != (best <= maxDist) || ok && (m.Dist != best || simhash.Distance(m.Fingerprint, query[m.Print]) != m.Dist) {
-			t.Fatalf("Near(%x, %d) = print %d %x at %d, %v; a scan finds the nearest at %d", query, maxDist, m.Print, m.Fingerprint, m.Dist, ok, best)
+		if ok != (best <= maxDist) || ok && m.Dist != best {
+			t.Fatalf("Near(%x, %d) = %+v, %v; a scan finds the nearest at %d", query, maxDist, m, ok, best)
 		}
 		if !ok {
 			continue
 		}
-		found := false
-		for fps, want := range owner {
-			if fps[m.Print] == m.Fingerprint && m.URL == want.URL && m.Job == want.Job {
-				found = true
-				break
-			}
+		p, known := page[m.URL]
+		if d, shares := dist(p, query); !known || !shares || d != m.Dist || m.Job != jobOf[m.URL] {
+			t.Fatalf("Near(%x) = %+v: not a stored page at that distance", query, m)
 		}
-		if !found {
-			t.Fatalf("Near(%x) found print %d %x with page %q of job %d, stored with no such page", query, m.Print, m.Fingerprint, m.URL, m.Job)
+		if simhash.Distance(p.FP, query.FP) > maxDist {
+			byWeak++
 		}
+	}
+	if byWeak == 0 {
+		t.Error("no lookup was within the distance only outside the weak bits")
 	}
 }
 
@@ -160,12 +181,15 @@ func TestNearBandsLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	var stored []Prints
+	var stored []Print
 	commit(t, db, func(b *store.Batch) error {
 		for i := range 300 {
-			fps := Prints{rng.Uint64(), rng.Uint64()}
+			fps := Print{rng.Uint64(), rng.Uint64()}
 			if i == 0 {
-				fps = Prints{0, 1<<64 - 1} // the lowest and highest band values
+				fps = Print{0, 0} // the lowest band values
+			}
+			if i == 1 {
+				fps = Print{1<<64 - 1, 0} // the highest
 			}
 			stored = append(stored, fps)
 			if err := x.AddNear(b, fps, fmt.Sprintf("http://h%d.test/", i), 1); err != nil {
@@ -182,7 +206,7 @@ func TestNearBandsLoaded(t *testing.T) {
 		t.Fatal("an index opened on the store holds other band values than the one that stored them")
 	}
 	for i, fps := range stored {
-		m, ok, err := y.Near(Prints{fps[0] ^ 1, fps[1]}, simhash.MaxNear)
+		m, ok, err := y.Near(Print{fps.FP ^ 1, fps.Weak}, simhash.MaxNear)
 		if err != nil || !ok || m.URL != fmt.Sprintf("http://h%d.test/", i) {
 			t.Fatalf("Near(stored print %d, one bit off) = %+v, %v, %v", i, m, ok, err)
 		}

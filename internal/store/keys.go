@@ -39,9 +39,7 @@ const FormatVersion uint32 = 3
 //	+------+------------------------------------------------+
 //	| 'd'  | SHA-256 of a payload (32 B)                    |  the archived original
 //	| 'n'  | band (1 B) | band value (2 B, BE) | SimHash    |  near-duplicate band
-//	|      | fingerprint (8 B, BE): simhash.BandKey; band   |  (value: package dedup)
-//	|      | numbers 0-3 are the first print's, 4-7 the     |
-//	|      | second's (simhash.Prints)                      |
+//	|      | fingerprint (8 B, BE): simhash.BandKey         |  (value: package dedup)
 //	+------+------------------------------------------------+
 //
 //	per-host kinds:
@@ -381,7 +379,7 @@ func DigestKey(sum [sha256.Size]byte) []byte {
 }
 
 // NearKey returns the key of SimHash fingerprint fp under its band
-// number (0..simhash.Prints*simhash.NumBands-1): 'n' and simhash.BandKey.
+// (0..simhash.NumBands-1): 'n' and simhash.BandKey.
 func NearKey(fp uint64, band int) []byte {
 	return simhash.BandKey([]byte{byte(KindNear)}, fp, band)
 }
@@ -453,7 +451,7 @@ func DecodeKey(key []byte) (Key, error) {
 			return Key{}, malformed(key, fmt.Sprintf("near band key of %d bytes, want %d", len(key), 1+simhash.BandPrefixLen+8))
 		}
 		k.Band, k.Fingerprint = key[1], binary.BigEndian.Uint64(key[1+simhash.BandPrefixLen:])
-		if int(k.Band) >= simhash.Prints*simhash.NumBands || binary.BigEndian.Uint16(key[2:]) != simhash.Band(k.Fingerprint, int(k.Band)%simhash.NumBands) {
+		if int(k.Band) >= simhash.NumBands || binary.BigEndian.Uint16(key[2:]) != simhash.Band(k.Fingerprint, int(k.Band)) {
 			return Key{}, malformed(key, "near band key whose band is not its fingerprint's")
 		}
 		return k, nil
