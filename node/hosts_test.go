@@ -2,8 +2,10 @@ package node
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,7 +116,7 @@ func TestHostPolicyAcrossRestart(t *testing.T) {
 	select {
 	case <-j.Ended():
 	case <-time.After(30 * time.Second):
-		t.Fatalf("job did not end once the paused host was resumed: %+v", n.FrontierStats())
+		t.Fatalf("job did not end once the paused host was resumed: %+v\n%s", n.FrontierStats(), stuckHosts(n))
 	}
 
 	log := h.srv.Log()
@@ -183,7 +185,7 @@ func TestNodePauseAcrossRestart(t *testing.T) {
 	select {
 	case <-j.Ended():
 	case <-time.After(30 * time.Second):
-		t.Fatal("job did not end after the node was resumed")
+		t.Fatalf("job did not end after the node was resumed: %+v\n%s", n.FrontierStats(), stuckHosts(n))
 	}
 	if len(h.srv.Log()) == 0 {
 		t.Fatal("no request after resuming")
@@ -206,4 +208,21 @@ func TestCanonicalHost(t *testing.T) {
 			t.Errorf("CanonicalHost(%q) = %q, %v; want ErrBadHost", in, got, err)
 		}
 	}
+}
+
+// stuckHosts describes the hosts that still have work, for a test whose
+// crawl did not end.
+func stuckHosts(n *Node) string {
+	page, _, err := n.Hosts(HostFilter{Limit: MaxHostsPage})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, hi := range page {
+		if hi.Queued > 0 || hi.InFlight > 0 {
+			fmt.Fprintf(&b, "%+v\n", hi)
+		}
+	}
+	fmt.Fprintf(&b, "node paused %v, now %v", n.NodePaused(), time.Now())
+	return b.String()
 }
