@@ -108,7 +108,7 @@ type Options struct {
 	// defaults apply (system roots).
 	TLSConfig *tls.Config
 
-	// Now is the clock for Response.Start, FirstByte, Duration and DNS
+	// Now is the clock for Response.Start, FirstByte, Duration, Validators (a Last-Modified after it is not sent) and DNS
 	// cache expiry. If nil, time.Now. Time-outs use real timers.
 	Now func() time.Time
 }
