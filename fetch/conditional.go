@@ -59,7 +59,6 @@ func (v Validators) Conditional(now time.Time) http.Header {
 	return h
 }
 
-
 // errValidatorsAndHeader is the request error of a Request giving
 // validators both ways.
 var errValidatorsAndHeader = errors.New("validators given both in Request.Validators and as conditional headers in Request.Header")
