@@ -130,6 +130,13 @@ func indexExchanges() []warc.Exchange {
 	for i := range 40 {
 		add(fmt.Sprintf("http://e%d.test/page/%d?s=%d", i%5, i, 40-i), "200 OK", "text/html", strings.Repeat("x", i*50))
 	}
+	// A 304 to a recrawl's conditional GET: a server-not-modified revisit,
+	// with no payload digest; and one that names its original fully.
+	add("http://www.a.test/", "304 Not Modified", "", "")
+	exs[len(exs)-1].Revisit = &warc.Revisit{Profile: warc.ProfileServerNotModified}
+	add("http://192.0.2.7:8080/", "304 Not Modified", "text/html", "")
+	exs[len(exs)-1].Revisit = &warc.Revisit{Profile: warc.ProfileServerNotModified, TargetURI: "http://192.0.2.7:8080/",
+		Date: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), RecordID: "<urn:uuid:6fd3c4c3-6f3a-4d3b-9a53-7d2c1e0c3f11>"}
 	return exs
 }
 
@@ -244,6 +251,13 @@ func TestIndexMatchesWarcio(t *testing.T) {
 		return strings.HasPrefix(l, "test,f)/two 20240507070810 ") && strings.Contains(l, `"mime":"warc/revisit"`)
 	}) {
 		t.Errorf("no revisit line in\n%s", strings.Join(got, "\n"))
+	}
+
+	// The 304 revisits: warc/revisit, status 304, no digest (no payload).
+	if n := len(slices.DeleteFunc(slices.Clone(got), func(l string) bool {
+		return !strings.Contains(l, `"mime":"warc/revisit","status":"304","length"`)
+	})); n != 2 {
+		t.Errorf("%d server-not-modified revisit lines, want 2, in\n%s", n, strings.Join(got, "\n"))
 	}
 
 	// Written sorted: the same lines, bytewise ascending.

@@ -34,6 +34,10 @@ type Request struct {
 	// User-Agent, Accept-Encoding and the hop-by-hop headers are set by
 	// the Fetcher and may not appear here.
 	Header http.Header
+	// Validators, if not zero, make the request conditional: If-None-Match
+	// and If-Modified-Since are set from them (see Validators.Conditional).
+	// Header may then hold neither header (a request error).
+	Validators Validators
 }
 
 // Response is what a fetch received. Body holds the payload as transferred
@@ -75,6 +79,17 @@ type Response struct {
 	// Location is, for a 3xx with a Location header, its value resolved
 	// against the request URL; otherwise "".
 	Location string
+	// NotModified is set for a 304 to a conditional request (one that
+	// sent If-None-Match or If-Modified-Since): the server affirms that
+	// the representation the validators name is current. A 304 carries
+	// no body; any bytes a server sends after one are not read (net/http
+	// reads none) and Body is empty. A 304 to an unconditional request
+	// names no representation the crawler holds: it is returned with
+	// Status 304 and NotModified false, an ordinary bodiless response.
+	NotModified bool
+	// Conditional is set when the request sent If-None-Match or
+	// If-Modified-Since, from Validators or Header.
+	Conditional bool
 
 	Start     time.Time     // when Fetch began
 	FirstByte time.Duration // Start → response headers read
@@ -245,7 +260,9 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		MediaType:         mediaType(hresp.Header.Get("Content-Type")),
 		Start:             start,
 		FirstByte:         firstByte.Sub(start),
+		Conditional:       conditional(hreq.Header),
 	}
+	resp.NotModified = resp.Conditional && hresp.StatusCode == http.StatusNotModified
 	if loc := hresp.Header.Get("Location"); loc != "" && hresp.StatusCode >= 300 && hresp.StatusCode < 400 {
 		if lu, err := u.Parse(loc); err == nil {
 			resp.Location = lu.String()
@@ -306,7 +323,14 @@ func (f *Fetcher) newRequest(req *Request) (*http.Request, error) {
 	if u.User != nil {
 		return nil, errors.New("user info in URL")
 	}
-	h := make(http.Header, len(req.Header)+2)
+	cond := req.Validators.Conditional(f.opts.Now())
+	h := make(http.Header, len(req.Header)+len(cond)+2)
+	if !req.Validators.IsZero() && conditional(req.Header) {
+		return nil, errValidatorsAndHeader
+	}
+	for k, vs := range cond {
+		h[k] = vs
+	}
 	for k, vs := range req.Header {
 		ck := http.CanonicalHeaderKey(k)
 		if reservedHeaders[ck] || strings.HasPrefix(ck, "Proxy-") {

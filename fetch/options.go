@@ -108,8 +108,9 @@ type Options struct {
 	// defaults apply (system roots).
 	TLSConfig *tls.Config
 
-	// Now is the clock for Response.Start, FirstByte, Duration and DNS
-	// cache expiry. If nil, time.Now. Time-outs use real timers.
+	// Now is the clock for Response.Start, FirstByte, Duration, DNS
+	// cache expiry and Request.Validators (a Last-Modified after Now is
+	// not sent). If nil, time.Now. Time-outs use real timers.
 	Now func() time.Time
 }
 

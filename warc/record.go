@@ -198,15 +198,24 @@ func buildExchange(ex *Exchange, date time.Time, infoID string) (resp, req *reco
 		respFields = append(respFields, field{"WARC-Truncated", ex.Truncated})
 	}
 	if rv := ex.Revisit; rv != nil {
-		// The HTTP headers only; the payload digest is the original's.
-		respFields = append(respFields,
-			field{"WARC-Profile", ProfileIdenticalPayload},
-			field{"WARC-Refers-To-Target-URI", rv.TargetURI},
-			field{"WARC-Refers-To-Date", rv.Date.UTC().Format(dateFormat)})
+		// The HTTP headers only. Identical payload: the payload digest is
+		// the original's. Server not modified: there is no payload, so no
+		// payload digest, and the original is named as far as it is known.
+		profile, payload := ProfileIdenticalPayload, len(ex.ResponseHeader)
+		if rv.Profile == ProfileServerNotModified {
+			profile, payload = ProfileServerNotModified, -1
+		}
+		respFields = append(respFields, field{"WARC-Profile", profile})
+		if rv.TargetURI != "" {
+			respFields = append(respFields, field{"WARC-Refers-To-Target-URI", rv.TargetURI})
+		}
+		if !rv.Date.IsZero() {
+			respFields = append(respFields, field{"WARC-Refers-To-Date", rv.Date.UTC().Format(dateFormat)})
+		}
 		if rv.RecordID != "" {
 			respFields = append(respFields, field{"WARC-Refers-To", rv.RecordID})
 		}
-		resp = newRecord("revisit", respFields, len(ex.ResponseHeader), ex.PayloadSHA256, ex.ResponseHeader)
+		resp = newRecord("revisit", respFields, payload, ex.PayloadSHA256, ex.ResponseHeader)
 	} else {
 		resp = newRecord("response", respFields, len(ex.ResponseHeader), ex.PayloadSHA256, ex.ResponseHeader, ex.Body)
 	}

@@ -124,24 +124,46 @@ type Exchange struct {
 	// from it instead of hashing Body again. The writer cannot tell a
 	// wrong sum from a right one; a reader's digest check will.
 	PayloadSHA256 []byte
-	// Revisit, if set, makes the response a revisit record (WARC 1.1
-	// section 6.7.2, profile identical-payload-digest): the HTTP headers
-	// without the payload, whose digest (PayloadSHA256, then required) is
-	// the original response's. Body is not written. Truncated must be "".
+	// Revisit, if set, makes the response a revisit record: the HTTP
+	// headers without a payload; Body is not written and Truncated must
+	// be "". With the identical-payload-digest profile (WARC 1.1 section
+	// 6.7.2) the payload digest (PayloadSHA256, then required) is the
+	// original response's. With the server-not-modified profile (section
+	// 6.7.3, a 304 to a conditional request) the record has no payload
+	// digest at all (PayloadSHA256 must be nil): the block is the 304's
+	// status line and headers.
 	Revisit *Revisit
 }
 
-// Revisit names the archived response whose payload a revisit repeats:
-// always a response record, never another revisit.
+// Revisit names the archived response a revisit record refers to: always
+// a response record, never another revisit.
 type Revisit struct {
-	TargetURI string    // WARC-Refers-To-Target-URI: the original's WARC-Target-URI
-	Date      time.Time // WARC-Refers-To-Date: the original's WARC-Date
-	RecordID  string    // WARC-Refers-To: the original's WARC-Record-ID; "" if not known
+	// Profile is the WARC-Profile: ProfileIdenticalPayload (also when "")
+	// or ProfileServerNotModified.
+	Profile string
+	// TargetURI is WARC-Refers-To-Target-URI, the original's
+	// WARC-Target-URI. Required for identical-payload-digest; for
+	// server-not-modified "" when not known (the field is left out).
+	TargetURI string
+	// Date is WARC-Refers-To-Date, the original's WARC-Date. Required for
+	// identical-payload-digest; for server-not-modified zero when not
+	// known (the field is left out).
+	Date time.Time
+	// RecordID is WARC-Refers-To, the original's WARC-Record-ID; "" if
+	// not known.
+	RecordID string
 }
 
-// ProfileIdenticalPayload is the WARC-Profile of a revisit record whose
-// payload is identical to the original's (WARC 1.1 section 6.7.2).
-const ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+// The revisit profiles of WARC 1.1 (section 6.7).
+const (
+	// ProfileIdenticalPayload is the WARC-Profile of a revisit record
+	// whose payload is identical to the original's (section 6.7.2).
+	ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+	// ProfileServerNotModified is the WARC-Profile of a revisit record
+	// of a server's answer that the content is unchanged, such as a 304
+	// Not Modified to a conditional GET (section 6.7.3).
+	ProfileServerNotModified = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+)
 
 // Location is where a response record lives, for a later CDXJ index, and
 // which exchange it is, for Durable. The zero Location names no exchange.
@@ -798,14 +820,19 @@ func (ex *Exchange) validate() error {
 		return bad("PayloadSHA256 is %d bytes, not a SHA-256 sum (%d)", len(ex.PayloadSHA256), sha256.Size)
 	}
 	if rv := ex.Revisit; rv != nil {
+		notModified := rv.Profile == ProfileServerNotModified
 		switch {
-		case ex.PayloadSHA256 == nil:
+		case rv.Profile != "" && rv.Profile != ProfileIdenticalPayload && !notModified:
+			return bad("Revisit.Profile %q is not a revisit profile trawl writes", rv.Profile)
+		case !notModified && ex.PayloadSHA256 == nil:
 			return bad("a revisit needs PayloadSHA256, the original's payload digest")
+		case notModified && ex.PayloadSHA256 != nil:
+			return bad("a server-not-modified revisit has no payload, so no PayloadSHA256")
 		case ex.Truncated != "":
 			return bad("a revisit has no payload to be truncated (Truncated %q)", ex.Truncated)
-		case rv.TargetURI == "" || strings.ContainsFunc(rv.TargetURI, isCTLOrSpace) || !hasScheme(rv.TargetURI):
+		case (rv.TargetURI != "" || !notModified) && (rv.TargetURI == "" || strings.ContainsFunc(rv.TargetURI, isCTLOrSpace) || !hasScheme(rv.TargetURI)):
 			return bad("Revisit.TargetURI %q is not an absolute URI", rv.TargetURI)
-		case rv.Date.IsZero():
+		case !notModified && rv.Date.IsZero():
 			return bad("Revisit.Date is zero")
 		case rv.RecordID != "" && (!strings.HasPrefix(rv.RecordID, "<") || !strings.HasSuffix(rv.RecordID, ">") || strings.ContainsFunc(rv.RecordID, isCTLOrSpace)):
 			return bad("Revisit.RecordID %q is not a <URI>", rv.RecordID)

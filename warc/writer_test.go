@@ -816,6 +816,19 @@ func TestExchangeValidate(t *testing.T) {
 			e.PayloadSHA256, e.Revisit = make([]byte, 32), okRevisit()
 			e.Revisit.RecordID = "urn:uuid:x"
 		}, "RecordID"},
+		{"not-modified revisit, original unknown", func(e *Exchange) {
+			e.Revisit = &Revisit{Profile: ProfileServerNotModified}
+		}, ""},
+		{"not-modified revisit with a digest", func(e *Exchange) {
+			e.PayloadSHA256, e.Revisit = make([]byte, 32), &Revisit{Profile: ProfileServerNotModified}
+		}, "PayloadSHA256"},
+		{"not-modified revisit bad target", func(e *Exchange) {
+			e.Revisit = &Revisit{Profile: ProfileServerNotModified, TargetURI: "/x"}
+		}, "TargetURI"},
+		{"revisit unknown profile", func(e *Exchange) {
+			e.PayloadSHA256, e.Revisit = make([]byte, 32), okRevisit()
+			e.Revisit.Profile = "http://netpreserve.org/warc/1.1/revisit/other"
+		}, "Profile"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,6 +40,9 @@ func Generate(opts Options) *Web {
 		g.makeLinks(h)
 	}
 	g.finish()
+	if o.Changing {
+		w.makeChanging()
+	}
 	return w
 }
 

@@ -51,6 +51,20 @@ type Options struct {
 	// (shared boilerplate, different short text), labelled by
 	// Page.LookalikeOf: hard cases for a near-duplicate detector.
 	Lookalikes bool
+	// Changing makes a web that changes (see change.go): each regular
+	// page of an ordinary host changes hourly (5%), daily (15%), weekly
+	// (20%), monthly (25%) or never (35%), as a Poisson process of that
+	// mean interval from ChangeEpoch, its content a function of its
+	// version; hosts send validators honestly (70%), omit them (10%),
+	// send Last-Modified always now (7%), an ETag that changes on every
+	// response (7%) or one ETag for every version (6%). The server takes
+	// the time from ServeOptions.Now; Web.Version is the ground truth.
+	// Pages that are duplicates or lookalikes, or have some, never change.
+	// Hosts, pages and links are those of the same web without Changing.
+	Changing bool
+	// ChangeEpoch is when every page of a changing web is at version 0.
+	// Zero means 2025-01-01 00:00 UTC.
+	ChangeEpoch time.Time
 }
 
 // Defaults of Options, in one place.

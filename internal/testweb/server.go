@@ -23,7 +23,9 @@ type ServeOptions struct {
 	// Dropped but not recorded. Zero means 10,000,000 entries (about 1.5 GB
 	// at the limit; a crawl test stays far below).
 	MaxLog int
-	// Now is the clock the log's times come from. Nil means time.Now.
+	// Now is the clock the log's times come from, and a changing web's
+	// (Options.Changing) pages' versions: FastClock makes one that runs
+	// faster than real time. Nil means time.Now.
 	Now func() time.Time
 	// DripInterval is the pause between bytes of the slow-drip host. Zero
 	// means 50 ms.
@@ -397,6 +399,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 		sid := ""
 		if h.session != noSession {
 			sid = s.newSession()
+		}
+		if res.change != nil {
+			s.serveChanging(w, r, h, res, sid, s.opts.Now())
+			return
 		}
 		send(w, r, http.StatusOK, res.contentType(), s.web.renderPage(res, sid))
 	case kindPDF:

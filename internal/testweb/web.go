@@ -62,6 +62,7 @@ type host struct {
 	regular    []*resource          // regular HTML pages, home first
 	homeLinks  []link               // extra links the home page carries
 	robotsReal bool                 // serves /robots-real.txt
+	validators string               // a changing web's validator kind (ValidatorsHonest, ...); "" otherwise
 }
 
 // sessionKind is how a session-ID host writes the session into its links.
@@ -133,6 +134,8 @@ type resource struct {
 	near  bool
 	// lookalike is a distinct page built on the same template as r.
 	lookalike *resource
+	// change is how a page of a changing web changes; nil if it does not.
+	change *change
 }
 
 // bodySpec is what an HTML body is rendered from.
@@ -221,6 +224,10 @@ type HostInfo struct {
 	// empty for most hosts.
 	Traps   []string
 	Hostile string // "" for ordinary hosts, else how it misbehaves
+	// Validators is how a host of a changing web sends ETag and
+	// Last-Modified (ValidatorsHonest, ...); "" if the web is not changing
+	// or the host is hostile.
+	Validators string
 }
 
 // Hosts lists the web's hosts in generation order.
@@ -231,6 +238,7 @@ func (w *Web) Hosts() []HostInfo {
 			Name: h.name, IP: h.ip, Big: h.big, SharedIP: h.shared,
 			Robots: h.robots.String(), CrawlDelay: h.robots.crawlDelay(),
 			Latency: h.latency, Trap: h.trap, Traps: h.traps(), Hostile: hostileNames[h.hostile],
+			Validators: h.validators,
 		})
 	}
 	return out

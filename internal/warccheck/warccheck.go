@@ -56,7 +56,9 @@ func (r *Report) Archived() map[string]bool {
 // Unresolved returns the revisit records that do not resolve to their
 // original: a response record (never a revisit) of the WARC-Refers-To
 // URI and date with the same payload digest, among the report's files,
-// with profile the identical-payload-digest one and WARC-Refers-To set.
+// with the given profile and WARC-Refers-To set. A revisit of another
+// profile (a server-not-modified one, say) is unresolved: check each
+// profile's revisits by their own rule.
 func (r *Report) Unresolved(profile string) []Revisit {
 	digest := make(map[string]string, len(r.Responses)) // URI and date -> payload digest
 	for _, x := range r.Responses {
@@ -75,6 +77,7 @@ func (r *Report) Unresolved(profile string) []Revisit {
 // Revisit is one revisit record as warcio read it.
 type Revisit struct {
 	URI           string `json:"uri"`           // WARC-Target-URI
+	Status        int    `json:"status"`        // HTTP status code (304 for a server-not-modified revisit); 0 if none
 	Profile       string `json:"profile"`       // WARC-Profile
 	RefersToURI   string `json:"refersToURI"`   // WARC-Refers-To-Target-URI
 	RefersToDate  string `json:"refersToDate"`  // WARC-Refers-To-Date

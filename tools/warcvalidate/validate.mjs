@@ -12,7 +12,8 @@
 // WARC/1.1 with the mandatory fields; each record is its own gzip member
 // (members follow each other with no gap up to the end of the file); record
 // IDs are unique; WARC-Concurrent-To and WARC-Warcinfo-ID name records that
-// exist.
+// exist; a server-not-modified revisit has HTTP headers and no payload
+// (nor payload digest).
 //
 // It prints one JSON object on stdout:
 //   {"files": N, "records": N, "byType": {"warcinfo": N, ...},
@@ -79,6 +80,8 @@ async function checkDigest(reader, field, what, where, errors) {
   }
 }
 
+const NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+
 const REQUIRED = ["WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length"];
 
 async function validateFile(file, report, ids, refs) {
@@ -142,6 +145,14 @@ async function validateFile(file, report, ids, refs) {
           errors.push(`${where}: warcio found no HTTP headers`);
         }
         await checkDigest(record.reader, record.warcHeader("WARC-Payload-Digest"), "WARC-Payload-Digest", where, errors);
+      } else if (type === "revisit" && record.warcHeader("WARC-Profile") === NOT_MODIFIED) {
+        // WARC 1.1 section 6.7.3: the server's answer's headers, no
+        // payload, so no payload digest.
+        if (!record.httpHeaders) errors.push(`${where}: warcio found no HTTP headers`);
+        if (record.warcHeader("WARC-Payload-Digest")) errors.push(`${where}: a server-not-modified revisit with a WARC-Payload-Digest`);
+        let rest = 0;
+        for await (const chunk of record.reader) rest += chunk.length;
+        if (rest !== 0) errors.push(`${where}: a server-not-modified revisit with ${rest} bytes of payload`);
       } else {
         await record.skipFully();
       }
@@ -161,6 +172,7 @@ async function validateFile(file, report, ids, refs) {
       if (type === "revisit") {
         report.revisits.push({
           uri: record.warcTargetURI,
+          status: record.httpHeaders ? Number(record.httpHeaders.statusCode) : 0,
           profile: record.warcHeader("WARC-Profile") || "",
           refersToURI: record.warcHeader("WARC-Refers-To-Target-URI") || "",
           refersToDate: record.warcHeader("WARC-Refers-To-Date") || "",
