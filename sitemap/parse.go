@@ -32,9 +32,9 @@ const maxField = 64
 // gzipMagic starts every gzip member (RFC 1952 2.3.1: ID1, ID2).
 var gzipMagic = []byte{0x1f, 0x8b}
 
-// Parse reads a whole sitemap file with Read and returns its entries. On
-// a *LimitError or *SyntaxError the entries read before it are returned
-// with it; on any other error (the reader's) the result is nil.
+// Parse reads a whole sitemap file with Read and returns its entries. The
+// result is never nil: on an error (a *LimitError, a *SyntaxError, the
+// reader's or the gzip stream's) it holds the entries read before it.
 func Parse(r io.Reader, opts Options) (*Sitemap, error) {
 	s := new(Sitemap)
 	sum, err := Read(r, opts, func(e Entry) error {
@@ -42,11 +42,6 @@ func Parse(r io.Reader, opts Options) (*Sitemap, error) {
 		return nil
 	})
 	s.Summary = sum
-	var le *LimitError
-	var se *SyntaxError
-	if err != nil && !errors.As(err, &le) && !errors.As(err, &se) {
-		return nil, err
-	}
 	return s, err
 }
 
