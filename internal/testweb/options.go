@@ -51,6 +51,11 @@ type Options struct {
 	// (shared boilerplate, different short text), labelled by
 	// Page.LookalikeOf: hard cases for a near-duplicate detector.
 	Lookalikes bool
+	// Sitemaps adds sitemaps (see sitemap.go): /sitemap.xml urlsets with
+	// lastmod, sitemap indexes named in robots.txt with a gzipped child,
+	// pages only a sitemap lists (Page.SitemapOnly), and one malformed,
+	// one gzip-bomb and one cross-host sitemap. Off, the web is unchanged.
+	Sitemaps bool
 }
 
 // Defaults of Options, in one place.
