@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -275,6 +276,12 @@ func (p *parser) emit(e Entry, loc []byte, tooLong bool) error {
 		return nil
 	}
 	e.Loc = urlnorm.Normalize(u).String()
+	if _, err := url.Parse(e.Loc); err != nil {
+		// A few WHATWG hosts (with '`', '{' or '}') come out of urlnorm
+		// escaped in a way net/url will not read back: no use to a caller.
+		p.sum.Skipped++
+		return nil
+	}
 	p.sum.Entries++
 	return p.fn(e)
 }
