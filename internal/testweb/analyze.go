@@ -33,6 +33,10 @@ type AnalyzeOptions struct {
 	MaxParallelPerIP int
 	// MinCoverage, if set, makes a coverage below it a problem.
 	MinCoverage float64
+	// Sitemaps judges a crawler that reads sitemaps: Reachable then
+	// holds sitemap-only pages (see ReachableWithSitemaps), and requests
+	// for sitemap files are not Extra.
+	Sitemaps bool
 }
 
 // Report is what Analyze found in a request log.
@@ -114,7 +118,7 @@ func Analyze(web *Web, log []Request, opts AnalyzeOptions) *Report {
 		opts.MaxParallel = 1
 	}
 	rep := &Report{
-		Reachable:   web.reachable(opts.Seeds, opts.Agent, opts.MaxDepth, opts.Domain),
+		Reachable:   web.reachable(opts.Seeds, opts.Agent, opts.MaxDepth, opts.Domain, opts.Sitemaps),
 		Fetched:     make(map[string]bool),
 		TrapFetches: make(map[string]int),
 		TrapsByKind: make(map[string]map[string]int),
@@ -287,7 +291,8 @@ func (rep *Report) analyzeRobots(h *host, reqs []Request, hr *HostReport, counts
 			rep.RobotsViolations = append(rep.RobotsViolations, Violation{q, key, "requested before robots.txt was read"})
 		case h.robots.disallowed(pq, rep.opts.Agent):
 			rep.RobotsViolations = append(rep.RobotsViolations, Violation{q, key, "disallowed by robots.txt"})
-		case !rep.Reachable[page] && kind == "" && h.hostile == notHostile && counts[key] == 1:
+		case !rep.Reachable[page] && kind == "" && h.hostile == notHostile && counts[key] == 1 &&
+			!(rep.opts.Sitemaps && isSitemapPath(pq)):
 			rep.Extra = append(rep.Extra, page)
 		}
 	}

@@ -320,6 +320,9 @@ func (g *gen) makeResources(h *host) {
 		g.homeLink(h, a, false, inAnchor)
 		g.homeLink(h, b, false, inAnchor)
 	}
+	if o.Sitemaps {
+		g.makeSitemap(h)
+	}
 	for k, bad := range g.hostile {
 		if k%len(g.ordinary) == h.idx {
 			g.homeLink(h, bad.res[0], false, inAnchor)

@@ -65,6 +65,11 @@ type Options struct {
 	// ChangeEpoch is when every page of a changing web is at version 0.
 	// Zero means 2025-01-01 00:00 UTC.
 	ChangeEpoch time.Time
+	// Sitemaps adds sitemaps (see sitemap.go): /sitemap.xml urlsets with
+	// lastmod, sitemap indexes named in robots.txt with a gzipped child,
+	// pages only a sitemap lists (Page.SitemapOnly), and one malformed,
+	// one gzip-bomb and one cross-host sitemap. Off, the web is unchanged.
+	Sitemaps bool
 }
 
 // Defaults of Options, in one place.

@@ -16,11 +16,23 @@ const maxRedirectHops = 5
 // away; a redirect does not add link depth. Linked URLs that answer 404 are
 // in the set (they are fetched once). Links on hostile pages, PDFs and PNGs
 // are not followed; a hostile host's home page is in the set when linked.
+//
+// Reachable counts no sitemap: a sitemap-only page (Page.SitemapOnly) is
+// never in the set. ReachableWithSitemaps counts them.
 func (w *Web) Reachable(seeds []string, agent string, maxDepth int) map[string]bool {
-	return w.reachable(seeds, agent, maxDepth, w.opts.Domain)
+	return w.reachable(seeds, agent, maxDepth, w.opts.Domain, false)
 }
 
-func (w *Web) reachable(seeds []string, agent string, maxDepth int, domain string) map[string]bool {
+// ReachableWithSitemaps is Reachable for a crawler that reads sitemaps:
+// once it reaches a host, the pages the host's sitemaps list (and the
+// sitemaps.org host rule allows) join the walk one link deeper than that
+// first URL, under the same robots and depth rules. Sitemap-only pages
+// are reachable only so.
+func (w *Web) ReachableWithSitemaps(seeds []string, agent string, maxDepth int) map[string]bool {
+	return w.reachable(seeds, agent, maxDepth, w.opts.Domain, true)
+}
+
+func (w *Web) reachable(seeds []string, agent string, maxDepth int, domain string, sitemaps bool) map[string]bool {
 	type item struct {
 		h           *host
 		r           *resource // nil: a URL the web does not know (404)
@@ -30,7 +42,9 @@ func (w *Web) reachable(seeds []string, agent string, maxDepth int, domain strin
 	type state struct{ depth, hops int }
 	best := make(map[string]state)
 	queue := make([]item, 0, 1024)
-	push := func(it item) {
+	reached := make(map[*host]bool) // hosts whose sitemaps were read
+	var push func(it item)
+	push = func(it item) {
 		if !inDomain(it.h.name, domain) || isTrapPath(it.pq) || it.r != nil && it.r.kind == kindTrap ||
 			it.h.robots.disallowed(it.pq, agent) || maxDepth > 0 && it.depth > maxDepth {
 			return
@@ -41,6 +55,12 @@ func (w *Web) reachable(seeds []string, agent string, maxDepth int, domain strin
 		}
 		best[key] = state{it.depth, it.hops}
 		queue = append(queue, it)
+		if sitemaps && !reached[it.h] {
+			reached[it.h] = true
+			for _, r := range w.sitemapListed(it.h) {
+				push(item{h: r.host, r: r, pq: r.pq, depth: it.depth + 1})
+			}
+		}
 	}
 	for _, s := range seeds {
 		h, r, pq, err := w.lookup(s)

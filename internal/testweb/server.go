@@ -360,7 +360,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 		s.serveRobots(w, r, h)
 		return
 	case pq == "/robots-real.txt" && h.robotsReal:
-		send(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(h.robots.text()))
+		send(w, r, http.StatusOK, "text/plain; charset=utf-8", s.web.robotsBody(h))
 		return
 	case h.trap && isTrapPath(pq):
 		var y, m int
@@ -381,6 +381,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 			send(w, r, http.StatusOK, "text/html; charset=utf-8", s.web.renderShop(h, q))
 			return
 		}
+	}
+	if h.sitemap != noSitemap && s.serveSitemap(w, r, h, pq) {
+		return
 	}
 	res := h.byPQ[pq]
 	if res == nil && h.session != noSession {
@@ -448,9 +451,9 @@ func (s *Server) serveRobots(w http.ResponseWriter, r *http.Request, h *host) {
 			http.Error(w, "slow down", http.StatusTooManyRequests)
 			return
 		}
-		send(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(h.robots.text()))
+		send(w, r, http.StatusOK, "text/plain; charset=utf-8", s.web.robotsBody(h))
 	default:
-		send(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(h.robots.text()))
+		send(w, r, http.StatusOK, "text/plain; charset=utf-8", s.web.robotsBody(h))
 	}
 }
 

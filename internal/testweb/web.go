@@ -63,6 +63,9 @@ type host struct {
 	homeLinks  []link               // extra links the home page carries
 	robotsReal bool                 // serves /robots-real.txt
 	validators string               // a changing web's validator kind (ValidatorsHonest, ...); "" otherwise
+
+	sitemap     sitemapKind // the sitemap it serves (Options.Sitemaps)
+	sitemapOnly []*resource // pages only its sitemap lists
 }
 
 // sessionKind is how a session-ID host writes the session into its links.
@@ -268,6 +271,9 @@ type Page struct {
 	// same template as this one (shared boilerplate, different text): a
 	// pair a near-duplicate detector should keep apart. "" if none.
 	LookalikeOf string
+	// SitemapOnly marks a page no page links to, listed only in its
+	// host's sitemap (Options.Sitemaps; Note "sitemap-only").
+	SitemapOnly bool
 }
 
 // Pages lists every URL the web knows, host by host in generation order.
@@ -275,7 +281,8 @@ func (w *Web) Pages() []Page {
 	var out []Page
 	for _, h := range w.hosts {
 		for _, r := range h.res {
-			p := Page{URL: r.url(w), Status: r.status, ContentType: r.contentType(), Note: r.note}
+			p := Page{URL: r.url(w), Status: r.status, ContentType: r.contentType(), Note: r.note,
+				SitemapOnly: r.note == noteSitemapOnly}
 			if r.to != nil {
 				p.Location = r.to.url(w)
 			}
