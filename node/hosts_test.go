@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -223,6 +224,14 @@ func stuckHosts(n *Node) string {
 			fmt.Fprintf(&b, "%+v\n", hi)
 		}
 	}
-	fmt.Fprintf(&b, "node paused %v, now %v", n.NodePaused(), time.Now())
+	fmt.Fprintf(&b, "node paused %v, now %v\n", n.NodePaused(), time.Now())
+	// Where the dispatcher and the workers are.
+	var stacks strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+	for _, g := range strings.Split(stacks.String(), "\n\n") {
+		if strings.Contains(g, "node.(*Node)") {
+			b.WriteString(g + "\n\n")
+		}
+	}
 	return b.String()
 }
