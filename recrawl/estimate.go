@@ -168,6 +168,12 @@ type Estimate struct {
 	// LastModified reports that Rate comes from trusted Last-Modified
 	// dates rather than from whether each visit saw a change.
 	LastModified bool
+	// Censored reports that every interval remembered saw a change: the
+	// page may change much faster than Rate, which is only what the
+	// visits so far can tell. Shortest is then the mean length of the
+	// shortest class of those intervals.
+	Censored bool
+	Shortest time.Duration
 }
 
 // Estimate returns h's change rate.
@@ -212,6 +218,15 @@ func (p *Policy) Estimate(h History) Estimate {
 	if x+prior <= 0 || mean <= 0 {
 		return e
 	}
+	if h.unchangedHours == 0 {
+		e.Censored = true
+		for k := range bins {
+			if c := float64(h.changed[k]); c > 0 {
+				e.Shortest = hoursToDuration(float64(h.changedHours[k]) / c)
+				break
+			}
+		}
+	}
 	right := float64(h.unchangedHours) + 0.5*mean
 	phi := func(r float64) float64 {
 		s := prior * g(mean, r)
@@ -225,7 +240,7 @@ func (p *Policy) Estimate(h History) Estimate {
 	// phi falls from +Inf to -right as r grows: bisect on log r between
 	// bounds that bracket its root.
 	lo, hi := math.Log(1e-9), math.Log(1e4)
-	for range 60 {
+	for range 44 {
 		mid := (lo + hi) / 2
 		if phi(math.Exp(mid)) > 0 {
 			lo = mid

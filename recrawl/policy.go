@@ -33,12 +33,31 @@ func Freshness(r Rate, interval time.Duration) float64 {
 // visits spent elsewhere. Such a page gets MaxInterval here, so that its
 // estimate can still see it slow down. A page with no estimate gets
 // InitialInterval; one estimated never to change, MaxInterval.
+//
+// A censored estimate (every interval saw a change) is only a lower bound:
+// such a page may be one worth following or one changing far too fast.
+// Unless even the bound is past the threshold, the page is probed: its
+// next interval is at most a quarter of its shortest changed intervals,
+// so that a few visits tell the two apart (the probe stops at
+// MinInterval, where a page that still always changes is dropped).
 func (p *Policy) Interval(e Estimate, w, mu float64) time.Duration {
+	return p.interval(e, w, mu, true)
+}
+
+func (p *Policy) interval(e Estimate, w, mu float64, probe bool) time.Duration {
 	if e.Intervals <= 0 {
 		return p.o.InitialInterval
 	}
-	return p.clamp(interval(float64(e.Rate), w, mu))
+	h := interval(float64(e.Rate), w, mu)
+	if probe && e.Censored && !math.IsInf(h, 1) && e.Shortest > 0 {
+		h = min(h, hours(e.Shortest)/probeDivisor)
+	}
+	return p.clamp(h)
 }
+
+// probeDivisor is how much shorter than its changed intervals a censored
+// page's next interval is.
+const probeDivisor = 4
 
 // interval is the unclamped optimum in hours, +Inf for a page not worth
 // visiting.
@@ -63,37 +82,36 @@ func (p *Policy) clamp(h float64) time.Duration {
 	return max(hoursToDuration(h), p.o.MinInterval)
 }
 
-// hinv solves 1 - (1+x) e^(-x) = y for x >= 0, 0 <= y < 1, by Newton's
-// method from above (the function is concave for x >= 1 and convex
-// below, so start from a bound and bisect on failure).
+// hinv solves 1 - (1+x) e^(-x) = y for x >= 0, 0 <= y < 1: Newton's
+// method from an approximation (x^2/2 for small x, x = L + ln(1+x) with
+// L = -ln(1-y) for large), kept inside a shrinking bracket.
 func hinv(y float64) float64 {
 	if y <= 0 {
 		return 0
 	}
-	h := func(x float64) float64 { return -math.Expm1(-x) - x*math.Exp(-x) }
-	// Bracket: h(x) ~ x^2/2 near 0, so sqrt(2y) is a start; grow hi.
-	lo, hi := 0.0, math.Max(2*math.Sqrt(2*y), 1)
-	for h(hi) < y {
-		lo, hi = hi, 2*hi
-		if hi > 800 {
-			return hi
-		}
+	if y >= 1 {
+		return math.Inf(1)
 	}
-	x := (lo + hi) / 2
-	for range 60 {
-		fx := h(x) - y
-		if math.Abs(fx) < 1e-13 {
-			break
-		}
+	x := math.Sqrt(2 * y)
+	if y > 0.25 {
+		l := -math.Log1p(-y)
+		x = l + math.Log1p(l)
+	}
+	lo, hi := 0.0, 800.0
+	for range 50 {
+		e := math.Exp(-x)
+		fx := -math.Expm1(-x) - x*e - y
 		if fx > 0 {
 			hi = x
 		} else {
 			lo = x
 		}
-		d := x * math.Exp(-x) // h'(x)
-		nx := x - fx/d
-		if d <= 0 || nx <= lo || nx >= hi {
+		nx := x - fx/(x*e)
+		if !(nx > lo && nx < hi) {
 			nx = (lo + hi) / 2
+		}
+		if math.Abs(nx-x) <= 1e-12*x {
+			return nx
 		}
 		x = nx
 	}
@@ -125,12 +143,14 @@ type Allocation struct {
 // Solve finds the multiplier at which the intervals of the pages in d call
 // for budget fetches per hour, and those intervals: Cho and
 // Garcia-Molina's optimal allocation for average freshness, with the
-// clamps.
+// clamps. Probes (see Interval) are left out of the sum: they are a few
+// visits per page, not a steady share, and counting them would starve the
+// pages whose rates are known.
 func (p *Policy) Solve(d []Demand, budget Rate) Allocation {
 	planned := func(mu float64) float64 {
 		s := 0.0
 		for _, x := range d {
-			s += 1 / hours(p.Interval(x.Estimate, x.Weight, mu))
+			s += 1 / hours(p.interval(x.Estimate, x.Weight, mu, false))
 		}
 		return s
 	}
@@ -141,7 +161,7 @@ func (p *Policy) Solve(d []Demand, budget Rate) Allocation {
 	} else if planned(math.Exp(hi)) >= float64(budget) {
 		lo = hi
 	} else {
-		for range 50 {
+		for range 36 {
 			mid := (lo + hi) / 2
 			if planned(math.Exp(mid)) > float64(budget) {
 				lo = mid

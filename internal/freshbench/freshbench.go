@@ -147,6 +147,18 @@ type Row struct {
 	// HonestTrusted counts pages with a true Last-Modified whose dates it
 	// trusted at the end.
 	HonestTrusted int `json:"honest_trusted,omitempty"`
+	// Classes break freshness and fetches down by class of the mix.
+	Classes []ClassRow `json:"classes"`
+}
+
+// ClassRow is a policy's outcome on one class of pages.
+type ClassRow struct {
+	Class     string  `json:"class"`
+	Pages     int     `json:"pages"`
+	Freshness float64 `json:"freshness"`
+	// FetchShare is the share of all fetches after the warm-up spent on
+	// the class.
+	FetchShare float64 `json:"fetch_share"`
 }
 
 // Result is a whole run.
@@ -193,18 +205,20 @@ const (
 // web is the pages' fixed properties, the same for every policy.
 type web struct {
 	rates []float64 // changes per hour
+	class []int     // index in the mix
 	lm    []byte
 	order []int // initial crawl order
 }
 
 func newWeb(c Config) web {
 	rng := rand.New(rand.NewPCG(c.Seed, 0x11))
-	w := web{rates: make([]float64, c.Pages), lm: make([]byte, c.Pages)}
+	w := web{rates: make([]float64, c.Pages), class: make([]int, c.Pages), lm: make([]byte, c.Pages)}
 	classes := Mixes[c.Mix]
 	for i := range w.rates {
 		u := rng.Float64()
 		var cl Class
-		for _, cl = range classes {
+		for k := range classes {
+			cl, w.class[i] = classes[k], k
 			if u < cl.Share {
 				break
 			}
@@ -330,21 +344,37 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 	nextSolve := 0.0
 	var freshSum, ageSum float64
 	samples, fetches := 0, 0
+	classes := Mixes[c.Mix]
+	classPages := make([]int, len(classes))
+	for _, k := range w.class {
+		classPages[k]++
+	}
+	classFresh := make([]float64, len(classes))
+	classFetches := make([]int, len(classes))
+	warm, sampledFetches := c.Warmup*24, 0
+	fresh := make([]int, len(classes))
 	for t := 0.0; t < end; t += step {
 		for nextSample <= t {
-			fresh, age := 0, 0.0
+			clear(fresh)
+			all, age := 0, 0.0
 			for i := range pages {
 				p := &pages[i]
 				switch {
 				case !p.fetched:
 					age += nextSample
 				case nextSample < p.nextChange:
-					fresh++
+					fresh[w.class[i]]++
+					all++
 				default:
 					age += nextSample - p.nextChange
 				}
 			}
-			freshSum += float64(fresh) / float64(n)
+			for k, f := range fresh {
+				if classPages[k] > 0 {
+					classFresh[k] += float64(f) / float64(classPages[k])
+				}
+			}
+			freshSum += float64(all) / float64(n)
 			ageSum += age / float64(n)
 			samples++
 			nextSample += sampleStep
@@ -371,6 +401,10 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 		}
 		p.fetched = true
 		fetches++
+		if t >= warm {
+			classFetches[w.class[i]]++
+			sampledFetches++
+		}
 		var next time.Duration
 		if fixed != nil {
 			p.state.History.Last = v.At
@@ -385,6 +419,16 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 	if samples > 0 {
 		row.Freshness = freshSum / float64(samples)
 		row.AgeHours = ageSum / float64(samples)
+	}
+	for k, cl := range classes {
+		cr := ClassRow{Class: cl.Name, Pages: classPages[k]}
+		if samples > 0 {
+			cr.Freshness = classFresh[k] / float64(samples)
+		}
+		if sampledFetches > 0 {
+			cr.FetchShare = float64(classFetches[k]) / float64(sampledFetches)
+		}
+		row.Classes = append(row.Classes, cr)
 	}
 	if name == Trawl || name == TrawlLM {
 		var errs []float64
@@ -448,7 +492,21 @@ func Print(out io.Writer, r Result) {
 		}
 		fmt.Fprintf(out, "%-22s %10.3f %10.1f %9d %10s\n", x.Policy, x.Freshness, x.AgeHours, x.Fetches, e)
 	}
-	fmt.Fprintf(out, "trawl / uniform freshness: %.3f (true rates: %.3f)\n", r.TrawlOverUniform, r.OracleOverUniform)
+	fmt.Fprintf(out, "\nby class: freshness / share of fetches\n%-22s", "policy")
+	if len(r.Rows) > 0 {
+		for _, cr := range r.Rows[0].Classes {
+			fmt.Fprintf(out, " %13s", fmt.Sprintf("%s (%d)", cr.Class, cr.Pages))
+		}
+	}
+	fmt.Fprintln(out)
+	for _, x := range r.Rows {
+		fmt.Fprintf(out, "%-22s", x.Policy)
+		for _, cr := range x.Classes {
+			fmt.Fprintf(out, " %13s", fmt.Sprintf("%.2f / %2.0f%%", cr.Freshness, 100*cr.FetchShare))
+		}
+		fmt.Fprintln(out)
+	}
+	fmt.Fprintf(out, "\ntrawl / uniform freshness: %.3f (true rates: %.3f)\n", r.TrawlOverUniform, r.OracleOverUniform)
 	if x, ok := r.Row(TrawlLM); ok {
 		fmt.Fprintf(out, "Last-Modified trusted at the end: %d pages with true dates, %d with lying ones\n", x.HonestTrusted, x.LyingTrusted)
 	}
