@@ -218,15 +218,7 @@ func (p *Policy) Estimate(h History) Estimate {
 	if x+prior <= 0 || mean <= 0 {
 		return e
 	}
-	if h.unchangedHours == 0 {
-		e.Censored = true
-		for k := range bins {
-			if c := float64(h.changed[k]); c > 0 {
-				e.Shortest = hoursToDuration(float64(h.changedHours[k]) / c)
-				break
-			}
-		}
-	}
+
 	right := float64(h.unchangedHours) + 0.5*mean
 	phi := func(r float64) float64 {
 		s := prior * g(mean, r)
@@ -249,6 +241,21 @@ func (p *Policy) Estimate(h History) Estimate {
 		}
 	}
 	e.Rate = Rate(math.Exp((lo + hi) / 2))
+	if h.unchangedHours == 0 {
+		// Censored: the half unchanged interval of the mean length says
+		// little when the mean is made of long intervals, so the rate is
+		// at least Cho and Garcia-Molina's for the shortest class alone,
+		// ln((x+0.5)/0.5) / its mean length.
+		e.Censored = true
+		for k := range bins {
+			if c := float64(h.changed[k]); c > 0 {
+				I := float64(h.changedHours[k]) / c
+				e.Shortest = hoursToDuration(I)
+				e.Rate = max(e.Rate, Rate(math.Log((c+0.5)/0.5)/I))
+				break
+			}
+		}
+	}
 	return e
 }
 

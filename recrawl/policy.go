@@ -38,8 +38,10 @@ func Freshness(r Rate, interval time.Duration) float64 {
 // such a page may be one worth following or one changing far too fast.
 // Unless even the bound is past the threshold, the page is probed: its
 // next interval is at most a quarter of its shortest changed intervals,
-// so that a few visits tell the two apart (the probe stops at
-// MinInterval, where a page that still always changes is dropped).
+// so that a few visits tell the two apart. Probing stops once the changed
+// intervals are within probeDivisor times MinInterval: a page that always
+// changed that fast keeps its estimate (a lower bound), which usually
+// drops it.
 func (p *Policy) Interval(e Estimate, w, mu float64) time.Duration {
 	return p.interval(e, w, mu, true)
 }
@@ -49,7 +51,7 @@ func (p *Policy) interval(e Estimate, w, mu float64, probe bool) time.Duration {
 		return p.o.InitialInterval
 	}
 	h := interval(float64(e.Rate), w, mu)
-	if probe && e.Censored && !math.IsInf(h, 1) && e.Shortest > 0 {
+	if probe && e.Censored && !math.IsInf(h, 1) && e.Shortest > probeDivisor*p.o.MinInterval {
 		h = min(h, hours(e.Shortest)/probeDivisor)
 	}
 	return p.clamp(h)
