@@ -25,24 +25,29 @@ import (
 )
 
 func init() {
-	register("bench", "measure the crawler: bench crawl, bench frontier", cmdBench)
+	register("bench", "measure the crawler: bench crawl, bench frontier, bench freshness", cmdBench)
 	leaf("bench crawl", func(fs *flag.FlagSet) { new(benchCrawlArgs).register(fs) })
 	leaf("bench frontier", func(fs *flag.FlagSet) { new(benchFrontierArgs).register(fs) })
+	leaf("bench freshness", func(fs *flag.FlagSet) { new(benchFreshnessArgs).register(fs) })
 }
 
-const benchHelp = `usage: trawl bench crawl|frontier [flags]
+const benchHelp = `usage: trawl bench crawl|frontier|freshness [flags]
 
   crawl     crawl the synthetic web, served by a child process, as fast as
             the machine allows: pages/s, CPU-ms per page by stage, peak RSS
   frontier  the durable frontier and URL-seen gate under load, against their
             ceilings
+  freshness a simulated web recrawled at a fixed budget: freshness and age
+            of uniform recrawl, Nutch's adaptive schedule and trawl's policy
 
-Run 'trawl bench crawl --help' or 'trawl bench frontier --help' for flags.
+Run 'trawl bench crawl --help', 'trawl bench frontier --help' or
+'trawl bench freshness --help' for flags.
 
 Examples:
   trawl bench crawl --hosts 200 --latency 5ms
   trawl bench crawl --json --baseline docs/bench/crawl-baseline.json
   trawl bench frontier --urls 1000000 --hosts 100000 --json
+  trawl bench freshness --mix churn --last-modified 0.5 --lying 0.2
 `
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
@@ -52,6 +57,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 			return benchCrawl(args[1:], stdout, stderr)
 		case "frontier":
 			return benchFrontier(args[1:], stdout, stderr)
+		case "freshness":
+			return benchFreshness(args[1:], stdout, stderr)
 		case "-h", "--help", "help":
 			fmt.Fprint(stderr, benchHelp)
 			return 0

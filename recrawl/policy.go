@@ -1,0 +1,217 @@
+package recrawl
+
+import (
+	"math"
+	"time"
+)
+
+// Freshness is the expected share of time a copy of a page changing at
+// rate r is identical to the live page when it is fetched every interval:
+// F = (1 - e^(-rI)) / (rI) (Cho and Garcia-Molina, "Effective page refresh
+// policies for web crawlers", ACM TODS 28(4), 2003). It is 1 for r <= 0
+// and for interval <= 0 (a copy refetched continuously).
+func Freshness(r Rate, interval time.Duration) float64 {
+	x := float64(r) * hours(interval)
+	if x <= 0 {
+		return 1
+	}
+	return -math.Expm1(-x) / x
+}
+
+// Interval is the revisit interval of a page with estimate e and importance
+// weight w (0 means 1) under the Lagrange multiplier mu (hours; see
+// Solve), clamped to [MinInterval, MaxInterval].
+//
+// Maximising sum of w_i F(r_i, f_i) subject to sum of f_i = B (f the visit
+// frequency) gives, with x = r/f,
+//
+//	w (1 - (1+x) e^(-x)) / r = mu
+//
+// for every page visited. The left side is the freshness one more visit
+// per hour buys; it is below w/r for every f, so a page with r >= w/mu is
+// not visited at all by the optimum: its visits buy less than the same
+// visits spent elsewhere. Such a page gets MaxInterval here, so that its
+// estimate can still see it slow down. A page with no estimate gets
+// InitialInterval; one estimated never to change, MaxInterval.
+//
+// A censored estimate (every interval saw a change) is only a lower bound:
+// such a page may be one worth following or one changing far too fast.
+// Unless even the bound is past the threshold, the page is probed: its
+// next interval is at most a quarter of its shortest changed intervals,
+// so that a few visits tell the two apart. Probing stops once the changed
+// intervals are within probeDivisor times MinInterval: a page that always
+// changed that fast keeps its estimate (a lower bound), which usually
+// drops it.
+func (p *Policy) Interval(e Estimate, w, mu float64) time.Duration {
+	return p.interval(e, w, mu, true)
+}
+
+func (p *Policy) interval(e Estimate, w, mu float64, probe bool) time.Duration {
+	if e.Intervals <= 0 {
+		return p.o.InitialInterval
+	}
+	h := interval(float64(e.Rate), w, mu)
+	if probe && e.Censored && !math.IsInf(h, 1) && e.Shortest > probeDivisor*p.o.MinInterval {
+		h = min(h, hours(e.Shortest)/probeDivisor)
+	}
+	return p.clamp(h)
+}
+
+// probeDivisor is how much shorter than its changed intervals a censored
+// page's next interval is.
+const probeDivisor = 4
+
+// interval is the unclamped optimum in hours, +Inf for a page not worth
+// visiting.
+func interval(r, w, mu float64) float64 {
+	if w <= 0 {
+		w = 1
+	}
+	if r <= 0 || math.IsNaN(r) {
+		return math.Inf(1)
+	}
+	y := mu * r / w
+	if y >= 1 {
+		return math.Inf(1)
+	}
+	return hinv(y) / r
+}
+
+func (p *Policy) clamp(h float64) time.Duration {
+	if math.IsInf(h, 1) || h >= hours(p.o.MaxInterval) {
+		return p.o.MaxInterval
+	}
+	return max(hoursToDuration(h), p.o.MinInterval)
+}
+
+// hinv solves 1 - (1+x) e^(-x) = y for x >= 0, 0 <= y < 1: Newton's
+// method from an approximation (x^2/2 for small x, x = L + ln(1+x) with
+// L = -ln(1-y) for large), kept inside a shrinking bracket.
+func hinv(y float64) float64 {
+	if y <= 0 {
+		return 0
+	}
+	if y >= 1 {
+		return math.Inf(1)
+	}
+	x := math.Sqrt(2 * y)
+	if y > 0.25 {
+		l := -math.Log1p(-y)
+		x = l + math.Log1p(l)
+	}
+	lo, hi := 0.0, 800.0
+	for range 50 {
+		e := math.Exp(-x)
+		fx := -math.Expm1(-x) - x*e - y
+		if fx > 0 {
+			hi = x
+		} else {
+			lo = x
+		}
+		nx := x - fx/(x*e)
+		if !(nx > lo && nx < hi) {
+			nx = (lo + hi) / 2
+		}
+		if math.Abs(nx-x) <= 1e-12*x {
+			return nx
+		}
+		x = nx
+	}
+	return x
+}
+
+// Demand is one page's input to Solve.
+type Demand struct {
+	Estimate Estimate
+	Weight   float64 // importance; 0 means 1
+}
+
+// Allocation is Solve's answer.
+type Allocation struct {
+	// Mu is the Lagrange multiplier, in hours: the freshness one visit
+	// per hour buys at the margin is 1/Mu (weighted). Interval(e, w, Mu)
+	// gives each page its share.
+	Mu float64
+	// Intervals holds each page's interval, in the order of the demands.
+	Intervals []time.Duration
+	// Planned is the sum of 1/interval: the fetches per hour the
+	// intervals call for. It exceeds the budget when even MaxInterval (and
+	// InitialInterval for pages without an estimate) for every page is
+	// more than the budget allows, and falls short of it when MinInterval
+	// for every page is less.
+	Planned Rate
+}
+
+// Solve finds the multiplier at which the intervals of the pages in d call
+// for budget fetches per hour, and those intervals: Cho and
+// Garcia-Molina's optimal allocation for average freshness, with the
+// clamps. Probes (see Interval) are left out of the sum: they are a few
+// visits per page, not a steady share, and counting them would starve the
+// pages whose rates are known.
+func (p *Policy) Solve(d []Demand, budget Rate) Allocation {
+	planned := func(mu float64) float64 {
+		s := 0.0
+		for _, x := range d {
+			s += 1 / hours(p.interval(x.Estimate, x.Weight, mu, false))
+		}
+		return s
+	}
+	// planned falls as mu grows; bisect on log mu.
+	lo, hi := math.Log(1e-6), math.Log(1e12)
+	if planned(math.Exp(lo)) <= float64(budget) {
+		hi = lo
+	} else if planned(math.Exp(hi)) >= float64(budget) {
+		lo = hi
+	} else {
+		for range 36 {
+			mid := (lo + hi) / 2
+			if planned(math.Exp(mid)) > float64(budget) {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+	}
+	a := Allocation{Mu: math.Exp(hi), Intervals: make([]time.Duration, len(d))}
+	var s float64
+	for i, x := range d {
+		a.Intervals[i] = p.Interval(x.Estimate, x.Weight, a.Mu)
+		s += 1 / hours(a.Intervals[i])
+	}
+	a.Planned = Rate(s)
+	return a
+}
+
+// Controller adjusts the multiplier online, for a crawler that cannot
+// solve over all its pages at once: it keeps Planned, the sum of
+// 1/interval over the intervals it has handed out (adding a page's new
+// share and removing its old one as it reschedules), and calls Update now
+// and then. The zero Controller starts at Mu = 1 hour.
+type Controller struct {
+	// Mu is the current multiplier, for Policy.Interval.
+	Mu float64
+	// Gain is the exponent of each correction (0 means 1): Mu is
+	// multiplied by (planned/budget)^Gain, by at most a factor of 2 either
+	// way. Slow pages' intervals grow as sqrt(Mu), so a Gain of 1 halves
+	// the error (in log) at each Update.
+	Gain float64
+}
+
+// Update returns c with Mu moved towards the value at which planned
+// fetches per hour meet the budget: raised (longer intervals) when planned
+// exceeds it, lowered when it falls short.
+func (c Controller) Update(planned, budget Rate) Controller {
+	if c.Mu <= 0 {
+		c.Mu = 1
+	}
+	gain := c.Gain
+	if gain <= 0 {
+		gain = 1
+	}
+	if planned <= 0 || budget <= 0 {
+		return c
+	}
+	f := math.Pow(float64(planned)/float64(budget), gain)
+	c.Mu *= min(max(f, 0.5), 2)
+	return c
+}
