@@ -87,26 +87,13 @@ func WriteIndex(fsys vfs.FS, warcPath string, lines []Line) error {
 		err = fsys.Rename(tmp, path)
 	}
 	if err == nil {
-		err = syncDir(fsys, fsys.PathDir(path))
+		err = warc.SyncDir(fsys, fsys.PathDir(path))
 	}
 	if err != nil {
 		_ = fsys.Remove(tmp)
 		return fmt.Errorf("cdxj: write index %s: %w", path, err)
 	}
 	return nil
-}
-
-// syncDir fsyncs directory dir.
-func syncDir(fsys vfs.FS, dir string) error {
-	d, err := fsys.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // IndexMissing gives every finished WARC file in dir (on fsys; nil:

@@ -191,7 +191,7 @@ func recoverFile(fsys vfs.FS, path string) (Recovered, error) {
 		if err := fsys.Remove(path); err != nil {
 			return fail("remove (no complete exchange): %w", err)
 		}
-		if err := syncDir(fsys, dir); err != nil {
+		if err := SyncDir(fsys, dir); err != nil {
 			return fail("remove (no complete exchange): sync directory: %w", err)
 		}
 		return Recovered{CutBytes: size}, nil
@@ -220,7 +220,7 @@ func recoverFile(fsys vfs.FS, path string) (Recovered, error) {
 	if err := fsys.Rename(path, final); err != nil {
 		return fail("rename: %w", err)
 	}
-	if err := syncDir(fsys, dir); err != nil {
+	if err := SyncDir(fsys, dir); err != nil {
 		return fail("rename: sync directory: %w", err)
 	}
 	return Recovered{File: final, Kept: 1 + 2*plan.exchanges, CutBytes: size - plan.keep, URIs: plan.uris}, nil
@@ -257,7 +257,7 @@ func cutByCopy(fsys vfs.FS, f vfs.File, path string, keep int64) error {
 		_ = fsys.Remove(tmp)
 		return err
 	}
-	return syncDir(fsys, fsys.PathDir(path))
+	return SyncDir(fsys, fsys.PathDir(path))
 }
 
 // scanError is a reason to leave a file untouched, at a byte offset: the

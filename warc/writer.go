@@ -685,7 +685,7 @@ func (w *Writer) syncRound(final bool) {
 		}
 	}
 	if err == nil && dirSync {
-		if serr := syncDir(w.fs, w.opts.Dir); serr != nil {
+		if serr := SyncDir(w.fs, w.opts.Dir); serr != nil {
 			err = fmt.Errorf("warc: sync directory %s: %w", w.opts.Dir, serr)
 		}
 	}
@@ -762,9 +762,10 @@ func (w *Writer) endRound(target uint64, retired []*segment, renamed []bool, err
 	w.waiters = keep
 }
 
-// syncDir fsyncs directory dir, making durable the creation, rename and
-// removal of the entries in it.
-func syncDir(fsys vfs.FS, dir string) error {
+// SyncDir fsyncs directory dir, making durable the creation, rename and
+// removal of the entries in it. (Package cdxj writes its index files
+// beside the WARC files with the same care.)
+func SyncDir(fsys vfs.FS, dir string) error {
 	d, err := fsys.OpenDir(dir)
 	if err != nil {
 		return err
@@ -784,7 +785,7 @@ func syncParents(fsys vfs.FS, dir string) error {
 		if parent == d || parent == "" {
 			return nil
 		}
-		if err := syncDir(fsys, parent); err != nil {
+		if err := SyncDir(fsys, parent); err != nil {
 			return fmt.Errorf("sync directory %s: %w", parent, err)
 		}
 		d = parent
