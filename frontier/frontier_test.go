@@ -68,6 +68,28 @@ func tryLease(t testing.TB, f *Frontier) (*Lease, time.Duration) {
 	}
 }
 
+// leaseUntilDone leases what f hands out, moving the clock to each next
+// allowed time, and hands the i-th lease to done (which completes it),
+// until nothing more could be leased or after tries attempts. It returns
+// the number of leases.
+func leaseUntilDone(t testing.TB, f *Frontier, c *clock, tries int, done func(l *Lease, i int)) int {
+	t.Helper()
+	got := 0
+	for range tries {
+		l, wait := tryLease(t, f)
+		if l == nil {
+			if wait < 0 {
+				break
+			}
+			c.advance(wait)
+			continue
+		}
+		done(l, got)
+		got++
+	}
+	return got
+}
+
 // mayLease reports whether a Lease that found nothing may find something
 // without the clock moving or a lease ending: a window is being read, or
 // a host read since is due.
@@ -307,19 +329,7 @@ func TestHostBudget(t *testing.T) {
 	for i := range 10 {
 		f.Add(nil, item("a.test", i))
 	}
-	got := 0
-	for range 20 {
-		l, wait := tryLease(t, f)
-		if l == nil {
-			if wait < 0 {
-				break
-			}
-			c.advance(wait)
-			continue
-		}
-		got++
-		f.Complete(l, Outcome{Status: 200}, nil)
-	}
+	got := leaseUntilDone(t, f, c, 20, func(l *Lease, _ int) { f.Complete(l, Outcome{Status: 200}, nil) })
 	if got != 3 {
 		t.Errorf("leased %d URLs with budget 3", got)
 	}
@@ -356,19 +366,9 @@ func TestDuplicateAllowance(t *testing.T) {
 			for i := range 40 {
 				f.Add(nil, item("a.test", i))
 			}
-			got := 0
-			for range 100 {
-				l, wait := tryLease(t, f)
-				if l == nil {
-					if wait < 0 {
-						break
-					}
-					c.advance(wait)
-					continue
-				}
-				f.Complete(l, Outcome{Status: 200, Duplicate: tc.dup(got)}, nil)
-				got++
-			}
+			got := leaseUntilDone(t, f, c, 100, func(l *Lease, i int) {
+				f.Complete(l, Outcome{Status: 200, Duplicate: tc.dup(i)}, nil)
+			})
 			if got != tc.leased {
 				t.Errorf("leased %d pages, want %d", got, tc.leased)
 			}
