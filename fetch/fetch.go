@@ -323,6 +323,12 @@ func (f *Fetcher) newRequest(req *Request) (*http.Request, error) {
 	if u.User != nil {
 		return nil, errors.New("user info in URL")
 	}
+	if u.Opaque != "" || u.Path != "" && u.Path[0] != '/' {
+		// net/http would send the path as it is, with no leading slash,
+		// a request line servers answer 400 (url.JoinPath on a base with
+		// an empty path builds such URLs).
+		return nil, fmt.Errorf("path %q does not start with /", u.EscapedPath()+u.Opaque)
+	}
 	cond := req.Validators.Conditional(f.opts.Now())
 	h := make(http.Header, len(req.Header)+len(cond)+2)
 	if !req.Validators.IsZero() && conditional(req.Header) {

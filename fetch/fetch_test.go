@@ -498,6 +498,19 @@ func TestRequestErrors(t *testing.T) {
 	if _, err := f.Fetch(context.Background(), nil); ClassOf(err) != ClassRequest {
 		t.Errorf("Fetch(nil) error = %v, want class %q", err, ClassRequest)
 	}
+	// url.JoinPath on a base with an empty path gives a path without its
+	// leading slash, which net/http would put on the request line as is.
+	base := mustURL(t, srv.URL)
+	if joined := base.JoinPath("page.html"); joined.Path[0] != '/' {
+		if _, err := f.Fetch(context.Background(), &Request{URL: joined}); ClassOf(err) != ClassRequest || !strings.Contains(err.Error(), `"page.html"`) {
+			t.Errorf("Fetch(%#v) error = %v, want class %q naming the path", joined, err, ClassRequest)
+		}
+	}
+	relative := *base
+	relative.Path = "page.html"
+	if _, err := f.Fetch(context.Background(), &Request{URL: &relative}); ClassOf(err) != ClassRequest {
+		t.Errorf("Fetch(a path without /) error = %v, want class %q", err, ClassRequest)
+	}
 	if ClassOf(nil) != "" {
 		t.Errorf("ClassOf(nil) = %q, want \"\"", ClassOf(nil))
 	}
