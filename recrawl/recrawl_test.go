@@ -1,6 +1,8 @@
 package recrawl
 
 import (
+	"encoding/binary"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -364,6 +366,61 @@ func FuzzObserve(f *testing.F) {
 				t.Fatalf("interval %v out of the clamps", d)
 			}
 			b = b[3:]
+		}
+	})
+}
+
+// TestHistoryEncoding: a History observed over many visits reads back
+// equal (times to their stored precision), leaves what follows it, and a
+// corrupt encoding is refused by name.
+func TestHistoryEncoding(t *testing.T) {
+	p, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var h History
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 50 {
+		at = at.Add(time.Duration(1+rng.IntN(72)) * time.Hour)
+		v := Visit{At: at, Changed: rng.IntN(3) == 0}
+		if i%2 == 0 {
+			v.LastModified = at.Add(-time.Duration(rng.IntN(3600)) * time.Second).Truncate(time.Second)
+		}
+		h = p.Observe(h, v)
+	}
+	for _, want := range []History{{}, h} {
+		b := append(want.AppendBinary(nil), 0xAA, 0xBB)
+		got, rest, err := DecodeHistory(b)
+		if err != nil || string(rest) != "\xaa\xbb" || got != want || p.Estimate(got) != p.Estimate(want) {
+			t.Errorf("DecodeHistory(AppendBinary(%+v)) = %+v, rest %x, %v", want, got, rest, err)
+		}
+	}
+	good := h.AppendBinary(nil)
+	nan := append([]byte(nil), good...)
+	binary.LittleEndian.PutUint32(nan[len(nan)-4:], math.Float32bits(float32(math.NaN())))
+	neg := append([]byte(nil), good...)
+	binary.LittleEndian.PutUint32(neg[len(neg)-4:], math.Float32bits(-1))
+	for name, b := range map[string][]byte{
+		"empty": nil, "version": {2}, "cut": good[:len(good)-1], "NaN": nan, "negative": neg, "varint": {1, 0x80},
+	} {
+		if _, _, err := DecodeHistory(b); !errors.Is(err, ErrBadHistory) {
+			t.Errorf("%s: DecodeHistory = %v, want ErrBadHistory", name, err)
+		}
+	}
+}
+
+func FuzzDecodeHistory(f *testing.F) {
+	f.Add(History{}.AppendBinary(nil))
+	f.Add(History{Last: time.Unix(1e9, 0), Visits: 3}.AppendBinary(nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, rest, err := DecodeHistory(b)
+		if err != nil {
+			return
+		}
+		again, rest2, err := DecodeHistory(append(h.AppendBinary(nil), rest...))
+		if err != nil || again != h || string(rest2) != string(rest) {
+			t.Fatalf("history does not round-trip: %+v -> %+v, %v", h, again, err)
 		}
 	})
 }
