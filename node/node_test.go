@@ -48,6 +48,12 @@ func newHarness(t *testing.T, web testweb.Options, gap time.Duration) *harness {
 			Concurrency: 32,
 			AllowNets:   loopback,
 			Hosts:       srv.Resolver(),
+			// The gap's adaptive term is ten times the host's last response
+			// time. On a loaded test machine a response can take a second
+			// or more, and the default cap (30 s) would then stretch a
+			// crawl of short gaps past its test's deadline; the rule is
+			// the same with a lower cap.
+			MaxAdaptiveDelay: 2 * time.Second,
 		},
 		spec: job.Spec{
 			Name:     "crawl",
