@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,30 +12,9 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/crawllog"
+	"github.com/trawl-crawler/trawl/internal/golden"
 	"github.com/trawl-crawler/trawl/internal/progress"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it; review the diff):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 // logT0 is the time of the first test entry; logNow is "now" for --since.
 var (
@@ -118,7 +96,7 @@ func TestLogCommand(t *testing.T) {
 		}
 		b.WriteString("\n")
 	}
-	golden(t, "log.golden", b.String())
+	golden.Check(t, "log.golden", b.String())
 }
 
 func TestLogCommandErrors(t *testing.T) {

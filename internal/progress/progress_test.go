@@ -2,38 +2,15 @@ package progress
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/trawl-crawler/trawl/internal/golden"
 	"github.com/trawl-crawler/trawl/job"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it; review the diff):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 // snapshots are the progress states the golden files render.
 var snapshots = []struct {
@@ -63,7 +40,7 @@ func TestBlockGolden(t *testing.T) {
 	for _, s := range snapshots {
 		fmt.Fprintf(&b, "== %s, plain line\n%s\n", s.name, Line(s.cur))
 	}
-	golden(t, "block.golden", b.String())
+	golden.Check(t, "block.golden", b.String())
 }
 
 // TestFitGolden: cutting is by columns and between runes; wide characters
@@ -84,7 +61,7 @@ func TestFitGolden(t *testing.T) {
 			fmt.Fprintf(&b, "Fit(%q, %d) = %q (width %d)\n", in, w, out, Width(out))
 		}
 	}
-	golden(t, "fit.golden", b.String())
+	golden.Check(t, "fit.golden", b.String())
 }
 
 // TestRedrawGolden: the escape sequences of a first frame, a same-size
@@ -97,7 +74,7 @@ func TestRedrawGolden(t *testing.T) {
 	}{{0, []string{"a", "b", "c"}}, {3, []string{"a2", "b2", "c2"}}, {3, []string{"one"}}, {1, []string{"x", "y"}}} {
 		fmt.Fprintf(&b, "Redraw(%d, %q) = %q\n", c.prev, c.lines, Redraw(c.prev, c.lines))
 	}
-	golden(t, "redraw.golden", b.String())
+	golden.Check(t, "redraw.golden", b.String())
 }
 
 // TestFitNeverExceedsWidth is Fit's invariant over every width up to 200
