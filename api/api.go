@@ -47,6 +47,11 @@ type Options struct {
 	// Dashboard, if set, serves GET / and GET /dashboard/... (package
 	// dashboard).
 	Dashboard http.Handler
+	// Members, if set, lists the fleet this node is a member of (named
+	// Self) for GET /v1/nodes; nil: the node is on its own.
+	Members    func() []Member
+	Self       string
+	Partitions int // the fleet's partition count, for GET /v1/nodes
 }
 
 // New returns the API's handler.
@@ -70,6 +75,7 @@ func New(o Options) http.Handler {
 		mux.Handle("GET /metrics", o.Metrics)
 	}
 	mux.Handle("GET /v1/stats", &nodeStats{node: o.Node, ranking: o.HostRanking, start: time.Now()})
+	mux.Handle("GET /v1/nodes", nodes{self: o.Self, partitions: o.Partitions, members: o.Members})
 	if o.Dashboard != nil {
 		mux.Handle("GET /{$}", o.Dashboard)
 		mux.Handle("GET /dashboard/", o.Dashboard)

@@ -60,7 +60,49 @@ type crawlRequest struct {
 		MaxPages      int     `json:"max_pages"`
 		RobotsGiveUpS float64 `json:"robots_give_up_s"`
 	} `json:"limits"`
+	Continuous bool        `json:"continuous"`
+	Recrawl    recrawlView `json:"recrawl"`
 }
+
+// recrawlView is a continuous crawl's recrawl bounds and budget, in a
+// request and in a crawl's view: 0 takes the default (job.Spec's
+// RecrawlMin, RecrawlMax and RecrawlBudget).
+type recrawlView struct {
+	MinS          float64 `json:"min_s"`
+	MaxS          float64 `json:"max_s"`
+	BudgetPerHour float64 `json:"budget_per_hour"`
+}
+
+// maxRecrawlS bounds recrawl.min_s and recrawl.max_s: a year.
+const maxRecrawlS = 365 * 24 * 3600
+
+// check returns the request field at fault and why, or "" if r is valid
+// for a crawl that is continuous or not.
+func (r recrawlView) check(continuous bool) (field, msg string) {
+	if !continuous {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"min_s", r.MinS}, {"max_s", r.MaxS}, {"budget_per_hour", r.BudgetPerHour}} {
+			if f.v != 0 {
+				return "recrawl." + f.name, fmt.Sprintf("%v: the recrawl settings apply to a continuous crawl: set \"continuous\": true", f.v)
+			}
+		}
+		return "", ""
+	}
+	switch {
+	case r.MinS < 0 || r.MinS > maxRecrawlS:
+		return "recrawl.min_s", fmt.Sprintf("%v: want 0 (the default, an hour) up to a year, in seconds", r.MinS)
+	case r.MaxS < 0 || r.MaxS > maxRecrawlS:
+		return "recrawl.max_s", fmt.Sprintf("%v: want 0 (the default, 30 days) up to a year, in seconds", r.MaxS)
+	case r.BudgetPerHour < 0:
+		return "recrawl.budget_per_hour", fmt.Sprintf("%v: want 0 (no budget) or a positive number of recrawl fetches per hour", r.BudgetPerHour)
+	}
+	return "", ""
+}
+
+// seconds is s seconds as a Duration (s within maxRecrawlS).
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // crawlView is a crawl as the API shows it.
 type crawlView struct {
@@ -73,6 +115,9 @@ type crawlView struct {
 	MaxDepth   int      `json:"max_depth"`
 	MaxPages   int      `json:"max_pages"`
 	Priority   int      `json:"priority"`
+	// Continuous and Recrawl are set for a continuous crawl only.
+	Continuous bool         `json:"continuous,omitempty"`
+	Recrawl    *recrawlView `json:"recrawl,omitempty"`
 }
 
 // statsView is GET /v1/crawls/{id}/stats's body.
@@ -102,6 +147,26 @@ type statsView struct {
 	HostsActive      int              `json:"hosts_active"`
 	HostsWaiting     int              `json:"hosts_waiting"`
 	HostsBackoff     int              `json:"hosts_backoff"`
+	recrawlStats
+}
+
+// recrawlStats are a crawl's recrawl figures, in its stats and in GET
+// /v1/stats's crawls: the counts over every run, and for a continuous
+// crawl whether it waits for recrawls and the schedule's last figures.
+type recrawlStats struct {
+	Continuous         bool           `json:"continuous,omitempty"`
+	WaitingForRecrawls bool           `json:"waiting_for_recrawls,omitempty"`
+	Recrawls           int64          `json:"recrawls"`
+	NotModified        int64          `json:"not_modified"`
+	Changed            int64          `json:"changed"`
+	Freshness          *job.Freshness `json:"freshness,omitempty"`
+}
+
+// recrawlStatsOf is p's recrawl figures, from its total counts and, while
+// st is running, whether it waits.
+func recrawlStatsOf(p job.Progress, st job.State) recrawlStats {
+	return recrawlStats{Continuous: p.Continuous, WaitingForRecrawls: st == job.Running && p.WaitingForRecrawls(),
+		Recrawls: p.Total.Recrawls, NotModified: p.Total.NotModified, Changed: p.Total.Changed, Freshness: p.Freshness}
 }
 
 func viewOf(j *job.Job) crawlView {
@@ -111,6 +176,10 @@ func viewOf(j *job.Job) crawlView {
 		MaxPages: j.Spec.MaxPages, Priority: j.Spec.Priority}
 	if v.Domains == nil {
 		v.Domains = []string{}
+	}
+	if s := j.Spec; s.Continuous {
+		v.Continuous = true
+		v.Recrawl = &recrawlView{MinS: s.RecrawlMin.Seconds(), MaxS: s.RecrawlMax.Seconds(), BudgetPerHour: s.RecrawlBudget}
 	}
 	return v
 }
@@ -214,7 +283,8 @@ func (c *crawls) stats(w http.ResponseWriter, _ *http.Request, n Node, j *job.Jo
 		OutOfScope: t.OutOfScope, Excluded: t.Excluded, RobotsDisallowed: t.RobotsDisallowed, PagesPerSecond: p.PagesPerSecond,
 		ElapsedSeconds: p.ElapsedSeconds, ErrorsByClass: t.Errors, StatusByClass: t.Status, RobotsFetches: t.RobotsFetches,
 		Shared: t.Shared, Revisits: t.Revisits, NearDuplicates: t.NearDuplicates,
-		Hosts: p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff}
+		Hosts: p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff,
+		recrawlStats: recrawlStatsOf(p, st)}
 	if v.ErrorsByClass == nil {
 		v.ErrorsByClass = map[string]int64{}
 	}
@@ -251,10 +321,16 @@ func (c *crawls) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "limits.robots_give_up_s", fmt.Sprintf("%v: want 0 (never) up to a year, in seconds", req.Limits.RobotsGiveUpS))
 		return
 	}
+	if field, msg := req.Recrawl.check(req.Continuous); field != "" {
+		writeError(w, http.StatusBadRequest, field, msg)
+		return
+	}
 	spec := job.Spec{Name: req.Name, Seeds: req.Seeds, Domains: req.Scope.Domains, MaxDepth: req.Scope.MaxDepth,
 		MaxURLsPerPattern: req.Scope.MaxURLsPerPattern, SessionParams: req.Scope.SessionParams, KeepSessionIDs: req.Scope.KeepSessionIDs,
 		MaxPages: req.Limits.MaxPages, Priority: req.Priority,
-		RobotsGiveUp: time.Duration(req.Limits.RobotsGiveUpS * float64(time.Second))}
+		RobotsGiveUp: time.Duration(req.Limits.RobotsGiveUpS * float64(time.Second)),
+		Continuous:   req.Continuous, RecrawlMin: seconds(req.Recrawl.MinS), RecrawlMax: seconds(req.Recrawl.MaxS),
+		RecrawlBudget: req.Recrawl.BudgetPerHour}
 	if err := spec.Validate(); err != nil {
 		writeError(w, http.StatusBadRequest, specField(err), err.Error())
 		return
@@ -271,7 +347,8 @@ func (c *crawls) create(w http.ResponseWriter, r *http.Request) {
 
 // specFields maps job.Spec's field names to the request's JSON paths.
 var specFields = map[string]string{"Name": "name", "Seeds": "seeds", "Domains": "scope.domains",
-	"MaxDepth": "scope.max_depth", "SessionParams": "scope.session_params", "MaxPages": "limits.max_pages", "Priority": "priority", "RobotsGiveUp": "limits.robots_give_up_s"}
+	"MaxDepth": "scope.max_depth", "SessionParams": "scope.session_params", "MaxPages": "limits.max_pages", "Priority": "priority", "RobotsGiveUp": "limits.robots_give_up_s",
+	"RecrawlMin": "recrawl.min_s", "RecrawlMax": "recrawl.max_s", "RecrawlBudget": "recrawl.budget_per_hour"}
 
 // specField names the request field of the first job.FieldError in err,
 // or "".

@@ -74,12 +74,19 @@ type hostView struct {
 	CrawlDelayMS int64      `json:"crawl_delay_ms"`
 	IP           string     `json:"ip,omitempty"`
 	Policy       policyView `json:"policy"`
+	// DeadReason is why a dead host was given up (frontier.HostInfo);
+	// Failures and FailingHow its latest fetches in a row that ended
+	// without a response, and how.
+	DeadReason string `json:"dead_reason,omitempty"`
+	Failures   int    `json:"failures,omitempty"`
+	FailingHow string `json:"failing_how,omitempty"`
 }
 
 func hostViewOf(hi frontier.HostInfo) hostView {
 	v := hostView{Host: hi.Host, State: hi.State, Queued: hi.Queued, InFlight: hi.InFlight, Leased: hi.Leased,
 		Duplicates: hi.Duplicates, DelayMS: hi.Delay.Milliseconds(), DelayReason: hi.DelayReason, BackoffMS: hi.Backoff.Milliseconds(),
-		CrawlDelayMS: hi.CrawlDelay.Milliseconds(), IP: hi.IP, Policy: policyOf(hi.Policy)}
+		CrawlDelayMS: hi.CrawlDelay.Milliseconds(), IP: hi.IP, Policy: policyOf(hi.Policy),
+		DeadReason: hi.DeadReason, Failures: hi.Failures, FailingHow: hi.FailingHow}
 	if !hi.NextAllowed.IsZero() {
 		t := hi.NextAllowed.UTC()
 		v.NextAllowed = &t

@@ -64,6 +64,9 @@ type totalsView struct {
 	Discovered       int64 `json:"discovered"`
 	OutOfScope       int64 `json:"out_of_scope"`
 	RobotsDisallowed int64 `json:"robots_disallowed"`
+	Recrawls         int64 `json:"recrawls"`
+	NotModified      int64 `json:"not_modified"`
+	Changed          int64 `json:"changed"`
 }
 
 type crawlProgress struct {
@@ -79,6 +82,7 @@ type crawlProgress struct {
 	InFlight   int    `json:"in_flight"`
 	Held       int    `json:"held"`
 	MaxPages   int    `json:"max_pages"`
+	recrawlStats
 }
 
 type busyHost struct {
@@ -111,7 +115,8 @@ func (s *nodeStats) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 		all := p.Total // every run's counts, as the crawl stats give them
 		c := crawlProgress{ID: j.ID, Name: j.Spec.Name, State: string(st), StopReason: reason,
 			Pages: all.Pages, Requests: all.Requests, Discovered: all.Discovered,
-			Queued: p.Queued, InFlight: p.InFlight, Held: p.Held, MaxPages: j.Spec.MaxPages}
+			Queued: p.Queued, InFlight: p.InFlight, Held: p.Held, MaxPages: j.Spec.MaxPages,
+			recrawlStats: recrawlStatsOf(p, st)}
 		for class, k := range all.Errors {
 			v.ErrorsByClass[class] += k
 			c.Errors += k
@@ -127,6 +132,9 @@ func (s *nodeStats) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 		t.Discovered += all.Discovered
 		t.OutOfScope += all.OutOfScope
 		t.RobotsDisallowed += all.RobotsDisallowed
+		t.Recrawls += all.Recrawls
+		t.NotModified += all.NotModified
+		t.Changed += all.Changed
 		d := &v.Duplicates
 		d.URLsSeenAgain += all.Duplicates
 		d.SharedPages += all.Shared

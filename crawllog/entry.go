@@ -26,7 +26,7 @@ type Entry struct {
 	URL      string        `json:"url"`
 	Robots   bool          `json:"robots,omitempty"` // a robots.txt fetch
 	Status   int           `json:"status,omitempty"` // HTTP status; 0 if no response
-	Error    string        `json:"error,omitempty"`  // error class (fetch.Class, or "too-large"/"body-timeout") when the fetch failed or was cut
+	Error    string        `json:"error,omitempty"`  // error class (fetch.Class, or "too-large"/"body-timeout"/"decode") when the fetch failed, was cut or could not be decoded
 	Bytes    int64         `json:"bytes"`            // body bytes as transferred
 	MIME     string        `json:"mime,omitempty"`   // media type without parameters
 	Duration time.Duration `json:"duration_ms"`      // encoded as milliseconds with 3 decimals, e.g. 12.345
@@ -46,6 +46,9 @@ type Entry struct {
 const (
 	DedupExact = "exact" // the payload's digest matched an archived original: a revisit record
 	DedupNear  = "near"  // its SimHash is near an archived page's
+	// DedupNotModified: a 304 to a conditional recrawl, archived as a
+	// server-not-modified revisit of the capture named in Original (if known)
+	DedupNotModified = "not-modified"
 )
 
 // Drop reasons (Entry.Dropped): why a URL was never fetched.
@@ -67,6 +70,9 @@ var DropReasons = []string{DropRobots, DropScope, DropTrap, DropBudget, DropExcl
 const (
 	ErrTooLarge    = "too-large"    // the body passed the size cap
 	ErrBodyTimeout = "body-timeout" // the body took longer than allowed
+	// ErrDecode: the Content-Encoding could not be undone (corrupt, or a
+	// coding never asked for): archived as sent, its links not read
+	ErrDecode = "decode"
 )
 
 // MediaType returns a Content-Type header's media type, without

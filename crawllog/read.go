@@ -129,8 +129,8 @@ func (f Filter) Validate() error {
 		return err == nil && n >= 100 && n <= 999
 	}, `a status (200), a class (1xx to 5xx), "error" or "dropped"`)
 	check("Dedup", f.Dedup, func(v string) bool {
-		return v == DedupExact || v == DedupNear || v == "any" || v == "none"
-	}, `"exact", "near", "any" or "none"`)
+		return v == DedupExact || v == DedupNear || v == DedupNotModified || v == "any" || v == "none"
+	}, `"exact", "near", "not-modified", "any" or "none"`)
 	check("Dropped", f.Dropped, func(v string) bool {
 		return v == "any" || slices.Contains(DropReasons, v)
 	}, `"any" or one of `+strings.Join(DropReasons, ", "))

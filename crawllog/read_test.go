@@ -17,17 +17,18 @@ func TestFilterMatch(t *testing.T) {
 	fetch := Entry{Time: t0, Job: 2, URL: "http://WWW.A.test:8080/x", Status: 404}
 	revisit := Entry{Time: t0, Job: 1, URL: "https://b.test/", Status: 200, Dedup: DedupExact}
 	near := Entry{Time: t0, Job: 1, URL: "https://b.test/n", Status: 200, Dedup: DedupNear}
+	same := Entry{Time: t0, Job: 1, URL: "https://b.test/s", Status: 304, Dedup: DedupNotModified, Original: "https://b.test/s"}
 	failed := Entry{Time: t0, Job: 1, URL: "http://[::1]:99/", Error: "timeout"}
 	cut := Entry{Time: t0, Job: 1, URL: "http://a.test/big", Status: 200, Error: ErrTooLarge}
 	drop := Entry{Time: t0.Add(time.Hour), Job: 3, URL: "http://c.test/cal", Dropped: DropTrap}
-	all := []Entry{fetch, revisit, near, failed, cut, drop}
+	all := []Entry{fetch, revisit, near, same, failed, cut, drop}
 	tests := []struct {
 		name string
 		f    Filter
 		want []Entry
 	}{
 		{"zero filter", Filter{}, all},
-		{"job", Filter{Job: 1}, []Entry{revisit, near, failed, cut}},
+		{"job", Filter{Job: 1}, []Entry{revisit, near, same, failed, cut}},
 		{"host, case and port ignored", Filter{Host: "www.a.TEST:1"}, []Entry{fetch}},
 		{"IPv6 host", Filter{Host: "[::1]"}, []Entry{failed}},
 		{"status", Filter{Status: "200"}, []Entry{revisit, near, cut}},
@@ -35,8 +36,10 @@ func TestFilterMatch(t *testing.T) {
 		{"status list", Filter{Status: "4xx,error"}, []Entry{fetch, failed, cut}},
 		{"error", Filter{Status: "error"}, []Entry{failed, cut}},
 		{"dropped status", Filter{Status: "dropped"}, []Entry{drop}},
-		{"dedup any", Filter{Dedup: "any"}, []Entry{revisit, near}},
+		{"dedup any", Filter{Dedup: "any"}, []Entry{revisit, near, same}},
 		{"dedup near", Filter{Dedup: "near"}, []Entry{near}},
+		{"dedup not-modified", Filter{Dedup: "not-modified"}, []Entry{same}},
+		{"status 3xx", Filter{Status: "3xx"}, []Entry{same}},
 		{"dedup none", Filter{Dedup: "none"}, []Entry{fetch, failed, cut, drop}},
 		{"dropped any", Filter{Dropped: "any"}, []Entry{drop}},
 		{"dropped reason", Filter{Dropped: "robots,trap"}, []Entry{drop}},

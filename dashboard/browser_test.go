@@ -2,7 +2,9 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +34,12 @@ const browserToken = "dashboard-test-token"
 // or a CSP violation, takes the token from the link's fragment (and drops
 // the fragment), shows numbers that change while the crawl runs, and its
 // Pause and Resume buttons pause and resume the crawl (checked on the node).
+// A second, continuous crawl of one seed shows in the continuous crawls'
+// table, waiting for recrawls, with its recrawl counts and the schedule's
+// freshness figures once they are set. The node is on its own: the fleet's
+// panel stays hidden. Then the same node behind a second API that says it
+// is one of a fleet of three (one leaving): the panel shows each member,
+// and the summary says when the partitions owned are not all of them.
 // A screenshot taken during the crawl goes to the artifact directory
 // ($TRAWL_ARTIFACTS, else test-artifacts/ at the repository's root).
 //
@@ -59,6 +68,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	defer n.Close()
 	j, err := n.Submit(job.Spec{Name: "browser test", Seeds: web.Seeds(), Domains: []string{web.Web().Options().Domain}, MaxDepth: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The continuous crawl: one seed's pages, then waiting for recrawls.
+	cj, err := n.Submit(job.Spec{Name: "fresh", Seeds: web.Seeds()[:1], Domains: []string{web.Web().Options().Domain}, MaxDepth: 1, Continuous: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +110,11 @@ func TestDashboardInBrowser(t *testing.T) {
 		for m, err := range console {
 			if err != nil {
 				return
+			}
+			// checkFleet makes GET /v1/nodes answer 500 on purpose: the
+			// browser logs each of those loads.
+			if strings.HasSuffix(m.URL, "/v1/nodes") && strings.Contains(m.String(), "status of 500") {
+				continue
 			}
 			if m.Type == chromedp.ConsoleError || m.IsException() {
 				mu.Lock()
@@ -140,6 +159,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got := eval(`location.href`); strings.Contains(got, "#") {
 		t.Errorf("the address still has the fragment: %s", got)
 	}
+	// A node on its own: /v1/nodes answered, and no fleet panel.
+	waitPage("the page to read /v1/nodes", `document.body.dataset.fleet === 'false'`, 15*time.Second)
+	if got := eval(`String(document.getElementById('fleet-section').hidden) + ' ' + document.getElementById('fleet-section').offsetHeight`); got != "true 0" {
+		t.Errorf("a node on its own: the fleet panel's hidden and height = %s, want true 0", got)
+	}
 
 	// Numbers that change while the crawl runs: pages fetched, and the
 	// host rankings fill in.
@@ -153,6 +177,25 @@ func TestDashboardInBrowser(t *testing.T) {
 	t.Logf("pages fetched shown: %s, then %s", first, second)
 	if st, _ := j.State(); st != job.Running {
 		t.Fatalf("the crawl is %s before the pause: the web is too small for this test", st)
+	}
+
+	// The continuous crawl's row: no schedule figures before its first
+	// scan, then the ones set here, as the scheduler would.
+	recrawlRow := `[...document.querySelectorAll('#recrawl tr')].map((tr) => tr.textContent).join('|')`
+	waitPage("the continuous crawl's row, waiting for recrawls",
+		`document.getElementById('recrawl-section').hidden === false && `+recrawlRow+`.includes('waiting for recrawls')`, 60*time.Second)
+	if row := eval(recrawlRow); !strings.Contains(row, "–") {
+		t.Errorf("the continuous crawl's row before the schedule's figures = %q, want – for them", row)
+	}
+	cj.Stats.Recrawls.Add(1234)
+	cj.Stats.NotModified.Add(1000)
+	cj.Stats.Changed.Add(77)
+	cj.Stats.SetFreshness(job.Freshness{At: time.Now(), Scheduled: 4321, Due: 12, Overdue: 3, Freshness: 0.875, MeanAge: 2*time.Hour + 5*time.Minute})
+	cells := `[...document.querySelectorAll('#recrawl tr td')].map((td) => td.textContent).join(',')`
+	want := "2,fresh,waiting for recrawls,1,234,1,000,77,4,321,12,3,87.5%,2h 5m"
+	waitPage("the continuous crawl's recrawl counts and freshness", cells+` === `+strconv.Quote(want), 15*time.Second)
+	if st := eval(`document.querySelector('tr[data-crawl="2"] td.state').textContent`); st != "running (waiting for recrawls)" {
+		t.Errorf("the crawls table shows the continuous crawl as %q, want running (waiting for recrawls)", st)
 	}
 
 	// A few more samples, so that the screenshot's charts have lines.
@@ -177,6 +220,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("the page says %q after Resume, want \"crawl 1 is running\"", msg)
 	}
 
+	checkFleet(t, bctx, n, hosts, step, eval, waitPage)
+
 	closeBrowser()
 	<-listening
 	mu.Lock()
@@ -185,6 +230,109 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("browser console: %s", p)
 	}
 	t.Logf("browser test took %v", time.Since(began).Round(time.Millisecond))
+}
+
+// checkFleet opens the dashboard of a second API over the same node, one
+// whose Members say it is n1 of a fleet of three, n3 leaving, and checks
+// the fleet panel's rows and summary: all 256 partitions owned, then (the
+// members changed under the page) some moving.
+func checkFleet(t *testing.T, bctx context.Context, n *node.Node, hosts *hostrank.Ranking,
+	step func(string, time.Duration, ...chromedp.Action[chromedp.Void]),
+	eval func(string) string, waitPage func(string, string, time.Duration)) {
+	t.Helper()
+	span := func(from, to int) []int {
+		var ps []int
+		for p := from; p < to; p++ {
+			ps = append(ps, p)
+		}
+		return ps
+	}
+	info := func(addr string) json.RawMessage {
+		b, _ := json.Marshal(map[string]string{"api": addr})
+		return b
+	}
+	var members atomic.Pointer[[]api.Member]
+	settled := []api.Member{
+		{Name: "n2", Info: info("http://127.0.0.2:7410"), Owns: span(100, 200)},
+		{Name: "n1", Info: info("http://127.0.0.1:7410"), Owns: span(0, 100)},
+		{Name: "n3", Leaving: true, Info: info("http://127.0.0.3:7410"), Owns: span(200, 256)},
+	}
+	members.Store(&settled)
+	h := api.New(api.Options{Node: func() api.Node { return n }, Token: browserToken,
+		HostRanking: hosts, Dashboard: dashboard.Handler(),
+		Members: func() []api.Member { return *members.Load() }, Self: "n1"})
+	var failNodes atomic.Bool // GET /v1/nodes answers 500
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failNodes.Load() && r.URL.Path == "/v1/nodes" {
+			http.Error(w, "broken", http.StatusInternalServerError)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	step("open the fleet member's dashboard", 30*time.Second,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#fleet tr[data-member="n3"]`)))
+	if got := eval(`document.body.dataset.fleet`); got != "true" {
+		t.Errorf("a fleet member's page: data-fleet = %q, want true", got)
+	}
+	// Each row's cells, and its link.
+	rowsExpr := `[...document.querySelectorAll('#fleet tr')].map((tr) => [...tr.cells].map((td) => td.textContent).join(',') +
+		' -> ' + (tr.querySelector('a') ? tr.querySelector('a').href : '')).join('|')`
+	want := "n1 (this page),member,100,127.0.0.1:7410 -> http://127.0.0.1:7410/|" +
+		"n2,member,100,127.0.0.2:7410 -> http://127.0.0.2:7410/|" +
+		"n3,leaving,56,127.0.0.3:7410 -> http://127.0.0.3:7410/"
+	if got := eval(rowsExpr); got != want {
+		t.Errorf("the fleet's rows:\n got %s\nwant %s", got, want)
+	}
+	if got := eval(`document.querySelector('#fleet tr[data-self]').dataset.member + ' ' + document.querySelector('#fleet tr[data-leaving]').dataset.member`); got != "n1 n3" {
+		t.Errorf("the rows marked self and leaving: %s, want n1 n3", got)
+	}
+	summary := `document.getElementById('fleet-summary').textContent + ' [' + document.getElementById('fleet-summary').className + ']'`
+	if got := eval(summary); got != "3 members, 256 partitions owned []" {
+		t.Errorf("the fleet's summary = %q, want \"3 members, 256 partitions owned\" (no warning)", got)
+	}
+	// The rest of the page still works beside the panel.
+	waitPage("the crawls' rows beside the fleet", `document.querySelector('tr[data-crawl="1"]') !== null`, 15*time.Second)
+
+	// n3 has handed 40 of its partitions to n2, 10 are between owners, and
+	// n4 has joined.
+	moving := []api.Member{
+		{Name: "n1", Info: info("http://127.0.0.1:7410"), Owns: span(0, 100)},
+		{Name: "n2", Info: info("http://127.0.0.2:7410"), Owns: span(100, 240)},
+		{Name: "n3", Leaving: true, Info: info("http://127.0.0.3:7410"), Owns: span(250, 256)},
+		{Name: "n4", Info: info("http://127.0.0.4:7410")}, // just joined: owns nothing yet ("owns": null)
+	}
+	members.Store(&moving)
+	wantMoving := "4 members, 246 of 256 partitions owned: partitions are moving [warn]"
+	waitPage("the summary to say partitions are moving", summary+` === `+strconv.Quote(wantMoving), 15*time.Second)
+	if got := eval(`[...document.querySelectorAll('#fleet td.n')].map((td) => td.textContent).join(',')`); got != "100,140,6,0" {
+		t.Errorf("the partitions owned while moving = %s, want 100,140,6,0", got)
+	}
+
+	// /v1/nodes fails: the summary says so, the rows stay, and the rest of
+	// the page goes on updating.
+	failNodes.Store(true)
+	waitPage("the summary to say /v1/nodes failed",
+		`document.getElementById('fleet-summary').className === 'bad' && document.getElementById('fleet-summary').textContent.includes('500')`, 15*time.Second)
+	samples := eval(`document.body.dataset.samples`)
+	waitPage("more samples while /v1/nodes fails", `document.body.dataset.samples !== `+strconv.Quote(samples)+
+		` && document.getElementById('status').className === 'ok'`, 15*time.Second)
+	if got := eval(`document.querySelectorAll('#fleet tr[data-member]').length + ' ' + document.getElementById('fleet-section').hidden`); got != "4 false" {
+		t.Errorf("the fleet panel while /v1/nodes fails: rows and hidden = %s, want 4 false", got)
+	}
+	failNodes.Store(false)
+	waitPage("the summary back after /v1/nodes recovers", summary+` === `+strconv.Quote(wantMoving), 15*time.Second)
+	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	path := filepath.Join(artifactDir(t), "dashboard-fleet.png")
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot of a fleet member's dashboard: %s", path)
 }
 
 // waitFor polls cond every 50 ms until it holds, or fails the test after

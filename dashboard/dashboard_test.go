@@ -99,7 +99,7 @@ func TestPageIsSelfContained(t *testing.T) {
 	for _, m := range refs {
 		ref := m[1]
 		switch {
-		case ref == "/v1/stats" || ref == "/metrics":
+		case ref == "/v1/stats" || ref == "/v1/nodes" || ref == "/metrics":
 		case strings.HasPrefix(ref, dashboard.Prefix):
 			resp, err := http.Get(srv.URL + ref)
 			if err != nil {

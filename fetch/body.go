@@ -11,6 +11,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+
+	"github.com/andybalholm/brotli"
 )
 
 // maxEncodingLayers bounds how many Content-Encoding layers are undone.
@@ -19,7 +22,7 @@ const maxEncodingLayers = 4
 // decode undoes the Content-Encoding of body (a comma-separated list of
 // codings, applied in order), keeping at most limit decoded bytes.
 // Supported: gzip, x-gzip, deflate (zlib, or raw deflate as some servers
-// send), identity. truncatedInput says the body was cut short, in which case
+// send), br (brotli, RFC 7932), identity. truncatedInput says the body was cut short, in which case
 // an unexpected EOF yields the bytes decoded so far and no error. For the
 // identity coding decoded is body itself.
 func decode(body []byte, encoding string, limit int64, truncatedInput bool) (decoded []byte, truncated bool, err error) {
@@ -60,6 +63,14 @@ func decode(body []byte, encoding string, limit int64, truncatedInput bool) (dec
 			} else {
 				r = flate.NewReader(br)
 			}
+		case "br":
+			// The last coding applied reads body itself, whose first
+			// byte says the stream's window; an inner one, another
+			// decoder's output.
+			pool := i == len(codings)-1 && len(body) > 0 && brotliWindow(body[0]) <= maxPooledBrotliWindow
+			br := getBrotli(r, pool)
+			defer putBrotli(br, pool)
+			r = br
 		default:
 			return nil, false, fmt.Errorf("decode %q: unsupported coding %q", encoding, codings[i])
 		}
@@ -72,6 +83,54 @@ func decode(body []byte, encoding string, limit int64, truncatedInput bool) (dec
 		return nil, false, fmt.Errorf("decode %q: %w", encoding, err)
 	}
 	return out, truncated, nil
+}
+
+// Brotli readers are pooled: a Reader's own state (a 32 KiB input buffer,
+// Huffman tables) is about the size of a typical page, and Reset keeps it.
+// Reset does not shrink the ring buffer (up to the stream's window, 16 MiB
+// at most) a Reader holds while pooled, so only readers of streams whose
+// window is at most maxPooledBrotliWindow go back; past it the ring
+// buffer's allocation dominates anyway.
+const maxPooledBrotliWindow = 1 << 20
+
+var brotliPool sync.Pool // of *brotli.Reader
+
+// getBrotli returns a brotli reader of r, from the pool if pool is set.
+func getBrotli(r io.Reader, pool bool) *brotli.Reader {
+	if pool {
+		if br, _ := brotliPool.Get().(*brotli.Reader); br != nil {
+			_ = br.Reset(r) // always nil
+			return br
+		}
+	}
+	return brotli.NewReader(r)
+}
+
+// putBrotli returns br to the pool if pool is set, dropping its source.
+func putBrotli(br *brotli.Reader, pool bool) {
+	if pool {
+		_ = br.Reset(nil) // always nil
+		brotliPool.Put(br)
+	}
+}
+
+// brotliWindow returns the window size a brotli stream starting with b
+// declares (RFC 7932 section 9.1, WBITS): 16 if the first bit is 0, else
+// 17 + the next three bits if they are not 0, else 8 + the three after
+// them, 17 for 0. The large-window extension (which the reader refuses)
+// counts as the largest window.
+func brotliWindow(b byte) int {
+	switch {
+	case b&1 == 0:
+		return 1 << 16
+	case b>>1&7 != 0:
+		return 1 << (17 + b>>1&7)
+	case b>>4&7 == 1:
+		return 1 << 30 // large window
+	case b>>4&7 != 0:
+		return 1 << (8 + b>>4&7)
+	}
+	return 1 << 17
 }
 
 // looksZlib reports whether the next two bytes form a zlib header (RFC 1950:

@@ -1,8 +1,11 @@
-// Package fetch downloads one URL per call over HTTP/1.1, for the crawler's
-// fixed pool of workers. It never follows redirects (it returns them), dials
-// only addresses its IP guard permits (checked after resolution, so DNS
-// rebinding cannot bypass it), and bounds every fetch in time (connect,
-// first byte, total) and size (headers, body, decoded body).
+// Package fetch downloads one URL per call, over HTTP/1.1 or, when a TLS
+// server offers it by ALPN, HTTP/2, for the crawler's fixed pool of
+// workers. It never follows redirects (it returns them) and
+// uses no proxy. It dials only addresses its IP guard permits (guard.go:
+// checked on every resolved address and again on the socket's address
+// before connect, so DNS rebinding cannot bypass it), and bounds every
+// fetch in time (connect, first byte, total) and size (headers, body,
+// decoded body).
 // A Fetcher is safe for concurrent use; its DNS cache and connection pool
 // are bounded.
 package fetch
@@ -10,6 +13,7 @@ package fetch
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -24,8 +28,14 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// acceptEncoding is sent with every request; decode undoes both codings.
-const acceptEncoding = "gzip, deflate"
+// acceptEncoding is sent with every request; decode undoes each coding.
+const acceptEncoding = "gzip, deflate, br"
+
+// maxBodyHint caps how far a declared Content-Length sizes the first body
+// buffer. A server can declare any length and send a few bytes: trusted
+// whole, the declaration bought a buffer of MaxBodyBytes per fetch, held
+// by Response.Body. Beyond it, the buffer grows by doubling as bytes come.
+const maxBodyHint = 1 << 20
 
 // Request is one URL to fetch with GET.
 type Request struct {
@@ -50,7 +60,10 @@ type Response struct {
 
 	// RawRequest is the request line and headers as sent, ending in an
 	// empty line. It is rebuilt in net/http's order (Host, User-Agent,
-	// then the rest sorted by name), not captured from the wire.
+	// then the rest sorted by name), not captured from the wire, and in
+	// HTTP/1.1 form even when the request went over HTTP/2 (whose
+	// pseudo-headers and binary frames a WARC record does not hold);
+	// RawResponseHeader's status line then says HTTP/2.0.
 	RawRequest []byte
 	// RawResponseHeader is the status line and headers, ending in an empty
 	// line, rebuilt from the parsed response with headers sorted by name.
@@ -77,7 +90,9 @@ type Response struct {
 	// AcceptTypes: the body was not read and Body is nil.
 	BodySkipped bool
 	// Location is, for a 3xx with a Location header, its value resolved
-	// against the request URL; otherwise "".
+	// against the request URL; otherwise "". A value net/url cannot parse
+	// (e.g. "http://[::1") is given as sent, for the caller to judge: the
+	// response is returned like any other.
 	Location string
 	// NotModified is set for a 304 to a conditional request (one that
 	// sent If-None-Match or If-Modified-Since): the server affirms that
@@ -130,7 +145,6 @@ type Fetcher struct {
 	dns       *dnsCache
 	dialer    *net.Dialer
 	transport *http.Transport
-	client    *http.Client
 }
 
 // New returns a Fetcher for opts, or the errors of opts.Validate.
@@ -144,17 +158,21 @@ func New(opts Options) (*Fetcher, error) {
 		accept:   make(map[string]bool, len(opts.AcceptTypes)),
 		resolver: opts.Resolver,
 		dns:      newDNSCache(opts.DNSCacheTTL, opts.DNSCacheSize, opts.Now),
-		dialer:   &net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second},
+	}
+	f.dialer = &net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second, Control: f.control}
+	if opts.LocalAddr.IsValid() {
+		f.dialer.LocalAddr = &net.TCPAddr{IP: opts.LocalAddr.AsSlice()}
 	}
 	for _, t := range opts.AcceptTypes {
 		f.accept[t] = true
 	}
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true) // over TLS only (ALPN h2); plain http:// stays HTTP/1.1
 	f.transport = &http.Transport{
-		Proxy:                  nil, // a proxy would dial on our behalf, past the guard
+		Proxy:                  nil, // a proxy would dial on our behalf, past the guard: there is no proxy option
 		DialContext:            f.dial,
-		TLSClientConfig:        opts.TLSConfig.Clone(),
+		TLSClientConfig:        opts.tlsConfig(),
 		TLSHandshakeTimeout:    opts.ConnectTimeout,
 		DisableCompression:     true,
 		MaxIdleConns:           maxIdleConns,
@@ -162,12 +180,6 @@ func New(opts Options) (*Fetcher, error) {
 		IdleConnTimeout:        idleConnTimeout,
 		MaxResponseHeaderBytes: opts.MaxHeaderBytes,
 		Protocols:              protocols,
-	}
-	f.client = &http.Client{
-		Transport: f.transport,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
 	}
 	return f, nil
 }
@@ -211,6 +223,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		mu          sync.Mutex // guards the fields below: trace hooks run on transport goroutines
 		ip          netip.Addr
 		gotConn     bool
+		tlsErr      error // the failed TLS handshake's error
 		headersDone bool
 		fbTimer     *time.Timer
 	)
@@ -219,6 +232,11 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 			ap, _ := netip.ParseAddrPort(info.Conn.RemoteAddr().String())
 			mu.Lock()
 			gotConn, ip = true, ap.Addr().Unmap()
+			mu.Unlock()
+		},
+		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
+			mu.Lock()
+			tlsErr = err
 			mu.Unlock()
 		},
 		WroteRequest: func(httptrace.WroteRequestInfo) {
@@ -231,24 +249,33 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	}
 	hreq = hreq.WithContext(httptrace.WithClientTrace(rctx, trace))
 
-	hresp, err := f.client.Do(hreq)
+	// The Transport, not an http.Client: a Client parses a 3xx's
+	// Location with net/url before any CheckRedirect is asked, and fails
+	// the fetch, response lost, on a value it cannot parse. The fetcher
+	// follows no redirect, sets no Client.Timeout (the contexts above
+	// bound the fetch) and keeps no cookies, so the Client added nothing
+	// else: RoundTrip dials through the same guarded DialContext, speaks
+	// HTTP/2 by the same Protocols, honours the request's context, and on
+	// an error returns no response (nothing to close).
+	hresp, err := f.transport.RoundTrip(hreq)
 	firstByte := f.opts.Now()
 	mu.Lock()
 	headersDone = true
 	if fbTimer != nil {
 		fbTimer.Stop()
 	}
-	connected, connIP := gotConn, ip
+	connected, connIP, handshakeErr := gotConn, ip, tlsErr
 	mu.Unlock()
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		class, cause := classify(ctx, rctx, err, connected)
+		class, cause := classify(ctx, rctx, err, connected, handshakeErr)
 		return nil, &Error{Class: class, URL: urlStr, Err: cause}
 	}
 	defer hresp.Body.Close()
+	if hresp.StatusCode < 100 || hresp.StatusCode > 599 {
+		// RFC 9110 section 15: a status code is a three-digit integer
+		// from 100 to 599; net/http reads any three digits ("000").
+		return nil, &Error{Class: ClassProtocol, URL: urlStr, Err: fmt.Errorf("status code %d outside 100-599", hresp.StatusCode)}
+	}
 
 	resp := &Response{
 		URL:               urlStr,
@@ -266,6 +293,8 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	if loc := hresp.Header.Get("Location"); loc != "" && hresp.StatusCode >= 300 && hresp.StatusCode < 400 {
 		if lu, err := u.Parse(loc); err == nil {
 			resp.Location = lu.String()
+		} else {
+			resp.Location = loc
 		}
 	}
 	if resp.MediaType != "" && !f.accept[resp.MediaType] {
@@ -274,7 +303,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		return resp, nil
 	}
 
-	body, truncated, err := readCapped(hresp.Body, f.opts.MaxBodyBytes, hresp.ContentLength)
+	body, truncated, err := readCapped(hresp.Body, f.opts.MaxBodyBytes, min(hresp.ContentLength, maxBodyHint))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &Error{Class: ClassCanceled, URL: urlStr, Err: context.Cause(ctx)}

@@ -78,7 +78,7 @@ func TestFetchRaw(t *testing.T) {
 	}
 	host := strings.TrimPrefix(srv.URL(), "http://")
 	wantReq := "GET /a/b?x=1&y=%20 HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: " + testUA +
-		"\r\nAccept-Encoding: gzip, deflate\r\nAccept-Language: en\r\nIf-None-Match: \"abc\"\r\n\r\n"
+		"\r\nAccept-Encoding: gzip, deflate, br\r\nAccept-Language: en\r\nIf-None-Match: \"abc\"\r\n\r\n"
 	if got := string(resp.RawRequest); got != wantReq {
 		t.Errorf("RawRequest = %q, want %q", got, wantReq)
 	}
@@ -445,8 +445,8 @@ func TestTLS(t *testing.T) {
 	}
 
 	o.TLSConfig = nil // system roots do not know the test CA
-	if resp, err := get(t, newFetcher(t, o), raw); ClassOf(err) != ClassTLS {
-		t.Errorf("Fetch(%q) = %v, %v; want class %q", raw, resp, err, ClassTLS)
+	if resp, err := get(t, newFetcher(t, o), raw); ClassOf(err) != ClassCertificate {
+		t.Errorf("Fetch(%q) = %v, %v; want class %q", raw, resp, err, ClassCertificate)
 	}
 }
 

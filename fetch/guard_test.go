@@ -23,8 +23,6 @@ func TestBlockReason(t *testing.T) {
 		{"127.255.0.9", "", "loopback"},
 		{"::1", "", "loopback"},
 		{"::ffff:127.0.0.1", "", "loopback"}, // IPv4-mapped
-		{"64:ff9b::a00:1", "", "private"},    // NAT64 of 10.0.0.1
-		{"64:ff9b::5db8:d70e", "", ""},       // NAT64 of a public address
 		{"10.1.2.3", "", "private"},
 		{"172.16.0.1", "", "private"},
 		{"172.31.255.255", "", "private"},
@@ -38,14 +36,75 @@ func TestBlockReason(t *testing.T) {
 		{"169.254.169.254", "", "cloud metadata"},
 		{"fd00:ec2::254", "", "cloud metadata"},
 		{"0.0.0.0", "", "unspecified"},
+		{"0.1.2.3", "", "this network"},
 		{"::", "", "unspecified"},
 		{"224.0.0.1", "", "multicast"},
+		{"239.255.255.250", "", "multicast"},
 		{"ff02::1", "", "multicast"},
-		{"255.255.255.255", "", "reserved"},
+		{"ff0e::1", "", "multicast"},
+		{"255.255.255.255", "", "broadcast"},
+		{"255.255.255.254", "", "reserved"},
+		{"240.0.0.1", "", "reserved"},
+		// Benchmarking, documentation, protocol assignments.
+		{"198.18.0.1", "", "benchmarking"},
+		{"198.19.255.255", "", "benchmarking"},
+		{"198.20.0.1", "", ""},
+		{"198.17.255.255", "", ""},
+		{"192.0.2.7", "", "documentation"},
+		{"198.51.100.7", "", "documentation"},
+		{"203.0.113.7", "", "documentation"},
+		{"203.0.114.7", "", ""},
+		{"2001:db8::1", "", "documentation"},
+		{"3fff::1", "", "documentation"},
+		{"192.0.0.1", "", "IETF protocol assignments"},
+		{"192.0.0.170", "", "IETF protocol assignments"},
+		{"192.0.1.1", "", ""},
+		{"192.88.99.1", "", "deprecated 6to4 relay"},
+		{"100::1", "", "discard-only"},
+		{"100::ffff:ffff:ffff:ffff", "", "discard-only"},
+		{"100:0:0:1::1", "", "dummy prefix"},
+		{"2001:2::1", "", "benchmarking"},
+		{"2001:10::1", "", "deprecated ORCHID"},
+		{"2001:1::1", "", "IETF protocol assignments"},
+		{"2001:1ff::1", "", "IETF protocol assignments"},
+		{"2001:200::1", "", ""}, // just past 2001::/23
+		{"5f00::1", "", "segment routing SID"},
+		{"fec0::1", "", "deprecated site-local"},
+		{"64:ff9b:1::a00:1", "", "local-use NAT64"},
+		{"64:ff9b:1::5db8:d70e", "", "local-use NAT64"},
+		// IPv4 carried in IPv6: NAT64, IPv4-compatible, 6to4, Teredo.
+		{"64:ff9b::a00:1", "", "private via NAT64 10.0.0.1"},
+		{"64:ff9b::7f00:1", "", "loopback via NAT64 127.0.0.1"},
+		{"64:ff9b::5db8:d70e", "", ""}, // NAT64 of a public address
+		{"::7f00:1", "", "loopback via IPv4-compatible 127.0.0.1"},
+		{"::a9fe:a9fe", "", "cloud metadata via IPv4-compatible 169.254.169.254"},
+		{"::0.0.0.2", "", "this network via IPv4-compatible 0.0.0.2"},
+		{"::5db8:d70e", "", ""},
+		{"2002:7f00:1::", "", "loopback via 6to4 127.0.0.1"},
+		{"2002:a9fe:a9fe:1::1", "", "cloud metadata via 6to4 169.254.169.254"},
+		{"2002:c0a8:101::5", "", "private via 6to4 192.168.1.1"},
+		{"2002:5db8:d70e::1", "", ""},
+		// Teredo 2001:0:SERVER:flags:port:~CLIENT.
+		{"2001:0:5db8:d70e:0:0:80ff:fffe", "", "loopback via Teredo 127.0.0.1"}, // client 127.0.0.1
+		{"2001:0:7f00:1:0:0:a247:28f1", "", "loopback via Teredo 127.0.0.1"},    // server 127.0.0.1
+		{"2001:0:5db8:d70e:0:0:f5ff:fffe", "", "private via Teredo 10.0.0.1"},   // client 10.0.0.1
+		{"2001:0:5db8:d70e:8000:f227:a247:28f1", "", ""},                        // both public
+		{"2001:0:5db8:d70e:0:0:5601:5601", "", "cloud metadata via Teredo 169.254.169.254"},
+		// AllowNets.
 		{"127.0.0.1", "127.0.0.0/8", ""},
+		{"127.77.0.1", "127.77.0.0/16", ""},
+		{"127.0.0.1", "127.77.0.0/16", "loopback"},
 		{"::ffff:127.0.0.1", "127.0.0.0/8", ""},
 		{"10.0.0.1", "127.0.0.0/8", "private"},
 		{"169.254.169.254", "169.254.169.254/32", ""},
+		{"198.18.3.4", "198.18.0.0/15", ""},
+		{"2001:db8::1", "2001:db8::/48", ""},
+		{"64:ff9b::7f00:1", "127.0.0.0/8", ""},  // the carried address is allowed
+		{"64:ff9b::7f00:1", "64:ff9b::/96", ""}, // the address itself is allowed
+		{"2002:7f00:1::", "127.0.0.0/8", ""},    // 6to4 of an allowed address
+		{"2002:7f00:1::", "10.0.0.0/8", "loopback via 6to4 127.0.0.1"},
+		{"::1", "127.0.0.0/8", "loopback"}, // IPv6 loopback is not 127/8
+		{"fd00::1", "fd00::/8", ""},
 	}
 	for _, c := range cases {
 		var allow []netip.Prefix

@@ -2,6 +2,8 @@ package fetch
 
 import (
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -67,9 +69,18 @@ type Options struct {
 	DNSCacheSize int
 
 	// AllowNets are prefixes the IP guard lets through even though they are
-	// loopback, private, link-local, unspecified, multicast, CGNAT,
-	// reserved or cloud-metadata addresses. Empty: all of those are refused.
+	// special-purpose addresses it refuses (guard.go: loopback, private,
+	// link-local, CGNAT, benchmarking, documentation, multicast, reserved,
+	// cloud metadata, ... and IPv6 addresses carrying such IPv4
+	// addresses). Empty: all of those are refused.
 	AllowNets []netip.Prefix
+
+	// LocalAddr is the source address of every connection (the IP a
+	// server sees the crawler come from), for a machine with several
+	// addresses, e.g. the members of a fleet on one host each with its own
+	// loopback address. It must be an address of this machine and of the
+	// family of the hosts fetched. Zero: the system picks.
+	LocalAddr netip.Addr
 
 	// ConnectTimeout bounds the DNS lookup, the TCP connect and the TLS
 	// handshake, each. If zero, DefaultConnectTimeout.
@@ -108,6 +119,15 @@ type Options struct {
 	// defaults apply (system roots).
 	TLSConfig *tls.Config
 
+	// CACerts holds PEM certificates of authorities trusted in addition
+	// to the system roots (or to TLSConfig.RootCAs, if set): a private
+	// or test CA (trawl --ca-file). In addition, not instead, because a
+	// crawler that trusts a private CA still crawls the public web; a
+	// caller that wants these roots alone sets TLSConfig.RootCAs. Blocks
+	// other than CERTIFICATE are ignored; it must hold at least one
+	// certificate. Nil: the system roots (or TLSConfig.RootCAs) alone.
+	CACerts []byte
+
 	// Now is the clock for Response.Start, FirstByte, Duration, DNS
 	// cache expiry and Request.Validators (a Last-Modified after Now is
 	// not sent). If nil, time.Now. Time-outs use real timers.
@@ -140,6 +160,9 @@ func (o *Options) Validate() error {
 			}
 		}
 	}
+	if o.LocalAddr.IsValid() && (o.LocalAddr.IsUnspecified() || o.LocalAddr.Zone() != "" || o.LocalAddr.IsMulticast()) {
+		bad("LocalAddr", "%v is not a unicast address this machine can send from", o.LocalAddr)
+	}
 	for _, p := range o.AllowNets {
 		if !p.IsValid() {
 			bad("AllowNets", "invalid prefix %v", p)
@@ -166,6 +189,11 @@ func (o *Options) Validate() error {
 	} {
 		if n.v < 0 {
 			bad(n.name, "negative value %d", n.v)
+		}
+	}
+	if o.CACerts != nil {
+		if _, err := parseCACerts(o.CACerts); err != nil {
+			bad("CACerts", "%v", err)
 		}
 	}
 	for _, t := range o.AcceptTypes {
@@ -216,4 +244,56 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	return o
+}
+
+// parseCACerts returns the CERTIFICATE blocks of pemBytes, parsed; an
+// error if one does not parse or there is none.
+func parseCACerts(pemBytes []byte) ([]*x509.Certificate, error) {
+	var certs []*x509.Certificate
+	for rest := pemBytes; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("certificate %d: %w", len(certs)+1, err)
+		}
+		certs = append(certs, c)
+	}
+	if len(certs) == 0 {
+		return nil, errors.New("no PEM certificate")
+	}
+	return certs, nil
+}
+
+// tlsConfig returns the client TLS configuration of o: TLSConfig cloned,
+// its roots (the system's if TLSConfig.RootCAs is nil) extended by
+// CACerts. o has been validated.
+func (o *Options) tlsConfig() *tls.Config {
+	cfg := o.TLSConfig.Clone()
+	if o.CACerts == nil {
+		return cfg
+	}
+	if cfg == nil {
+		cfg = &tls.Config{}
+	}
+	pool := cfg.RootCAs
+	if pool != nil {
+		pool = pool.Clone()
+	} else if sys, err := x509.SystemCertPool(); err == nil {
+		pool = sys // a copy: SystemCertPool returns one per call
+	} else {
+		pool = x509.NewCertPool() // no system roots on this platform: CACerts alone
+	}
+	certs, _ := parseCACerts(o.CACerts)
+	for _, c := range certs {
+		pool.AddCert(c)
+	}
+	cfg.RootCAs = pool
+	return cfg
 }

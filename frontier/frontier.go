@@ -59,6 +59,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/hostpolicy"
+	"github.com/trawl-crawler/trawl/internal/partition"
 )
 
 // Item is one URL waiting in the frontier.
@@ -179,6 +180,16 @@ type Options struct {
 	// the most any host can be passed over that way. Default 1m;
 	// negative means none (due hosts in the order they became due).
 	MaxHeadStart time.Duration
+	// FailLimit is how many fetches in a row may end without a response,
+	// in the same way (all time-outs, or all network failures: Outcome.
+	// Timeout, Outcome.Failed without a Status), before the host is given
+	// up: by then backoff has slowed it to MaxDelay, and the host is
+	// marked dead (DropFailing, its reason in HostInfo.DeadReason) and its
+	// queue dropped. Any response, or a failure of the other way, starts
+	// the count again, so a host that recovers is not punished; the count
+	// is not stored, so a restart starts it again too. Default 20;
+	// negative means never.
+	FailLimit int
 	// LeaseTimeout is how long a worker holds a lease before it is
 	// re-offered. Default 5m.
 	LeaseTimeout time.Duration
@@ -202,6 +213,14 @@ type Options struct {
 	// Store holds the queues and host states; New restores the frontier
 	// from it. Default: a new MemStore.
 	Store Store
+	// Partitioned makes the frontier serve a set of partitions
+	// (partition.Of of each host) that changes at run time: New restores
+	// the job counters only, and no host; ServePartition loads one
+	// partition's hosts from the Store and ReleasePartition drops them.
+	// Items of a host whose partition is not served are refused
+	// (NotServedError), and Stats counts the served partitions only.
+	// False: every host is restored by New and every item accepted.
+	Partitioned bool
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -236,6 +255,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LeaseTimeout == 0 {
 		o.LeaseTimeout = 5 * time.Minute
+	}
+	switch {
+	case o.FailLimit == 0:
+		o.FailLimit = 20
+	case o.FailLimit < 0:
+		o.FailLimit = math.MaxInt32
 	}
 	switch {
 	case o.MaxHeadStart == 0:
@@ -343,6 +368,10 @@ type Outcome struct {
 	// Duplicate reports a page whose content was archived before (an
 	// exact or near duplicate), for Options.DuplicateAllowance.
 	Duplicate bool
+	// Refetch reports a fetch of a URL fetched before (a recrawl): it
+	// charges the host's gap but not its HostBudget, which counts distinct
+	// pages, so that a continuous crawl can revisit a host for ever.
+	Refetch bool
 	// NotBefore, if not zero, is the earliest time the host may be
 	// contacted again, whatever else the outcome says (a crash lost what
 	// the host answered, so its gap is not known).
@@ -358,6 +387,7 @@ const (
 	DropBudget                           // its host spent Options.HostBudget
 	DropDuplicates                       // its host's budget was cut: mostly duplicates (Options.DuplicateAllowance)
 	DropHost                             // its host's queue was dropped (Outcome.DropHost)
+	DropFailing                          // its host failed Options.FailLimit times in a row
 )
 
 func (r DropReason) String() string {
@@ -370,6 +400,8 @@ func (r DropReason) String() string {
 		return "duplicates"
 	case DropHost:
 		return "host-dropped"
+	case DropFailing:
+		return "failing"
 	}
 	return "unknown"
 }
@@ -431,6 +463,12 @@ type Frontier struct {
 	jobs     map[uint32]*job
 	touched  []uint32 // jobs whose counters changed since the last write; empty while mu is free
 	changed  chan struct{}
+	// parts holds the state of each partition loaded, indexed by
+	// partition.ID (nil: not loaded); nil unless Options.Partitioned.
+	parts []*partState
+	// keptPolicies holds the policies of hosts not loaded
+	// (Options.Partitioned; see SetHostPolicy).
+	keptPolicies map[string]hostpolicy.Policy
 
 	// jobMu serialises job state transitions (SetJobState), which read
 	// the store without mu.
@@ -461,29 +499,21 @@ func New(opts Options) (*Frontier, error) {
 	f.due.later.t = f.hosts
 	now := f.opts.Now()
 	f.clock = epochClock{epoch: now}
-	err := f.opts.Store.Load(func(hs HostState) error {
-		h := f.host(hs.Host)
-		h.nextAllowed, h.crawlDelay = f.clock.mono(hs.NextAllowed), hs.CrawlDelay
-		f.setBackoff(h, hs.Backoff)
+	hosts := func(hs HostState) error {
+		h := f.restoreHost(hs)
 		// A fetch may have been in flight when the last run stopped; its
 		// start was never recorded. So no host is contacted sooner than one
 		// full delay after start-up, whatever its stored clock says.
 		h.nextAllowed = max(h.nextAllowed, f.clock.mono(now.Add(f.delay(h))))
 		h.lastDone = f.clock.mono(now)
-		h.leased, h.dups, h.nextSeq, h.dead = int32(hs.Leased), int32(hs.Duplicates), hs.NextSeq, hs.Dead
-		if h.dead {
-			// Why it died is not stored: a budget spent shows again.
-			h.deadWhy = cmp.Or(f.budgetSpent(h), DropHost)
-		}
-		for l, n := range hs.Queued {
-			l = min(l, f.opts.Levels-1)
-			h.total[l] += int32(n)
-			h.unread[l] += int32(n)
-			f.queued += n
-		}
 		f.schedule(h)
 		return nil
-	}, func(js JobState) error {
+	}
+	if f.opts.Partitioned {
+		hosts = nil // ServePartition loads them
+		f.parts = make([]*partState, partition.Count)
+	}
+	err := f.opts.Store.Load(hosts, func(js JobState) error {
 		// Leased items are in the store: they are offered again.
 		j := f.job(js.Job)
 		j.queued, j.held, j.dropped = js.Stored, js.Held, js.Dropped
@@ -494,6 +524,27 @@ func New(opts Options) (*Frontier, error) {
 		return nil, fmt.Errorf("frontier: restore: %w", err)
 	}
 	return f, nil
+}
+
+// restoreHost makes the host of hs, as stored, unscheduled: its caller
+// sets its next allowed time and last request.
+func (f *Frontier) restoreHost(hs HostState) *hostState {
+	h := f.host(hs.Host)
+	h.nextAllowed, h.crawlDelay = f.clock.mono(hs.NextAllowed), hs.CrawlDelay
+	f.setBackoff(h, hs.Backoff)
+	h.leased, h.dups, h.nextSeq, h.dead = int32(hs.Leased), int32(hs.Duplicates), hs.NextSeq, hs.Dead
+	if h.dead {
+		// A state written without the reason (an older store): a
+		// budget spent shows again, anything else as the queue dropped.
+		h.deadWhy = cmp.Or(hs.DeadReason, f.budgetSpent(h), DropHost)
+	}
+	for l, n := range hs.Queued {
+		l = min(l, f.opts.Levels-1)
+		h.total[l] += int32(n)
+		h.unread[l] += int32(n)
+		f.queued += n
+	}
+	return h
 }
 
 // maxLevels is the most priority levels (Options.Levels): per-host arrays
@@ -571,6 +622,10 @@ func (f *Frontier) state(h *hostState) HostState {
 	for l, n := range h.total {
 		queued[l] = int(n)
 	}
+	var deadWhy DropReason
+	if h.dead {
+		deadWhy = h.deadWhy
+	}
 	return HostState{
 		Host:        f.hosts.name(h),
 		NextAllowed: f.clock.time(h.nextAllowed),
@@ -581,6 +636,7 @@ func (f *Frontier) state(h *hostState) HostState {
 		NextSeq:     h.nextSeq,
 		Queued:      queued,
 		Dead:        h.dead,
+		DeadReason:  deadWhy,
 	}
 }
 
@@ -691,8 +747,9 @@ func (f *Frontier) ResumeJob(id uint32) error { return f.SetJobState(id, JobActi
 // (new Seqs at the tail), or dropped. f.jobMu is held.
 func (f *Frontier) moveHeld(id uint32, drop bool) error {
 	var (
-		after *Item
-		last  <-chan error
+		after   *Item
+		last    <-chan error
+		skipped int
 	)
 	for {
 		items, err := f.opts.Store.ReadHeld(id, after, heldBatch)
@@ -704,6 +761,13 @@ func (f *Frontier) moveHeld(id uint32, drop bool) error {
 		}
 		after = &items[len(items)-1]
 		f.mu.Lock()
+		if f.parts != nil {
+			// Items of partitions not served stay held (see
+			// ReleasePartition).
+			n := len(items)
+			items = slices.DeleteFunc(slices.Clone(items), func(it Item) bool { return !f.accepts(it.Host) })
+			skipped += n - len(items)
+		}
 		j := f.job(id)
 		ch := &Change{Unhold: items}
 		j.held = max(0, j.held-len(items))
@@ -719,7 +783,7 @@ func (f *Frontier) moveHeld(id uint32, drop bool) error {
 		f.mu.Unlock()
 	}
 	f.mu.Lock()
-	if j := f.job(id); j.held != 0 {
+	if j := f.job(id); j.held != 0 && skipped == 0 {
 		// The store holds fewer than counted; forget the rest rather
 		// than wait for it.
 		j.held = 0
@@ -740,6 +804,15 @@ func (f *Frontier) host(name string) *hostState {
 	}
 	h := f.hosts.add(name)
 	h.nextAllowed = noTime
+	if f.parts != nil {
+		// Every caller has checked that the partition is loaded.
+		ps := f.parts[h.part]
+		ps.hosts = append(ps.hosts, h.id)
+		if p, ok := f.keptPolicies[name]; ok {
+			delete(f.keptPolicies, name)
+			f.setPolicy(h, p)
+		}
+	}
 	return h
 }
 
@@ -748,9 +821,22 @@ func (f *Frontier) host(name string) *hostState {
 // frontier does not de-duplicate. Items of a host whose budget is spent or
 // whose queue was dropped are discarded and counted in Stats.Dropped.
 // attach travels with the change to the Store (Change.Attach).
+//
+// With Options.Partitioned, if any item's host is in a partition not
+// served (or being loaded, or whose release has drained its leases),
+// nothing is queued and the channel yields a *NotServedError naming the
+// first such host (errors.Is ErrNotServed); attach is not written.
 func (f *Frontier) Add(attach any, items ...Item) <-chan error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.parts != nil {
+		if err := f.refuseUnserved(items); err != nil {
+			done := make(chan error, 1)
+			done <- err
+			close(done)
+			return done
+		}
+	}
 	ch := &Change{Attach: attach}
 	f.put(ch, items)
 	f.signal()
@@ -830,7 +916,7 @@ func (f *Frontier) schedule(h *hostState) {
 			f.active--
 		}
 	}
-	want := pending > 0 && !h.refilling && (h.dead || !h.parked && !h.paused && int(h.inFlight) < f.maxParallel(h))
+	want := pending > 0 && !h.refilling && !h.fenced && (h.dead || !h.parked && !h.paused && int(h.inFlight) < f.maxParallel(h))
 	if h.runIdx >= 0 {
 		if want && !h.dead && h.nextAllowed <= f.runAt {
 			return // still due: it keeps its place
@@ -1006,7 +1092,7 @@ func (f *Frontier) drain(h *hostState, ch *Change) {
 	f.unspare(h)
 	f.kick()
 	f.schedule(h)
-	if h.refilling {
+	if h.refilling || h.fenced {
 		return
 	}
 	for l := range maxLevels {
@@ -1218,6 +1304,9 @@ func (f *Frontier) refiller() {
 func (f *Frontier) install(h *hostState, level int, items []Item, err error) {
 	h.refilling = false
 	f.refilling--
+	if h.fenced {
+		f.unbusy(h)
+	}
 	if err != nil || len(items) == 0 {
 		// The store lost track; forget its count rather than spin. (The
 		// jobs of the items forgotten are not known: their counts keep
@@ -1316,6 +1405,9 @@ func (f *Frontier) release(l *Lease) {
 		}
 		f.unparkIP(l.ip)
 	}
+	if h.fenced {
+		f.unbusy(h)
+	}
 	f.schedule(h)
 }
 
@@ -1336,6 +1428,9 @@ func (f *Frontier) pushFront(h *hostState, it Item) {
 func (f *Frontier) SetIP(l *Lease, ip string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if l.done && f.parts != nil {
+		return false // its host may have been released (and its slot reused)
+	}
 	h := l.host
 	f.setIP(h, ip)
 	if l.done || l.ip == ip {
@@ -1361,6 +1456,9 @@ func (f *Frontier) SetIP(l *Lease, ip string) bool {
 func (f *Frontier) SetCrawlDelay(host string, d time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.parts != nil && f.hosts.find(host) == nil && !f.accepts(host) {
+		return // not served: the owner's stored state has its own
+	}
 	f.host(host).crawlDelay = d
 }
 
@@ -1377,6 +1475,11 @@ func (f *Frontier) SetCrawlDelay(host string, d time.Duration) {
 // the touched hosts' states are written, all in one Change that carries
 // attach. The returned channel yields nil once that change is durable: only
 // then is the completion acknowledged.
+//
+// With Options.Partitioned, if an item of add is of a host that Add would
+// refuse, Complete changes nothing and returns a *NotServedError: the
+// lease stays out, to be completed again once the caller has sent those
+// items to their partition's owner (Serves tells them apart).
 func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-chan error, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -1385,6 +1488,11 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 			return nil, ErrLeaseDone
 		}
 		return nil, ErrLeaseExpired
+	}
+	if f.parts != nil {
+		if err := f.refuseUnserved(add); err != nil {
+			return nil, err
+		}
 	}
 	f.removeLease(l)
 	now := f.opts.Now()
@@ -1402,8 +1510,8 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 	// Put h in its place in the heap before any other host moves in it
 	// (put below): the heap's operations assume every other entry is.
 	f.schedule(h)
-	if o.NotStarted || o.Requeue {
-		h.leased-- // no page was fetched for this item, or it will be again
+	if o.NotStarted || o.Requeue || o.Refetch {
+		h.leased-- // no new page was fetched for this item, or it will be again
 	} else if o.Duplicate {
 		h.dups++
 	}
@@ -1427,11 +1535,35 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 	if o.DropHost && !h.dead {
 		f.kill(h, ch, DropHost)
 	}
+	if !o.NotStarted && f.failed(h, o) && !h.dead {
+		f.kill(h, ch, DropFailing)
+	}
 	f.put(ch, add)
 	ch.Hosts = append(ch.Hosts, f.state(h))
 	f.schedule(h)
 	f.signal()
 	return f.write(ch), nil
+}
+
+// failed counts a fetch of h that ended without a response, and reports
+// whether h has now failed Options.FailLimit times in a row the same way.
+// A response, or a failure of the other way, starts the count again.
+func (f *Frontier) failed(h *hostState, o Outcome) bool {
+	way := failNone
+	switch {
+	case o.Timeout:
+		way = failTimeout
+	case o.Failed && o.Status == 0:
+		way = failNetwork
+	}
+	if way == failNone || way != h.failWay {
+		h.fails = 0
+	}
+	h.failWay = way
+	if way != failNone {
+		h.fails++
+	}
+	return int(h.fails) >= f.opts.FailLimit
 }
 
 func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
@@ -1500,9 +1632,9 @@ func (f *Frontier) removeLease(l *Lease) {
 
 // Stats is a snapshot of the frontier's size.
 type Stats struct {
-	Queued    int // items waiting
+	Queued    int // items waiting (Options.Partitioned: of the partitions loaded)
 	InFlight  int // leases out
-	Hosts     int // hosts known
+	Hosts     int // hosts known (Options.Partitioned: of the partitions loaded)
 	Active    int // hosts with items queued or in flight
 	Ready     int // hosts with work that may be leased now
 	Waiting   int // hosts with work whose next allowed time is in the future

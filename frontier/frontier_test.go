@@ -345,6 +345,22 @@ func TestHostBudget(t *testing.T) {
 	}
 }
 
+// TestRefetchSpendsNoBudget: refetches (recrawls) of a host's pages do
+// not count towards its budget of distinct pages.
+func TestRefetchSpendsNoBudget(t *testing.T) {
+	f, c := newTest(t, Options{MinDelay: time.Millisecond, HostBudget: 3})
+	for i := range 10 {
+		f.Add(nil, item("a.test", i))
+	}
+	got := leaseUntilDone(t, f, c, 40, func(l *Lease, i int) { f.Complete(l, Outcome{Status: 200, Refetch: i < 7}, nil) })
+	if got != 10 {
+		t.Errorf("leased %d URLs with budget 3, 7 of them refetches: want all 10", got)
+	}
+	if s := f.Stats(); s.Dropped != 0 || !f.Done() {
+		t.Errorf("Stats() = %+v, want nothing dropped", s)
+	}
+}
+
 // TestDuplicateAllowance: a host is cut off once its duplicate pages
 // outnumber its distinct ones by more than the allowance, whatever the
 // order they come in; a host serving mostly new pages is not.

@@ -38,9 +38,14 @@ type hostState struct {
 	policy      bool // has an operator policy (Frontier.policies)
 	paused      bool // its policy pauses it: not leased
 	gapWhy      gapReason
-	name        nameRef
-	ip          int32 // index+1 into Frontier.ips; 0: not resolved yet
-	window      int32 // index+1 into Frontier.windows; 0: no items held
+	failWay     failWay // how its latest fetches failed (Frontier.failed)
+	// fenced: its partition is being loaded or released
+	// (Options.Partitioned): it is not leased and reads no window.
+	fenced bool
+	free   bool // the slot holds no host (hostTable.remove); its id is reused
+	name   nameRef
+	ip     int32 // index+1 into Frontier.ips; 0: not resolved yet
+	window int32 // index+1 into Frontier.windows; 0: no items held
 
 	readSeq [maxLevels]uint64 // per level, the highest Seq read into the window
 	unread  [maxLevels]int32  // per level, items in the Store after readSeq
@@ -53,12 +58,32 @@ type hostState struct {
 	crawlDelay  time.Duration
 	backoff     time.Duration
 	inFlight    int32
+	fails       int32 // its latest fetches in a row that failed as failWay
 	leased      int32 // towards HostBudget
 	dups        int32 // of the leased, completed as duplicates (DuplicateAllowance)
 	heapIdx     int32 // index in ready, -1 if not there
 	due         int32 // how Frontier.due holds it (dueCount)
 	runIdx      int32 // index in runnable, -1 if not there
 	runKey      mono  // its order in runnable (see Frontier.run)
+}
+
+// failWay is how a fetch ended without a response, for Options.FailLimit.
+type failWay uint8
+
+const (
+	failNone    failWay = iota // a response, or no fetch yet
+	failTimeout                // Outcome.Timeout
+	failNetwork                // Outcome.Failed without a Status
+)
+
+func (w failWay) String() string {
+	switch w {
+	case failTimeout:
+		return "timeout"
+	case failNetwork:
+		return "network"
+	}
+	return ""
 }
 
 // key orders h in the ready heap: its next allowed time, or noTime (first)
@@ -84,6 +109,9 @@ type hostTable struct {
 	// names whose hash an earlier host's name already had.
 	byHash   map[uint64]hostID
 	collided map[string]hostID
+	// free lists the ids of removed hosts (Options.Partitioned), which
+	// new hosts take first.
+	free []hostID
 }
 
 func newHostTable() *hostTable {
@@ -95,7 +123,10 @@ func newHostTable() *hostTable {
 }
 
 // len is the number of hosts.
-func (t *hostTable) len() int { return t.n }
+func (t *hostTable) len() int { return t.n - len(t.free) }
+
+// end is one past the highest id given out (free slots included).
+func (t *hostTable) end() hostID { return hostID(t.n) }
 
 // at returns the state of host id.
 func (t *hostTable) at(id hostID) *hostState {
@@ -124,11 +155,17 @@ func (t *hostTable) add(name string) *hostState {
 	if t.n == math.MaxInt32 {
 		panic("frontier: more than 2^31-1 hosts")
 	}
-	id := hostID(t.n)
-	if t.n%hostChunk == 0 {
-		t.chunks = append(t.chunks, make([]hostState, hostChunk))
+	var id hostID
+	if n := len(t.free); n > 0 {
+		id = t.free[n-1]
+		t.free = t.free[:n-1]
+	} else {
+		id = hostID(t.n)
+		if t.n%hostChunk == 0 {
+			t.chunks = append(t.chunks, make([]hostState, hostChunk))
+		}
+		t.n++
 	}
-	t.n++
 	h := t.at(id)
 	*h = hostState{id: id, part: partition.Of(name), name: t.names.add(name), heapIdx: -1, runIdx: -1, lastDone: noTime}
 	sum := t.hash(name)
@@ -143,10 +180,27 @@ func (t *hostTable) add(name string) *hostState {
 	return h
 }
 
+// remove forgets h: its slot is cleared and its id given to the next
+// host added. Its name stays in the arena (strings handed out stay
+// valid), so a host table whose hosts come and go grows by their names.
+func (t *hostTable) remove(h *hostState) {
+	name := t.name(h)
+	if id, ok := t.collided[name]; ok && id == h.id {
+		delete(t.collided, name)
+	} else if sum := t.hash(name); t.byHash[sum] == h.id {
+		delete(t.byHash, sum)
+	}
+	id := h.id
+	*h = hostState{id: id, free: true, heapIdx: -1, runIdx: -1, lastDone: noTime}
+	t.free = append(t.free, id)
+}
+
 // each calls fn for every host in id order.
 func (t *hostTable) each(fn func(h *hostState)) {
 	for id := range hostID(t.n) {
-		fn(t.at(id))
+		if h := t.at(id); !h.free {
+			fn(h)
+		}
 	}
 }
 

@@ -67,10 +67,28 @@ func (f *Frontier) maxParallel(h *hostState) int {
 // next allowed time back if need be. A shorter min delay applies from the
 // next request's end: it never brings forward a time set by backoff or
 // Retry-After. Policies are not written to the Store; the node keeps them.
+// With Options.Partitioned, the policy of a host whose partition is not
+// served is kept aside (by name) and applied when the host is loaded; a
+// released host's policy is kept aside in the same way.
 func (f *Frontier) SetHostPolicy(host string, p hostpolicy.Policy) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := f.host(host)
+	var h *hostState
+	if f.parts != nil {
+		if h = f.hosts.find(host); h == nil && !f.accepts(host) {
+			f.keepPolicy(host, p)
+			return
+		}
+	}
+	if h == nil {
+		h = f.host(host)
+	}
+	f.setPolicy(h, p)
+	f.signal()
+}
+
+// setPolicy applies p to h (SetHostPolicy).
+func (f *Frontier) setPolicy(h *hostState, p hostpolicy.Policy) {
 	if h.paused != p.Paused {
 		if p.Paused {
 			f.pausedN++
@@ -95,7 +113,6 @@ func (f *Frontier) SetHostPolicy(host string, p hostpolicy.Policy) {
 		h.nextAllowed = max(h.nextAllowed, h.lastDone+mono(f.minDelay(h)))
 	}
 	f.schedule(h)
-	f.signal()
 }
 
 // HostInfo is what the frontier knows of one host now.
@@ -122,12 +139,21 @@ type HostInfo struct {
 	CrawlDelay  time.Duration
 	IP          string // last address resolved, "" if none yet
 	Policy      hostpolicy.Policy
+	// DeadReason says why a dead host's queue was dropped ("host-dropped",
+	// "budget", "duplicates", "failing": see DropReason); "" if the host
+	// is not dead.
+	DeadReason string
+	// Failures counts the host's latest fetches in a row that ended
+	// without a response the same way, FailingHow ("timeout" or
+	// "network"; "" if none): Options.FailLimit of them kill the host.
+	Failures   int
+	FailingHow string
 }
 
 // The host states HostInfo.State takes, and Hosts filters by. A host is
 // in the first that applies.
 const (
-	HostDead    = "dead"    // its queue was dropped (robots.txt unavailable, budget spent)
+	HostDead    = "dead"    // its queue was dropped (robots.txt unavailable, budget spent, failing: HostInfo.DeadReason)
 	HostPaused  = "paused"  // paused by its policy
 	HostParked  = "parked"  // waits for its IP's cap
 	HostBackoff = "backoff" // has work; its gap is grown by backoff
@@ -170,6 +196,11 @@ func (f *Frontier) info(h *hostState, now mono) HostInfo {
 		Backoff:     h.backoff,
 		CrawlDelay:  h.crawlDelay,
 		IP:          f.ip(h),
+		Failures:    int(h.fails),
+		FailingHow:  h.failWay.String(),
+	}
+	if h.dead {
+		hi.DeadReason = h.deadWhy.String()
 	}
 	if h.nextAllowed != noTime {
 		hi.NextAllowed = f.clock.time(h.nextAllowed)
@@ -204,7 +235,10 @@ type HostCursor int64
 // frontier's lock is held for a bounded time however many hosts are
 // known: it returns the cursor to go on from, or -1 once every host has
 // been looked at. Cursors stay valid while the frontier lives (hosts are
-// numbered as they become known and never removed), not across restarts.
+// numbered as they become known and never removed), not across restarts;
+// with Options.Partitioned, a released partition's hosts are removed and
+// their numbers reused, so a scan across a ServePartition or
+// ReleasePartition may miss a host or see one twice.
 func (f *Frontier) Hosts(state string, cursor HostCursor, limit, scan int) ([]HostInfo, HostCursor) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -212,15 +246,15 @@ func (f *Frontier) Hosts(state string, cursor HostCursor, limit, scan int) ([]Ho
 	scan = max(scan, limit)
 	var out []HostInfo
 	id := hostID(max(cursor, 0))
-	for ; int(id) < f.hosts.len() && len(out) < limit && scan > 0; id++ {
+	for ; id < f.hosts.end() && len(out) < limit && scan > 0; id++ {
 		scan--
 		h := f.hosts.at(id)
-		if state != "" && f.hostStateName(h, now) != state {
+		if h.free || state != "" && f.hostStateName(h, now) != state {
 			continue
 		}
 		out = append(out, f.info(h, now))
 	}
-	if int(id) >= f.hosts.len() {
+	if id >= f.hosts.end() {
 		return out, -1
 	}
 	return out, HostCursor(id)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/trawl-crawler/trawl/internal/partition"
 )
 
 // Store holds the frontier's durable state: every queued item, one FIFO
@@ -50,8 +52,15 @@ type Store interface {
 	// stored state says; the frontier writes a host's state with every
 	// change that holds one of its items, so that a held item's Seq is
 	// never given again). Then it calls jobs with the last counters
-	// written of every job (Change.Jobs).
+	// written of every job (Change.Jobs). hosts may be nil: then no host
+	// is read (Options.Partitioned).
 	Load(hosts func(HostState) error, jobs func(JobState) error) error
+	// LoadPartition calls hosts, as Load does (same Queued and NextSeq),
+	// with the state of every host of partition p (partition.Of), and of
+	// no other host, streaming, in the store's order. The frontier calls it
+	// without its lock held, for a partition it does not serve: no change
+	// written since touches p.
+	LoadPartition(p partition.ID, hosts func(HostState) error) error
 }
 
 // Change is one atomic step of the frontier's durable state.
@@ -104,6 +113,12 @@ type HostState struct {
 	NextSeq     uint64        // Seq of the next item put
 	Queued      []int         // items in the Store, per level
 	Dead        bool          // queue dropped (drained lazily); later items are discarded
+	// DeadReason is why a dead host was given up: DropHost, DropBudget,
+	// DropDuplicates or DropFailing (HostInfo.DeadReason); 0 if the host
+	// is not dead, or if its state was written without a reason (an older
+	// store), which Load takes as DropHost, or as the host's budget if it
+	// is spent.
+	DeadReason DropReason
 }
 
 // MemStore is a Store in memory. Its zero value is ready to use. It keeps
@@ -236,13 +251,47 @@ func compareSeq(a, b uint64) int {
 
 // Load implements Store.
 func (s *MemStore) Load(fn func(HostState) error, jobFn func(JobState) error) error {
+	if fn != nil {
+		if err := s.loadHosts(func(string) bool { return true }, fn); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	jobs := make([]JobState, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		jobs = append(jobs, j)
+	}
+	s.mu.Unlock()
+	sort.Slice(jobs, func(i, j int) bool { return jobs[i].Job < jobs[j].Job })
+	for _, j := range jobs {
+		if err := jobFn(j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LoadPartition implements Store.
+func (s *MemStore) LoadPartition(p partition.ID, fn func(HostState) error) error {
+	return s.loadHosts(func(host string) bool { return partition.Of(host) == p }, fn)
+}
+
+// loadHosts calls fn with the state of every host that keep takes, in
+// name order.
+func (s *MemStore) loadHosts(keep func(host string) bool, fn func(HostState) error) error {
 	s.mu.Lock()
 	byName := make(map[string]HostState, len(s.hosts))
 	for name, h := range s.hosts {
+		if !keep(name) {
+			continue
+		}
 		h.Queued = nil
 		byName[name] = h
 	}
 	for name, levels := range s.queues {
+		if !keep(name) {
+			continue
+		}
 		h := byName[name]
 		h.Host = name
 		h.Queued = make([]int, len(levels))
@@ -258,20 +307,10 @@ func (s *MemStore) Load(fn func(HostState) error, jobFn func(JobState) error) er
 	for _, h := range byName {
 		hosts = append(hosts, h)
 	}
-	jobs := make([]JobState, 0, len(s.jobs))
-	for _, j := range s.jobs {
-		jobs = append(jobs, j)
-	}
 	s.mu.Unlock()
 	sort.Slice(hosts, func(i, j int) bool { return hosts[i].Host < hosts[j].Host })
 	for _, h := range hosts {
 		if err := fn(h); err != nil {
-			return err
-		}
-	}
-	sort.Slice(jobs, func(i, j int) bool { return jobs[i].Job < jobs[j].Job })
-	for _, j := range jobs {
-		if err := jobFn(j); err != nil {
 			return err
 		}
 	}

@@ -12,12 +12,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/trawl-crawler/trawl/recrawl"
 	"github.com/trawl-crawler/trawl/scope"
 	"github.com/trawl-crawler/trawl/urlnorm"
 )
@@ -79,6 +81,34 @@ type Spec struct {
 	// matches is not fetched. An operator may change them while the job
 	// runs (Job.EditExclusions); they apply to queued URLs too.
 	Exclude []string `json:"exclude,omitempty"`
+
+	// Continuous keeps the job running when its frontier is empty: it
+	// recrawls the pages it fetched, each when its schedule (package
+	// recrawl) says, until it is cancelled or stopped. A job that is not
+	// continuous ends when its frontier is empty; the pages it fetched
+	// keep their validators, so a later job's fetches are conditional.
+	Continuous bool `json:"continuous,omitempty"`
+	// RecrawlMin and RecrawlMax bound the interval between two fetches of
+	// a page of a continuous job, however fast or slowly it changes.
+	// Zero means recrawl.DefaultMinInterval (1 hour) and
+	// recrawl.DefaultMaxInterval (30 days).
+	RecrawlMin time.Duration `json:"recrawl_min,omitempty"`
+	RecrawlMax time.Duration `json:"recrawl_max,omitempty"`
+	// RecrawlBudget is the recrawl fetches per hour a continuous job may
+	// spend; the schedule spreads them over its pages for the best
+	// average freshness. 0 means no budget: each page is revisited at the
+	// interval its estimated change rate calls for under a fixed
+	// multiplier.
+	RecrawlBudget float64 `json:"recrawl_budget,omitempty"`
+}
+
+// RecrawlMinOrDefault is RecrawlMin, or recrawl.DefaultMinInterval if
+// it is zero.
+func (s Spec) RecrawlMinOrDefault() time.Duration {
+	if s.RecrawlMin > 0 {
+		return s.RecrawlMin
+	}
+	return recrawl.DefaultMinInterval
 }
 
 // FieldError is one Spec field Validate rejects. Field is the field's name
@@ -124,6 +154,18 @@ func (s Spec) Validate() error {
 	}
 	if s.RobotsGiveUp < 0 {
 		bad("RobotsGiveUp", s.RobotsGiveUp, "negative")
+	}
+	if s.RecrawlMin < 0 {
+		bad("RecrawlMin", s.RecrawlMin, "negative")
+	}
+	if s.RecrawlMax < 0 {
+		bad("RecrawlMax", s.RecrawlMax, "negative")
+	}
+	if s.RecrawlMin > 0 && s.RecrawlMax > 0 && s.RecrawlMin > s.RecrawlMax {
+		bad("RecrawlMin", s.RecrawlMin, fmt.Sprintf("above RecrawlMax %v", s.RecrawlMax))
+	}
+	if s.RecrawlBudget < 0 || math.IsNaN(s.RecrawlBudget) || math.IsInf(s.RecrawlBudget, 0) {
+		bad("RecrawlBudget", s.RecrawlBudget, "want 0 (none) or a positive number of fetches per hour")
 	}
 	for _, p := range s.SessionParams {
 		if p == "" || strings.ContainsAny(p, "=&;/?# ") {
@@ -246,6 +288,7 @@ func New(id ID, spec Spec, created time.Time) (*Job, error) {
 	}
 	j.excl.Store(x)
 	j.Stats.init()
+	j.Stats.continuous = spec.Continuous
 	return j, nil
 }
 

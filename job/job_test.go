@@ -213,3 +213,84 @@ func TestSpecTrapRules(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotRecrawls: a continuous job's snapshot says so, carries the
+// recrawl counters, and the schedule's freshness once it is set.
+func TestSnapshotRecrawls(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		continuous bool
+		fresh      *Freshness
+	}{
+		{"one-off", false, nil},
+		{"continuous before the first scan", true, nil},
+		{"continuous with figures", true, &Freshness{At: time.Unix(2000, 0), Scheduled: 40, Due: 5, Overdue: 2, Freshness: 0.9, MeanAge: 90 * time.Minute}},
+	} {
+		j, err := New(1, Spec{Seeds: []string{"http://a.test/"}, Continuous: c.continuous}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.Stats.Recrawls.Add(7)
+		j.Stats.NotModified.Add(4)
+		j.Stats.Changed.Add(2)
+		if c.fresh != nil {
+			j.Stats.SetFreshness(*c.fresh)
+		}
+		p := j.Stats.Snapshot(time.Now())
+		if p.Continuous != c.continuous || p.Recrawls != 7 || p.NotModified != 4 || p.Changed != 2 || p.Total.Recrawls != 7 {
+			t.Errorf("%s: Snapshot = continuous %v, recrawls %d/%d/%d (total %d); want %v, 7/4/2 (7)",
+				c.name, p.Continuous, p.Recrawls, p.NotModified, p.Changed, p.Total.Recrawls, c.continuous)
+		}
+		switch {
+		case c.fresh == nil && p.Freshness != nil:
+			t.Errorf("%s: Freshness = %+v, want none", c.name, *p.Freshness)
+		case c.fresh != nil && (p.Freshness == nil || p.Freshness.Due != c.fresh.Due || p.Freshness.MeanAgeSeconds != 5400):
+			t.Errorf("%s: Freshness = %+v, want %+v with mean_age_s 5400", c.name, p.Freshness, *c.fresh)
+		}
+	}
+}
+
+func TestWaitingForRecrawls(t *testing.T) {
+	for _, c := range []struct {
+		p    Progress
+		want bool
+	}{
+		{Progress{Continuous: true}, true},
+		{Progress{Continuous: false}, false},
+		{Progress{Continuous: true, Queued: 1}, false},
+		{Progress{Continuous: true, InFlight: 1}, false},
+		{Progress{Continuous: true, Held: 1}, false},
+		{Progress{Continuous: true, Dropped: 3}, true},
+	} {
+		if got := c.p.WaitingForRecrawls(); got != c.want {
+			t.Errorf("Progress{continuous %v, queued %d, in flight %d, held %d}.WaitingForRecrawls() = %v, want %v",
+				c.p.Continuous, c.p.Queued, c.p.InFlight, c.p.Held, got, c.want)
+		}
+	}
+}
+
+// FuzzDecodeRecord: a stored or replicated job record (the fleet's
+// catalog carries them between members) never panics the decoder or
+// Restore, and what decodes re-encodes to a fixed point.
+func FuzzDecodeRecord(f *testing.F) {
+	created := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	f.Add(Record{ID: 1, Spec: Spec{Name: "fleet", Seeds: []string{"http://a.test/"}, Domains: []string{"a.test"}, MaxDepth: 3}, Created: created, State: Running}.Encode())
+	f.Add(Record{ID: 7, Spec: Spec{Seeds: []string{"https://b.test/x"}, Continuous: true, RecrawlMin: time.Hour}, Created: created, State: Paused}.Encode())
+	f.Add(Record{ID: 2, Spec: Spec{Seeds: []string{"http://c.test/"}}, Created: created, State: Cancelled, Reason: "cancelled", Error: "x"}.Encode())
+	f.Add([]byte(`{"id":3,"spec":{"seeds":[]},"created":"2026-12-02T10:00:00+02:00","state":"finished"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := DecodeRecord(b)
+		if err != nil {
+			return
+		}
+		_, _ = Restore(r) // an invalid spec is an error, never a panic
+		once := r.Encode()
+		r2, err := DecodeRecord(once)
+		if err != nil {
+			t.Fatalf("re-decoding %s: %v", once, err)
+		}
+		if twice := r2.Encode(); string(twice) != string(once) {
+			t.Fatalf("not a fixed point:\n%s\n%s", once, twice)
+		}
+	})
+}

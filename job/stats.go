@@ -27,6 +27,17 @@ type Stats struct {
 	Revisits         atomic.Int64 // pages whose payload was archived already: written as revisit records, not parsed
 	NearDuplicates   atomic.Int64 // pages whose visible text is within NearDistance of a page archived already: links not followed
 	BadLinks         atomic.Int64
+	Recrawls         atomic.Int64 // fetches of pages the node had fetched before (by any job)
+	NotModified      atomic.Int64 // of Recrawls, 304 answers to conditional requests: no body
+	Changed          atomic.Int64 // of Recrawls, pages whose content differed from the stored copy
+	BroughtForward   atomic.Int64 // recrawls moved to now by a sitemap's lastmod newer than the last fetch
+	Sitemaps         atomic.Int64 // sitemap files fetched (answered) for the job
+	SitemapURLs      atomic.Int64 // URLs queued because a sitemap listed them (new to the job)
+	SitemapKnown     atomic.Int64 // URLs a sitemap listed that the job had seen already
+	Routed           atomic.Int64 // URLs found for partitions another node serves: sent to their owner (Options.Partitioned)
+
+	fresh      atomic.Pointer[Freshness] // the recrawl schedule's last figures (SetFreshness)
+	continuous bool                      // the job's Spec.Continuous, for Snapshot (set by New)
 
 	mu          sync.Mutex
 	prior       Tally            // what earlier runs of the node counted (SetPrior)
@@ -67,6 +78,13 @@ func (s *Stats) Run() Tally {
 		Duplicates:       s.Duplicates.Load(),
 		Revisits:         s.Revisits.Load(),
 		NearDuplicates:   s.NearDuplicates.Load(),
+		Recrawls:         s.Recrawls.Load(),
+		NotModified:      s.NotModified.Load(),
+		Changed:          s.Changed.Load(),
+		Sitemaps:         s.Sitemaps.Load(),
+		SitemapURLs:      s.SitemapURLs.Load(),
+		SitemapKnown:     s.SitemapKnown.Load(),
+		Routed:           s.Routed.Load(),
 	}
 	s.mu.Lock()
 	t.Status, t.Errors = maps.Clone(s.status), maps.Clone(s.errors)
@@ -82,6 +100,44 @@ func (s *Stats) Total() Tally {
 	prior := s.prior
 	s.mu.Unlock()
 	return prior.Add(run)
+}
+
+// Freshness is what the node's recrawl schedule knows of a job's pages, as
+// of At: gauges, not counts, recomputed now and then by a scan of the
+// schedule.
+type Freshness struct {
+	At time.Time `json:"at"`
+	// Scheduled counts the job's pages waiting for a recrawl.
+	Scheduled int64 `json:"scheduled"`
+	// Due counts recrawls whose time has come: queued in the frontier or
+	// about to be.
+	Due int64 `json:"due"`
+	// Overdue counts, of Due, those more than the job's RecrawlMin late.
+	Overdue int64 `json:"overdue"`
+	// Freshness is the expected share of the job's stored copies that
+	// match the live page, from each page's estimated change rate and the
+	// time since its last fetch (1 for a page estimated never to change).
+	Freshness float64 `json:"freshness"`
+	// MeanAge is the expected time since the live page first differed from
+	// the stored copy (0 while it matches), averaged over the pages.
+	MeanAge time.Duration `json:"-"`
+	// MeanAgeSeconds is MeanAge in seconds, for JSON.
+	MeanAgeSeconds float64 `json:"mean_age_s"`
+}
+
+// SetFreshness records the schedule's latest figures for the job.
+func (s *Stats) SetFreshness(f Freshness) {
+	f.MeanAgeSeconds = f.MeanAge.Seconds()
+	s.fresh.Store(&f)
+}
+
+// Freshness returns the figures SetFreshness recorded last, and false if
+// none were (a job that is not continuous, or before the first scan).
+func (s *Stats) Freshness() (Freshness, bool) {
+	if f := s.fresh.Load(); f != nil {
+		return *f, true
+	}
+	return Freshness{}, false
 }
 
 // Start marks the beginning of this run of the job (rates count from it).
@@ -161,6 +217,15 @@ type Progress struct {
 	InFlight         int              `json:"in_flight"`
 	Held             int              `json:"held"`    // URLs set aside while the job is paused
 	Dropped          int              `json:"dropped"` // URLs dropped: host budgets, dead hosts, cancellation
+	// Continuous is the job's Spec.Continuous: it does not end when
+	// nothing is queued, but waits for its pages' recrawls.
+	Continuous  bool  `json:"continuous,omitempty"`
+	Recrawls    int64 `json:"recrawls"`     // fetches of pages fetched before
+	NotModified int64 `json:"not_modified"` // of recrawls, 304 answers: no body
+	Changed     int64 `json:"changed"`      // of recrawls, content differed from the stored copy
+	// Freshness is the recrawl schedule's last figures for the job; nil
+	// before its first scan, and for a job that is not continuous.
+	Freshness *Freshness `json:"freshness,omitempty"`
 	// Node-wide host counts (politeness is the node's, shared by jobs).
 	Hosts        int `json:"hosts"`
 	HostsReady   int `json:"hosts_ready"`   // hosts with work that may be fetched now
@@ -169,6 +234,14 @@ type Progress struct {
 	// Total counts every run of the job, this one included (the counts
 	// above are this run's).
 	Total Tally `json:"total"`
+}
+
+// WaitingForRecrawls reports whether p is of a continuous job with nothing
+// queued, in flight or held: every page it found is fetched, and it waits
+// for the next recrawl to fall due (it does not end, as another job
+// would). The job's state says whether it runs at all.
+func (p Progress) WaitingForRecrawls() bool {
+	return p.Continuous && p.Queued == 0 && p.InFlight == 0 && p.Held == 0
 }
 
 // Snapshot returns the job's own counters at now; the node fills in the
@@ -196,6 +269,13 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 		BadLinks:         run.BadLinks,
 		Status:           run.Status,
 		Errors:           run.Errors,
+		Continuous:       s.continuous,
+		Recrawls:         run.Recrawls,
+		NotModified:      run.NotModified,
+		Changed:          run.Changed,
+	}
+	if f, ok := s.Freshness(); ok {
+		p.Freshness = &f
 	}
 	if el > 0 {
 		p.PagesPerSecond = float64(p.Pages) / el.Seconds()

@@ -30,6 +30,13 @@ type Tally struct {
 	Duplicates       int64            `json:"duplicates"`
 	Revisits         int64            `json:"revisits"`        // exact content duplicates, archived as revisit records
 	NearDuplicates   int64            `json:"near_duplicates"` // pages near another archived one (SimHash), links not followed
+	Recrawls         int64            `json:"recrawls"`        // fetches of pages fetched before
+	NotModified      int64            `json:"not_modified"`    // of recrawls, 304 answers: no body
+	Changed          int64            `json:"changed"`         // of recrawls, content differed from the stored copy
+	Sitemaps         int64            `json:"sitemaps"`        // sitemap files fetched
+	SitemapURLs      int64            `json:"sitemap_urls"`    // URLs queued from sitemaps (new to the job)
+	SitemapKnown     int64            `json:"sitemap_known"`   // URLs sitemaps listed that the job had seen already
+	Routed           int64            `json:"routed"`          // URLs found for partitions another node serves, sent to it (fleet)
 	Status           map[string]int64 `json:"status"`          // responses by status class
 	Errors           map[string]int64 `json:"errors"`          // failures by class
 }
@@ -38,7 +45,9 @@ type Tally struct {
 // at the end: an older decoder skips them.
 func (t *Tally) fields() []*int64 {
 	return []*int64{&t.Pages, &t.Shared, &t.Requests, &t.RobotsFetches, &t.RobotsDisallowed, &t.RobotsGaveUp,
-		&t.Bytes, &t.Discovered, &t.OutOfScope, &t.Excluded, &t.BadLinks, &t.Duplicates, &t.Revisits, &t.NearDuplicates}
+		&t.Bytes, &t.Discovered, &t.OutOfScope, &t.Excluded, &t.BadLinks, &t.Duplicates, &t.Revisits, &t.NearDuplicates,
+		&t.Recrawls, &t.NotModified, &t.Changed,
+		&t.Sitemaps, &t.SitemapURLs, &t.SitemapKnown, &t.Routed}
 }
 
 // Add returns t + u.

@@ -144,15 +144,16 @@ func ExtractWith(body []byte, opts Options) Page {
 	if opts.SimHash {
 		sim = new(simhash.Builder)
 	}
-	z := html.NewTokenizer(bytes.NewReader(body))
+	z := simhash.NewTokenizer(body)
 	for {
 		tt := z.Next()
 		wantTitle := e.wantTitle
 		e.wantTitle = false
 		switch tt {
 		case html.ErrorToken:
-			// The only error a bytes.Reader gives is io.EOF: the whole body
-			// has been scanned.
+			// The only errors are io.EOF (a bytes.Reader's: the whole
+			// body has been scanned) and html.ErrBufferExceeded (a token
+			// past simhash.MaxTokenBytes: the rest is not read).
 			if sim != nil {
 				e.page.SimHash = sim.Sum()
 				e.page.SimWeak = sim.Weak(simhash.WeakBits)

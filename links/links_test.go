@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trawl-crawler/trawl/simhash"
+
 	"go.uber.org/goleak"
 )
 
@@ -336,7 +338,8 @@ func TestExtractDefaultMaxLinks(t *testing.T) {
 }
 
 func TestExtractSurvivesHostileInput(t *testing.T) {
-	huge := strings.Repeat("a", 4<<20)
+	huge := strings.Repeat("a", 1<<20)
+	past := strings.Repeat("a", simhash.MaxTokenBytes)
 	cases := []struct {
 		name string
 		html string
@@ -344,6 +347,10 @@ func TestExtractSurvivesHostileInput(t *testing.T) {
 	}{
 		{"enormous attribute value", `<a href="/` + huge + `">`, 1},
 		{"enormous unquoted value", `<a href=/` + huge + `>`, 1},
+		// A token past simhash.MaxTokenBytes ends the reading: links
+		// before it are kept, none after.
+		{"token past the bound", `<a href=/before><a href="/` + past + `"><a href=/after>`, 1},
+		{"text past the bound", `<a href=/before>` + strings.Repeat("\x00", simhash.MaxTokenBytes+1) + `<a href=/after>`, 1},
 		{"many attributes", `<a ` + strings.Repeat(`x=1 `, 100000) + `href=/x>`, 1},
 		{"deep nesting", strings.Repeat("<div><span>", 200000) + `<a href=/deep>` + strings.Repeat("</span></div>", 200000), 1},
 		{"unclosed tags", strings.Repeat("<div", 100000) + `><a href=/x>`, 1},

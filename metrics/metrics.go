@@ -12,7 +12,10 @@
 // suffix (_seconds, _bytes) before _total on counters. Labels are bounded:
 // crawl (a node's crawls), class (error and status classes, small fixed
 // sets), state (host and URL states), kind (page, robots) and result
-// (response, error); never a host or a URL. Content duplicates (issue 10)
+// (response, error); never a host or a URL. A continuous crawl's
+// freshness gauges (trawl_recrawl_urls, trawl_crawl_freshness_ratio,
+// trawl_crawl_mean_age_seconds) are its recrawl schedule's last figures,
+// absent until the schedule has scanned once. Content duplicates (issue 10)
 // are not counted yet: trawl_urls_duplicate_total counts URLs found again.
 package metrics
 
@@ -127,6 +130,14 @@ var (
 	outOfScope  = counter("trawl_urls_out_of_scope_total", "Links outside a crawl's scope or over a trap cap.", "crawl")
 	shared      = counter("trawl_pages_shared_total", "Pages a crawl got from another crawl's fetch of the same URL.", "crawl")
 	crawlURLs   = gauge("trawl_crawl_urls", "A crawl's URLs by state: queued, in_flight, held (paused).", "crawl", "state")
+	recrawls    = counter("trawl_recrawls_total", "Fetches of pages the node had fetched before.", "crawl")
+	notModified = counter("trawl_recrawls_not_modified_total", "Recrawls answered 304 Not Modified (conditional requests): no body.", "crawl")
+	changed     = counter("trawl_recrawls_changed_total", "Recrawls whose content differed from the stored copy.", "crawl")
+	// Per continuous crawl, from its recrawl schedule's last scan (absent
+	// before the first).
+	recrawlURLs = gauge("trawl_recrawl_urls", "A continuous crawl's pages in its recrawl schedule: scheduled, due (time has come), overdue (of due, later than the crawl's least recrawl interval).", "crawl", "state")
+	freshness   = gauge("trawl_crawl_freshness_ratio", "A continuous crawl's expected share of stored copies that match the live page (0 to 1).", "crawl")
+	meanAge     = gauge("trawl_crawl_mean_age_seconds", "A continuous crawl's expected time since the live page first differed from the stored copy, averaged over its pages (0 while they match).", "crawl")
 	// The node's, from its parts.
 	hosts        = gauge("trawl_hosts", "Hosts known to the node, by state: known, active, ready, waiting, parked, backoff.", "state")
 	frontierN    = gauge("trawl_frontier_urls", "URLs in the node's frontier: queued, in_flight.", "state")
@@ -140,6 +151,7 @@ var (
 	warcSyncs    = counter("trawl_warc_syncs_total", "Rounds of WARC fsyncs, each shared by the exchanges written meanwhile, since the node started.")
 	commitTime   = prometheus.NewDesc("trawl_store_commit_duration_seconds", "Durable commits of the node's store (a synced batch, or the WAL sync that makes the frontier's applied groups durable), from the call to durable.", nil, nil)
 	all          = []desc{pages, bytes, requests, responses, fetchErrors, robotsDeny, discovered, duplicates, outOfScope, shared, crawlURLs,
+		recrawls, notModified, changed, recrawlURLs, freshness, meanAge,
 		hosts, frontierN, robotsHits, robotsMisses, robotsLoads, robotsHeld, warcBytes, warcRecords, warcFiles, warcSyncs}
 )
 
@@ -185,6 +197,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(crawlURLs, float64(p.Queued), id, "queued")
 		emit(crawlURLs, float64(p.InFlight), id, "in_flight")
 		emit(crawlURLs, float64(p.Held), id, "held")
+		emit(recrawls, float64(p.Recrawls), id)
+		emit(notModified, float64(p.NotModified), id)
+		emit(changed, float64(p.Changed), id)
+		if f := p.Freshness; f != nil {
+			emit(recrawlURLs, float64(f.Scheduled), id, "scheduled")
+			emit(recrawlURLs, float64(f.Due), id, "due")
+			emit(recrawlURLs, float64(f.Overdue), id, "overdue")
+			emit(freshness, f.Freshness, id)
+			emit(meanAge, f.MeanAge.Seconds(), id)
+		}
 	}
 	fs := src.FrontierStats()
 	for _, s := range []struct {

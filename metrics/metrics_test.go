@@ -61,7 +61,7 @@ func scrape(t *testing.T, m *Metrics) map[string]*dto.MetricFamily {
 var labelValues = map[string]*regexp.Regexp{
 	"crawl":  regexp.MustCompile(`^[0-9]+$`),
 	"class":  regexp.MustCompile(`^([1-5]xx|request|dns|blocked|connect|timeout|tls|protocol|body|canceled|robots-unavailable|bad-location|redirect-chain|internal|other|too-large|body-timeout)$`),
-	"state":  regexp.MustCompile(`^(known|active|ready|waiting|parked|backoff|queued|in_flight|held)$`),
+	"state":  regexp.MustCompile(`^(known|active|ready|waiting|parked|backoff|queued|in_flight|held|scheduled|due|overdue)$`),
 	"kind":   regexp.MustCompile(`^(page|robots)$`),
 	"result": regexp.MustCompile(`^(response|error)$`),
 }
@@ -279,6 +279,56 @@ func TestScrapeOfACrawl(t *testing.T) {
 	commits := sample(t, fams, "trawl_store_commit_duration_seconds", nil).GetHistogram()
 	if got := commits.GetSampleCount(); got < before.Commits || got > ss.Commits || got == 0 {
 		t.Errorf("trawl_store_commit_duration_seconds counts %d commits, the store %d to %d", got, before.Commits, ss.Commits)
+	}
+}
+
+// TestScrapeOfAContinuousCrawl: a crawl's recrawl counters are scraped
+// for every crawl, and a continuous crawl's freshness gauges once its
+// schedule has figures, not before.
+func TestScrapeOfAContinuousCrawl(t *testing.T) {
+	var n *node.Node
+	m := New(func() Source { return n })
+	n, err := node.Open(node.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	j, err := n.Submit(job.Spec{Seeds: []string{"http://a.test/"}, Continuous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.Itoa(int(j.ID))
+	fams := scrape(t, m)
+	for _, name := range []string{"trawl_recrawl_urls", "trawl_crawl_freshness_ratio", "trawl_crawl_mean_age_seconds"} {
+		if fams[name] != nil {
+			t.Errorf("%s before the schedule's first scan", name)
+		}
+	}
+	j.Stats.Recrawls.Add(12)
+	j.Stats.NotModified.Add(8)
+	j.Stats.Changed.Add(3)
+	j.Stats.SetFreshness(job.Freshness{At: time.Now(), Scheduled: 40, Due: 6, Overdue: 2, Freshness: 0.85, MeanAge: 150 * time.Second})
+	fams = scrape(t, m)
+	checkConventions(t, fams, map[string]bool{id: true})
+	lint(t, fams)
+	crawl := map[string]string{"crawl": id}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"trawl_recrawls_total", crawl, 12},
+		{"trawl_recrawls_not_modified_total", crawl, 8},
+		{"trawl_recrawls_changed_total", crawl, 3},
+		{"trawl_recrawl_urls", map[string]string{"crawl": id, "state": "scheduled"}, 40},
+		{"trawl_recrawl_urls", map[string]string{"crawl": id, "state": "due"}, 6},
+		{"trawl_recrawl_urls", map[string]string{"crawl": id, "state": "overdue"}, 2},
+		{"trawl_crawl_freshness_ratio", crawl, 0.85},
+		{"trawl_crawl_mean_age_seconds", crawl, 150},
+	} {
+		if got := value(t, fams, c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
 	}
 }
 

@@ -45,6 +45,9 @@ type verdict struct {
 	exact  *dedup.Original // an archived response with the same payload
 	near   *dedup.Match    // an archived page whose text is near
 	digest string          // the payload digest the WARC record carries, "" if none
+	// notModified: a 304 to a conditional request, archived as a
+	// server-not-modified revisit of exact (if known)
+	notModified bool
 }
 
 // logResponse logs a fetch of it for j that got resp, archived at loc.
@@ -61,7 +64,15 @@ func (n *Node) logResponse(j *job.Job, it frontier.Item, robotsTxt bool, resp *f
 	case "time":
 		e.Error = crawllog.ErrBodyTimeout
 	}
+	if e.Error == "" && resp.DecodeErr != nil {
+		e.Error = crawllog.ErrDecode
+	}
 	switch {
+	case v.notModified:
+		e.Dedup = crawllog.DedupNotModified
+		if v.exact != nil {
+			e.Original = v.exact.URL
+		}
 	case v.exact != nil:
 		e.Dedup, e.Original = crawllog.DedupExact, v.exact.URL
 	case v.near != nil:
@@ -103,6 +114,10 @@ func (n *Node) frontierDropped(it frontier.Item, why frontier.DropReason) {
 		n.logDrop(it, crawllog.DropBudget, "host budget cut: mostly duplicates")
 	case frontier.DropHost:
 		n.logDrop(it, crawllog.DropUnreachable, "host dropped")
+	case frontier.DropFailing:
+		// Its fetches ended without a response, the same way, too many
+		// times in a row (frontier.Options.FailLimit).
+		n.logDrop(it, crawllog.DropUnreachable, "host failing")
 	}
 	// Items of a cancelled job are not logged one by one.
 }

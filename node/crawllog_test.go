@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/trawl-crawler/trawl/crawllog"
-	"github.com/trawl-crawler/trawl/internal/warccheck"
 )
 
 // checkCrawlLog reads the crawl log a harness run wrote and checks it
@@ -16,24 +15,8 @@ import (
 // verdicts on exactly the revisit records, near verdicts as counted.
 func checkCrawlLog(t *testing.T, h *harness, sum *Summary) []crawllog.Entry {
 	t.Helper()
-	var entries []crawllog.Entry
-	err := crawllog.Scan(filepath.Join(h.opts.DataDir, logDir), crawllog.Filter{
-		OnBad: func(file string, line int, err error) { t.Errorf("crawl log %s:%d: %v", file, line, err) },
-	}, func(e crawllog.Entry) error {
-		entries = append(entries, e)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("read crawl log: %v", err)
-	}
-	files, err := filepath.Glob(filepath.Join(h.opts.DataDir, "warc", "*.warc.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := warccheck.Validate(files...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries := readCrawlLog(t, h)
+	rep := validateWARCs(t, h)
 	type place struct {
 		file   string
 		offset int64

@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
@@ -129,14 +130,118 @@ func (n *Node) Submit(spec job.Spec) (*job.Job, error) {
 	} else {
 		n.nextJob++
 	}
+	n.mu.Unlock()
 	j, err := job.New(id, spec, created)
 	if err != nil {
-		n.mu.Unlock()
 		n.jobMu.Unlock()
 		return nil, err
 	}
+	return n.launch(j, old)
+}
+
+// Adopt makes the node hold job r as a fleet's catalog defines it
+// (package cluster/catalog), under r's ID. A job the node does not hold
+// is created with exactly r.ID, r.Spec and r.Created, in r.State: paused
+// (its seeds queued and set aside), or ended (Cancelled, Finished or
+// Failed: nothing queued); the node's next local ID moves past r.ID. A
+// job the node holds is brought to r.State: resumed, paused or cancelled
+// (a Finished or Failed record ends it so too); a job that has ended here
+// stays ended, and its spec is not changed. Adopting the same record
+// twice changes nothing. An invalid spec is an error naming the job, and
+// so is a job of r.ID the node holds with another creation time (another
+// job, submitted here before the node joined the fleet).
+func (n *Node) Adopt(r job.Record) (*job.Job, error) {
+	if n.failed() {
+		return nil, n.Err()
+	}
+	n.jobMu.Lock()
+	if j := n.Job(r.ID); j != nil {
+		n.jobMu.Unlock()
+		if !j.Created.Equal(r.Created) {
+			return nil, fmt.Errorf("node: adopt job %d: the node holds another job %d (%q, created %s; the record's %q was created %s)",
+				r.ID, r.ID, j.Spec.Name, j.Created.Format(time.RFC3339Nano), r.Spec.Name, r.Created.Format(time.RFC3339Nano))
+		}
+		return j, n.bringTo(j, r)
+	}
+	j, err := job.New(r.ID, r.Spec, r.Created)
+	if err != nil {
+		n.jobMu.Unlock()
+		return nil, fmt.Errorf("node: adopt job %d: %w", r.ID, err)
+	}
+	switch r.State {
+	case job.Running:
+	case job.Paused:
+		j.SetPaused(true)
+	case job.Cancelled, job.Finished, job.Failed:
+		j.End(r.State, endReason(r), recordErr(r))
+	default:
+		n.jobMu.Unlock()
+		return nil, fmt.Errorf("node: adopt job %d: unknown state %q", r.ID, r.State)
+	}
+	return n.launch(j, nil)
+}
+
+// bringTo moves j, which the node holds, to r's state (Adopt).
+func (n *Node) bringTo(j *job.Job, r job.Record) error {
+	st, _ := j.State()
+	if st.Ended() || st == r.State {
+		return nil
+	}
+	var err error
+	switch r.State {
+	case job.Running:
+		err = n.Resume(j.ID)
+	case job.Paused:
+		err = n.Pause(j.ID)
+	case job.Cancelled:
+		err = n.Cancel(j.ID)
+	case job.Finished, job.Failed:
+		n.end(j, r.State, endReason(r), recordErr(r))
+	default:
+		return fmt.Errorf("node: adopt job %d: unknown state %q", r.ID, r.State)
+	}
+	if errors.Is(err, job.ErrEnded) {
+		return nil // it ended here meanwhile, and stays ended
+	}
+	if err != nil {
+		return fmt.Errorf("node: adopt job %d: %w", r.ID, err)
+	}
+	return nil
+}
+
+// endReason is why a record's ended job ended: its Reason, or the reason
+// its state implies.
+func endReason(r job.Record) string {
+	switch {
+	case r.Reason != "":
+		return r.Reason
+	case r.State == job.Cancelled:
+		return job.ReasonCancelled
+	case r.State == job.Failed:
+		return job.ReasonError
+	}
+	return job.ReasonExhausted
+}
+
+func recordErr(r job.Record) error {
+	if r.Error == "" {
+		return nil
+	}
+	return errors.New(r.Error)
+}
+
+// launch adds j, new to the node and in the state it was made with
+// (running, paused or ended), replacing old (the job of j's ID it
+// revives; nil for none): keeps it, tells the frontier its state and,
+// unless it has ended, queues its seeds. The caller holds jobMu; launch
+// releases it before the seeds are queued. A job whose seeds cannot be
+// queued fails, and launch says why.
+func (n *Node) launch(j, old *job.Job) (*job.Job, error) {
+	id := j.ID
+	n.mu.Lock()
 	n.jobs[id] = j
 	n.submitting[id] = true // not done before its seeds are queued
+	n.nextJob = max(n.nextJob, id+1)
 	n.mu.Unlock()
 	if old != nil {
 		j.Stats.SetPrior(old.Stats.Total()) // the same job, counting on
@@ -144,12 +249,15 @@ func (n *Node) Submit(spec job.Spec) (*job.Job, error) {
 			n.running.Add(-1) // replaced by j below
 		}
 	}
-	n.running.Add(1)
+	st, _ := j.State()
+	if st == job.Running {
+		n.running.Add(1)
+	}
 	j.Stats.Start(n.opts.Now())
-	err = n.keep(j)
+	err := n.keep(j)
 	if err == nil {
-		// Active, and (if revived) the items it held put back.
-		err = n.frontier.SetJobState(id, frontier.JobActive)
+		// Its state, and (if revived) the items it held put back.
+		err = n.frontier.SetJobState(id, frontierState(j))
 	}
 	n.jobMu.Unlock()
 	defer func() {
@@ -159,7 +267,7 @@ func (n *Node) Submit(spec job.Spec) (*job.Job, error) {
 		n.checkDone(j)
 		n.poke()
 	}()
-	if err == nil {
+	if err == nil && !st.Ended() {
 		err = n.queueSeeds(j)
 	}
 	if err != nil {
@@ -182,9 +290,10 @@ func (n *Node) queueSeeds(j *job.Job) error {
 		b.Close()
 		return fmt.Errorf("queue seeds: %w", err)
 	}
-	if err := <-n.frontier.Add(b, items...); err != nil {
+	if err := <-n.add(b, items); err != nil {
 		return fmt.Errorf("queue seeds: %w", err)
 	}
+	n.routed()
 	j.Stats.Discovered.Add(int64(len(items)))
 	return nil
 }
@@ -225,9 +334,10 @@ func (n *Node) AddSeeds(id job.ID, seeds []string) (added int, err error) {
 		b.Close()
 		return 0, fmt.Errorf("node: add seeds to job %d: %w", id, err)
 	}
-	if err := <-n.frontier.Add(b, items...); err != nil {
+	if err := <-n.add(b, items); err != nil {
 		return 0, fmt.Errorf("node: add seeds to job %d: %w", id, err)
 	}
+	n.routed()
 	j.Stats.Discovered.Add(int64(len(items)))
 	n.poke()
 	return len(items), nil
@@ -334,9 +444,12 @@ func (n *Node) Cancel(id job.ID) error {
 	return errors.Join(ferr, n.keep(j))
 }
 
-// checkDone ends j once nothing of it is queued, held or in flight.
+// checkDone ends j once nothing of it is queued, held or in flight. A
+// continuous job never ends so: with its frontier empty it waits for its
+// recrawls (job.Progress.WaitingForRecrawls), until it is cancelled, a
+// limit ends it, or the node stops.
 func (n *Node) checkDone(j *job.Job) {
-	if st, _ := j.State(); st != job.Running {
+	if st, _ := j.State(); st != job.Running || j.Spec.Continuous || n.opts.Partitioned {
 		return
 	}
 	n.mu.Lock()

@@ -31,6 +31,12 @@
 // writes NAME.warc.gz.cdxj beside it; Open indexes the finished files a
 // crash left without one (cdxj.IndexMissing).
 //
+// Fleet: with Options.Partitioned the node serves only the partitions it
+// is given (package cluster/fleet drives ServePartition and
+// ReleasePartition); what it finds for the others leaves through its
+// outbox, what others find for its own comes in through Fold. The wiring
+// is drawn in partitions.go.
+//
 // Lock order: Node.jobMu (jobs' state changes) is taken before Node.mu,
 // a job's lock or the frontier's; Node.mu is never held while calling into
 // the frontier, the keeper, the seen gate, the store or a job (each has its
@@ -50,6 +56,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/cdxj"
+	"github.com/trawl-crawler/trawl/cluster/route"
 	"github.com/trawl-crawler/trawl/crawllog"
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
@@ -89,8 +96,12 @@ type Node struct {
 	clog     *crawllog.Writer // the crawl log; nil when off (see crawllog.go)
 	indexer  *indexer         // the CDXJ index of each WARC file the writer finishes
 	shared   *sharedPages
-	running  atomic.Int32 // jobs running; pages are shared only when > 1
-	paused   atomic.Bool  // the whole node is paused (PauseNode): no lease
+	running  atomic.Int32                     // jobs running; pages are shared only when > 1
+	paused   atomic.Bool                      // the whole node is paused (PauseNode): no lease
+	fence    atomic.Pointer[func() time.Time] // SetFence's; nil: none
+
+	sitemaps *sitemapTracker // each job's progress through each origin's sitemaps (sitemaps.go)
+	outbox   *route.Outbox   // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
 
 	stop          chan struct{} // closed by Close: no new lease
 	wake          chan struct{} // poke: the dispatcher looks again
@@ -99,6 +110,8 @@ type Node struct {
 	cancelFetches context.CancelFunc
 	started       bool
 	drained       chan struct{} // closed when dispatcher and workers are done
+	scheduleDone  chan struct{} // closed when the recrawl schedule's loop is done
+	recrawls      recrawlPlans  // the continuous jobs' recrawl plans (recrawl.go)
 
 	// jobMu serialises the jobs' state changes (Submit, Pause, Resume,
 	// Cancel, a job's end) with what they tell the frontier and the
@@ -125,15 +138,17 @@ func Open(opts Options) (*Node, error) {
 	}
 	opts = opts.withDefaults()
 	n := &Node{
-		opts:       opts,
-		agent:      robots.ProductToken(opts.UserAgent),
-		jobs:       make(map[job.ID]*job.Job),
-		submitting: make(map[job.ID]bool),
-		nextJob:    1,
-		stop:       make(chan struct{}),
-		wake:       make(chan struct{}, 1),
-		drained:    make(chan struct{}),
-		shared:     newSharedPages(opts.SharedPages),
+		opts:         opts,
+		agent:        robots.ProductToken(opts.UserAgent),
+		jobs:         make(map[job.ID]*job.Job),
+		submitting:   make(map[job.ID]bool),
+		nextJob:      1,
+		stop:         make(chan struct{}),
+		wake:         make(chan struct{}, 1),
+		drained:      make(chan struct{}),
+		scheduleDone: make(chan struct{}),
+		shared:       newSharedPages(opts.SharedPages),
+		sitemaps:     newSitemapTracker(),
 	}
 	n.fetchCtx, n.cancelFetches = context.WithCancel(context.Background())
 
@@ -142,8 +157,13 @@ func Open(opts Options) (*Node, error) {
 		UserAgent:    opts.UserAgent,
 		Hosts:        opts.Hosts,
 		AllowNets:    opts.AllowNets,
+		LocalAddr:    opts.SourceAddr,
+		CACerts:      opts.CACerts,
 		TotalTimeout: opts.FetchTimeout,
 		MaxBodyBytes: opts.MaxBodyBytes,
+	}
+	if !opts.NoSitemaps {
+		fetchOpts.AcceptTypes = sitemapAcceptTypes
 	}
 	stateOpts := StateOptions{
 		Dir:             filepath.Join(opts.DataDir, "state"),
@@ -163,6 +183,7 @@ func Open(opts Options) (*Node, error) {
 			LeaseTimeout: opts.FetchTimeout + time.Minute,
 			Now:          opts.Now,
 			OnDrop:       n.frontierDropped,
+			Partitioned:  opts.Partitioned,
 		},
 		Seen: urlseen.DurableOptions{ExpectedURLs: opts.ExpectedURLs},
 	}
@@ -257,6 +278,14 @@ func Open(opts Options) (*Node, error) {
 		n.closeLog()
 		return nil, err
 	}
+	if opts.Partitioned {
+		if n.outbox, err = route.OpenOutbox(st.DB); err != nil {
+			n.fetcher.Close()
+			st.Close()
+			n.closeLog()
+			return nil, fmt.Errorf("node: %w", err)
+		}
+	}
 	if err := errors.Join(n.loadJobs(), n.loadPolicies(), n.loadNodePaused()); err != nil {
 		n.warc.Close()
 		n.indexer.close()
@@ -294,6 +323,7 @@ func (n *Node) Start() {
 		j.Stats.Start(now)
 	}
 	go n.run()
+	go n.runSchedule()
 }
 
 // run is the dispatcher and the worker pool.
@@ -347,7 +377,11 @@ func (n *Node) dispatch(work chan<- *frontier.Lease, slots chan struct{}) {
 				l    *frontier.Lease
 				wait = time.Duration(-1) // paused: until poked
 			)
-			if !n.paused.Load() {
+			switch {
+			case n.paused.Load():
+			case n.fenced():
+				wait = fenceRecheck
+			default:
 				l, wait = n.frontier.Lease()
 			}
 			if l != nil {
@@ -393,6 +427,7 @@ func (n *Node) Close() error {
 		case <-n.drained:
 			grace.Stop()
 		}
+		<-n.scheduleDone
 	}
 	n.cancelFetches()
 	n.fetcher.Close()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +32,9 @@ type harness struct {
 	srv  *testweb.Server
 	opts Options
 	spec job.Spec
+	// ended, if set, is called by run once the job has ended, before the
+	// node is closed.
+	ended func(*Node, *job.Job)
 }
 
 func newHarness(t *testing.T, web testweb.Options, gap time.Duration) *harness {
@@ -69,9 +73,9 @@ func newHarness(t *testing.T, web testweb.Options, gap time.Duration) *harness {
 	}
 }
 
-// run opens a node, runs the harness's job until it ends or ctx is
-// cancelled, closes the node and returns the job's summary.
-func (h *harness) run(t *testing.T, ctx context.Context) *Summary {
+// start opens a node with the harness's options, submits its job and
+// starts the node. The caller closes the node.
+func (h *harness) start(t *testing.T) (*Node, *job.Job) {
 	t.Helper()
 	n, err := Open(h.opts)
 	if err != nil {
@@ -83,9 +87,20 @@ func (h *harness) run(t *testing.T, ctx context.Context) *Summary {
 		t.Fatal(err)
 	}
 	n.Start()
+	return n, j
+}
+
+// run opens a node, runs the harness's job until it ends or ctx is
+// cancelled, closes the node and returns the job's summary.
+func (h *harness) run(t *testing.T, ctx context.Context) *Summary {
+	t.Helper()
+	n, j := h.start(t)
 	select {
 	case <-j.Ended():
 	case <-ctx.Done():
+	}
+	if h.ended != nil {
+		h.ended(n, j)
 	}
 	if err := n.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -282,7 +297,7 @@ func TestCrawlStopsAtMaxPages(t *testing.T) {
 	}
 	pages := 0
 	for _, r := range h.srv.Log() {
-		if !strings.HasPrefix(r.Path, "/robots") {
+		if !strings.HasPrefix(r.Path, "/robots") && r.Path != "/sitemap.xml" { // robots.txt and sitemaps are no pages
 			pages++
 		}
 	}
@@ -489,8 +504,42 @@ func TestTallyAcrossRestart(t *testing.T) {
 	for _, v := range tot.Status {
 		statuses += v
 	}
-	if statuses+tot.RobotsFetches != responses {
-		t.Errorf("%d page statuses + %d robots.txt answers counted; the web answered %d requests", statuses, tot.RobotsFetches, responses)
+	if statuses+tot.RobotsFetches+tot.Sitemaps != responses {
+		t.Errorf("%d page statuses + %d robots.txt answers + %d sitemap answers counted; the web answered %d requests", statuses, tot.RobotsFetches, tot.Sitemaps, responses)
 	}
 	t.Logf("first run %d requests, second %d; web %d", first.Requests, second.Requests, len(log))
+}
+
+// TestFenceStopsLeasing: a node past its fence (a fleet member whose
+// membership may have lapsed) starts no fetch, and goes on once the fence
+// moves on.
+func TestFenceStopsLeasing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 20*time.Millisecond)
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	var fence atomic.Int64
+	fence.Store(time.Now().Add(-time.Second).UnixNano()) // passed
+	n.SetFence(func() time.Time { return time.Unix(0, fence.Load()) })
+	j, err := n.Submit(h.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+	time.Sleep(500 * time.Millisecond)
+	if got := len(h.srv.Log()); got != 0 {
+		t.Fatalf("a fenced node made %d requests, want none", got)
+	}
+	fence.Store(time.Now().Add(time.Hour).UnixNano()) // renewed
+	select {
+	case <-j.Ended():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the job did not end after the fence moved on")
+	}
+	if rep := h.analyze(1); len(rep.Problems()) > 0 {
+		t.Errorf("problems: %s", strings.Join(rep.Problems(), "\n"))
+	}
 }

@@ -52,10 +52,11 @@ func ObserveAll(fns ...func(FetchEvent)) func(FetchEvent) {
 }
 
 // Error classes the node counts besides fetch.Class: responses archived
-// cut off, counted under their status and as one of these.
+// cut off or undecodable, counted under their status and as one of these.
 const (
 	ErrorTooLarge    = "too-large"    // the body passed MaxBodyBytes (or its decoded form the cap)
 	ErrorBodyTimeout = "body-timeout" // FetchTimeout ended the body
+	ErrorDecode      = "decode"       // its Content-Encoding could not be undone (fetch.Response.DecodeErr)
 )
 
 // observe hands ev to Options.OnFetch, if set.

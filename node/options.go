@@ -43,8 +43,20 @@ type Options struct {
 	// a contact URL. Default DefaultUserAgent.
 	UserAgent string
 	// AllowNets lets the node connect to addresses the IP guard would
-	// refuse (loopback, private, link-local, metadata).
+	// refuse: every range that is not globally reachable (loopback,
+	// private, link-local, CGNAT, documentation, benchmarking, multicast,
+	// cloud metadata, ... and IPv6 addresses carrying such an IPv4;
+	// fetch/guard.go lists them with their sources).
 	AllowNets []netip.Prefix
+	// SourceAddr is the source address of the node's fetches (the IP the
+	// sites see), for a machine with several (fetch.Options.LocalAddr).
+	// Zero: the system picks.
+	SourceAddr netip.Addr
+	// CACerts holds PEM certificates of authorities the fetcher trusts in
+	// addition to the system roots (trawl --ca-file: a private or test
+	// CA). Nil: the system roots alone. Checked by fetch.Options.Validate
+	// at Open.
+	CACerts []byte
 	// Hosts maps host names to addresses before DNS is asked (the
 	// synthetic web uses it). Keys are lower-case.
 	Hosts map[string][]netip.Addr
@@ -92,6 +104,14 @@ type Options struct {
 	// Default max(2 x MinDelay, 1s).
 	RobotsRetry time.Duration
 
+	// RecrawlTick is how often the recrawl schedule is looked at for
+	// pages due (of continuous jobs). Default DefaultRecrawlTick (1s).
+	RecrawlTick time.Duration
+	// FreshnessEvery is how often the whole recrawl schedule is read for
+	// the continuous jobs' freshness figures and budgets. Default
+	// DefaultFreshnessEvery (30s).
+	FreshnessEvery time.Duration
+
 	// CrawlLogMaxBytes rotates the crawl log (DataDir/logs/crawl.log) at
 	// this size. Default 64 MiB.
 	CrawlLogMaxBytes int64
@@ -125,6 +145,26 @@ type Options struct {
 	// jobs is fetched once and counted by each. Default 4096; negative
 	// turns sharing off.
 	SharedPages int
+
+	// NoSitemaps turns sitemaps off. By default every job reads each
+	// origin's sitemaps (robots.txt Sitemap: lines, /sitemap.xml, the
+	// children of index files) before its pages, in the host's slot, and
+	// queues the pages they list at the job's top level (sitemaps.go);
+	// gzipped bodies (application/x-gzip, application/gzip,
+	// application/octet-stream) are downloaded too, for gzipped sitemaps.
+	NoSitemaps bool
+	// Partitioned makes the node one of a fleet: it serves the partitions
+	// it is given at run time (ServePartition, ReleasePartition; package
+	// cluster/fleet drives them) and none at start. URLs it finds for a
+	// partition it does not serve go to its outbox (cluster/route) in the
+	// batch of the completion that found them, for the owner; the owner
+	// folds them in (Fold). A job of a partitioned node does not end when
+	// the node's own queue empties (the fleet's may not be): it ends when
+	// cancelled, or on a limit.
+	Partitioned bool
+	// SitemapEvery is how long a continuous job trusts the sitemaps it
+	// read before it reads them again. Default DefaultSitemapEvery (24h).
+	SitemapEvery time.Duration
 
 	// OnFetch, if set, is called by the worker after every request it
 	// sent (pages and robots.txt), before the page's completion: it must
@@ -166,6 +206,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DuplicateAllowance == 0 {
 		o.DuplicateAllowance = 20
+	}
+	if o.SitemapEvery == 0 {
+		o.SitemapEvery = DefaultSitemapEvery
+	}
+	if o.RecrawlTick == 0 {
+		o.RecrawlTick = DefaultRecrawlTick
+	}
+	if o.FreshnessEvery == 0 {
+		o.FreshnessEvery = DefaultFreshnessEvery
 	}
 	if o.NearDistance == 0 {
 		o.NearDistance = simhash.MaxNear
@@ -237,6 +286,15 @@ func (o Options) Validate() error {
 	}
 	if o.NearDistance > simhash.MaxNear {
 		bad("NearDistance", o.NearDistance, fmt.Sprintf("over %d, the most the banded index finds", simhash.MaxNear))
+	}
+	if o.SitemapEvery < 0 {
+		bad("SitemapEvery", o.SitemapEvery, "negative")
+	}
+	if o.RecrawlTick < 0 {
+		bad("RecrawlTick", o.RecrawlTick, "negative")
+	}
+	if o.FreshnessEvery < 0 {
+		bad("FreshnessEvery", o.FreshnessEvery, "negative")
 	}
 	if o.MaxRedirects < 0 {
 		bad("MaxRedirects", o.MaxRedirects, "negative")

@@ -15,7 +15,14 @@ type sharedPage struct {
 	status   int
 	redirect *url.URL   // a 3xx's target, nil otherwise
 	links    []*url.URL // canonical, followable links of an HTML page
+	// sitemap is what a sitemap file listed, for a sitemap held under
+	// sitemapShareKey (nil for pages)
+	sitemap *sitemapResult
 }
+
+// sitemapShareKey is the key in sharedPages of the sitemap file at url:
+// apart from the page of the same URL, which a job may also fetch.
+func sitemapShareKey(url string) string { return "sitemap " + url }
 
 // sharedPages holds the last pages fetched while two or more jobs ran,
 // at most max of them (first in, first out). Safe for concurrent use.

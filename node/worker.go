@@ -56,6 +56,13 @@ func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b
 		}
 	}
 	done, err := n.frontier.Complete(l, o, attach, add...)
+	if errors.Is(err, frontier.ErrNotServed) && b != nil {
+		// A partition of some found URL was released since admit split
+		// them: those go to its owner too, and the completion again.
+		if add, err = n.rerouteUnserved(b, add); err == nil {
+			done, err = n.frontier.Complete(l, o, attach, add...)
+		}
+	}
 	n.tallyMu.Unlock()
 	if err != nil {
 		// The lease expired and its item was offered again: keep what it
@@ -73,6 +80,7 @@ func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b
 		n.fail(fmt.Errorf("node: record completion of %s: %w", l.Item.URL, err))
 		return
 	}
+	n.routed()
 	if j != nil {
 		n.checkDone(j)
 	}
@@ -144,6 +152,16 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	if v.Loaded {
 		// Kept by an earlier run: the frontier may not know its Crawl-delay.
 		n.setCrawlDelay(l.Item.Host, v.Policy)
+	}
+	// Sitemaps (sitemaps.go): while the job has sitemap files of this
+	// origin left to read, this lease's slot fetches the next one and its
+	// item goes back to the queue. A map lookup once they are done.
+	if n.sitemapTurn(ctx, l, j, origin, v.Policy) {
+		return
+	}
+	if isHostTask(u) { // its work (robots.txt, sitemaps) is done above
+		n.complete(l, frontier.Outcome{NotStarted: true})
+		return
 	}
 	if !v.Policy.Allowed(n.agent, u) {
 		j.Stats.RobotsDisallowed.Add(1)
@@ -276,6 +294,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 		}
 	} else {
 		o.Failed = true
+		o.ResponseTime = n.opts.Now().Sub(start) // as for a page (fetchPage)
 		j.Stats.AddError(string(fetch.ClassOf(err)))
 	}
 	b := n.db.NewBatch()
@@ -297,10 +316,11 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 	n.completeWith(l, j, o, b, nil)
 }
 
-// archive writes resp to the WARC, as a revisit of orig if that is not
-// nil (warcSum is then the payload's digest, which orig's record has), and
-// waits until it is on disk. A failure stops the node.
-func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, hasSum bool, orig *dedup.Original, warcSum [sha256.Size]byte) (warc.Location, bool) {
+// archive writes resp to the WARC, as a revisit if rv is not nil (for an
+// identical-payload-digest revisit warcSum is the payload's digest, which
+// the original's record has), and waits until it is on disk. A failure
+// stops the node.
+func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, hasSum bool, rv *warc.Revisit, warcSum [sha256.Size]byte) (warc.Location, bool) {
 	ex := &warc.Exchange{
 		URL:            resp.URL,
 		IP:             resp.IP.String(),
@@ -313,9 +333,11 @@ func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, 
 	if hasSum && resp.Identity() {
 		ex.PayloadSHA256 = sum[:] // the payload is the body as transferred
 	}
-	if orig != nil {
-		ex.PayloadSHA256 = warcSum[:]
-		ex.Revisit = &warc.Revisit{TargetURI: orig.URL, Date: orig.Date, RecordID: orig.RecordID}
+	if rv != nil {
+		if rv.Profile != warc.ProfileServerNotModified {
+			ex.PayloadSHA256 = warcSum[:]
+		}
+		ex.Revisit = rv
 	}
 	loc, err := n.warc.Write(ex)
 	if err == nil {
@@ -391,10 +413,20 @@ func (n *Node) keepNear(b *store.Batch, j *job.Job, pageURL string, sim dedup.Pr
 	}
 }
 
+// revisitOf is the identical-payload-digest revisit of orig; nil if orig
+// is.
+func revisitOf(orig *dedup.Original) *warc.Revisit {
+	if orig == nil {
+		return nil
+	}
+	return &warc.Revisit{TargetURI: orig.URL, Date: orig.Date, RecordID: orig.RecordID}
+}
+
 func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *url.URL) {
 	it := l.Item
+	prev := n.loadRecord(it)
 	start := n.opts.Now().UTC()
-	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: u})
+	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: u, Validators: validators(j, prev)})
 	j.Stats.Requests.Add(1)
 	n.observe(n.fetchEvent(j, it.Host, false, start, resp, err))
 	if err != nil {
@@ -405,7 +437,13 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		}
 		class := fetch.ClassOf(err)
 		j.Stats.AddError(string(class))
-		o := frontier.Outcome{Failed: class != fetch.ClassTimeout, Timeout: class == fetch.ClassTimeout}
+		// The time a failure took counts as a response time (the
+		// adaptive gap): a host that let a fetch time out is slow, and a
+		// hostile one may still be answering the request it abandoned
+		// (a header drip notices the hang-up only at its next byte), so
+		// it is not asked again within a few short gaps.
+		o := frontier.Outcome{Failed: class != fetch.ClassTimeout, Timeout: class == fetch.ClassTimeout,
+			ResponseTime: n.opts.Now().Sub(start)}
 		if class == fetch.ClassBlocked {
 			o = frontier.Outcome{NotStarted: true}
 		} else if retryable(class) && it.Attempts < n.opts.MaxRetries {
@@ -413,22 +451,28 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			o.Requeue = true
 		}
 		n.opts.Logger.Debug("fetch failed", "url", it.URL, "err", err)
+		o.Refetch = fetchedBefore(prev) // a recrawl spends no host budget
 		if o.NotStarted {
 			n.completeWith(l, j, o, nil, nil)
 			return
 		}
-		n.completeWith(l, j, o, n.recordFetch(nil, it, urlstate.Observation{At: start, Error: string(class), Job: j.ID}), nil)
+		n.completeWith(l, j, o, n.recordFetch(nil, j, it, prev, urlstate.Observation{At: start, Error: string(class), Job: j.ID}), nil)
 		return
 	}
 	defer resp.Release() // nothing below keeps the body past this call
+	if resp.NotModified {
+		n.notModified(l, j, resp, prev)
+		return
+	}
 	sum, hasSum := payloadSum(resp)
 	warcSum, eligible, orig := n.contentSeen(resp, sum, hasSum)
-	loc, ok := n.archive(j, resp, sum, hasSum, orig, warcSum)
+	loc, ok := n.archive(j, resp, sum, hasSum, revisitOf(orig), warcSum)
 	if !ok {
 		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 		return
 	}
-	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start)}
+	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start),
+		Refetch: fetchedBefore(prev)}
 	var (
 		page *sharedPage // what another job wanting this URL may use instead of a fetch
 		sim  *uint64     // the page's SimHash, if extraction took it
@@ -462,7 +506,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	case resp.Status >= 300 && resp.Status < 400:
 		page = &sharedPage{at: start, status: resp.Status}
 		if resp.Location != "" {
-			page.redirect = n.location(j, resp.Location)
+			page.redirect = n.location(j, u, resp.Location)
 		}
 	case resp.Status >= 200 && resp.Status < 300:
 		page = &sharedPage{at: start, status: resp.Status}
@@ -502,6 +546,9 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	case "time":
 		j.Stats.AddError(ErrorBodyTimeout)
 	}
+	if resp.DecodeErr != nil { // archived as sent; a hostile coding is named, not silent
+		j.Stats.AddError(ErrorDecode)
+	}
 	var found []candidate
 	if page != nil {
 		found = n.candidates(j, it, u, page)
@@ -513,7 +560,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	obs := observation(resp, sim, sum, hasSum)
 	obs.Job = j.ID
 	if len(found) == 0 {
-		n.completeWith(l, j, o, keep(n.recordFetch(nil, it, obs)), nil)
+		n.completeWith(l, j, o, keep(n.recordFetch(nil, j, it, prev, obs)), nil)
 		return
 	}
 	b := n.db.NewBatch()
@@ -524,7 +571,38 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 		return
 	}
-	n.completeWith(l, j, o, keep(n.recordFetch(b, it, obs)), add)
+	n.completeWith(l, j, o, keep(n.recordFetch(b, j, it, prev, obs)), add)
+}
+
+// notModified ends l with resp, a 304 to job j's conditional fetch of a
+// page whose record was prev: archived as a server-not-modified revisit
+// referring to the capture of prev's payload (when the content-seen gate
+// knows it: a payload stored content-encoded is keyed by its transferred
+// bytes, and the reference is then left out), not parsed (its links are
+// j's already: validators), and recorded with prev's content.
+func (n *Node) notModified(l *frontier.Lease, j *job.Job, resp *fetch.Response, prev urlstate.Record) {
+	it := l.Item
+	rv := &warc.Revisit{Profile: warc.ProfileServerNotModified}
+	var orig *dedup.Original
+	if o, ok, err := n.dedup.Exact(prev.Digest); err != nil {
+		n.opts.Logger.Warn("content-seen lookup of a 304's capture", "url", it.URL, "err", err)
+	} else if ok {
+		rv.TargetURI, rv.Date, rv.RecordID = o.URL, o.Date, o.RecordID
+		orig = &o
+	}
+	loc, ok := n.archive(j, resp, [sha256.Size]byte{}, false, rv, [sha256.Size]byte{})
+	if !ok {
+		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
+		return
+	}
+	j.Stats.Pages.Add(1)
+	j.Stats.NotModified.Add(1)
+	j.Stats.AddStatus(resp.Status)
+	n.logResponse(j, it, false, resp, loc, verdict{notModified: true, exact: orig})
+	obs := observation(resp, nil, [sha256.Size]byte{}, false)
+	obs.Job = j.ID
+	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start), Refetch: true}
+	n.completeWith(l, j, o, n.recordFetch(nil, j, it, prev, obs), nil)
 }
 
 // share answers l (job j's lease of a URL) with page, which another job's
@@ -553,30 +631,20 @@ func (n *Node) share(l *frontier.Lease, j *job.Job, u *url.URL, p *sharedPage) {
 	n.completeWith(l, j, frontier.Outcome{NotStarted: true}, b, add)
 }
 
-// recordFetch folds a fetch of it into the URL's stored record
-// (urlstate) and puts the new record into b, or into a new batch if b is
-// nil, which it returns: the record is committed with the lease's
-// completion. A stored record that cannot be read is started afresh.
-func (n *Node) recordFetch(b *store.Batch, it frontier.Item, o urlstate.Observation) *store.Batch {
+// recordFetch folds job j's fetch of it into the URL's stored record
+// (prev, from loadRecord before the fetch: one fetch of a URL runs at a
+// time), its change history and its recrawl schedule, and puts them into b,
+// or into a new batch if b is nil, which it returns: they are committed
+// with the lease's completion.
+func (n *Node) recordFetch(b *store.Batch, j *job.Job, it frontier.Item, prev urlstate.Record, o urlstate.Observation) *store.Batch {
 	key := store.URLKey(it.Host, it.URL)
-	var prev urlstate.Record
-	v, err := []byte(nil), store.ErrNotFound
-	if n.state.Fetched.MayHave(key) {
-		v, err = n.db.Get(key)
-	}
-	switch {
-	case err == nil:
-		if prev, err = urlstate.Decode(v); err != nil {
-			n.opts.Logger.Warn("stored URL state unreadable; starting afresh", "url", it.URL, "err", err)
-		}
-	case !errors.Is(err, store.ErrNotFound):
-		n.opts.Logger.Warn("read URL state; starting afresh", "url", it.URL, "err", err)
-	}
 	if b == nil {
 		b = n.db.NewBatch()
 	}
+	rec := foldVisit(j, prev, prev.Observe(o), o)
+	n.reschedule(b, j, it, prev, &rec)
 	n.state.Fetched.Add(key) // before b commits: the filter holds every stored key
-	if err := b.Set(key, urlstate.Encode(prev.Observe(o))); err != nil {
+	if err := b.Set(key, urlstate.Encode(rec)); err != nil {
 		n.opts.Logger.Warn("record URL state", "url", it.URL, "err", err)
 	}
 	return b
@@ -600,12 +668,13 @@ func payloadSum(resp *fetch.Response) ([sha256.Size]byte, bool) {
 // text: sim if link extraction took it in its pass, computed here
 // otherwise.
 func observation(resp *fetch.Response, sim *uint64, sum [sha256.Size]byte, hasSum bool) urlstate.Observation {
+	v := fetch.ValidatorsOf(resp.Header)
 	o := urlstate.Observation{
 		At:           resp.Start.UTC(),
 		Status:       resp.Status,
 		NotModified:  resp.Status == http.StatusNotModified,
-		ETag:         resp.Header.Get("ETag"),
-		LastModified: resp.Header.Get("Last-Modified"),
+		ETag:         v.ETag,
+		LastModified: v.LastModified,
 	}
 	if !hasSum {
 		return o
@@ -633,9 +702,12 @@ func retryable(c fetch.Class) bool {
 	return c == fetch.ClassTimeout || c == fetch.ClassConnect
 }
 
-// location parses a redirect's target.
-func (n *Node) location(j *job.Job, location string) *url.URL {
-	t, err := urlnorm.Parse(location, nil)
+// location parses a redirect's target: fetch.Response.Location, resolved
+// against the request URL u, or as sent when net/url could not parse it
+// (a value no parser takes, e.g. "http://[::1", counts bad-location and
+// is dropped).
+func (n *Node) location(j *job.Job, u *url.URL, location string) *url.URL {
+	t, err := urlnorm.Parse(location, u)
 	if err != nil {
 		j.Stats.AddError("bad-location")
 		return nil
@@ -744,26 +816,22 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 	kept := cands[:0:0]
 	for _, cd := range cands {
 		cd.u = j.Scope.StripSession(cd.u)
-		if checkScope {
-			if err := j.Scope.Check(cd.u, cd.depth); err != nil {
-				j.Stats.OutOfScope.Add(1)
-				n.scopeDropped(j, cd, err)
-				continue
-			}
-			if err := j.Scope.CheckShapeRun(cd.u, cd.shapeRun); err != nil {
-				j.Stats.OutOfScope.Add(1)
-				n.scopeDropped(j, cd, err)
-				continue
-			}
+		if checkScope && !n.inScope(j, cd, true) {
+			continue
 		}
-		s := cd.u.String()
-		if j.Excludes(s) {
-			j.Stats.Excluded.Add(1)
-			n.logDrop(frontier.Item{URL: s, Job: j.ID, Depth: cd.depth, Via: cd.via}, crawllog.DropExcluded, "")
+		s, ok := n.notExcluded(j, cd)
+		if !ok {
 			continue
 		}
 		urls = append(urls, s)
 		kept = append(kept, cd)
+	}
+	if n.outbox != nil {
+		routed, err := n.routeForeign(b, j, urls, kept, func(cd candidate) int { return j.Level(cd.depth, levels) })
+		if err != nil {
+			return nil, err
+		}
+		urls, kept = unrouted(urls, routed), unrouted(kept, routed)
 	}
 	if len(urls) == 0 {
 		return nil, nil
@@ -798,6 +866,33 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 	}
 	j.Stats.Duplicates.Add(int64(len(urls) - len(items) - over))
 	return items, nil
+}
+
+// inScope passes cd through j's scope rules and, with shapes, the
+// shape-run rule, counting and logging a drop.
+func (n *Node) inScope(j *job.Job, cd candidate, shapes bool) bool {
+	err := j.Scope.Check(cd.u, cd.depth)
+	if err == nil && shapes {
+		err = j.Scope.CheckShapeRun(cd.u, cd.shapeRun)
+	}
+	if err != nil {
+		j.Stats.OutOfScope.Add(1)
+		n.scopeDropped(j, cd, err)
+		return false
+	}
+	return true
+}
+
+// notExcluded returns cd's URL and whether no exclusion pattern of j
+// matches it, counting and logging a drop.
+func (n *Node) notExcluded(j *job.Job, cd candidate) (string, bool) {
+	s := cd.u.String()
+	if j.Excludes(s) {
+		j.Stats.Excluded.Add(1)
+		n.logDrop(frontier.Item{URL: s, Job: j.ID, Depth: cd.depth, Via: cd.via}, crawllog.DropExcluded, "")
+		return s, false
+	}
+	return s, true
 }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date.

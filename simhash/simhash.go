@@ -369,8 +369,27 @@ func HTMLWeak(doc []byte) (fp, weak uint64) {
 	return fp, b.Weak(WeakBits)
 }
 
-func (b *Builder) html(doc []byte) uint64 {
+// MaxTokenBytes bounds one token of a page (a text run, a comment, a tag
+// with its attributes) that HTML and links.ExtractWith read: a longer token
+// ends the reading, and what follows it is neither fingerprinted nor
+// searched for links. x/net/html buffers a whole token, so without a bound
+// a decoded compression bomb of 50 MiB of NULs cost 256 MiB in doubling
+// buffers, and as much again turning each NUL into U+FFFD (measured in the
+// hostile crawl's memory profile). No ordinary page comes near: the bound is
+// 16 times an inline script of a large application.
+const MaxTokenBytes = 4 << 20
+
+// NewTokenizer returns the tokenizer HTML and links.ExtractWith read doc
+// with: bounded to MaxTokenBytes per token, so that both stop at the same
+// place.
+func NewTokenizer(doc []byte) *html.Tokenizer {
 	z := html.NewTokenizer(bytes.NewReader(doc))
+	z.SetMaxBuf(MaxTokenBytes)
+	return z
+}
+
+func (b *Builder) html(doc []byte) uint64 {
+	z := NewTokenizer(doc)
 	for {
 		tt := z.Next()
 		switch tt {

@@ -795,6 +795,19 @@ func syncParents(fsys vfs.FS, dir string) error {
 // truncReasons are the WARC-Truncated values of WARC 1.1.
 var truncReasons = map[string]bool{"length": true, "time": true, "disconnect": true, "unspecified": true}
 
+// isRequestLine reports whether b begins with an HTTP/1.x request line
+// (RFC 9112 section 3): a method, a space, a target, a space and a
+// version beginning "HTTP/", ending with LF (CR LF allowed).
+func isRequestLine(b []byte) bool {
+	line, _, ok := bytes.Cut(b, []byte("\n"))
+	if !ok {
+		return false
+	}
+	parts := bytes.Split(bytes.TrimSuffix(line, []byte("\r")), []byte(" "))
+	return len(parts) == 3 && len(parts[0]) > 0 && len(parts[1]) > 0 && bytes.HasPrefix(parts[2], []byte("HTTP/")) &&
+		!bytes.ContainsFunc(parts[0], func(r rune) bool { return r <= ' ' || r >= 0x7f })
+}
+
 // validate checks that ex can be written as two well-formed records.
 func (ex *Exchange) validate() error {
 	bad := func(format string, args ...any) error {
@@ -815,6 +828,8 @@ func (ex *Exchange) validate() error {
 		return bad("ResponseHeader does not end with an empty line")
 	case len(ex.Request) == 0:
 		return bad("Request is empty")
+	case !isRequestLine(ex.Request):
+		return bad("Request does not begin with a request line (METHOD TARGET HTTP/...)")
 	case headerEnd(ex.Request) < 0:
 		return bad("Request has no empty line after its headers")
 	case ex.PayloadSHA256 != nil && len(ex.PayloadSHA256) != sha256.Size:

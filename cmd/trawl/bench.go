@@ -9,11 +9,9 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -25,13 +23,14 @@ import (
 )
 
 func init() {
-	register("bench", "measure the crawler: bench crawl, bench frontier, bench freshness", cmdBench)
+	register("bench", "measure the crawler: bench crawl, bench frontier, bench freshness, bench fleet", cmdBench)
 	leaf("bench crawl", func(fs *flag.FlagSet) { new(benchCrawlArgs).register(fs) })
 	leaf("bench frontier", func(fs *flag.FlagSet) { new(benchFrontierArgs).register(fs) })
 	leaf("bench freshness", func(fs *flag.FlagSet) { new(benchFreshnessArgs).register(fs) })
+	leaf("bench fleet", func(fs *flag.FlagSet) { new(benchFleetArgs).register(fs) })
 }
 
-const benchHelp = `usage: trawl bench crawl|frontier|freshness [flags]
+const benchHelp = `usage: trawl bench crawl|frontier|freshness|fleet [flags]
 
   crawl     crawl the synthetic web, served by a child process, as fast as
             the machine allows: pages/s, CPU-ms per page by stage, peak RSS
@@ -39,15 +38,19 @@ const benchHelp = `usage: trawl bench crawl|frontier|freshness [flags]
             ceilings
   freshness a simulated web recrawled at a fixed budget: freshness and age
             of uniform recrawl, Nutch's adaptive schedule and trawl's policy
+  fleet     fleets of 1, 2, 3 'trawl serve' processes, each in a CPU cgroup
+            of its own on its own loopback address: pages/s and the
+            efficiency against linear scaling (needs root for the cgroups)
 
-Run 'trawl bench crawl --help', 'trawl bench frontier --help' or
-'trawl bench freshness --help' for flags.
+Run 'trawl bench crawl --help', 'trawl bench frontier --help',
+'trawl bench freshness --help' or 'trawl bench fleet --help' for flags.
 
 Examples:
   trawl bench crawl --hosts 200 --latency 5ms
   trawl bench crawl --json --baseline docs/bench/crawl-baseline.json
   trawl bench frontier --urls 1000000 --hosts 100000 --json
   trawl bench freshness --mix churn --last-modified 0.5 --lying 0.2
+  trawl bench fleet --nodes 1,2,3 --cpu 0.4
 `
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
@@ -59,6 +62,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 			return benchFrontier(args[1:], stdout, stderr)
 		case "freshness":
 			return benchFreshness(args[1:], stdout, stderr)
+		case "fleet":
+			return benchFleet(args[1:], stdout, stderr)
 		case "-h", "--help", "help":
 			fmt.Fprint(stderr, benchHelp)
 			return 0
@@ -173,35 +178,14 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	lat := strconv.Quote(a.latency.String())
-	server := exec.Command(exe, "testweb", "--seed", strconv.FormatInt(a.seed, 10),
-		"--hosts", strconv.Itoa(a.hosts), "--latency", lat[1:len(lat)-1], "--max-latency", lat[1:len(lat)-1],
-		"--big-pages", strconv.Itoa(a.bigPages), "--out", filepath.Join(dir, "web"), "--for", "30m")
-	server.Stdout, server.Stderr = io.Discard, stderr
-	server.Env = append(os.Environ(), configEnv+"=") // the web is set by these flags alone
-	if err := server.Start(); err != nil {
-		fmt.Fprintf(stderr, "trawl bench: start synthetic web: %v\n", err)
+	web, err := startBenchWeb(exe, dir, a.seed, a.hosts, a.latency, a.bigPages, 30*time.Minute, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1
 	}
-	defer func() {
-		if server.ProcessState == nil {
-			server.Process.Signal(syscall.SIGTERM)
-			server.Wait()
-		}
-	}()
-	seedsFile := filepath.Join(dir, "web", "seeds.txt")
-	var seeds []string
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		if seeds, err = readLines(seedsFile); err == nil && len(seeds) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			fmt.Fprintf(stderr, "trawl bench: synthetic web did not start: no %s after 60s\n", seedsFile)
-			return 1
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	hostMap, err := readHostsFile(filepath.Join(dir, "web", "hosts"))
+	defer web.stop()
+	seeds := web.seeds
+	hostMap, err := readHostsFile(web.hostsFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1
@@ -332,9 +316,8 @@ func benchCrawl(args []string, stdout, stderr io.Writer) int {
 			break
 		}
 	}
-	server.Process.Signal(syscall.SIGTERM)
-	server.Wait()
-	if ps := server.ProcessState; ps != nil {
+	web.stop()
+	if ps := web.cmd.ProcessState; ps != nil {
 		r.ServerCPUSec = (ps.UserTime() + ps.SystemTime()).Seconds()
 	}
 	code := 0

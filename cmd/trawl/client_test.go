@@ -43,7 +43,7 @@ func startServeInProcess(t *testing.T) (server, data string, web *testweb.Server
 	done := make(chan int, 1)
 	opts := node.Options{DataDir: data, MinDelay: 30 * time.Millisecond, Concurrency: 4,
 		AllowNets: []netip.Prefix{mustPrefix("127.0.0.0/8")}, Hosts: web.Resolver()}
-	go func() { done <- serve(ctx, ln, opts, token, io.Discard, io.Discard) }()
+	go func() { done <- serve(ctx, ln, opts, nil, token, io.Discard, io.Discard) }()
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != 0 {

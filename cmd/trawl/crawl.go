@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -46,11 +48,14 @@ type nodeFlags struct {
 	concurrency int
 	userAgent   string
 	allowNets   multiFlag
+	caFile      string
 	maxAdaptive time.Duration
 	gzipLevel   int
 	hostBudget  int
 	dupAllow    int
 	nearDist    int
+	noSitemaps  bool
+	sourceAddr  string
 }
 
 func (nf *nodeFlags) register(fs *flag.FlagSet) {
@@ -61,10 +66,13 @@ func (nf *nodeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&nf.maxAdaptive, "max-adaptive-delay", 30*time.Second, "cap on the adaptive term of a host's gap (10 x its last response time)")
 	fs.StringVar(&nf.userAgent, "user-agent", node.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
 	fs.Var(&nf.allowNets, "allow-net", "allow connecting to addresses in this CIDR that the IP guard refuses (repeatable)")
+	fs.StringVar(&nf.caFile, "ca-file", "", "PEM file of CA certificates trusted for HTTPS in addition to the system roots")
 	fs.IntVar(&nf.gzipLevel, "warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
 	fs.IntVar(&nf.hostBudget, "host-budget", 10000, "most pages fetched from one host")
 	fs.IntVar(&nf.dupAllow, "duplicate-allowance", 20, "cut off a host once its duplicate pages (exact or near) outnumber its distinct ones by more than this (-1: never)")
 	fs.IntVar(&nf.nearDist, "near-distance", 3, "a page whose text fingerprint (SimHash) is at most this many bits from an archived page's is a near-duplicate: its links are not followed (1 to 3; -1: no near-duplicate gate)")
+	fs.StringVar(&nf.sourceAddr, "source-addr", "", "send every fetch from this local IP address (one of this machine's; default: the system picks)")
+	fs.BoolVar(&nf.noSitemaps, "no-sitemaps", false, "read no sitemaps (by default each host's robots.txt Sitemap: files and /sitemap.xml are read before its pages)")
 }
 
 // crawlFlags are the flags shared by crawl and demo: the node's and the
@@ -89,15 +97,60 @@ func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&cf.progress, "progress", 0, "progress interval (default: a live display redrawn every 0.5s on a terminal, a line every 5s otherwise)")
 }
 
+// recrawlFlags make a crawl continuous: `trawl crawl`'s and `trawl crawls
+// create`'s.
+type recrawlFlags struct {
+	continuous bool
+	min, max   time.Duration
+	budget     float64
+}
+
+func (rf *recrawlFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&rf.continuous, "continuous", false, "never end: once every page is fetched, recrawl each as its change rate calls for, until stopped or cancelled")
+	fs.DurationVar(&rf.min, "recrawl-min", 0, "with --continuous, the least time between two fetches of a page (0: 1h)")
+	fs.DurationVar(&rf.max, "recrawl-max", 0, "with --continuous, the most time between two fetches of a page (0: 720h, 30 days)")
+	fs.Float64Var(&rf.budget, "recrawl-budget", 0, "with --continuous, the recrawl fetches per hour, spread over the pages for the best freshness (0: no budget)")
+}
+
+// apply sets spec's recrawl fields from the flags, checking them: a
+// --recrawl flag without --continuous is an error, not ignored.
+func (rf *recrawlFlags) apply(spec *job.Spec) error {
+	if !rf.continuous {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--recrawl-min", rf.min != 0}, {"--recrawl-max", rf.max != 0}, {"--recrawl-budget", rf.budget != 0}} {
+			if f.set {
+				return fmt.Errorf("%s applies to a continuous crawl: add --continuous", f.name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case rf.min < 0:
+		return fmt.Errorf("--recrawl-min %v is negative", rf.min)
+	case rf.max < 0:
+		return fmt.Errorf("--recrawl-max %v is negative", rf.max)
+	case rf.min > 0 && rf.max > 0 && rf.min > rf.max:
+		return fmt.Errorf("--recrawl-min %v is above --recrawl-max %v", rf.min, rf.max)
+	case !(rf.budget >= 0) || math.IsInf(rf.budget, 0):
+		return fmt.Errorf("--recrawl-budget %v: want 0 (none) or a number of fetches per hour", rf.budget)
+	}
+	spec.Continuous, spec.RecrawlMin, spec.RecrawlMax, spec.RecrawlBudget = true, rf.min, rf.max, rf.budget
+	return nil
+}
+
 // crawlArgs are `trawl crawl`'s flags.
 type crawlArgs struct {
 	crawlFlags
+	recrawl              recrawlFlags
 	seedsFile, hostsFile string
 	fresh                bool
 }
 
 func (a *crawlArgs) register(fs *flag.FlagSet) {
 	a.crawlFlags.register(fs)
+	a.recrawl.register(fs)
 	fs.StringVar(&a.seedsFile, "seeds", "", "file of seed URLs, one per line (# comments)")
 	fs.StringVar(&a.hostsFile, "hosts", "", "file mapping names to addresses, /etc/hosts format, asked before DNS")
 	fs.BoolVar(&a.fresh, "fresh", false, "wipe the crawl state in --data first (WARC files are kept); without it an existing crawl resumes")
@@ -107,7 +160,10 @@ const crawlHelp = `usage: trawl crawl [flags] [SEED...]
 
 Crawls from the seed URLs (arguments and --seeds FILE) with one node and one
 job named "crawl", politely (see the README), until nothing is left, a limit
-is reached, or SIGINT/SIGTERM. Writes DATA/warc/*.warc.gz and
+is reached, or SIGINT/SIGTERM. With --continuous it does not end when
+nothing is left: it recrawls the pages it fetched, each as often as it is
+seen to change (between --recrawl-min and --recrawl-max, within
+--recrawl-budget fetches an hour), until SIGINT/SIGTERM. Writes DATA/warc/*.warc.gz and
 DATA/summary.json; the same command on the same --data resumes the crawl,
 also after a crash. Progress goes to stderr: on a terminal, a live display
 redrawn in place; otherwise a line every --progress. The summary goes to
@@ -118,6 +174,7 @@ Examples:
   trawl crawl https://example.org/
   trawl crawl --seeds seeds.txt --domain example.org --max-depth 5 --data /srv/crawl
   trawl crawl --max-pages 1000 --min-delay 2s --fresh https://example.org/
+  trawl crawl --continuous --recrawl-min 6h --recrawl-budget 500 https://example.org/
   TRAWL_DATA=/srv/crawl trawl crawl --config trawl.json https://example.org/`
 
 // options returns the node's options and the one job's spec of a crawl
@@ -155,6 +212,7 @@ func (nf *nodeFlags) options() (node.Options, error) {
 		HostBudget:         nf.hostBudget,
 		DuplicateAllowance: nf.dupAllow,
 		NearDistance:       nf.nearDist,
+		NoSitemaps:         nf.noSitemaps,
 	}
 	if nf.hostBudget < 1 {
 		return o, fmt.Errorf("--host-budget %d: want at least 1", nf.hostBudget)
@@ -187,7 +245,35 @@ func (nf *nodeFlags) options() (node.Options, error) {
 		}
 		o.AllowNets = append(o.AllowNets, p)
 	}
+	if nf.sourceAddr != "" {
+		a, err := netip.ParseAddr(nf.sourceAddr)
+		if err != nil {
+			return o, fmt.Errorf("--source-addr %q: want an IP address such as 127.0.0.11: %w", nf.sourceAddr, err)
+		}
+		o.SourceAddr = a
+	}
+	if nf.caFile != "" {
+		pemBytes, err := os.ReadFile(nf.caFile)
+		if err != nil {
+			return o, fmt.Errorf("--ca-file %q: %w", nf.caFile, err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(pemBytes) {
+			return o, fmt.Errorf("--ca-file %q: no PEM certificate in it", nf.caFile)
+		}
+		o.CACerts = pemBytes
+	}
 	return o, nil
+}
+
+// options returns the node's options and the job's spec of `trawl
+// crawl` from seeds, checking the flags.
+func (a *crawlArgs) options(seeds []string) (node.Options, job.Spec, error) {
+	opts, spec, err := a.crawlFlags.options(seeds)
+	if err != nil {
+		return opts, spec, err
+	}
+	opts.Fresh = a.fresh
+	return opts, spec, a.recrawl.apply(&spec)
 }
 
 func cmdCrawl(args []string, stdout, stderr io.Writer) int {
@@ -211,12 +297,11 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "trawl crawl: no seeds: give URLs as arguments or --seeds FILE")
 		return 2
 	}
-	opts, spec, err := cf.options(seeds)
+	opts, spec, err := a.options(seeds)
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
 		return 2
 	}
-	opts.Fresh = a.fresh
 	if a.hostsFile != "" {
 		if opts.Hosts, err = readHostsFile(a.hostsFile); err != nil {
 			fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
@@ -229,9 +314,10 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 }
 
 // runCrawl runs a node with one job, with progress on stderr and the
-// summary on stdout, until the job ends or ctx is cancelled (SIGINT). Exit
-// code 0 when the crawl ended normally (exhausted, a limit, or a signal), 1
-// on a fatal error.
+// summary on stdout, until the job ends or ctx is cancelled (SIGINT; a
+// continuous job ends no other way unless it fails). Exit code 0 when the
+// crawl ended normally (exhausted, a limit, or a signal), 1 on a fatal
+// error.
 func runCrawl(ctx context.Context, opts node.Options, spec job.Spec, every time.Duration, stdout, stderr io.Writer) int {
 	n, err := node.Open(opts)
 	if err != nil {
@@ -245,6 +331,9 @@ func runCrawl(ctx context.Context, opts node.Options, spec job.Spec, every time.
 		return 1
 	}
 	n.Start()
+	if spec.Continuous {
+		fmt.Fprintln(stderr, "trawl: a continuous crawl: it runs until Ctrl-C or SIGTERM, and the same command resumes it")
+	}
 	done := make(chan struct{})
 	progressDone := make(chan struct{})
 	go func() {
@@ -326,6 +415,13 @@ func printSummary(w io.Writer, s *node.Summary, dataDir string) {
 	}
 	if s.Shared > 0 {
 		fmt.Fprintf(w, "  shared      %d pages fetched once for another job too\n", s.Shared)
+	}
+	if s.Continuous || s.Recrawls > 0 {
+		fmt.Fprintf(w, "  recrawls    %d: %d not modified (304), %d changed\n", s.Recrawls, s.NotModified, s.Changed)
+	}
+	if f := s.Freshness; f != nil {
+		fmt.Fprintf(w, "  freshness   %s, mean age %s; %d scheduled, %d due, %d overdue\n",
+			progress.Percent(f.Freshness), progress.Age(f.MeanAge), f.Scheduled, f.Due, f.Overdue)
 	}
 	fmt.Fprintf(w, "  warc        %d file(s) in %s\n", len(s.WARCFiles), dataDir)
 	fmt.Fprintf(w, "  summary     %s/summary.json\n", strings.TrimRight(dataDir, "/"))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/internal/apiclient"
 	"github.com/trawl-crawler/trawl/internal/progress"
+	"github.com/trawl-crawler/trawl/job"
 )
 
 // clientGroup is a command whose subcommands are calls to a running
@@ -68,6 +69,7 @@ type createArgs struct {
 	maxPages       int
 	priority       int
 	giveUp         time.Duration
+	recrawl        recrawlFlags
 }
 
 func (a *createArgs) register(fs *flag.FlagSet) {
@@ -78,6 +80,7 @@ func (a *createArgs) register(fs *flag.FlagSet) {
 	fs.IntVar(&a.maxPages, "max-pages", 0, "stop after this many pages (0: no limit)")
 	fs.IntVar(&a.priority, "priority", 0, "-1 (low), 0 or 1 (high): which crawl's URLs go first on a shared node")
 	fs.DurationVar(&a.giveUp, "robots-give-up", 0, "give up a host whose robots.txt stays unavailable this long (0: never, the server's default)")
+	a.recrawl.register(fs)
 }
 
 func init() {
@@ -99,6 +102,7 @@ Examples:
   trawl crawls create --seed https://example.org/
   trawl crawls create --name docs --seed https://example.org/docs/ --domain example.org --max-depth 5 --max-pages 10000
   trawl crawls create --priority 1 https://a.example/ https://b.example/
+  trawl crawls create --continuous --recrawl-min 6h --recrawl-budget 500 https://example.org/
   trawl crawls create --data /srv/trawl --seed https://example.org/   # the token from /srv/trawl/api.token`},
 		{name: "stats", args: "ID", summary: "a crawl's counters", nargs: 1, run: crawlsStats, help: `
 Examples:
@@ -319,6 +323,26 @@ func printCrawl(w io.Writer, cr apiclient.Crawl) {
 	fmt.Fprintf(w, "max depth  %s\n", limit(cr.MaxDepth))
 	fmt.Fprintf(w, "max pages  %s\n", limit(cr.MaxPages))
 	fmt.Fprintf(w, "priority   %d\n", cr.Priority)
+	if r := cr.Recrawl; cr.Continuous && r != nil {
+		fmt.Fprintf(w, "recrawl    continuous: every %s to %s, %s\n", orDefault(r.MinS, "1h"), orDefault(r.MaxS, "720h"), budget(r.BudgetPerHour))
+	}
+}
+
+// orDefault is s seconds as a duration, or def (the server's default)
+// for 0.
+func orDefault(s float64, def string) string {
+	if s == 0 {
+		return def + " (default)"
+	}
+	return time.Duration(s * float64(time.Second)).String()
+}
+
+// budget is a recrawl budget, 0 meaning none.
+func budget(perHour float64) string {
+	if perHour == 0 {
+		return "no budget"
+	}
+	return fmt.Sprintf("at most %g fetches/hour", perHour)
 }
 
 func crawlsStats(ctx context.Context, c *apiclient.Client, cf *clientFlags, args []string, w io.Writer) error {
@@ -344,7 +368,25 @@ func crawlsStats(ctx context.Context, c *apiclient.Client, cf *clientFlags, args
 	fmt.Fprintf(w, "  hosts       %d known: %d active, %d waiting, %d in backoff\n", st.Hosts, st.HostsActive, st.HostsWaiting, st.HostsBackoff)
 	fmt.Fprintf(w, "  answers     %s\n", progress.Counts(st.StatusByClass))
 	fmt.Fprintf(w, "  errors      %s\n", progress.Counts(st.ErrorsByClass))
+	printRecrawls(w, st)
 	return nil
+}
+
+// printRecrawls is the recrawl lines of a crawl's stats: its counts, if it
+// is continuous or recrawled a page, and the schedule's figures if any.
+func printRecrawls(w io.Writer, st apiclient.Stats) {
+	if st.Continuous || st.Recrawls > 0 {
+		waiting := ""
+		if st.WaitingForRecrawls {
+			waiting = "; waiting for recrawls"
+		}
+		fmt.Fprintf(w, "  recrawls    %d: %d not modified (304), %d changed%s\n", st.Recrawls, st.NotModified, st.Changed, waiting)
+	}
+	if f := st.Freshness; f != nil {
+		fmt.Fprintf(w, "  freshness   %s, mean age %s; %d scheduled, %d due, %d overdue (as of %s)\n",
+			progress.Percent(f.Freshness), progress.Age(time.Duration(f.MeanAgeS*float64(time.Second))),
+			f.Scheduled, f.Due, f.Overdue, f.At.Format(time.RFC3339))
+	}
 }
 
 // crawlsChange runs a change of state (pause, resume, cancel).
@@ -430,9 +472,16 @@ func (a *createArgs) run(ctx context.Context, c *apiclient.Client, cf *clientFla
 	if len(seeds) == 0 {
 		return usageError{fmt.Errorf("no seeds: give --seed URL (or URLs as arguments)")}
 	}
+	var spec job.Spec
+	if err := a.recrawl.apply(&spec); err != nil {
+		return usageError{err}
+	}
 	req := apiclient.CrawlRequest{Name: a.name, Seeds: seeds, Priority: a.priority,
-		Scope:  apiclient.Scope{Domains: a.domains, MaxDepth: a.maxDepth},
-		Limits: apiclient.Limits{MaxPages: a.maxPages, RobotsGiveUpS: a.giveUp.Seconds()}}
+		Scope:      apiclient.Scope{Domains: a.domains, MaxDepth: a.maxDepth},
+		Limits:     apiclient.Limits{MaxPages: a.maxPages, RobotsGiveUpS: a.giveUp.Seconds()},
+		Continuous: spec.Continuous,
+		Recrawl: apiclient.Recrawl{MinS: spec.RecrawlMin.Seconds(), MaxS: spec.RecrawlMax.Seconds(),
+			BudgetPerHour: spec.RecrawlBudget}}
 	created, err := c.CreateCrawl(ctx, req)
 	if err != nil {
 		return err

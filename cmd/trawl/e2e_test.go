@@ -231,6 +231,7 @@ func TestServeEndToEnd(t *testing.T) {
 
 	// SIGKILL mid-crawl, and a restart on the same data directory.
 	waitLog(len(srv.Log()) + 80)
+	killTime := time.Now()
 	s.kill()
 	killedAt := len(srv.Log())
 	s = startServe(t, bin, data, args...)
@@ -267,9 +268,31 @@ func TestServeEndToEnd(t *testing.T) {
 	log := srv.Log()
 	rep := testweb.Analyze(srv.Web(), log, testweb.AnalyzeOptions{Seeds: seeds, Agent: "trawl", Gap: gap,
 		MaxDepth: maxDepth, Domain: domain, MaxParallel: 1, MaxParallelPerIP: 2})
+	// A robots.txt answered less than a second before the kill may have
+	// been lost with it (its record commits with the lease's completion):
+	// asked again once after the restart, it is no repeat.
+	lostRobots := map[string]bool{}
+	for _, rp := range rep.RobotsRepeats {
+		before, after, late := 0, 0, false
+		for i, r := range log {
+			if fmt.Sprintf("http://%s:%d%s", r.Host, srv.Port(), r.Path) != rp.URL {
+				continue
+			}
+			if i < killedAt {
+				before++
+				late = r.End.IsZero() || r.End.After(killTime.Add(-time.Second))
+			} else {
+				after++
+			}
+		}
+		lostRobots[rp.URL] = before == 1 && late && after >= 1
+	}
 	for _, p := range rep.Problems() {
 		if strings.HasPrefix(p, "repeat:") {
 			continue // two crawls fetch a page each (unless shared), and a kill repeats what was in flight
+		}
+		if u, ok := strings.CutPrefix(p, "robots repeat: "); ok && lostRobots[strings.Fields(u)[0]] {
+			continue // the answer before the kill was lost with it: asked again once after the restart
 		}
 		t.Errorf("politeness: %s", p)
 	}
@@ -301,7 +324,7 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	var webAnswered int64
 	for _, r := range log {
-		if r.Status != 0 {
+		if r.Status != 0 && r.Path != "/sitemap.xml" { // the crawls' stats count sitemap answers apart (not in the API)
 			webAnswered++
 		}
 	}

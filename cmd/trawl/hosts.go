@@ -28,7 +28,10 @@ func init() {
 		{name: "list", summary: "the hosts, by state and crawl", nargs: 0, bind: func() (func(*flag.FlagSet), clientRun) { a := new(hostsListArgs); return a.register, a.run }, help: `
 A page of hosts (--limit, the server's 100 by default), or every page with
 --all. A host's state is one of dead, paused, parked (its IP's cap),
-backoff, waiting (its gap), ready or idle.
+backoff, waiting (its gap), ready or idle. A dead host's state says why
+it was given up (host-dropped, budget, duplicates, failing); a live host
+whose latest fetches ended without a response says how many in a row and
+how (timeout, network); 20 in a row the same way give it up.
 
 Examples:
   trawl hosts list
@@ -116,7 +119,7 @@ func (a *hostsListArgs) run(ctx context.Context, c *apiclient.Client, cf *client
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "HOST\tSTATE\tQUEUED\tIN FLIGHT\tDELAY\tPOLICY")
 		for _, h := range l.Hosts {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", h.Host, h.State, h.Queued, h.InFlight, hostDelay(h), policyText(h.Policy))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", h.Host, hostState(h), h.Queued, h.InFlight, hostDelay(h), policyText(h.Policy))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -150,6 +153,27 @@ func hostDelay(h apiclient.Host) string {
 	return s
 }
 
+// hostState is a host's state and, for a dead host, why it was given up,
+// "dead (failing)"; for a live host whose latest fetches ended without a
+// response, how many in a row and how, "backoff (3 failures: timeout)".
+func hostState(h apiclient.Host) string {
+	switch {
+	case h.DeadReason != "":
+		return h.State + " (" + h.DeadReason + ")"
+	case h.Failures > 0:
+		how := h.FailingHow
+		if how == "" {
+			how = "no response"
+		}
+		noun := "failures"
+		if h.Failures == 1 {
+			noun = "failure"
+		}
+		return fmt.Sprintf("%s (%d %s: %s)", h.State, h.Failures, noun, how)
+	}
+	return h.State
+}
+
 // policyText is a host policy in a few words.
 func policyText(p apiclient.HostPolicy) string {
 	var parts []string
@@ -181,7 +205,7 @@ func hostsShow(ctx context.Context, c *apiclient.Client, cf *clientFlags, args [
 	if d.IP != "" {
 		fmt.Fprintf(w, " (%s)", d.IP)
 	}
-	fmt.Fprintf(w, "\nstate        %s: %d queued, %d in flight, %d leased (%d duplicates)\n", d.State, d.Queued, d.InFlight, d.Leased, d.Duplicates)
+	fmt.Fprintf(w, "\nstate        %s: %d queued, %d in flight, %d leased (%d duplicates)\n", hostState(d.Host), d.Queued, d.InFlight, d.Leased, d.Duplicates)
 	counted := ""
 	if !d.QueuedCounted {
 		counted = " (counted in part)"

@@ -13,11 +13,13 @@ import (
 	"github.com/trawl-crawler/trawl/warc"
 )
 
-// writeIndexWARCs writes a few exchanges with the real Writer, rotating
-// files, and returns the files.
+// writeIndexWARCs writes four exchanges with the real Writer and returns
+// the files: one per exchange, since each is over MaxFileSize (at 4 KiB
+// the count of files hung on how well the random record IDs compressed,
+// and TestIndexCommandErrors, which needs two, failed now and then).
 func writeIndexWARCs(t *testing.T, dir string) []string {
 	t.Helper()
-	w, err := warc.NewWriter(warc.Options{Dir: dir, MaxFileSize: 4 << 10, Now: func() time.Time { return time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC) }})
+	w, err := warc.NewWriter(warc.Options{Dir: dir, MaxFileSize: 1 << 10, Now: func() time.Time { return time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
 	}

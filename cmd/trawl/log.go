@@ -65,7 +65,7 @@ func (a *logArgs) register(fs *flag.FlagSet) {
 	fs.UintVar(&a.job, "job", 0, "only this job's (crawl's) entries (0: every job)")
 	fs.StringVar(&a.host, "host", "", "only URLs on this `HOST` (case and port ignored)")
 	fs.StringVar(&a.status, "status", "", "only these statuses, comma-separated: a code (404), a class (5xx), error (the fetch failed or was cut) or dropped")
-	fs.StringVar(&a.dedup, "dedup", "", "only this dedup verdict: exact, near, any or none")
+	fs.StringVar(&a.dedup, "dedup", "", "only this dedup verdict: exact, near, not-modified, any or none")
 	fs.StringVar(&a.dropped, "dropped", "", "only URLs dropped for these reasons, comma-separated ("+strings.Join(crawllog.DropReasons, ", ")+"), or any")
 	fs.StringVar(&a.since, "since", "", "only entries from this time on: a `DURATION` ago (10m) or an RFC 3339 time")
 	fs.BoolVar(&a.follow, "f", false, "follow: keep printing entries as they are written (same as --follow)")

@@ -84,6 +84,8 @@ func TestCrawlFlagErrors(t *testing.T) {
 		{[]string{"--warc-gzip-level", "10", "http://a.test/"}, "--warc-gzip-level 10"},
 		{[]string{"--seeds", "/nonexistent/seeds.txt"}, "/nonexistent/seeds.txt"},
 		{[]string{"--data", "x", "--hosts", "/nonexistent/hosts", "http://a.test/"}, "/nonexistent/hosts"},
+		{[]string{"--ca-file", "/nonexistent/ca.pem", "http://a.test/"}, `--ca-file "/nonexistent/ca.pem"`},
+		{[]string{"--ca-file", "main_test.go", "http://a.test/"}, `--ca-file "main_test.go": no PEM certificate`},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer

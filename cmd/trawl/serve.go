@@ -20,10 +20,13 @@ import (
 	"syscall"
 	"time"
 
+	"log/slog"
+
 	"github.com/trawl-crawler/trawl/api"
 	"github.com/trawl-crawler/trawl/dashboard"
 	"github.com/trawl-crawler/trawl/internal/config"
 	"github.com/trawl-crawler/trawl/internal/hostrank"
+	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/metrics"
 	"github.com/trawl-crawler/trawl/node"
 )
@@ -36,11 +39,13 @@ func init() {
 // serveArgs are `trawl serve`'s flags.
 type serveArgs struct {
 	nodeFlags
+	fleet                        fleetArgs
 	listen, tokenFile, hostsFile string
 }
 
 func (a *serveArgs) register(fs *flag.FlagSet) {
 	a.nodeFlags.register(fs)
+	a.fleet.register(fs)
 	fs.StringVar(&a.listen, "listen", DefaultListen, "address to serve the API on")
 	fs.StringVar(&a.tokenFile, "token-file", "", "file holding the bearer token the API's changes need (or the token itself in TRAWL_TOKEN)")
 	fs.StringVar(&a.hostsFile, "hosts", "", "file mapping names to addresses, /etc/hosts format, asked before DNS")
@@ -61,8 +66,18 @@ DATA/api.token, made once. The live dashboard is at / : trawl serve prints
 its link, which on loopback carries the token in its #fragment (the browser
 keeps it to itself). trawl status and trawl crawls talk to the API.
 
+With --nats or --nats-embedded the node is one of a fleet: the fleet's
+members share the crawl by host partitions (each partition served by one
+member at a time; a member that stops or dies is taken over), and a crawl
+submitted to any member's API runs on all. --nats-embedded runs a NATS
+JetStream server inside each node: give every member the same --nats-peers
+list (three or more servers; two are refused, as losing either would stop
+both). See the README, "A fleet".
+
 Examples:
   trawl serve --data ./trawl-data
+  trawl serve --data ./n1 --listen 127.0.0.1:8421 --node-name n1 --nats-embedded \
+    --nats-cluster 127.0.0.1:6221 --nats-peers 127.0.0.1:6221,127.0.0.1:6222,127.0.0.1:6223
   TRAWL_TOKEN_FILE=/etc/trawl/token trawl serve --listen 10.0.0.5:8420
   trawl serve --config /etc/trawl/trawl.json`
 
@@ -104,6 +119,15 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
 		return 2
 	}
+	var fa *fleetArgs
+	if err := a.fleet.check(); err != nil {
+		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+		return 2
+	}
+	if a.fleet.enabled() {
+		fa = &a.fleet
+		opts.Partitioned = true
+	}
 	if token == "" {
 		// Loopback without a token: the node's own, in the data directory,
 		// for local clients to read.
@@ -127,13 +151,26 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, ln, opts, token, stdout, stderr)
+	return serve(ctx, ln, opts, fa, token, stdout, stderr)
 }
 
 // serve runs the API on ln and a node with opts until ctx is done or the
-// node fails; exit code 0 on a clean stop.
-func serve(ctx context.Context, ln net.Listener, opts node.Options, token string, stdout, stderr io.Writer) int {
-	var n atomic.Pointer[node.Node]
+// node fails; exit code 0 on a clean stop. With fa, the node joins its
+// fleet (opts.Partitioned must be set) and the API acts fleet-wide.
+func serve(ctx context.Context, ln net.Listener, opts node.Options, fa *fleetArgs, token string, stdout, stderr io.Writer) int {
+	var (
+		n      atomic.Pointer[node.Node]
+		view   atomic.Pointer[api.Node] // what the API drives: the node, or the fleet's view of it
+		joined atomic.Pointer[fleetMember]
+		name   string
+	)
+	if fa != nil {
+		var err error
+		if name, err = fa.memberName(); err != nil {
+			fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+			return 2
+		}
+	}
 	m := metrics.New(loaded[metrics.Source](&n))
 	hosts, err := hostrank.New(hostrank.Options{})
 	if err != nil {
@@ -144,11 +181,24 @@ func serve(ctx context.Context, ln net.Listener, opts node.Options, token string
 	// and to the host ranking (one shard lock, about 100 ns), which GET
 	// /v1/stats reads for the dashboard.
 	opts.OnFetch = node.ObserveAll(opts.OnFetch, m.ObserveFetch, func(ev node.FetchEvent) { hosts.Observe(ev.Host, ev.Duration) })
-	srv := &http.Server{
-		Handler: api.New(api.Options{Token: token, Node: loaded[api.Node](&n), Metrics: m.Handler(),
-			HostRanking: hosts, Dashboard: dashboard.Handler()}),
-		ReadHeaderTimeout: 10 * time.Second,
+	ao := api.Options{Token: token, Metrics: m.Handler(), HostRanking: hosts, Dashboard: dashboard.Handler(),
+		Node: func() api.Node {
+			if v := view.Load(); v != nil {
+				return *v
+			}
+			return nil
+		}}
+	if fa != nil {
+		ao.Self = name
+		ao.Partitions = partition.Count
+		ao.Members = func() []api.Member {
+			if fm := joined.Load(); fm != nil {
+				return fm.members()
+			}
+			return nil
+		}
 	}
+	srv := &http.Server{Handler: api.New(ao), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
@@ -162,6 +212,23 @@ func serve(ctx context.Context, ln net.Listener, opts node.Options, token string
 	}
 	opened.Start()
 	n.Store(opened)
+	var apiOf api.Node = opened
+	if fa != nil {
+		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("member", name)
+		fm, err := joinFleet(ctx, fa, name, opened, opts.DataDir, "http://"+ln.Addr().String(), stdout, log)
+		if err != nil {
+			srv.Close()
+			fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+			if cerr := opened.Close(); cerr != nil {
+				fmt.Fprintf(stderr, "trawl serve: %v\n", cerr)
+			}
+			return 1
+		}
+		joined.Store(fm)
+		apiOf = fm.catalog.Node()
+		fmt.Fprintf(stdout, "fleet: joined as %s\n", name)
+	}
+	view.Store(&apiOf)
 	fmt.Fprintf(stdout, "ready: %d jobs, data in %s\n", len(opened.Jobs()), opts.DataDir)
 
 	code := 0
@@ -175,6 +242,15 @@ func serve(ctx context.Context, ln net.Listener, opts node.Options, token string
 	defer cancel()
 	if err := srv.Shutdown(shut); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "trawl serve: stop the API: %v\n", err)
+	}
+	if fm := joined.Load(); fm != nil {
+		// Hand every partition on (checkpointed) before the node stops.
+		leave, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := fm.close(leave); err != nil {
+			fmt.Fprintf(stderr, "trawl serve: %v\n", err)
+			code = 1
+		}
 	}
 	if err := errors.Join(opened.Close(), opened.Err()); err != nil {
 		fmt.Fprintf(stderr, "trawl serve: %v\n", err)

@@ -24,7 +24,9 @@ const statusHelp = `usage: trawl status [flags]
 Asks a running trawl serve whether it is ready and shows its crawls, live
 ones first, with their key figures: state, pages, pages/s, queue, hosts
 active, errors and time running. At most 20 crawls are shown;
-trawl crawls list has them all.
+trawl crawls list has them all. A member of a fleet is asked for the
+fleet's members too, and each member's API for its share of every crawl:
+the figures shown are the fleet's sums.
 
 Examples:
   trawl status
@@ -41,6 +43,18 @@ type statusJSON struct {
 	Status string        `json:"status"` // "ready" or "loading"
 	Crawls []crawlStatus `json:"crawls"`
 	More   int           `json:"more"` // crawls left out
+	// Fleet, for a member of one: its members; each crawl's stats are
+	// then the sums over the members that answered.
+	Fleet []memberStatus `json:"fleet,omitempty"`
+}
+
+// memberStatus is one fleet member in `trawl status`.
+type memberStatus struct {
+	Name       string `json:"name"`
+	API        string `json:"api"`
+	Partitions int    `json:"partitions"`
+	Leaving    bool   `json:"leaving,omitempty"`
+	Error      string `json:"error,omitempty"` // its API did not answer: its share is missing from the sums
 }
 
 type crawlStatus struct {
@@ -85,6 +99,9 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 			}
 			out.Crawls = append(out.Crawls, cs)
 		}
+		if nodes, err := c.Nodes(ctx); err == nil && nodes.Fleet {
+			out.Fleet = fleetStatus(ctx, c, nodes, out.Crawls)
+		}
 	}
 	if cf.json {
 		b, _ := json.MarshalIndent(out, "", "  ")
@@ -114,12 +131,91 @@ func statusOrder(crawls []apiclient.Crawl) []apiclient.Crawl {
 	return out
 }
 
+// fleetStatus asks every other member of the fleet for its share of each
+// crawl in crawls and adds it to the stats there (a crawl's stats are
+// each member's own counts: the pages it fetched, its partitions' queue).
+func fleetStatus(ctx context.Context, self *apiclient.Client, nodes apiclient.Nodes, crawls []crawlStatus) []memberStatus {
+	var out []memberStatus
+	for _, m := range nodes.Nodes {
+		ms := memberStatus{Name: m.Name, API: m.Info.API, Partitions: len(m.Owns), Leaving: m.Leaving}
+		out = append(out, ms)
+		if m.Name == nodes.Self {
+			continue // its stats are those asked already
+		}
+		mc, err := apiclient.New(apiclient.Options{Server: m.Info.API, Timeout: 5 * time.Second})
+		if err != nil || m.Info.API == "" {
+			out[len(out)-1].Error = fmt.Sprintf("no usable API address %q", m.Info.API)
+			continue
+		}
+		for i := range crawls {
+			if crawls[i].Stats == nil {
+				continue
+			}
+			st, err := mc.Stats(ctx, crawls[i].Crawl.ID)
+			if err != nil {
+				out[len(out)-1].Error = err.Error()
+				break
+			}
+			addStats(crawls[i].Stats, st)
+		}
+	}
+	return out
+}
+
+// addStats adds a member's share of a crawl to the fleet's sum.
+func addStats(sum *apiclient.Stats, st apiclient.Stats) {
+	sum.Fetched += st.Fetched
+	sum.Requests += st.Requests
+	sum.RobotsFetches += st.RobotsFetches
+	sum.Bytes += st.Bytes
+	sum.Discovered += st.Discovered
+	sum.Queued += st.Queued
+	sum.InFlight += st.InFlight
+	sum.Held += st.Held
+	sum.PagesPerSecond += st.PagesPerSecond
+	sum.ElapsedSeconds = max(sum.ElapsedSeconds, st.ElapsedSeconds)
+	sum.Hosts += st.Hosts
+	sum.HostsActive += st.HostsActive
+	sum.HostsWaiting += st.HostsWaiting
+	sum.HostsBackoff += st.HostsBackoff
+	for class, n := range st.ErrorsByClass {
+		if sum.ErrorsByClass == nil {
+			sum.ErrorsByClass = map[string]int64{}
+		}
+		sum.ErrorsByClass[class] += n
+	}
+	for class, n := range st.StatusByClass {
+		if sum.StatusByClass == nil {
+			sum.StatusByClass = map[string]int64{}
+		}
+		sum.StatusByClass[class] += n
+	}
+}
+
 func printStatus(w io.Writer, s statusJSON) {
 	if !s.Ready {
 		fmt.Fprintf(w, "server  %s: %s (the node is still loading its state; try again shortly)\n", s.Server, s.Status)
 		return
 	}
 	fmt.Fprintf(w, "server  %s: %s\n", s.Server, s.Status)
+	if len(s.Fleet) > 0 {
+		fmt.Fprintf(w, "fleet   %d members:", len(s.Fleet))
+		for i, m := range s.Fleet {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(w, "%s %s (%d partitions", sep, m.Name, m.Partitions)
+			if m.Leaving {
+				fmt.Fprint(w, ", leaving")
+			}
+			if m.Error != "" {
+				fmt.Fprint(w, ", not answering: not in the sums")
+			}
+			fmt.Fprint(w, ")")
+		}
+		fmt.Fprintln(w, "; figures are the fleet's sums")
+	}
 	if len(s.Crawls) == 0 {
 		fmt.Fprintln(w, "crawls  none yet: trawl crawls create --seed URL starts one")
 		return
@@ -151,6 +247,9 @@ func printStatus(w io.Writer, s statusJSON) {
 			continue
 		}
 		st := c.Stats
+		if st.WaitingForRecrawls {
+			state += " (waiting for recrawls)"
+		}
 		errs := int64(0)
 		for _, n := range st.ErrorsByClass {
 			errs += n

@@ -1,6 +1,7 @@
 // The trawl dashboard: polls /v1/stats once a second, keeps the last
 // samples in a ring for the charts and the rates, and calls the crawl
-// routes to pause and resume. Everything the server says is put into the
+// routes to pause and resume. It polls /v1/nodes with it: the fleet's
+// members, shown only when the node is a member of one. Everything the server says is put into the
 // page as text (textContent), never as HTML: host names come from the web.
 //
 // The API token is kept in localStorage: it comes from a #token=... link
@@ -14,6 +15,7 @@
   const RING = 120; // samples kept: two minutes at one a second
   const RATE_SPAN = 5; // the pages/s figures: over the last 5 samples
   const TOKEN_KEY = 'trawl.token';
+  const PARTITIONS = 256; // a fleet's partitions when /v1/nodes does not say (internal/partition.Count)
 
   const $ = (id) => document.getElementById(id);
   const ring = []; // samples, oldest first
@@ -38,8 +40,10 @@
   }
   function duration(s) {
     s = Math.floor(s);
+    const d = Math.floor(s / 86400);
     const h = Math.floor(s / 3600);
     const m = Math.floor((s % 3600) / 60);
+    if (d > 0) return `${d}d ${h % 24}h`; // a continuous crawl's mean age, a long uptime
     return h > 0 ? `${h}h ${m}m` : m > 0 ? `${m}m ${s % 60}s` : `${s}s`;
   }
   function text(id, v) {
@@ -239,7 +243,11 @@
       const r = crawlRow(c.id);
       r.id.textContent = String(c.id);
       r.name.textContent = c.name || '';
-      r.state.textContent = c.stop_reason ? `${c.state} (${c.stop_reason})` : c.state;
+      r.state.textContent = c.stop_reason
+        ? `${c.state} (${c.stop_reason})`
+        : c.waiting_for_recrawls
+          ? `${c.state} (waiting for recrawls)`
+          : c.state;
       r.tr.dataset.state = c.state;
       r.pages.textContent = int(c.pages);
       r.rate.textContent = rate(recentRate((s) => s.crawls.get(c.id) ?? 0));
@@ -281,6 +289,106 @@
       tr.append(td);
       tbody.append(tr);
     }
+  }
+
+  // showRecrawls fills the continuous crawls' table (hidden while there is
+  // none): their recrawl counts, and the schedule's figures once it has
+  // scanned ('–' before).
+  function showRecrawls(crawls) {
+    $('recrawl-section').hidden = crawls.length === 0;
+    const phase = (c) => (c.state !== 'running' ? c.state : c.waiting_for_recrawls ? 'waiting for recrawls' : 'crawling');
+    const gauge = (f, get) => (f ? get(f) : '–');
+    fill(
+      $('recrawl'),
+      crawls,
+      (c) => {
+        const f = c.freshness;
+        return [
+          String(c.id),
+          c.name || '',
+          phase(c),
+          int(c.recrawls),
+          int(c.not_modified),
+          int(c.changed),
+          gauge(f, (x) => int(x.scheduled)),
+          gauge(f, (x) => int(x.due)),
+          gauge(f, (x) => int(x.overdue)),
+          gauge(f, (x) => pct(x.freshness)),
+          gauge(f, (x) => duration(x.mean_age_s)),
+        ];
+      },
+      [false, false, false, true, true, true, true, true, true, true, true],
+      '',
+    );
+  }
+
+  // --- the fleet --------------------------------------------------------
+
+  // dashboardLink is a link to a member's own dashboard at the API address
+  // it published, or its text alone if that is not an http(s) address.
+  function dashboardLink(api) {
+    let u = null;
+    try {
+      u = new URL(api);
+    } catch {
+      return document.createTextNode(api || '–');
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return document.createTextNode(api);
+    const a = document.createElement('a');
+    a.href = new URL('/', u).href;
+    a.textContent = u.host;
+    return a;
+  }
+
+  // showFleet fills the fleet's panel from a /v1/nodes answer, or hides it
+  // when the node is on its own.
+  function showFleet(v) {
+    document.body.dataset.fleet = String(!!v.fleet);
+    $('fleet-section').hidden = !v.fleet;
+    if (!v.fleet) return;
+    const members = [...(v.nodes || [])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const owned = new Set();
+    let owns = 0;
+    const frag = document.createDocumentFragment();
+    for (const m of members) {
+      const ps = m.owns || []; // a member that owns nothing may say null
+      for (const p of ps) owned.add(p);
+      owns += ps.length;
+      const tr = document.createElement('tr');
+      tr.dataset.member = m.name;
+      if (m.name === v.self) tr.dataset.self = '';
+      if (m.leaving) tr.dataset.leaving = '';
+      const td = (cls, content) => {
+        const el = document.createElement('td');
+        if (cls) el.className = cls;
+        el.append(content);
+        tr.append(el);
+      };
+      td('member', m.name + (m.name === v.self ? ' (this page)' : ''));
+      td('state', m.leaving ? 'leaving' : 'member');
+      td('n', int(ps.length));
+      td('', dashboardLink(m.info && m.info.api));
+      frag.append(tr);
+    }
+    if (members.length === 0) {
+      const tr = document.createElement('tr');
+      const td = document.createElement('td');
+      td.colSpan = 4;
+      td.className = 'empty';
+      td.textContent = 'no members seen yet';
+      tr.append(td);
+      frag.append(tr);
+    }
+    $('fleet').replaceChildren(frag);
+
+    const total = v.partitions || PARTITIONS;
+    const moving = owned.size !== total || owns !== owned.size;
+    const of = owned.size !== total ? ` of ${int(total)}` : '';
+    let sum = `${int(members.length)} member${members.length === 1 ? '' : 's'}, ${int(owned.size)}${of} partitions owned`;
+    if (owns !== owned.size) sum += `, ${int(owns - owned.size)} owned twice`;
+    if (moving) sum += ': partitions are moving';
+    text('fleet-summary', sum);
+    $('fleet-summary').className = moving ? 'warn' : '';
   }
 
   // --- actions ----------------------------------------------------------
@@ -353,6 +461,7 @@
     text('chart-backoff-now', int(now.backoff));
 
     showCrawls(s.crawls);
+    showRecrawls(s.crawls.filter((c) => c.continuous));
 
     const errs = Object.entries(s.errors_by_class).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     for (const cls of ['4xx', '5xx']) {
@@ -372,10 +481,9 @@
     }
   }
 
-  async function poll() {
-    clearTimeout(timer);
-    if (polling) return; // the poll under way schedules the next
-    polling = true;
+  // pollStats fetches /v1/stats and shows it; the status line says what
+  // went wrong if it cannot.
+  async function pollStats() {
     try {
       const resp = await fetch('/v1/stats', { cache: 'no-store', signal: AbortSignal.timeout(5000) });
       if (resp.status === 503) {
@@ -389,6 +497,30 @@
     } catch (e) {
       $('status').textContent = `cannot reach trawl serve: ${e.message}`;
       $('status').className = 'bad';
+    }
+  }
+
+  // pollNodes fetches /v1/nodes and shows the fleet; if it cannot, the
+  // panel keeps its last rows and its summary says why (a node on its own
+  // keeps the panel hidden), and the rest of the page goes on.
+  async function pollNodes() {
+    try {
+      const resp = await fetch('/v1/nodes', { cache: 'no-store', signal: AbortSignal.timeout(5000) });
+      if (resp.status === 503) return; // the node is loading its state: the status line says so
+      if (!resp.ok) throw new Error(`${resp.status} ${resp.statusText}`);
+      showFleet(await resp.json());
+    } catch (e) {
+      text('fleet-summary', `cannot read the fleet's members (/v1/nodes): ${e.message}`);
+      $('fleet-summary').className = 'bad';
+    }
+  }
+
+  async function poll() {
+    clearTimeout(timer);
+    if (polling) return; // the poll under way schedules the next
+    polling = true;
+    try {
+      await Promise.all([pollStats(), pollNodes()]);
     } finally {
       polling = false;
       timer = setTimeout(poll, POLL_MS);

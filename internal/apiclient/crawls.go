@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // The crawl routes (docs/api/openapi.yaml: /v1/crawls...). Seeds and
@@ -13,13 +14,37 @@ import (
 
 // CrawlRequest is POST /v1/crawls's body. Zero fields take the server's
 // defaults: no name, no domain limit (the seeds' hosts), no depth or page
-// limit, priority 0.
+// limit, priority 0, not continuous.
 type CrawlRequest struct {
 	Name     string   `json:"name,omitempty"`
 	Seeds    []string `json:"seeds"`
 	Scope    Scope    `json:"scope,omitzero"`
 	Priority int      `json:"priority,omitempty"` // -1 (low), 0 or 1 (high)
 	Limits   Limits   `json:"limits,omitzero"`
+	// Continuous crawls never end by themselves: once every page is
+	// fetched they recrawl each as its change rate calls for, within
+	// Recrawl, until cancelled or the server stops.
+	Continuous bool    `json:"continuous,omitempty"`
+	Recrawl    Recrawl `json:"recrawl,omitzero"` // only for a continuous crawl (a 400 otherwise)
+}
+
+// Recrawl is a continuous crawl's recrawl bounds and budget; zero fields
+// take the server's defaults.
+type Recrawl struct {
+	MinS          float64 `json:"min_s,omitempty"`           // least time between two fetches of a page, in seconds; 0: an hour
+	MaxS          float64 `json:"max_s,omitempty"`           // most time between two fetches of a page; 0: 30 days
+	BudgetPerHour float64 `json:"budget_per_hour,omitempty"` // recrawl fetches per hour; 0: no budget
+}
+
+// Freshness is what the recrawl schedule knows of a continuous crawl's
+// pages as of At: gauges, recomputed now and then.
+type Freshness struct {
+	At        time.Time `json:"at"`
+	Scheduled int64     `json:"scheduled"`  // pages waiting for a recrawl
+	Due       int64     `json:"due"`        // recrawls whose time has come
+	Overdue   int64     `json:"overdue"`    // of Due, those more than the crawl's MinS late
+	Freshness float64   `json:"freshness"`  // expected share of stored copies that match the live page, 0 to 1
+	MeanAgeS  float64   `json:"mean_age_s"` // expected time since the live page differed from the stored copy, averaged, in seconds
 }
 
 // Scope is where a crawl may go.
@@ -51,7 +76,9 @@ type Crawl struct {
 	MaxDepth   int             `json:"max_depth"`
 	MaxPages   int             `json:"max_pages"`
 	Priority   int             `json:"priority"`
-	Raw        json.RawMessage `json:"-"` // the body as the server sent it, for a crawl a call returned alone
+	Continuous bool            `json:"continuous,omitempty"`
+	Recrawl    *Recrawl        `json:"recrawl,omitempty"` // set for a continuous crawl
+	Raw        json.RawMessage `json:"-"`                 // the body as the server sent it, for a crawl a call returned alone
 }
 
 // CrawlList is GET /v1/crawls's answer.
@@ -87,7 +114,16 @@ type Stats struct {
 	HostsActive      int              `json:"hosts_active"`
 	HostsWaiting     int              `json:"hosts_waiting"`
 	HostsBackoff     int              `json:"hosts_backoff"`
-	Raw              json.RawMessage  `json:"-"` // the body as the server sent it
+	// Continuous crawls only: WaitingForRecrawls while one runs with
+	// nothing queued, in flight or held; Freshness once the schedule has
+	// figures.
+	Continuous         bool            `json:"continuous,omitempty"`
+	WaitingForRecrawls bool            `json:"waiting_for_recrawls,omitempty"`
+	Recrawls           int64           `json:"recrawls"`     // fetches of pages fetched before
+	NotModified        int64           `json:"not_modified"` // of recrawls, 304 answers
+	Changed            int64           `json:"changed"`      // of recrawls, pages that had changed
+	Freshness          *Freshness      `json:"freshness,omitempty"`
+	Raw                json.RawMessage `json:"-"` // the body as the server sent it
 }
 
 // Crawls lists every crawl the node knows.

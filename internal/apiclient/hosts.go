@@ -44,6 +44,9 @@ type Host struct {
 	CrawlDelayMS int64      `json:"crawl_delay_ms"`
 	IP           string     `json:"ip,omitempty"`
 	Policy       HostPolicy `json:"policy"`
+	DeadReason   string     `json:"dead_reason,omitempty"` // why a dead host was given up: host-dropped, budget, duplicates, failing
+	Failures     int        `json:"failures,omitempty"`    // its latest fetches in a row that ended without a response
+	FailingHow   string     `json:"failing_how,omitempty"` // how they ended: timeout, network
 }
 
 // HostList is a page of GET /v1/hosts.

@@ -33,21 +33,40 @@ import (
 //	ignored.
 //
 //	host state ('h' key; the host is in the key):
-//	+---------+--------------+---------+-------------+--------+------------+----------+------+--------+---------+-----
-//	| version | next allowed | backoff | crawl-delay | leased | duplicates | next seq | dead | levels | queued per level
-//	| 1 B = 2 | varint unix  | uvarint | uvarint ns  | uvarint| uvarint    | uvarint  | 1 B  | uvarint| uvarint each
-//	|         | ns (0: zero) | ns      |             |        |            |          |      |        |
-//	+---------+--------------+---------+-------------+--------+------------+----------+------+--------+---------+-----
-//	Version 1 had no duplicates field and is still read.
+//	+---------+--------------+---------+-------------+--------+------------+----------+------+-------------+--------+---------+-----
+//	| version | next allowed | backoff | crawl-delay | leased | duplicates | next seq | dead | dead reason | levels | queued per level
+//	| 1 B = 3 | varint unix  | uvarint | uvarint ns  | uvarint| uvarint    | uvarint  | 1 B  | 1 B         | uvarint| uvarint each
+//	|         | ns (0: zero) | ns      |             |        |            |          |      |             |        |
+//	+---------+--------------+---------+-------------+--------+------------+----------+------+-------------+--------+---------+-----
+//	dead reason: why a dead host was given up (deadReasons: 1 host-dropped,
+//	2 budget, 3 duplicates, 4 failing); 0 for a live host. A reason this
+//	code does not know decodes as none. Version 2 had no dead reason,
+//	version 1 no duplicates either; both are still read, without a reason
+//	(frontier.New then shows the host as host-dropped, or as its budget
+//	if spent).
 
 // Encoding versions, per value kind.
 const (
-	codecVersion = 2 // host state (1: no duplicates count)
+	codecVersion = 3 // host state (1: no duplicates count; 2: no dead reason)
 	itemVersion  = 3 // queue and held items (1: no job, format version 2; 2: no via)
 	jobVersion   = 1 // job counters
 )
 
 var errShort = errors.New("value too short")
+
+// deadReasons are the host state's dead reason codes: the index is the
+// code on disk, fixed whatever frontier.DropReason's values become.
+var deadReasons = [...]frontier.DropReason{0, frontier.DropHost, frontier.DropBudget, frontier.DropDuplicates, frontier.DropFailing}
+
+// deadReasonCode is why's code in deadReasons, 0 if it has none.
+func deadReasonCode(why frontier.DropReason) byte {
+	for i, r := range deadReasons {
+		if i > 0 && r == why {
+			return byte(i)
+		}
+	}
+	return 0
+}
 
 func appendItem(dst []byte, it frontier.Item) []byte {
 	dst = append(dst, itemVersion)
@@ -176,6 +195,11 @@ func appendHostState(dst []byte, h frontier.HostState) []byte {
 		dead = 1
 	}
 	dst = append(dst, dead)
+	var why byte
+	if h.Dead {
+		why = deadReasonCode(h.DeadReason)
+	}
+	dst = append(dst, why)
 	dst = binary.AppendUvarint(dst, uint64(len(h.Queued)))
 	for _, n := range h.Queued {
 		dst = binary.AppendUvarint(dst, uint64(max(0, n)))
@@ -187,8 +211,8 @@ func decodeHostState(v []byte) (frontier.HostState, error) {
 	r := &reader{b: v}
 	var h frontier.HostState
 	ver := r.byte1()
-	if r.err == nil && ver != codecVersion && ver != 1 {
-		return h, fmt.Errorf("host state encoding version %d, want 1 or %d", ver, codecVersion)
+	if r.err == nil && (ver < 1 || ver > codecVersion) {
+		return h, fmt.Errorf("host state encoding version %d, want 1 to %d", ver, codecVersion)
 	}
 	if next := r.varint(); next != 0 {
 		h.NextAllowed = time.Unix(0, next)
@@ -201,6 +225,11 @@ func decodeHostState(v []byte) (frontier.HostState, error) {
 	}
 	h.NextSeq = r.uvarint()
 	h.Dead = r.byte1() == 1
+	if ver >= 3 {
+		if why := int(r.byte1()); h.Dead && why < len(deadReasons) {
+			h.DeadReason = deadReasons[why]
+		}
+	}
 	levels := r.small(r.uvarint())
 	if levels > 64 && r.err == nil {
 		r.err = fmt.Errorf("%d priority levels", levels)

@@ -138,7 +138,7 @@ func TestCrashKeepsJobCounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := New(db, Options{MaxGroup: 4})
-			c := &clock{t: time.Unix(1e9, 0)}
+			c := newClock(time.Unix(1e9, 0))
 			f, err := frontier.New(frontier.Options{Store: s, Now: c.now, MinDelay: time.Millisecond, Window: 3, MaxParallel: 2})
 			if err != nil {
 				t.Fatal(err)
@@ -182,7 +182,7 @@ func TestCrashKeepsJobCounts(t *testing.T) {
 				case r < 16:
 					l, wait := f.Lease()
 					if l == nil {
-						c.t = c.t.Add(max(time.Millisecond, min(wait, time.Second)))
+						c.advance(max(time.Millisecond, min(wait, time.Second)))
 						continue
 					}
 					out = append(out, l)

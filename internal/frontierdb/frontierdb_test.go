@@ -1,6 +1,8 @@
 package frontierdb
 
 import (
+	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -17,9 +19,26 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type clock struct{ t time.Time }
+// clock is a fake clock, safe for concurrent use: the frontier reads it
+// from its own goroutines (a ReleasePartition waiting for leases).
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
 
-func (c *clock) now() time.Time { return c.t }
+func newClock(t time.Time) *clock { return &clock{t: t} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
 
 func open(t *testing.T, dir string) (*store.DB, *Store) {
 	t.Helper()
@@ -34,7 +53,7 @@ func open(t *testing.T, dir string) (*store.DB, *Store) {
 // lease in flight, reopens it and finishes the work.
 func TestRestartOnPebble(t *testing.T) {
 	dir := t.TempDir()
-	c := &clock{t: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	c := newClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	db, s := open(t, dir)
 	f, err := frontier.New(frontier.Options{Store: s, Now: c.now, MinDelay: time.Second})
 	if err != nil {
@@ -53,13 +72,13 @@ func TestRestartOnPebble(t *testing.T) {
 	if l1 == nil || l2 == nil {
 		t.Fatal("no leases")
 	}
-	c.t = c.t.Add(100 * time.Millisecond)
+	c.advance(100 * time.Millisecond)
 	done, err := f.Complete(l1, frontier.Outcome{Status: 200, ResponseTime: 100 * time.Millisecond}, nil,
 		frontier.Item{URL: "http://c.test/x", Host: "c.test", Depth: 1})
 	if err != nil || <-done != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	wantNext := c.t.Add(time.Second)
+	wantNext := c.now().Add(time.Second)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +112,7 @@ func TestRestartOnPebble(t *testing.T) {
 				<-f.Changed()
 				continue
 			}
-			c.t = c.t.Add(wait)
+			c.advance(wait)
 			continue
 		}
 		got[l.Item.URL] = l.Item
@@ -110,6 +129,142 @@ func TestRestartOnPebble(t *testing.T) {
 	if n, _ := s.QueueLen(); n != 0 {
 		t.Errorf("queue holds %d items after all completed", n)
 	}
+}
+
+// TestDeadReasonSurvivesRestart: why a host was given up is stored with
+// its state, in the batch that marks it dead, and shows again after the
+// store is closed and reopened; a state written before the reason was
+// stored (host state version 2) shows as host-dropped, or as the budget
+// if the host's budget is spent.
+func TestDeadReasonSurvivesRestart(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		opts    frontier.Options
+		outcome func(i int) frontier.Outcome
+		old     bool   // rewrite the host's state as version 2 before the restart
+		want    string // DeadReason, before the restart and after
+		after   string // DeadReason after the restart, if not want
+	}{
+		{"host-dropped", frontier.Options{}, func(int) frontier.Outcome { return frontier.Outcome{Status: 500, Requeue: true, DropHost: true} }, false, "host-dropped", ""},
+		{"budget", frontier.Options{HostBudget: 2}, func(int) frontier.Outcome { return frontier.Outcome{Status: 200} }, false, "budget", ""},
+		{"duplicates", frontier.Options{DuplicateAllowance: 1}, func(int) frontier.Outcome { return frontier.Outcome{Status: 200, Duplicate: true} }, false, "duplicates", ""},
+		{"failing", frontier.Options{FailLimit: 3}, func(int) frontier.Outcome { return frontier.Outcome{Timeout: true} }, false, "failing", ""},
+		{"failing, older store", frontier.Options{FailLimit: 3}, func(int) frontier.Outcome { return frontier.Outcome{Timeout: true} }, true, "failing", "host-dropped"},
+		{"budget, older store", frontier.Options{HostBudget: 2}, func(int) frontier.Outcome { return frontier.Outcome{Status: 200} }, true, "budget", "budget"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			clk := newClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+			opts := c.opts
+			opts.Now, opts.MinDelay = clk.now, time.Second
+			db, s := open(t, dir)
+			opts.Store = s
+			f, err := frontier.New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seeds []frontier.Item
+			for i := range 10 {
+				seeds = append(seeds, frontier.Item{URL: fmt.Sprintf("http://a.test/%d", i), Host: "a.test"})
+			}
+			seeds = append(seeds, frontier.Item{URL: "http://b.test/", Host: "b.test"})
+			if err := <-f.Add(nil, seeds...); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for range 1000 {
+				l, wait := f.Lease()
+				if l == nil {
+					if f.Done() {
+						break
+					}
+					if wait < 0 {
+						<-f.Changed()
+						continue
+					}
+					clk.advance(wait)
+					continue
+				}
+				o := frontier.Outcome{Status: 200}
+				if l.Item.Host == "a.test" {
+					o = c.outcome(n)
+					n++
+				}
+				if err := <-must(f.Complete(l, o, nil)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !f.Done() {
+				t.Fatalf("not done: %+v", f.Stats())
+			}
+			if hi, _ := f.Host("a.test"); hi.State != frontier.HostDead || hi.DeadReason != c.want {
+				t.Fatalf("before the restart: state %q, reason %q; want dead, %q", hi.State, hi.DeadReason, c.want)
+			}
+			if hi, _ := f.Host("b.test"); hi.State == frontier.HostDead || hi.DeadReason != "" {
+				t.Errorf("b.test before the restart: state %q, reason %q; want live", hi.State, hi.DeadReason)
+			}
+			// Every change the frontier wrote (drops of a dead host's items
+			// go on after the last completion) is applied before the
+			// record is rewritten: closing the Store waits for them.
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if c.old {
+				v, err := db.Get(store.HostKey("a.test"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				h, err := decodeHostState(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := db.NewBatch()
+				if err := b.Set(store.HostKey("a.test"), appendHostStateV2(h)); err != nil {
+					t.Fatal(err)
+				}
+				if err := db.Commit(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Close()
+
+			db, s = open(t, dir)
+			defer db.Close()
+			defer s.Close()
+			var dropped []string
+			opts.Store = s
+			opts.OnDrop = func(_ frontier.Item, why frontier.DropReason) { dropped = append(dropped, why.String()) }
+			if f, err = frontier.New(opts); err != nil {
+				t.Fatal(err)
+			}
+			want := cmp.Or(c.after, c.want)
+			if hi, ok := f.Host("a.test"); !ok || hi.State != frontier.HostDead || hi.DeadReason != want {
+				t.Errorf("after the restart: %v, state %q, reason %q; want dead, %q", ok, hi.State, hi.DeadReason, want)
+			}
+			if hi, _ := f.Host("b.test"); hi.State == frontier.HostDead || hi.DeadReason != "" {
+				t.Errorf("b.test after the restart: state %q, reason %q; want live", hi.State, hi.DeadReason)
+			}
+			// An item added for the dead host is dropped for its reason.
+			if err := <-f.Add(nil, frontier.Item{URL: "http://a.test/new", Host: "a.test"}); err != nil {
+				t.Fatal(err)
+			}
+			if len(dropped) != 1 || dropped[0] != want {
+				t.Errorf("an item added after the restart: dropped %v, want [%s]", dropped, want)
+			}
+		})
+	}
+}
+
+// appendHostStateV2 encodes h as host state version 2 did: no dead reason.
+func appendHostStateV2(h frontier.HostState) []byte {
+	b := appendHostState(nil, h)
+	tail := binary.AppendUvarint(nil, uint64(len(h.Queued)))
+	for _, n := range h.Queued {
+		tail = binary.AppendUvarint(tail, uint64(n))
+	}
+	head := b[:len(b)-len(tail)-1] // less the reason byte before the tail
+	head[0] = 2
+	return append(head, tail...)
 }
 
 func must(ch <-chan error, err error) <-chan error {
@@ -149,12 +304,33 @@ func TestCodecRoundTrip(t *testing.T) {
 		gh.NextSeq != 99 || len(gh.Queued) != 3 || gh.Queued[2] != 5 || !gh.Dead || gh.CrawlDelay != h.CrawlDelay {
 		t.Errorf("host round trip = %+v, %v; want %+v", gh, err, h)
 	}
+	for _, why := range []frontier.DropReason{frontier.DropHost, frontier.DropBudget, frontier.DropDuplicates, frontier.DropFailing} {
+		h := h
+		h.DeadReason = why
+		if gh, err := decodeHostState(appendHostState(nil, h)); err != nil || gh.DeadReason != why || !gh.Dead {
+			t.Errorf("host round trip, dead for %v = %+v, %v", why, gh, err)
+		}
+		h.Dead = false // a live host has no reason, whatever the field holds
+		if gh, err := decodeHostState(appendHostState(nil, h)); err != nil || gh.DeadReason != 0 || gh.Dead {
+			t.Errorf("host round trip, live with reason %v = %+v, %v", why, gh, err)
+		}
+	}
+	// Version 2 host states (before the dead reason) are still read, with
+	// no reason; so is a reason this code does not know.
+	h2 := []byte{2, 0, 0, 0, 4, 3, 99, 1, 1, 2}
+	if gh, err := decodeHostState(h2); err != nil || gh.Leased != 4 || gh.Duplicates != 3 || gh.NextSeq != 99 || !gh.Dead || gh.DeadReason != 0 || len(gh.Queued) != 1 || gh.Queued[0] != 2 {
+		t.Errorf("decodeHostState(version 2) = %+v, %v", gh, err)
+	}
+	h3 := []byte{3, 0, 0, 0, 4, 3, 99, 1, 200, 1, 2}
+	if gh, err := decodeHostState(h3); err != nil || !gh.Dead || gh.DeadReason != 0 || gh.NextSeq != 99 || len(gh.Queued) != 1 {
+		t.Errorf("decodeHostState(version 3, unknown reason) = %+v, %v", gh, err)
+	}
 	// Version 1 host states (before the duplicates count) are still read.
 	v1 := []byte{1, 0, 0, 0, 4, 99, 0, 1, 2}
 	if gh, err := decodeHostState(v1); err != nil || gh.Leased != 4 || gh.NextSeq != 99 || gh.Duplicates != 0 || len(gh.Queued) != 1 || gh.Queued[0] != 2 {
 		t.Errorf("decodeHostState(version 1) = %+v, %v", gh, err)
 	}
-	for _, bad := range [][]byte{nil, {2}, {3, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 0x80}, append(appendHostState(nil, h), 7)} {
+	for _, bad := range [][]byte{nil, {2}, {0, 0, 0, 0, 0, 0, 0, 0, 0}, {4, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {3, 0, 0, 0, 0, 0, 0, 1}, {1, 0x80}, append(appendHostState(nil, h), 7)} {
 		if _, err := decodeHostState(bad); err == nil {
 			t.Errorf("decodeHostState(%x) = nil error", bad)
 		}

@@ -27,11 +27,25 @@ import (
 )
 
 // Line is the plain progress line, printed once per interval when the
-// output is not a terminal. Its form is stable: scripts read it.
+// output is not a terminal. Its form is stable: scripts read it. A
+// continuous job's line goes on with its recrawl counts, the schedule's
+// figures when it has some, and "waiting for recrawls" when nothing is
+// queued.
 func Line(p job.Progress) string {
-	return fmt.Sprintf("%6.0fs  %d pages  %.1f pages/s  %d queued  hosts: %d active, %d waiting, %d backoff  errors: %s",
+	l := fmt.Sprintf("%6.0fs  %d pages  %.1f pages/s  %d queued  hosts: %d active, %d waiting, %d backoff  errors: %s",
 		p.Elapsed.Seconds(), p.Pages, p.PagesPerSecond, p.Queued,
 		p.HostsReady+p.InFlight, p.HostsWaiting, p.HostsBackoff, Counts(p.Errors))
+	if !p.Continuous {
+		return l
+	}
+	l += fmt.Sprintf("  recrawls: %d, 304: %d, changed: %d", p.Recrawls, p.NotModified, p.Changed)
+	if f := p.Freshness; f != nil {
+		l += fmt.Sprintf("  due: %d, overdue: %d, freshness: %s, mean age: %s", f.Due, f.Overdue, Percent(f.Freshness), Age(f.MeanAge))
+	}
+	if p.WaitingForRecrawls() {
+		l += "  waiting for recrawls"
+	}
+	return l
 }
 
 // Block is the live display's lines for p, not yet fitted to a width.
@@ -43,9 +57,13 @@ func Block(p, prev job.Progress) []string {
 	if dt := p.Elapsed - prev.Elapsed; prev.Elapsed > 0 && dt > 0 {
 		now = fmt.Sprintf("%.1f/s now, ", float64(p.Pages-prev.Pages)/dt.Seconds())
 	}
-	return []string{
+	elapsed := p.Elapsed.Round(time.Second).String()
+	if p.Elapsed >= 24*time.Hour { // a continuous crawl's days
+		elapsed = Age(p.Elapsed)
+	}
+	lines := []string{
 		fmt.Sprintf("%-7s %d pages (%s%.1f/s overall), %d requests, %s",
-			p.Elapsed.Round(time.Second), p.Pages, now, p.PagesPerSecond, p.Requests, Bytes(p.Bytes)),
+			elapsed, p.Pages, now, p.PagesPerSecond, p.Requests, Bytes(p.Bytes)),
 		fmt.Sprintf("queue   %d queued, %d in flight, %d held, %d discovered, %d out of scope, %d dropped",
 			p.Queued, p.InFlight, p.Held, p.Discovered, p.OutOfScope, p.Dropped),
 		fmt.Sprintf("hosts   %d active, %d waiting, %d in backoff, %d known",
@@ -53,6 +71,42 @@ func Block(p, prev job.Progress) []string {
 		fmt.Sprintf("answers %s; errors %s; robots.txt disallowed %d",
 			Counts(p.Status), Counts(p.Errors), p.RobotsDisallowed),
 	}
+	return append(lines, recrawlLines(p)...)
+}
+
+// recrawlLines are a continuous job's lines of the live display: its
+// recrawl counts (and whether it waits for the next), then the schedule's
+// figures once it has some. None for another job.
+func recrawlLines(p job.Progress) []string {
+	if !p.Continuous {
+		return nil
+	}
+	l := fmt.Sprintf("recrawl %d recrawls, %d not modified (304), %d changed", p.Recrawls, p.NotModified, p.Changed)
+	if p.WaitingForRecrawls() {
+		l += "; waiting for recrawls"
+	}
+	lines := []string{l}
+	if f := p.Freshness; f != nil {
+		lines = append(lines, fmt.Sprintf("fresh   %s fresh, mean age %s; %d due, %d overdue, %d scheduled",
+			Percent(f.Freshness), Age(f.MeanAge), f.Due, f.Overdue, f.Scheduled))
+	}
+	return lines
+}
+
+// Percent is a share (0 to 1) as a percentage with one decimal.
+func Percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+// Age is a duration to the second under an hour, to the minute from an
+// hour on, in days and hours from a day on: "42s", "3h7m", "12d5h".
+func Age(d time.Duration) string {
+	switch {
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	case d < 24*time.Hour:
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+	}
+	d = d.Round(time.Hour)
+	return fmt.Sprintf("%dd%dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
 }
 
 // Counts is "k=v k=v" in key order, or "none".

@@ -23,6 +23,20 @@ var snapshots = []struct {
 			Queued: 5678, InFlight: 12, Held: 3, Discovered: 7012, OutOfScope: 88, Dropped: 1,
 			Hosts: 120, HostsReady: 33, HostsWaiting: 12, HostsBackoff: 3, RobotsDisallowed: 41,
 			Status: map[string]int64{"2xx": 1200, "3xx": 20, "4xx": 14}, Errors: map[string]int64{"timeout": 3, "dns": 1}}},
+	// A continuous job recrawling, before the schedule's first figures.
+	{"recrawling", job.Progress{Elapsed: 3599 * time.Second, Pages: 2990},
+		job.Progress{Elapsed: time.Hour, Pages: 3000, PagesPerSecond: 0.83, Requests: 3100, Bytes: 12_000_000,
+			Queued: 4, InFlight: 1, Discovered: 1500, Hosts: 20, HostsReady: 1, HostsWaiting: 3,
+			Status: map[string]int64{"2xx": 1700, "3xx": 1300}, Continuous: true, Recrawls: 1500, NotModified: 1290, Changed: 96}},
+	// A continuous job with nothing queued, and the schedule's figures.
+	{"waiting", job.Progress{Elapsed: 26 * time.Hour, Pages: 9000},
+		job.Progress{Elapsed: 26*time.Hour + time.Second, Pages: 9000, PagesPerSecond: 0.1, Requests: 9400, Bytes: 80_000_000,
+			Discovered: 1500, Hosts: 20, HostsWaiting: 0, Status: map[string]int64{"2xx": 5000, "3xx": 4000},
+			Continuous: true, Recrawls: 7500, NotModified: 6100, Changed: 700,
+			Freshness: &job.Freshness{Scheduled: 1500, Due: 0, Overdue: 0, Freshness: 0.9214, MeanAge: 3*time.Hour + 7*time.Minute + 12*time.Second}}},
+	{"overdue", job.Progress{}, job.Progress{Elapsed: 40 * 24 * time.Hour, Pages: 90000, Queued: 700, Continuous: true,
+		Recrawls: 88000, NotModified: 80000, Changed: 5000,
+		Freshness: &job.Freshness{Scheduled: 1500, Due: 700, Overdue: 650, Freshness: 0.4, MeanAge: 12*24*time.Hour + 5*time.Hour + 29*time.Minute}}},
 }
 
 // TestBlockGolden renders each snapshot at widths from a wide terminal
@@ -41,6 +55,27 @@ func TestBlockGolden(t *testing.T) {
 		fmt.Fprintf(&b, "== %s, plain line\n%s\n", s.name, Line(s.cur))
 	}
 	golden.Check(t, "block.golden", b.String())
+}
+
+// TestAge: the mean age shown is as precise as its size calls for.
+func TestAge(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{42*time.Second + 400*time.Millisecond, "42s"},
+		{59*time.Minute + 59*time.Second, "59m59s"},
+		{3*time.Hour + 7*time.Minute + 12*time.Second, "3h7m"},
+		{5 * time.Hour, "5h0m"},
+		{23*time.Hour + 59*time.Minute + 50*time.Second, "24h0m"},
+		{24 * time.Hour, "1d0h"},
+		{12*24*time.Hour + 5*time.Hour + 29*time.Minute, "12d5h"},
+	} {
+		if got := Age(c.d); got != c.want {
+			t.Errorf("Age(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
 }
 
 // TestFitGolden: cutting is by columns and between runes; wide characters

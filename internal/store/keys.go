@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/simhash"
@@ -63,6 +65,29 @@ const FormatVersion uint32 = 3
 //	                      (value: package hostpolicy). Added within
 //	                      version 3: a store without such keys reads as
 //	                      before, and a binary that predates them ignores them.
+//	kind 'e' sitemaps:    suffix = job (4 B, BE) | origin "scheme://host:port"
+//	                      (to the end): the job's progress through the
+//	                      origin's sitemaps (value: package node,
+//	                      sitemaps.go). Added within version 3, like 'o'.
+//
+//	recrawl schedule (per partition, ordered by due time; added within
+//	version 3: a store without such keys reads as before):
+//	+------+-----------+--------------+------+------+------------------+
+//	| 'w'  | partition | due: Unix s, | host | 0x00 | the canonical URL|
+//	|      | 2 B, BE   | 8 B, BE      |      |      | host-relative    |
+//	+------+-----------+--------------+------+------+------------------+
+//	                      (value: the node's recrawl entry, package
+//	                      internal/schedule)
+//
+//	outbox (URLs found here for partitions another node serves, waiting
+//	to be published to their owner; added within version 3: a store
+//	without such keys reads as before):
+//	+------+-------------------------+---------------+
+//	| 'x'  | destination partition   | seq 8 B, BE   |  (value: package
+//	|      | 2 B, BE                 |               |  cluster/route)
+//	+------+-------------------------+---------------+
+//	seq is the outbox's own counter, so entries publish in the order
+//	written, per partition.
 //
 // partition is partition.Of(host). Because the partition follows the kind
 // byte, PartitionPrefix(kind, p) bounds every key of one kind in one
@@ -155,12 +180,15 @@ const (
 	KindJobTally    Kind = 't'
 	KindDigest      Kind = 'd'
 	KindNear        Kind = 'n'
+	KindDue         Kind = 'w'
+	KindSitemap     Kind = 'e'
+	KindOutbox      Kind = 'x'
 )
 
 // perHost reports whether keys of kind k carry a partition and a host.
 func (k Kind) perHost() bool {
 	switch k {
-	case KindHost, KindQueue, KindURL, KindRobots, KindSeen, KindHeld, KindPolicy:
+	case KindHost, KindQueue, KindURL, KindRobots, KindSeen, KindHeld, KindPolicy, KindSitemap:
 		return true
 	}
 	return false
@@ -194,6 +222,12 @@ func (k Kind) String() string {
 		return "digest"
 	case KindNear:
 		return "near band"
+	case KindDue:
+		return "recrawl due"
+	case KindSitemap:
+		return "sitemaps"
+	case KindOutbox:
+		return "outbox"
 	}
 	return fmt.Sprintf("kind(%#x)", byte(k))
 }
@@ -212,8 +246,8 @@ const heldSuffixLen = jobLen + queueSuffixLen
 
 // Key is a decoded key. Only the fields of its Kind are set: Name for meta;
 // Part and Host for every per-host kind; Level and Seq for queue and held
-// items; URL for URL state and seen keys; Origin for robots; Job for seen,
-// held, job and job counter keys.
+// items; URL for URL state and seen keys; Origin for robots and sitemaps;
+// Job for seen, held, sitemaps, job and job counter keys.
 type Key struct {
 	Kind   Kind
 	Name   string
@@ -224,6 +258,8 @@ type Key struct {
 	Seq    uint64
 	URL    string
 	Origin string
+	// Due is a recrawl due key's time (whole seconds, UTC).
+	Due time.Time
 	// Digest is a digest key's SHA-256; Band and Fingerprint a near band
 	// key's.
 	Digest      [sha256.Size]byte
@@ -261,6 +297,12 @@ func (k Key) Encode() []byte {
 		return DigestKey(k.Digest)
 	case KindNear:
 		return NearKey(k.Fingerprint, int(k.Band))
+	case KindDue:
+		return DueKey(k.Due, k.Host, k.URL)
+	case KindSitemap:
+		return SitemapKey(k.Host, k.Job, k.Origin)
+	case KindOutbox:
+		return OutboxKey(k.Part, k.Seq)
 	}
 	return []byte{byte(k.Kind)}
 }
@@ -336,6 +378,13 @@ func AppendSeenKey(dst []byte, job uint32, host, url string) []byte {
 	return AppendURL(dst, host, url)
 }
 
+// SitemapKey returns the key of job's progress through the sitemaps of
+// origin ("scheme://host:port"), whose politeness key is host.
+func SitemapKey(host string, job uint32, origin string) []byte {
+	k := appendHostPrefix(make([]byte, 0, 4+len(host)+jobLen+len(origin)), KindSitemap, host)
+	return append(binary.BigEndian.AppendUint32(k, job), origin...)
+}
+
 // HeldPrefix returns the prefix shared by every held item of host.
 func HeldPrefix(host string) []byte {
 	return appendHostPrefix(make([]byte, 0, 4+len(host)), KindHeld, host)
@@ -388,6 +437,31 @@ func NearKey(fp uint64, band int) []byte {
 // fingerprint that shares fp's band.
 func NearPrefix(fp uint64, band int) []byte {
 	return NearKey(fp, band)[:1+simhash.BandPrefixLen]
+}
+
+// dueLen is the length of a due key's time.
+const dueLen = 8
+
+// DueKey returns the key of the recrawl of url (a canonical URL whose
+// politeness key is host) due at t, kept to the second: keys of one
+// partition sort by due time. Times before 1970 are stored as 0.
+func DueKey(t time.Time, host, url string) []byte {
+	k := make([]byte, 0, 3+dueLen+len(host)+2+len(url))
+	k = append(k, PartitionPrefix(KindDue, partition.Of(host))...)
+	k = binary.BigEndian.AppendUint64(k, uint64(max(t.Unix(), 0)))
+	k = append(append(k, host...), hostSep)
+	return AppendURL(k, host, url)
+}
+
+// DueBefore returns the exclusive upper bound of partition part's recrawl
+// due keys whose time is before t (whole seconds).
+func DueBefore(part partition.ID, t time.Time) []byte {
+	return binary.BigEndian.AppendUint64(PartitionPrefix(KindDue, part), uint64(max(t.Unix(), 0)))
+}
+
+// OutboxKey returns the key of outbox entry seq for partition part.
+func OutboxKey(part partition.ID, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(PartitionPrefix(KindOutbox, part), seq)
 }
 
 // KindPrefix returns the prefix shared by every key of kind.
@@ -455,6 +529,15 @@ func DecodeKey(key []byte) (Key, error) {
 			return Key{}, malformed(key, "near band key whose band is not its fingerprint's")
 		}
 		return k, nil
+	case KindDue:
+		return decodeDueKey(key)
+	case KindOutbox:
+		if len(key) != 3+8 {
+			return Key{}, malformed(key, fmt.Sprintf("outbox key of %d bytes, want %d", len(key), 3+8))
+		}
+		k.Part = partition.ID(binary.BigEndian.Uint16(key[1:3]))
+		k.Seq = binary.BigEndian.Uint64(key[3:])
+		return k, nil
 	}
 	if !k.Kind.perHost() {
 		return Key{}, malformed(key, "unknown kind")
@@ -503,6 +586,12 @@ func DecodeKey(key []byte) (Key, error) {
 		if k.URL, err = ExpandURL(k.Host, suffix[jobLen:]); err != nil {
 			return Key{}, malformed(key, err.Error())
 		}
+	case KindSitemap:
+		if len(suffix) < jobLen {
+			return Key{}, malformed(key, "sitemaps key without a job")
+		}
+		k.Job = binary.BigEndian.Uint32(suffix)
+		k.Origin = string(suffix[jobLen:])
 	case KindHeld:
 		if len(suffix) != heldSuffixLen {
 			return Key{}, malformed(key, fmt.Sprintf("held suffix of %d bytes, want %d", len(suffix), heldSuffixLen))
@@ -510,6 +599,33 @@ func DecodeKey(key []byte) (Key, error) {
 		k.Job = binary.BigEndian.Uint32(suffix)
 		k.Level = suffix[jobLen]
 		k.Seq = binary.BigEndian.Uint64(suffix[jobLen+1:])
+	}
+	return k, nil
+}
+
+func decodeDueKey(key []byte) (Key, error) {
+	k := Key{Kind: KindDue}
+	if len(key) < 3+dueLen {
+		return Key{}, malformed(key, "recrawl due key without a time")
+	}
+	k.Part = partition.ID(binary.BigEndian.Uint16(key[1:3]))
+	s := binary.BigEndian.Uint64(key[3:])
+	if s > math.MaxInt64 {
+		return Key{}, malformed(key, "recrawl due time out of range")
+	}
+	k.Due = time.Unix(int64(s), 0).UTC()
+	rest := key[3+dueLen:]
+	i := strings.IndexByte(string(rest), hostSep)
+	if i <= 0 {
+		return Key{}, malformed(key, "recrawl due key without a host")
+	}
+	k.Host = string(rest[:i])
+	if partition.Of(k.Host) != k.Part {
+		return Key{}, malformed(key, fmt.Sprintf("partition %d is not host %q's (%d)", k.Part, k.Host, partition.Of(k.Host)))
+	}
+	var err error
+	if k.URL, err = ExpandURL(k.Host, rest[i+1:]); err != nil {
+		return Key{}, malformed(key, err.Error())
 	}
 	return k, nil
 }

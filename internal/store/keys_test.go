@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/trawl-crawler/trawl/internal/partition"
 )
@@ -30,12 +31,16 @@ func TestKeyEncoding(t *testing.T) {
 		{"HeldKey", HeldKey("a.test", 9, 2, 0x0102030405060708), "p\x00\x0ea.test\x00\x00\x00\x00\x09\x02\x01\x02\x03\x04\x05\x06\x07\x08"},
 		{"HeldPrefix", HeldPrefix("a.test"), "p\x00\x0ea.test\x00"},
 		{"PolicyKey", PolicyKey("a.test"), "o\x00\x0ea.test\x00"},
+		{"SitemapKey", SitemapKey("a.test", 0x01020304, "http://a.test:80"), "e\x00\x0ea.test\x00\x01\x02\x03\x04http://a.test:80"},
 		{"HeldJobPrefix", HeldJobPrefix("a.test", 9), "p\x00\x0ea.test\x00\x00\x00\x00\x09"},
 		{"JobKey", JobKey(0x01020304), "j\x01\x02\x03\x04"},
 		{"JobCountersKey", JobCountersKey(5), "c\x00\x00\x00\x05"},
 		{"JobTallyKey", JobTallyKey(5), "t\x00\x00\x00\x05"},
 		{"NearKey", NearKey(0x1122_3344_5566_7788, 1), "n\x01\x55\x66\x11\x22\x33\x44\x55\x66\x77\x88"},
 		{"NearPrefix", NearPrefix(0x1122_3344_5566_7788, 3), "n\x03\x11\x22"},
+		{"DueKey", DueKey(time.Unix(0x01020304, 0), "a.test", "http://a.test/x"), "w\x00\x0e\x00\x00\x00\x00\x01\x02\x03\x04a.test\x00\x01/x"},
+		{"DueKey before 1970", DueKey(time.Unix(-5, 0), "a.test", "http://a.test/"), "w\x00\x0e\x00\x00\x00\x00\x00\x00\x00\x00a.test\x00\x01/"},
+		{"DueBefore", DueBefore(14, time.Unix(0x0102, 0)), "w\x00\x0e\x00\x00\x00\x00\x00\x00\x01\x02"},
 		{"PartitionPrefix", PartitionPrefix(KindURL, 14), "u\x00\x0e"},
 		{"PartitionPrefix high", PartitionPrefix(KindQueue, 255), "q\x00\xff"},
 		{"PrefixEnd", PrefixEnd([]byte("u\x00\xff")), "u\x01"},
@@ -64,6 +69,8 @@ func TestDecodeKey(t *testing.T) {
 		{Kind: KindSeen, Host: "a.test", Job: 1 << 31, URL: "http://b.test/"},
 		{Kind: KindHeld, Host: "a.test", Job: 3, Level: 2, Seq: 1 << 40},
 		{Kind: KindPolicy, Host: "a.test"},
+		{Kind: KindSitemap, Host: "a.test", Job: 7, Origin: "https://a.test:8443"},
+		{Kind: KindSitemap, Host: "a.test", Job: 1<<32 - 1},
 		{Kind: KindJob, Job: 42},
 		{Kind: KindJob},
 		{Kind: KindJobCounters, Job: 1<<32 - 1},
@@ -71,9 +78,13 @@ func TestDecodeKey(t *testing.T) {
 		{Kind: KindDigest, Digest: [32]byte{1, 2, 3, 31: 9}},
 		{Kind: KindNear, Band: 2, Fingerprint: 0x0123_4567_89ab_cdef},
 		{Kind: KindNear, Band: 3, Fingerprint: 0},
+		{Kind: KindDue, Host: "a.test", Due: time.Unix(1_800_000_000, 0).UTC(), URL: "http://a.test/x?y"},
+		{Kind: KindDue, Host: "b.test", Due: time.Unix(0, 0).UTC(), URL: "https://c.test/"},
+		{Kind: KindOutbox, Part: 255, Seq: 1 << 50},
+		{Kind: KindOutbox},
 	}
 	for _, k := range good {
-		if k.Kind.perHost() {
+		if k.Kind.perHost() || k.Kind == KindDue {
 			k.Part = partition.Of(k.Host)
 		}
 		enc := k.Encode()
@@ -90,6 +101,7 @@ func TestDecodeKey(t *testing.T) {
 	}
 	bad := []struct{ name, key string }{
 		{"empty", ""},
+		{"short outbox key", "x\x00\x01\x00"},
 		{"unknown kind", "zabc"},
 		{"short partition", "h\x00"},
 		{"no separator", "h\x00\x0ea.test"},
@@ -99,6 +111,8 @@ func TestDecodeKey(t *testing.T) {
 		{"short queue suffix", "q\x00\x0ea.test\x00\x01\x02"},
 		{"long queue suffix", "q\x00\x0ea.test\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a"},
 		{"URL key without form tag", "u\x00\x0ea.test\x00"},
+		{"sitemaps key without a job", "e\x00\x0ea.test\x00\x00\x01"},
+		{"sitemaps key in another partition", "e\x00\x0fa.test\x00\x00\x00\x00\x01http://a.test:80"},
 		{"URL key with unknown tag", "u\x00\x0ea.test\x00\x07/x"},
 		{"URL verbatim that has a short form", "u\x00\x0ea.test\x00\x00http://a.test/x"},
 		{"short URL form joining the host", "u\x00\x0ea.test\x00\x01ing/"},
@@ -114,6 +128,11 @@ func TestDecodeKey(t *testing.T) {
 		{"near key short", "n\x00\x00\x00"},
 		{"near key band 4", "n\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"},
 		{"near key band value not the fingerprint's", "n\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"},
+		{"due key without a time", "w\x00\x0e\x00\x00"},
+		{"due key without a host", "w\x00\x0e\x00\x00\x00\x00\x00\x00\x00\x01\x00\x01/"},
+		{"due key in another partition", "w\x00\x0f\x00\x00\x00\x00\x00\x00\x00\x01a.test\x00\x01/"},
+		{"due key time out of range", "w\x00\x0e\x80\x00\x00\x00\x00\x00\x00\x01a.test\x00\x01/"},
+		{"due key with a long URL form", "w\x00\x0e\x00\x00\x00\x00\x00\x00\x00\x01a.test\x00\x00http://a.test/"},
 	}
 	for _, c := range bad {
 		if k, err := DecodeKey([]byte(c.key)); !errors.Is(err, ErrMalformedKey) {
@@ -163,6 +182,7 @@ func FuzzDecodeKey(f *testing.F) {
 	f.Add(JobKey(3))
 	f.Add(JobCountersKey(3))
 	f.Add([]byte("q\x00\x0ea.test\x00"))
+	f.Add(DueKey(time.Unix(1_800_000_000, 0), "a.test", "http://a.test/"))
 	f.Fuzz(func(t *testing.T, key []byte) {
 		k, err := DecodeKey(key)
 		if err != nil {

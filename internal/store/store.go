@@ -618,6 +618,21 @@ func (db *DB) NewIter(prefix []byte) (*pebble.Iterator, error) {
 	return it, nil
 }
 
+// Count returns how many keys start with prefix, by scanning them (tests,
+// diagnostics and status: it reads every such key).
+func (db *DB) Count(prefix []byte) (int, error) {
+	it, err := db.NewIter(prefix)
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	return n, it.Error()
+}
+
 // NewRangeIter returns an iterator over the keys in [lower, upper). The
 // caller must close it.
 func (db *DB) NewRangeIter(lower, upper []byte) (*pebble.Iterator, error) {

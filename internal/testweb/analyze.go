@@ -34,8 +34,10 @@ type AnalyzeOptions struct {
 	// MinCoverage, if set, makes a coverage below it a problem.
 	MinCoverage float64
 	// Sitemaps judges a crawler that reads sitemaps: Reachable then
-	// holds sitemap-only pages (see ReachableWithSitemaps), and requests
-	// for sitemap files are not Extra.
+	// holds sitemap-only pages (see ReachableWithSitemaps). Requests for
+	// sitemap files (/sitemap.xml and the web's own sitemap paths) are
+	// never Extra: a crawler may look for /sitemap.xml as it does for
+	// robots.txt.
 	Sitemaps bool
 }
 
@@ -64,7 +66,8 @@ type Report struct {
 
 	opts    AnalyzeOptions
 	web     *Web
-	perHost map[string]int // host → reachable URLs
+	perHost map[string]int     // host → reachable URLs
+	first   map[string]Request // canonical URL → its first request
 }
 
 // HostReport is one host's share of the log.
@@ -106,6 +109,7 @@ type Violation struct {
 type Repeat struct {
 	URL   string
 	Count int
+	First Request // the URL's first request
 }
 
 // Analyze judges a crawl from the web's request log alone.
@@ -126,6 +130,7 @@ func Analyze(web *Web, log []Request, opts AnalyzeOptions) *Report {
 		opts:        opts,
 		web:         web,
 		perHost:     make(map[string]int),
+		first:       make(map[string]Request),
 	}
 	for _, h := range web.hosts {
 		prefix := web.urlOf(h, "/")
@@ -176,7 +181,7 @@ func Analyze(web *Web, log []Request, opts AnalyzeOptions) *Report {
 	}
 	for _, k := range sortedKeys(countKeys(counts)) {
 		if counts[k] > 1 {
-			rep.Repeats = append(rep.Repeats, Repeat{URL: k, Count: counts[k]})
+			rep.Repeats = append(rep.Repeats, Repeat{URL: k, Count: counts[k], First: rep.first[k]})
 		}
 	}
 
@@ -258,8 +263,11 @@ func (rep *Report) analyzeRobots(h *host, reqs []Request, hr *HostReport, counts
 		if isRobotsPath(pq) {
 			hr.RobotsRequests++
 			robotsCount[key]++
+			if robotsCount[key] == 1 {
+				rep.first[key] = q
+			}
 			if final[key] {
-				rep.RobotsRepeats = append(rep.RobotsRepeats, Repeat{URL: key, Count: robotsCount[key]})
+				rep.RobotsRepeats = append(rep.RobotsRepeats, Repeat{URL: key, Count: robotsCount[key], First: rep.first[key]})
 			}
 			if q.Status != http.StatusTooManyRequests && q.Status < 500 {
 				final[key] = true
@@ -267,6 +275,9 @@ func (rep *Report) analyzeRobots(h *host, reqs []Request, hr *HostReport, counts
 			continue
 		}
 		counts[key]++
+		if counts[key] == 1 {
+			rep.first[key] = q
+		}
 		kind := h.trapKind(pq)
 		page := key
 		if h.session != noSession && kind == "" {
@@ -292,7 +303,7 @@ func (rep *Report) analyzeRobots(h *host, reqs []Request, hr *HostReport, counts
 		case h.robots.disallowed(pq, rep.opts.Agent):
 			rep.RobotsViolations = append(rep.RobotsViolations, Violation{q, key, "disallowed by robots.txt"})
 		case !rep.Reachable[page] && kind == "" && h.hostile == notHostile && counts[key] == 1 &&
-			!(rep.opts.Sitemaps && isSitemapPath(pq)):
+			!isSitemapPath(pq):
 			rep.Extra = append(rep.Extra, page)
 		}
 	}

@@ -187,6 +187,13 @@ func (w *Web) Changes(rawURL string, from, to time.Time) int {
 	return w.Version(rawURL, to) - w.Version(rawURL, from)
 }
 
+// Versioned reports whether the page at rawURL is one of a changing web's
+// versioned pages: served with its host's validators (ETag,
+// Last-Modified, 304) whatever its change class, "never" included. Other
+// URLs (non-HTML resources, copies, redirects) are served as in a web that
+// does not change.
+func (w *Web) Versioned(rawURL string) bool { return w.changeOf(rawURL) != nil }
+
 // ChangeEvery returns the mean time between changes of the page at rawURL
 // (hourly, daily, weekly or monthly) and its class name; 0 and "never"
 // for a page that does not change (and for any page of a web that is not

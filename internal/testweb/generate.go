@@ -23,7 +23,7 @@ import (
 // chain of three, a redirect loop, links to missing pages, exact and near
 // duplicates, a PDF and a PNG, pages linked only by rel=nofollow, only in a
 // comment or only in a script, the entry of a calendar trap, and links to
-// hostile hosts when Options.Hostile is set.
+// hostile hosts when Options.Hostile or Options.HostileKinds is set.
 func Generate(opts Options) *Web {
 	if err := opts.Validate(); err != nil {
 		panic(err)
@@ -40,6 +40,8 @@ func Generate(opts Options) *Web {
 		g.makeLinks(h)
 	}
 	g.finish()
+	g.linkHostileKinds()
+	g.makeTLSHosts()
 	if o.Changing {
 		w.makeChanging()
 	}
@@ -163,17 +165,24 @@ func (g *gen) makeHosts() {
 			small[j].shared = true
 		}
 	}
-	if o.Hostile {
-		for k := hostileJunk; k <= hostileGzip; k++ {
-			i := len(w.hosts)
-			h := &host{idx: i, name: fmt.Sprintf("hostile-%s.%s", hostileNames[k], o.Domain),
-				ip: hostIP(i), robots: robotsNotFound, hostile: k, latency: o.Latency,
-				byPQ: make(map[string]*resource)}
-			w.hosts = append(w.hosts, h)
-			w.byName[h.name] = h
-			g.hostile = append(g.hostile, h)
-			g.add(h, &resource{pq: "/", kind: kindHostile, status: 200, note: "hostile: " + hostileNames[k]})
+	for _, k := range o.hostileKinds() {
+		i := len(w.hosts)
+		h := &host{idx: i, name: fmt.Sprintf("hostile-%s.%s", hostileNames[k], o.Domain),
+			ip: hostIP(i), robots: robotsNotFound, hostile: k, latency: o.Latency,
+			byPQ: make(map[string]*resource)}
+		w.hosts = append(w.hosts, h)
+		w.byName[h.name] = h
+		g.hostile = append(g.hostile, h)
+		r := &resource{pq: "/", kind: kindHostile, status: 200, note: "hostile: " + hostileNames[k]}
+		if k <= hostileGzip {
+			g.add(h, r)
+			continue
 		}
+		// Kinds past Hostile's five draw nothing from g.rng, so that
+		// adding them leaves the rest of the web as it was.
+		r.host, r.seed = h, uint64(o.Seed)^uint64(k)<<32
+		h.res = append(h.res, r)
+		h.byPQ[r.pq] = r
 	}
 }
 
@@ -324,9 +333,23 @@ func (g *gen) makeResources(h *host) {
 		g.makeSitemap(h)
 	}
 	for k, bad := range g.hostile {
-		if k%len(g.ordinary) == h.idx {
+		if k%len(g.ordinary) == h.idx && bad.hostile <= hostileGzip {
 			g.homeLink(h, bad.res[0], false, inAnchor)
 		}
+	}
+}
+
+// linkHostileKinds links the hostile hosts past Hostile's five from home
+// pages, as makeResources links those five, but once every random choice
+// is made: adding kinds leaves the rest of the web as it was.
+func (g *gen) linkHostileKinds() {
+	for k, bad := range g.hostile {
+		if bad.hostile <= hostileGzip {
+			continue
+		}
+		home := g.ordinary[k%len(g.ordinary)].regular[0]
+		home.body.links = append(home.body.links,
+			link{to: bad.res[0], raw: "http://" + bad.name + portToken + "/", where: inAnchor})
 	}
 }
 

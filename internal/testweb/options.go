@@ -42,6 +42,21 @@ type Options struct {
 	// Hostile adds five hostile hosts (malformed HTML, lying Content-Length,
 	// slow drip, endless body, broken gzip), linked from ordinary pages.
 	Hostile bool
+	// HostileKinds adds a hostile host for each kind named (see
+	// AllHostileKinds and hostile.go: drips in the head, lying lengths,
+	// huge heads, redirect loops and escapes, odd bytes and charsets,
+	// hostile robots.txt, 429 and 503, resets, silence, bombs), linked
+	// like Hostile's. Naming one of Hostile's five adds it alone. Nil
+	// means none; an unknown name is a Validate error.
+	HostileKinds []string
+	// TLSKinds adds a host served over TLS for each kind named (see
+	// AllTLSKinds and tls.go: an ordinary HTTPS host, an HTTP/2-only one,
+	// and certificates expired, not yet valid, for another name,
+	// self-signed and under an unknown root), after every other host and
+	// linked from ordinary home pages. Their certificates come from a CA
+	// made in memory at Generate (Web.CACertPEM). Nil means none; an
+	// unknown name is a Validate error.
+	TLSKinds []string
 	// Traps adds the traps of issue 10, each on a few small hosts linked
 	// from their home pages: session IDs in every internal link, a faceted
 	// shop, a growing path and soft 404s (see HostInfo.Traps). The
@@ -170,6 +185,16 @@ func (o Options) Validate() error {
 	}
 	if o.Port < 0 || o.Port > 65535 {
 		bad("Port", "%d not in 0..65535", o.Port)
+	}
+	for _, k := range o.HostileKinds {
+		if hostileKindNamed(k) == notHostile {
+			bad("HostileKinds", "unknown kind %q", k)
+		}
+	}
+	for _, k := range o.TLSKinds {
+		if tlsKindNamed(k) == notTLS {
+			bad("TLSKinds", "unknown kind %q", k)
+		}
 	}
 	if strings.ContainsAny(o.Domain, "/:?#@ ") || strings.HasPrefix(o.Domain, ".") || strings.HasSuffix(o.Domain, ".") {
 		bad("Domain", "%q is not a host name", o.Domain)

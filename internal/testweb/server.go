@@ -24,9 +24,14 @@ type ServeOptions struct {
 	// at the limit; a crawl test stays far below).
 	MaxLog int
 	// Now is the clock the log's times come from, and a changing web's
-	// (Options.Changing) pages' versions: FastClock makes one that runs
-	// faster than real time. Nil means time.Now.
+	// (Options.Changing) pages' versions unless ChangeClock is set.
+	// Nil means time.Now.
 	Now func() time.Time
+	// ChangeClock, if set, is the clock of a changing web's pages'
+	// versions alone: FastClock makes one that runs faster than real
+	// time, so that pages change within a test while the log (and so
+	// every politeness check) keeps real time. Nil means Now.
+	ChangeClock func() time.Time
 	// DripInterval is the pause between bytes of the slow-drip host. Zero
 	// means 50 ms.
 	DripInterval time.Duration
@@ -161,6 +166,7 @@ func Serve(web *Web, opts ServeOptions) (*Server, error) {
 		return nil, fmt.Errorf("testweb: serve %d hosts: %w", len(web.hosts), err)
 	}
 	s.port = s.lns[0].Addr().(*net.TCPAddr).Port
+	web.wrapTLS(s.lns)
 	web.port.Store(int64(s.port))
 	s.srv = &http.Server{
 		Handler:           s,
@@ -292,6 +298,14 @@ func (s *Server) sleep(r *http.Request, d time.Duration) bool {
 	return false
 }
 
+// changeNow is the time of a changing web's versions.
+func (s *Server) changeNow() time.Time {
+	if s.opts.ChangeClock != nil {
+		return s.opts.ChangeClock()
+	}
+	return s.opts.Now()
+}
+
 // ServeHTTP answers one request and records it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.opts.Now()
@@ -355,6 +369,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 		}
 	}
 	pq := canonRequestURI(uri)
+	if h.hostile != notHostile {
+		s.serveHostile(w, r, h, pq)
+		return
+	}
 	switch {
 	case pq == "/robots.txt":
 		s.serveRobots(w, r, h)
@@ -404,7 +422,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 			sid = s.newSession()
 		}
 		if res.change != nil {
-			s.serveChanging(w, r, h, res, sid, s.opts.Now())
+			s.serveChanging(w, r, h, res, sid, s.changeNow())
 			return
 		}
 		send(w, r, http.StatusOK, res.contentType(), s.web.renderPage(res, sid))
@@ -415,8 +433,6 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 	case kindRedirect:
 		w.Header().Set("Location", s.web.withPort(res.loc))
 		send(w, r, res.status, "text/html; charset=utf-8", []byte("<html><body>moved</body></html>\n"))
-	case kindHostile:
-		s.serveHostile(w, r, h, res)
 	default:
 		http.Error(w, "testweb: not found: "+pq, http.StatusNotFound)
 	}
@@ -454,50 +470,5 @@ func (s *Server) serveRobots(w http.ResponseWriter, r *http.Request, h *host) {
 		send(w, r, http.StatusOK, "text/plain; charset=utf-8", s.web.robotsBody(h))
 	default:
 		send(w, r, http.StatusOK, "text/plain; charset=utf-8", s.web.robotsBody(h))
-	}
-}
-
-func (s *Server) serveHostile(w http.ResponseWriter, r *http.Request, h *host, res *resource) {
-	switch h.hostile {
-	case hostileJunk:
-		send(w, r, http.StatusOK, "text/html", hostileJunkBody(res.seed))
-	case hostileLength:
-		body := []byte("<html><body><p>this body is much shorter than its Content-Length says</p>\n")
-		w.Header().Set("Content-Type", "text/html")
-		w.Header().Set("Content-Length", strconv.Itoa(100*len(body)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body) // the server then cuts the connection
-	case hostileDrip:
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(http.StatusOK)
-		rc := http.NewResponseController(w)
-		body := strings.Repeat("<p>drip</p>", s.opts.DripBytes/11+1)[:s.opts.DripBytes]
-		for i := range len(body) {
-			if _, err := io.WriteString(w, body[i:i+1]); err != nil {
-				return
-			}
-			if rc.Flush() != nil || !s.sleep(r, s.opts.DripInterval) {
-				return
-			}
-		}
-	case hostileEndless:
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(http.StatusOK)
-		chunk := []byte(strings.Repeat("<p>and on and on</p>\n", 1560))
-		for sent := int64(0); sent < s.opts.EndlessBytes; {
-			n := min(int64(len(chunk)), s.opts.EndlessBytes-sent)
-			if _, err := w.Write(chunk[:n]); err != nil {
-				return
-			}
-			sent += n
-			select {
-			case <-s.done:
-				return
-			default:
-			}
-		}
-	case hostileGzip:
-		w.Header().Set("Content-Encoding", "gzip")
-		send(w, r, http.StatusOK, "text/html", []byte("this is not gzip at all, whatever the header says\n"))
 	}
 }

@@ -26,21 +26,8 @@ type Web struct {
 	hosts  []*host
 	byName map[string]*host
 	port   atomic.Int64
+	tls    *webTLS // the test CA and TLS hosts' configurations; nil without Options.TLSKinds
 }
-
-// hostileKind is how a hostile host misbehaves; zero for ordinary hosts.
-type hostileKind int
-
-const (
-	notHostile     hostileKind = iota
-	hostileJunk                // malformed HTML: unclosed tags, junk bytes
-	hostileLength              // Content-Length larger than the body sent
-	hostileDrip                // one byte per interval, bounded
-	hostileEndless             // a body that goes on until the server's cap
-	hostileGzip                // Content-Encoding: gzip over bytes that are not gzip
-)
-
-var hostileNames = [...]string{"", "junk", "lying-length", "slow-drip", "endless", "bad-gzip"}
 
 type host struct {
 	idx        int
@@ -57,6 +44,7 @@ type host struct {
 	soft404    bool        // answers unknown paths with 200 "not found"
 	shopItems  []*resource // the shop's products
 	hostile    hostileKind
+	tls        tlsKind              // served over TLS with this certificate (Options.TLSKinds)
 	res        []*resource          // in generation order
 	byPQ       map[string]*resource // canonical path and query → resource
 	regular    []*resource          // regular HTML pages, home first
@@ -197,7 +185,11 @@ func (w *Web) withPort(s string) string {
 }
 
 func (w *Web) urlOf(h *host, pq string) string {
-	return w.withPort("http://" + h.name + portToken + pq)
+	scheme := "http://"
+	if h.tls != notTLS {
+		scheme = "https://"
+	}
+	return w.withPort(scheme + h.name + portToken + pq)
 }
 
 func (r *resource) url(w *Web) string { return w.urlOf(r.host, r.pq) }
@@ -226,7 +218,10 @@ type HostInfo struct {
 	// Traps lists the trap kinds the host carries (TrapCalendar, ...);
 	// empty for most hosts.
 	Traps   []string
-	Hostile string // "" for ordinary hosts, else how it misbehaves
+	Hostile string // "" for ordinary hosts, else how it misbehaves: a name of AllHostileKinds
+	// TLS is "" for plain-HTTP hosts, else the host's TLS kind, a name of
+	// AllTLSKinds: its URLs are https.
+	TLS string
 	// Validators is how a host of a changing web sends ETag and
 	// Last-Modified (ValidatorsHonest, ...); "" if the web is not changing
 	// or the host is hostile.
@@ -241,6 +236,7 @@ func (w *Web) Hosts() []HostInfo {
 			Name: h.name, IP: h.ip, Big: h.big, SharedIP: h.shared,
 			Robots: h.robots.String(), CrawlDelay: h.robots.crawlDelay(),
 			Latency: h.latency, Trap: h.trap, Traps: h.traps(), Hostile: hostileNames[h.hostile],
+			TLS:        tlsNames[h.tls],
 			Validators: h.validators,
 		})
 	}
@@ -318,7 +314,7 @@ func (r *resource) contentType() string {
 func (w *Web) Seeds() []string {
 	var out []string
 	for _, h := range w.hosts {
-		if h.hostile != notHostile || h.robots == robotsServerError {
+		if h.hostile != notHostile || h.tls != notTLS || h.robots == robotsServerError {
 			continue
 		}
 		if len(out) == 0 || h.idx%50 == 0 {

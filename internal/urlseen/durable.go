@@ -61,7 +61,9 @@ var seenMarker = []byte{}
 //
 // Safe for concurrent use. Invariants: a URL is reported new at most once
 // per store (across restarts, for URLs whose write was committed); every
-// URL in the store or staged in an uncommitted batch is in the filter.
+// URL in the store or staged in an uncommitted batch is in the filter
+// (for a partition whose keys were replaced under the gate, once
+// LoadPartition returns).
 //
 // The filter needs no lock of its own (blockedBloom); store reads happen
 // under a stripe lock only, so they never block URLs of other partitions.
@@ -79,7 +81,9 @@ type Durable struct {
 // It also caches keys a store read found: the links every page of a site
 // repeats (navigation, footers) are read again and again, and a map lookup
 // costs a fiftieth of a store read. The seen keys are never deleted, so a
-// cached key stays right for the life of the store. The cache is two
+// cached key stays right for the life of the store, except when a
+// partition's keys are replaced (a checkpoint read): LoadPartition then
+// empties that partition's cache. The cache is two
 // generations of at most hotKeys keys each: when hot fills it becomes warm
 // and a new hot starts; a hit in warm moves the key back to hot. Its
 // bound, over all stripes, is 2 x hotKeys x partition.Count keys.
@@ -166,7 +170,47 @@ func (d *Durable) load() (uint, error) {
 	return n, nil
 }
 
-// Len implements Set: the number of URLs in the store or staged in batches.
+// LoadPartition makes the gate know partition p's seen keys as the store
+// holds them now: call it after p's keys were replaced under the gate (a
+// checkpoint read into the store, cluster/checkpoint), before URLs of p
+// are added. It adds every seen key of p to the filter (without it, the
+// filter's "definitely not" would call those URLs new without the exact
+// check) and forgets p's cached keys (the cache trusts that seen keys are
+// never deleted, which replacing a partition breaks). Len grows by the
+// keys the filter did not hold yet.
+//
+// The filter has no deletes: the keys of a partition released (or
+// replaced) stay in it. That costs only false "maybe" answers, which the
+// exact check settles; Len is not lowered for them either, so after
+// partitions move it is an estimate.
+//
+// Keys of p staged in batches not yet committed stay pending; the caller
+// must not add URLs of p while the partition is being replaced.
+func (d *Durable) LoadPartition(p partition.ID) error {
+	s := &d.stripes[p]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hot = make(map[string]struct{})
+	s.warm = nil
+	it, err := d.db.NewIter(store.PartitionPrefix(store.KindSeen, p))
+	if err != nil {
+		return fmt.Errorf("urlseen: load partition %d: %w", p, err)
+	}
+	var added int64
+	for it.First(); it.Valid(); it.Next() {
+		if !d.filter.testAndAdd(d.filter.hashBytes(it.Key())) {
+			added++
+		}
+	}
+	d.n.Add(added)
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("urlseen: load partition %d: %w", p, err)
+	}
+	return nil
+}
+
+// Len implements Set: the number of URLs in the store or staged in batches
+// (an estimate once partitions moved: see LoadPartition).
 func (d *Durable) Len() int { return int(d.n.Load()) }
 
 // Add implements Set for job 0. It commits the URL's key on its own without waiting
@@ -205,6 +249,12 @@ func (d *Durable) AddTo(b *store.Batch, job uint32, url string) (bool, error) {
 // answered from memory cost no store access, and every new key of a page's
 // links goes into one batch. On error, no URL has been added and b holds
 // none of urls' keys from this call.
+//
+// The answer is exact for every caller: the filter's "maybe seen" is
+// always settled by the keys pending in uncommitted batches, the cache of
+// keys read before, or a store read, never trusted alone. So URLs that
+// must not be lost to a false positive (those a sitemap lists) need no
+// mode of their own.
 func (d *Durable) AddBatch(b *store.Batch, job uint32, urls []string) (isNew []bool, err error) {
 	isNew = make([]bool, len(urls))
 	hosts := make([]string, len(urls))
@@ -262,6 +312,18 @@ func (d *Durable) AddBatch(b *store.Batch, job uint32, urls []string) (isNew []b
 		})
 	}
 	return isNew, nil
+}
+
+// MaybeSeen reports whether the Bloom filter answers "maybe seen" for url
+// (canonical) and job: true for every URL added, and for a share of the
+// others (false positives) that AddBatch settles with an exact check.
+// Diagnostics and tests use it to show a filter saturated.
+func (d *Durable) MaybeSeen(job uint32, url string) bool {
+	host, err := hostOf(url)
+	if err != nil {
+		return false
+	}
+	return d.filter.test(d.filter.hashBytes(store.SeenKey(job, host, url)))
 }
 
 // stagedKey is a seen key written into a batch not yet done, and its

@@ -168,7 +168,7 @@ func TestDurableFalsePositives(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !inFilter(t, d, "http://never.test/added") {
+	if !d.MaybeSeen(0, "http://never.test/added") || !inFilter(t, d, "http://never.test/added") {
 		t.Errorf("the filter is not saturated; the test proves nothing about false positives")
 	}
 	for _, u := range urls {
@@ -343,4 +343,29 @@ func inFilter(t *testing.T, d *Durable, u string) bool {
 		t.Fatal(err)
 	}
 	return d.filter.test(d.filter.hashBytes(store.SeenKey(0, host, u)))
+}
+
+// TestMaybeSeen: the filter's answer for URLs added, new and malformed.
+func TestMaybeSeen(t *testing.T) {
+	db := openStore(t, vfs.NewMem(), "/s")
+	defer db.Close()
+	d := newDurable(t, db, DurableOptions{})
+	if _, err := d.AddTo(db.NewBatch(), 3, "http://a.test/x"); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		job  uint32
+		url  string
+		want bool
+	}{
+		{3, "http://a.test/x", true},  // staged: in the filter before its batch commits
+		{4, "http://a.test/x", false}, // another job's key
+		{3, "http://a.test/y", false}, // new (a false positive at 1 in 10^7 URLs: not here)
+		{3, "not a url", false},
+	}
+	for _, c := range cases {
+		if got := d.MaybeSeen(c.job, c.url); got != c.want {
+			t.Errorf("MaybeSeen(%d, %q) = %v, want %v", c.job, c.url, got, c.want)
+		}
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/trawl-crawler/trawl/recrawl"
 )
 
 // Encoding of a per-URL record ('u' key value). Part of the on-disk format
@@ -39,11 +41,22 @@ import (
 //	| job                 uvarint: the job whose lease made the last |
 //	|                     fetch (since format version 3)             |
 //	+----------------------------------------------------------------+
-//	| anything after this is ignored (fields added by later code)    |
+//	| the recrawl tail, absent when it would be empty (issue 11):    |
+//	| tail flags          1 B: bit 0 = change history follows,       |
+//	|                     bit 1 = a due recrawl follows              |
+//	| change history      recrawl.History.AppendBinary (<= 114 B)    |
+//	| due                 varint, Unix s of the schedule entry's time|
+//	| due job             uvarint, the job that owns the entry       |
+//	+----------------------------------------------------------------+
+//	| anything after this (or after the job, before tail flags'      |
+//	| first use) is ignored: fields added by later code              |
 //	+----------------------------------------------------------------+
 const (
 	version    = 0x01
 	flagDigest = 1 << 0
+
+	tailHistory = 1 << 0
+	tailDue     = 1 << 1
 )
 
 // HistoryLen is how many observations History keeps; older ones are dropped.
@@ -102,6 +115,16 @@ type Record struct {
 	// Job is the job whose lease made the last fetch (0 if none). The
 	// record is one per URL for every job of the node.
 	Job uint32
+
+	// Recrawl is the page's change history for the recrawl schedule; the
+	// zero History until the node has seen the page twice (the first
+	// visit is LastFetch).
+	Recrawl recrawl.History
+	// Due is when the page's recrawl is scheduled (the time of its
+	// store.DueKey, whole seconds), zero if it is not; DueJob is the job
+	// the schedule entry belongs to.
+	Due    time.Time
+	DueJob uint32
 }
 
 // Event is one fetch in a Record's History.
@@ -222,7 +245,26 @@ func Encode(r Record) []byte {
 		}
 		b = binary.AppendUvarint(b, sc)
 	}
-	return binary.AppendUvarint(b, uint64(r.Job))
+	b = binary.AppendUvarint(b, uint64(r.Job))
+	var tail byte
+	if r.Recrawl.Visits > 0 {
+		tail |= tailHistory
+	}
+	if !r.Due.IsZero() {
+		tail |= tailDue
+	}
+	if tail == 0 {
+		return b
+	}
+	b = append(b, tail)
+	if tail&tailHistory != 0 {
+		b = r.Recrawl.AppendBinary(b)
+	}
+	if tail&tailDue != 0 {
+		b = binary.AppendVarint(b, r.Due.Unix())
+		b = binary.AppendUvarint(b, uint64(r.DueJob))
+	}
+	return b
 }
 
 func unixNano(t time.Time) int64 {
@@ -313,10 +355,37 @@ func Decode(v []byte) (Record, error) {
 	if d.err == nil {
 		r.Job = d.uint32("job")
 	}
+	if d.err == nil && len(d.b) > 0 {
+		d.tail(&r)
+	}
 	if d.err != nil {
 		return Record{}, d.err
 	}
 	return r, nil
+}
+
+// tail reads the recrawl tail into r.
+func (d *decoder) tail(r *Record) {
+	flags := d.bytes("tail flags", 1)[0]
+	if flags&tailHistory != 0 {
+		h, rest, err := recrawl.DecodeHistory(d.b)
+		if err != nil {
+			d.fail(fmt.Sprintf("change history at byte %d: %v", 2+d.off, err))
+			return
+		}
+		if h.Visits > 0 { // a history of no visits is none (Encode leaves it out)
+			r.Recrawl = h
+		}
+		d.off += len(d.b) - len(rest)
+		d.b = rest
+	}
+	if flags&tailDue != 0 {
+		r.Due = time.Unix(d.varint("due"), 0).UTC()
+		r.DueJob = d.uint32("due job")
+		if r.Due.IsZero() { // year 1: no due time (Encode leaves it out)
+			r.DueJob = 0
+		}
+	}
 }
 
 // decoder reads fields in order and keeps the first error.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/recrawl"
+
 	"go.uber.org/goleak"
 )
 
@@ -31,6 +33,20 @@ func full() Record {
 	return r.Observe(Observation{At: t0.Add(20 * time.Hour), Error: "timeout"})
 }
 
+// withRecrawl is full() with a change history and a due recrawl.
+func withRecrawl(t testing.TB) Record {
+	p, err := recrawl.New(recrawl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := full()
+	for i := range 5 {
+		r.Recrawl = p.Observe(r.Recrawl, recrawl.Visit{At: t0.Add(time.Duration(i) * 3 * time.Hour), Changed: i%2 == 0})
+	}
+	r.Due, r.DueJob = t0.Add(48*time.Hour).Truncate(time.Second), 7
+	return r
+}
+
 func TestRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -44,6 +60,8 @@ func TestRoundTrip(t *testing.T) {
 		{"full", full()},
 		{"big counts", Record{Fetches: 1<<32 - 1, Changes: 1<<32 - 2, Status: 999, SimHash: 1}},
 		{"long strings", Record{Error: strings.Repeat("e", MaxErrorLen), ETag: strings.Repeat("t", MaxValidatorLen)}},
+		{"recrawl tail", withRecrawl(t)},
+		{"due only", Record{LastFetch: t0, Status: 200, Due: time.Unix(1_900_000_000, 0).UTC(), DueJob: 3}},
 	} {
 		v := Encode(c.r)
 		got, err := Decode(v)
@@ -94,9 +112,14 @@ func TestDecodeMalformed(t *testing.T) {
 // TestDecodeTruncated cuts encoded records at every length: each cut is
 // malformed, never a panic and never a partial record.
 func TestDecodeTruncated(t *testing.T) {
-	for _, r := range []Record{{}, full(), Record{}.Observe(Observation{At: t0, Status: 301})} {
+	for _, r := range []Record{{}, full(), Record{}.Observe(Observation{At: t0, Status: 301}), withRecrawl(t)} {
 		v := Encode(r)
+		base := r
+		base.Recrawl, base.Due, base.DueJob = recrawl.History{}, time.Time{}, 0
 		for n := 2; n < len(v); n++ {
+			if n == len(Encode(base)) {
+				continue // the record before its recrawl tail: whole
+			}
 			got, err := Decode(v[:n])
 			if !errors.Is(err, ErrMalformed) {
 				t.Errorf("Decode(%x) (cut at %d of %d) = %+v, %v; want ErrMalformed", v[:n], n, len(v), got, err)
@@ -106,10 +129,34 @@ func TestDecodeTruncated(t *testing.T) {
 }
 
 func TestDecodeIgnoresTrailingBytes(t *testing.T) {
-	r := full()
+	r := withRecrawl(t)
 	got, err := Decode(append(Encode(r), 0xAB, 0xCD, 0x00))
 	if err != nil || !reflect.DeepEqual(got, r) {
 		t.Errorf("Decode(record + trailing bytes) = %+v, %v; want %+v", got, err, r)
+	}
+	// A record of format version 3 before the recrawl tail reads as one
+	// without it; an empty tail is no tail.
+	r = full()
+	for _, extra := range [][]byte{nil, {0x00}, {0x00, 0xAB}} {
+		got, err := Decode(append(Encode(r), extra...))
+		if err != nil || !reflect.DeepEqual(got, r) {
+			t.Errorf("Decode(record + %x) = %+v, %v; want %+v", extra, got, err, r)
+		}
+	}
+}
+
+// TestTailOnlyWhenUsed: a record without a history or a due recrawl is
+// as long as before the tail was added.
+func TestTailOnlyWhenUsed(t *testing.T) {
+	r := full()
+	with := r
+	with.Due, with.DueJob = t0.Truncate(time.Second), 1
+	if a, b := len(Encode(r)), len(Encode(with)); b <= a || b > a+1+10+5 {
+		t.Errorf("len(Encode) without tail %d, with a due time %d: want the tail to cost 1 flag byte and the fields", a, b)
+	}
+	bad := append(Encode(r), tailHistory, 0x07)
+	if _, err := Decode(bad); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "change history") {
+		t.Errorf("Decode(bad history) error = %v, want ErrMalformed naming the change history", err)
 	}
 }
 
@@ -205,6 +252,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(Encode(Record{}))
 	f.Add(Encode(full()))
 	f.Add(append(Encode(full()), 1, 2, 3))
+	f.Add(Encode(withRecrawl(f)))
 	f.Add([]byte{1, 1, 0x80})
 	f.Fuzz(func(t *testing.T, v []byte) {
 		r, err := Decode(v)

@@ -1,0 +1,355 @@
+package checkpoint
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/clustertest"
+
+	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func open(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(t.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// fill writes keys of every kind a partition holds for each host, with
+// values naming tag, plus content and meta keys no partition holds.
+func fill(t *testing.T, db *store.DB, hosts []string, tag string) {
+	t.Helper()
+	b := db.NewBatch()
+	due := time.Unix(1_800_000_000, 0)
+	for _, h := range hosts {
+		u := "http://" + h + "/a?b"
+		v := []byte(tag + " " + h)
+		for _, k := range [][]byte{
+			store.HostKey(h), store.QueueKey(h, 1, 7), store.URLKey(h, u), store.RobotsKey(h, "http://"+h+":80"),
+			store.SeenKey(3, h, u), store.HeldKey(h, 3, 1, 9), store.PolicyKey(h), store.SitemapKey(h, 3, "http://"+h+":80"),
+			store.DueKey(due, h, u),
+		} {
+			b.Set(k, v)
+		}
+	}
+	b.Set(store.DigestKey([32]byte{1}), []byte(tag))
+	b.Set(store.JobKey(3), []byte(tag))
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dump returns every key and value of db, as "key=value" lines.
+func dump(t *testing.T, db *store.DB) map[string]string {
+	t.Helper()
+	it, err := db.NewRangeIter(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	out := map[string]string{}
+	for ok := it.First(); ok; ok = it.Next() {
+		out[string(it.Key())] = string(it.Value())
+	}
+	return out
+}
+
+func partOf(t *testing.T, key string) (partition.ID, bool) {
+	k, err := store.DecodeKey([]byte(key))
+	if err != nil {
+		t.Fatalf("key %q: %v", key, err)
+	}
+	for _, kind := range Kinds {
+		if k.Kind == kind {
+			return k.Part, true
+		}
+	}
+	return 0, false
+}
+
+// TestMove checkpoints a partition of one store and reads it into another
+// that holds a stale copy of it and other partitions: afterwards the
+// partition's keys are exactly the source's, and nothing else changed.
+func TestMove(t *testing.T) {
+	const p, q = partition.ID(7), partition.ID(8)
+	src, dst := open(t), open(t)
+	fill(t, src, clustertest.HostsIn(p, 5), "new")
+	fill(t, src, clustertest.HostsIn(q, 3), "src-only")
+	fill(t, dst, clustertest.HostsIn(p, 8), "stale") // three hosts the source no longer has
+	fill(t, dst, clustertest.HostsIn(q, 2), "dst-q")
+	before := dump(t, dst)
+
+	// The fold of routed message 42 into p, and one into q after it.
+	fold := src.NewBatch()
+	SetRouteSeq(fold, p, 42)
+	SetRouteSeq(fold, q, 43)
+	if err := src.Commit(fold); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	written := time.UnixMilli(1_700_000_000_123)
+	wh, st, err := Write(&buf, src, p, written)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wh.RouteSeq != 42 || wh.Partition != p || !wh.Written.Equal(written) {
+		t.Errorf("Write: header %+v, want partition %d, seq 42, %v", wh, p, written)
+	}
+	if st.Keys != 5*9 {
+		t.Errorf("Write: %d keys, want %d (5 hosts x 9 kinds)", st.Keys, 5*9)
+	}
+	h, rst, err := Read(bytes.NewReader(buf.Bytes()), dst, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Partition != p || h.RouteSeq != 42 || !h.Written.Equal(written) || rst != st {
+		t.Errorf("Read: header %+v stats %+v, want partition %d, seq 42, %v, %+v", h, rst, p, written, st)
+	}
+	srcAll, after := dump(t, src), dump(t, dst)
+	for k, v := range srcAll {
+		if part, ok := partOf(t, k); ok && part == p && after[k] != v {
+			t.Errorf("key %q = %q after the read, source has %q", k, after[k], v)
+		}
+	}
+	for k, v := range after {
+		part, ok := partOf(t, k)
+		switch {
+		case ok && part == p:
+			if srcAll[k] != v {
+				t.Errorf("key %q = %q in partition %d, not in the source", k, v, p)
+			}
+		case k == string(RouteSeqKey(p)):
+			// checked below
+		case before[k] != v:
+			t.Errorf("key %q outside the partition changed: %q -> %q", k, before[k], v)
+		}
+	}
+	for k := range before {
+		if part, ok := partOf(t, k); !(ok && part == p) {
+			if _, kept := after[k]; !kept {
+				t.Errorf("key %q outside the partition was deleted", k)
+			}
+		}
+	}
+	if pend, err := Pending(dst); err != nil || len(pend) != 0 {
+		t.Errorf("Pending = %v, %v after a whole read", pend, err)
+	}
+	if seq, err := RouteSeq(dst, p); err != nil || seq != 42 {
+		t.Errorf("RouteSeq after Read = %d, %v, want 42", seq, err)
+	}
+	if seq, err := RouteSeq(dst, q); err != nil || seq != 0 {
+		t.Errorf("RouteSeq of partition %d, not read = %d, %v, want 0", q, seq, err)
+	}
+}
+
+// TestRouteSeqTravels: the sequence a checkpoint carries is the one of the
+// last fold committed before Write, never a later one; a checkpoint of a
+// partition never folded says 0, and reading it (or Clear) removes a
+// sequence the destination held.
+func TestRouteSeqTravels(t *testing.T) {
+	const p = partition.ID(9)
+	src, dst := open(t), open(t)
+	hosts := clustertest.HostsIn(p, 2)
+	foldURL := func(seq uint64, u string) {
+		t.Helper()
+		b := src.NewBatch()
+		b.Set(store.SeenKey(0, hosts[0], u), nil)
+		SetRouteSeq(b, p, seq)
+		if err := src.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var never bytes.Buffer
+	if h, _, err := Write(&never, src, p, time.Now()); err != nil || h.RouteSeq != 0 {
+		t.Fatalf("Write before any fold: seq %d, %v, want 0", h.RouteSeq, err)
+	}
+	foldURL(5, "http://"+hosts[0]+"/five")
+	var buf bytes.Buffer
+	h, st, err := Write(&buf, src, p, time.Now())
+	if err != nil || h.RouteSeq != 5 || st.Keys != 1 {
+		t.Fatalf("Write after fold 5: seq %d, %d keys, %v; want 5, 1 key", h.RouteSeq, st.Keys, err)
+	}
+	foldURL(6, "http://"+hosts[0]+"/six") // after the checkpoint: not in it
+	if seq, err := RouteSeq(src, p); err != nil || seq != 6 {
+		t.Fatalf("RouteSeq(src) = %d, %v, want 6", seq, err)
+	}
+	fill(t, dst, hosts, "stale")
+	b := dst.NewBatch()
+	SetRouteSeq(b, p, 99)
+	if err := dst.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	rh, _, err := Read(bytes.NewReader(buf.Bytes()), dst, p)
+	if err != nil || rh.RouteSeq != 5 {
+		t.Fatalf("Read: seq %d, %v, want 5", rh.RouteSeq, err)
+	}
+	if seq, err := RouteSeq(dst, p); err != nil || seq != 5 {
+		t.Errorf("RouteSeq(dst) after Read = %d, %v, want 5", seq, err)
+	}
+	if _, _, err := Read(bytes.NewReader(never.Bytes()), dst, p); err != nil {
+		t.Fatal(err)
+	}
+	if seq, err := RouteSeq(dst, p); err != nil || seq != 0 {
+		t.Errorf("RouteSeq(dst) after reading a checkpoint with seq 0 = %d, %v, want 0", seq, err)
+	}
+	if has, _ := dst.Has(RouteSeqKey(p)); has {
+		t.Errorf("route seq key kept after reading a checkpoint with seq 0")
+	}
+	if err := Clear(src, p); err != nil {
+		t.Fatal(err)
+	}
+	if has, _ := src.Has(RouteSeqKey(p)); has {
+		t.Errorf("route seq key kept after Clear")
+	}
+}
+
+// TestCorruptStreams reads damaged checkpoints: each is refused with an
+// error naming what is wrong, leaves the partition empty (its stale copy
+// gone: half a state is worse than none) and no import pending.
+func TestCorruptStreams(t *testing.T) {
+	const p = partition.ID(3)
+	src := open(t)
+	fill(t, src, clustertest.HostsIn(p, 4), "v")
+	var buf bytes.Buffer
+	if _, _, err := Write(&buf, src, p, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	flip := func(i int) []byte { b := bytes.Clone(good); b[i] ^= 0x40; return b }
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		want    partition.ID
+		corrupt bool
+	}{
+		{"empty", nil, p, true},
+		{"bad magic", flip(0), p, true},
+		{"other partition", good, p + 1, false},
+		{"truncated body", good[:len(good)-20], p, true},
+		{"flipped body byte", flip(len(good) - 30), p, true},
+		{"header only", good[:headerSize], p, true},
+	} {
+		dst := open(t)
+		fill(t, dst, clustertest.HostsIn(tc.want, 2), "stale")
+		_, _, err := Read(bytes.NewReader(tc.data), dst, tc.want)
+		if err == nil {
+			t.Errorf("%s: Read succeeded", tc.name)
+			continue
+		}
+		if errors.Is(err, ErrCorrupt) != tc.corrupt {
+			t.Errorf("%s: Read error %v: ErrCorrupt %v, want %v", tc.name, err, errors.Is(err, ErrCorrupt), tc.corrupt)
+		}
+		stale := 0
+		for k := range dump(t, dst) {
+			if part, ok := partOf(t, k); ok && part == tc.want {
+				stale++
+			}
+		}
+		// A stream refused at its header leaves the store as it was; one
+		// refused in its body leaves the partition empty.
+		atHeader := tc.name == "empty" || tc.name == "bad magic" || tc.name == "other partition"
+		if want := map[bool]int{true: 2 * len(Kinds), false: 0}[atHeader]; stale != want {
+			t.Errorf("%s: %d keys of partition %d left after a refused read, want %d", tc.name, stale, tc.want, want)
+		}
+		if pend, err := Pending(dst); err != nil || len(pend) != 0 {
+			t.Errorf("%s: Pending = %v, %v", tc.name, pend, err)
+		}
+	}
+}
+
+// TestPendingAfterCrash: a read that stopped after committing a batch (a
+// crash) leaves its marker; Pending names the partition and Clear empties it.
+func TestPendingAfterCrash(t *testing.T) {
+	db := open(t)
+	fill(t, db, clustertest.HostsIn(5, 2), "partial")
+	b := db.NewBatch()
+	b.Set(markerKey(5), []byte{1})
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	pend, err := Pending(db)
+	if err != nil || len(pend) != 1 || pend[0] != 5 {
+		t.Fatalf("Pending = %v, %v, want [5]", pend, err)
+	}
+	if err := Clear(db, 5); err != nil {
+		t.Fatal(err)
+	}
+	for k := range dump(t, db) {
+		if part, ok := partOf(t, k); ok && part == 5 {
+			t.Errorf("key %q of partition 5 left after Clear", k)
+		}
+	}
+	if pend, _ := Pending(db); len(pend) != 0 {
+		t.Errorf("Pending = %v after Clear", pend)
+	}
+}
+
+// FuzzRead feeds Read arbitrary streams (a checkpoint comes from the object
+// store, written by another node): no panic, and whatever it accepts holds
+// only valid keys of the partition.
+func FuzzRead(f *testing.F) {
+	src, err := store.Open(f.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer src.Close()
+	b := src.NewBatch()
+	for _, h := range clustertest.HostsIn(2, 2) {
+		b.Set(store.HostKey(h), []byte("x"))
+		b.Set(store.URLKey(h, "http://"+h+"/"), []byte("y"))
+	}
+	SetRouteSeq(b, 2, 1)
+	if err := src.Commit(b); err != nil {
+		f.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, _, err := Write(&buf, src, 2, time.Now()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add(buf.Bytes()[:headerSize])
+	f.Add([]byte(magic))
+	dst, err := store.Open(f.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer dst.Close()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, st, err := Read(bytes.NewReader(data), dst, 2)
+		if err != nil {
+			return
+		}
+		n := 0
+		it, ierr := dst.NewRangeIter(nil, nil)
+		if ierr != nil {
+			t.Fatal(ierr)
+		}
+		defer it.Close()
+		for ok := it.First(); ok; ok = it.Next() {
+			k, err := store.DecodeKey(it.Key())
+			if err != nil {
+				t.Fatalf("accepted stream left key %q: %v", it.Key(), err)
+			}
+			if k.Kind != store.KindMeta {
+				if k.Part != 2 {
+					t.Fatalf("accepted stream left key %q of partition %d", it.Key(), k.Part)
+				}
+				n++
+			}
+		}
+		if n != st.Keys {
+			t.Fatalf("Read reported %d keys, store holds %d", st.Keys, n)
+		}
+	})
+}

@@ -1,0 +1,284 @@
+// Package ckptstore keeps the fleet's partition checkpoints in the
+// JetStream object store bucket trawl-ckpt: one object per partition,
+// named p-<n>, holding a checkpoint.Write stream, with object metadata
+// saying which node wrote it, when, how many keys it holds and the route
+// sequence it was folded up to.
+//
+// Invariants:
+//   - A checkpoint is streamed from the store into the bucket (Save) and
+//     from the bucket into the store (Restore) in chunks; it is never
+//     whole in memory.
+//   - An object is replaced whole: JetStream publishes an object's
+//     metadata only after all its chunks were acknowledged, so a Save that
+//     fails (a store error, a lost connection) leaves the previous
+//     checkpoint of the partition in place.
+//   - The route sequence of an object (header and metadata) is that of the
+//     keys it holds (checkpoint.Write reads both from one snapshot).
+//   - Restore either fills the partition with a whole, checked checkpoint
+//     or, on any error after the object was found (a corrupt object, a
+//     connection lost part way), leaves the partition empty, with an error
+//     naming it. A partition never saved is reported not found and left as
+//     it was: the caller then starts it empty (checkpoint.Clear).
+//
+// A Store is safe for concurrent use on different partitions. Concurrent
+// Saves of one partition (two owners) both succeed; the later is kept.
+// Ownership (cluster/owner) makes that not happen.
+package ckptstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/trawl-crawler/trawl/cluster/checkpoint"
+	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store"
+)
+
+// Bucket is the object store bucket of checkpoints.
+const Bucket = "trawl-ckpt"
+
+// Object metadata keys.
+const (
+	metaNode      = "node"
+	metaWritten   = "written-unix-ms"
+	metaKeys      = "keys"
+	metaRouteSeq  = "route-seq"
+	metaPartition = "partition"
+)
+
+// Name returns the object name of partition p's checkpoint.
+func Name(p partition.ID) string { return "p-" + strconv.Itoa(int(p)) }
+
+// Options configure Open.
+type Options struct {
+	// Replicas is the bucket's replication factor. Zero: 1.
+	Replicas int
+	// BeforeCommit, if set, is called by Save once the checkpoint's keys
+	// have all been read (from the store snapshot taken when the save
+	// began) and before the checkpoint replaces the previous one; an error
+	// aborts the save. The fleet publishes its outbox there: a page the
+	// checkpoint records as fetched must not have links still waiting to
+	// be routed, which a crash would lose.
+	BeforeCommit func(ctx context.Context, p partition.ID) error
+}
+
+// Store is the bucket of checkpoints.
+type Store struct {
+	obs    jetstream.ObjectStore
+	before func(ctx context.Context, p partition.ID) error
+}
+
+// Open creates the bucket, or updates its settings, and returns it.
+func Open(ctx context.Context, js jetstream.JetStream, o Options) (*Store, error) {
+	if o.Replicas <= 0 {
+		o.Replicas = 1
+	}
+	obs, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket:      Bucket,
+		Description: "trawl: the latest checkpoint of each partition",
+		Storage:     jetstream.FileStorage,
+		Replicas:    o.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ckptstore: bucket %s: %w", Bucket, err)
+	}
+	return &Store{obs: obs, before: o.BeforeCommit}, nil
+}
+
+// Info describes a stored checkpoint.
+type Info struct {
+	Partition partition.ID
+	// Node is the name of the node that wrote it.
+	Node string
+	// Written is when it was written (to the millisecond).
+	Written time.Time
+	// Keys is the number of keys it holds; -1 if the metadata lacks it.
+	Keys int
+	// RouteSeq is the route stream sequence its keys were folded up to.
+	RouteSeq uint64
+	// Size is the object's size in bytes (compressed).
+	Size uint64
+}
+
+// Save checkpoints partition p of db into the bucket as written by node,
+// replacing the partition's previous checkpoint once the new one is whole.
+func (s *Store) Save(ctx context.Context, p partition.ID, db *store.DB, node string) (Info, error) {
+	type result struct {
+		h   checkpoint.Header
+		st  checkpoint.Stats
+		err error
+	}
+	pr, pw := io.Pipe()
+	done := make(chan result, 1)
+	go func() {
+		h, st, err := checkpoint.Write(pw, db, p, time.Now())
+		pw.CloseWithError(err) // nil: the reader sees io.EOF
+		done <- result{h, st, err}
+	}()
+	var (
+		res      result
+		received bool
+	)
+	wait := func() result {
+		if !received {
+			res, received = <-done, true
+		}
+		return res
+	}
+	fail := func(err error) (Info, error) {
+		pr.CloseWithError(err) // unblocks the writer
+		if r := wait(); r.err != nil && !errors.Is(r.err, err) {
+			err = errors.Join(err, r.err)
+		}
+		return Info{}, fmt.Errorf("ckptstore: save partition %d: %w", p, err)
+	}
+
+	// The header comes first in the stream: the metadata is known before
+	// the object is.
+	var head bytes.Buffer
+	h, err := checkpoint.ReadHeader(io.TeeReader(pr, &head))
+	if err != nil {
+		if r := wait(); r.err != nil {
+			err = r.err // the writer's failure, not the truncated header's
+		}
+		return fail(err)
+	}
+	meta := map[string]string{
+		metaPartition: strconv.Itoa(int(p)),
+		metaNode:      node,
+		metaWritten:   strconv.FormatInt(h.Written.UnixMilli(), 10),
+		metaRouteSeq:  strconv.FormatUint(h.RouteSeq, 10),
+	}
+	// The key count is known at the stream's end, which Put reads before
+	// it publishes the object's metadata: the reader fills it in then.
+	body := &endReader{r: pr, end: func() error {
+		r := wait()
+		if r.err != nil {
+			return r.err
+		}
+		if s.before != nil {
+			if err := s.before(ctx, p); err != nil {
+				return fmt.Errorf("before commit: %w", err)
+			}
+		}
+		meta[metaKeys] = strconv.Itoa(r.st.Keys)
+		return nil
+	}}
+	oi, err := s.obs.Put(ctx, jetstream.ObjectMeta{
+		Name:        Name(p),
+		Description: fmt.Sprintf("trawl checkpoint of partition %d", p),
+		Metadata:    meta,
+	}, io.MultiReader(&head, body))
+	if err != nil {
+		return fail(err)
+	}
+	r := wait()
+	if r.err != nil { // not seen by Put: cannot happen, as Put reads to the end
+		return fail(r.err)
+	}
+	if oi.Metadata[metaKeys] == "" {
+		// Put copied the metadata before the end: set it after.
+		meta[metaKeys] = strconv.Itoa(r.st.Keys)
+		if err := s.obs.UpdateMeta(ctx, Name(p), jetstream.ObjectMeta{Name: Name(p), Description: oi.Description, Metadata: meta}); err != nil {
+			return Info{}, fmt.Errorf("ckptstore: save partition %d: key count: %w", p, err)
+		}
+	}
+	return Info{Partition: p, Node: node, Written: time.UnixMilli(r.h.Written.UnixMilli()), Keys: r.st.Keys, RouteSeq: r.h.RouteSeq, Size: oi.Size}, nil
+}
+
+// endReader calls end once when r ends (io.EOF); an error from end is
+// returned instead of io.EOF.
+type endReader struct {
+	r   io.Reader
+	end func() error
+	err error
+}
+
+func (e *endReader) Read(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.r.Read(b)
+	if err == io.EOF {
+		if err = e.end(); err == nil {
+			err = io.EOF
+		}
+	}
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// Latest returns the Info of partition p's checkpoint without reading it;
+// found is false when there is none.
+func (s *Store) Latest(ctx context.Context, p partition.ID) (info Info, found bool, err error) {
+	oi, err := s.obs.GetInfo(ctx, Name(p))
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return Info{}, false, nil
+	}
+	if err != nil {
+		return Info{}, false, fmt.Errorf("ckptstore: partition %d: %w", p, err)
+	}
+	return infoOf(p, oi), true, nil
+}
+
+// Restore replaces partition p's keys in db with its latest checkpoint;
+// found is false (and db untouched) when there is none. On any error
+// after the checkpoint was found, the partition is left empty.
+func (s *Store) Restore(ctx context.Context, p partition.ID, db *store.DB) (info Info, found bool, err error) {
+	obj, err := s.obs.Get(ctx, Name(p))
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return Info{}, false, nil
+	}
+	if err != nil {
+		return Info{}, false, fmt.Errorf("ckptstore: restore partition %d: %w", p, err)
+	}
+	defer obj.Close()
+	oi, err := obj.Info()
+	if err != nil {
+		return Info{}, true, emptied(db, p, fmt.Errorf("ckptstore: restore partition %d: %w", p, err))
+	}
+	info = infoOf(p, oi)
+	h, st, err := checkpoint.Read(obj, db, p)
+	if err == nil {
+		// Read to the object's end, where its SHA-256 digest is checked.
+		_, err = io.Copy(io.Discard, obj)
+	}
+	if err != nil {
+		return info, true, emptied(db, p, fmt.Errorf("ckptstore: restore partition %d (written by %q at %s): %w",
+			p, info.Node, info.Written.Format(time.RFC3339), err))
+	}
+	info.Written, info.RouteSeq, info.Keys = h.Written, h.RouteSeq, st.Keys
+	return info, true, nil
+}
+
+// emptied clears partition p (checkpoint.Read does on most errors, not
+// on a refused header) and returns err.
+func emptied(db *store.DB, p partition.ID, err error) error {
+	if cerr := checkpoint.Clear(db, p); cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	return err
+}
+
+// infoOf reads an object's metadata; fields it lacks stay zero (Keys -1).
+func infoOf(p partition.ID, oi *jetstream.ObjectInfo) Info {
+	info := Info{Partition: p, Node: oi.Metadata[metaNode], Keys: -1, Size: oi.Size}
+	if ms, err := strconv.ParseInt(oi.Metadata[metaWritten], 10, 64); err == nil {
+		info.Written = time.UnixMilli(ms)
+	}
+	if n, err := strconv.Atoi(oi.Metadata[metaKeys]); err == nil {
+		info.Keys = n
+	}
+	if seq, err := strconv.ParseUint(oi.Metadata[metaRouteSeq], 10, 64); err == nil {
+		info.RouteSeq = seq
+	}
+	return info
+}

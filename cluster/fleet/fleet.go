@@ -1,0 +1,418 @@
+// Package fleet makes a partitioned node (node.Options.Partitioned) one of
+// a fleet on JetStream: it keeps the node's share of the partitions
+// (cluster/owner), carries the URLs the node routes to other partitions
+// (cluster/route's pump) and those routed to the node's own (one
+// route.Follow per served partition into node.Fold), and keeps each served
+// partition's checkpoint in the object store (cluster/ckptstore) on
+// release and every CheckpointEvery.
+//
+// How a partition moves, in the order it happens:
+//
+//	owner.Take  ──▶ ckptstore.Restore (or an empty partition) ──▶ node.ServePartition
+//	               (takeover: no host before now + TakeoverHold) ──▶ route.Follow from
+//	               the checkpoint's route sequence
+//	owner.Adopt ──▶ the node's own state ──▶ node.ServePartition ──▶ route.Follow
+//	owner.Release ─▶ stop Follow ──▶ node.ReleasePartition (leases done, durable)
+//	               ──▶ ckptstore.Save ──▶ the claim is given up
+//	owner.Drop  ──▶ stop Follow ──▶ node.ReleasePartition (bounded wait), no save
+//
+// A Fleet is safe for concurrent use.
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/trawl-crawler/trawl/cluster/checkpoint"
+	"github.com/trawl-crawler/trawl/cluster/ckptstore"
+	"github.com/trawl-crawler/trawl/cluster/owner"
+	"github.com/trawl-crawler/trawl/cluster/route"
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/node"
+)
+
+// Options configure a Fleet. Name, Node and JS are required.
+type Options struct {
+	// Name is this member's name, unique in the fleet.
+	Name string
+	// Node is the partitioned node the fleet drives.
+	Node *node.Node
+	// JS is a JetStream context on the fleet's cluster.
+	JS jetstream.JetStream
+	// Replicas is the replication factor of the fleet's streams, buckets
+	// and object store (jsserver.Server.Replicas). Zero: 1.
+	Replicas int
+	// Heartbeat and MemberTTL: see owner.Options. Zero: 1 s and 15 s.
+	Heartbeat, MemberTTL time.Duration
+	// CheckpointEvery is how often each served partition is checkpointed.
+	// Zero: 5 minutes.
+	CheckpointEvery time.Duration
+	// TakeoverHold is how long a partition taken from a dead owner keeps
+	// its hosts unleased: the dead owner's fetches may still be in flight
+	// (up to its fetch timeout after it stopped leasing). Zero: 1 minute.
+	TakeoverHold time.Duration
+	// RouteMaxAge is how long routed URLs stay on the stream: more than
+	// the age of any checkpoint a taker may restore. Zero: 24 h.
+	RouteMaxAge time.Duration
+	// Info is published with the membership (the node's API address),
+	// JSON. Nil: none.
+	Info json.RawMessage
+	// Now is the clock. Nil: time.Now.
+	Now func() time.Time
+	// Logger receives moves and failures. Nil: silent.
+	Logger *slog.Logger
+}
+
+// Validate reports every bad field by name.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Name == "" {
+		errs = append(errs, errors.New("fleet: Name: empty"))
+	}
+	if o.Node == nil {
+		errs = append(errs, errors.New("fleet: Node: nil"))
+	} else if o.Node.Outbox() == nil {
+		errs = append(errs, errors.New("fleet: Node: not partitioned (node.Options.Partitioned)"))
+	}
+	if o.JS == nil {
+		errs = append(errs, errors.New("fleet: JS: nil"))
+	}
+	for name, d := range map[string]time.Duration{"CheckpointEvery": o.CheckpointEvery, "TakeoverHold": o.TakeoverHold, "RouteMaxAge": o.RouteMaxAge} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("fleet: %s: %v, negative", name, d))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Options) ensureDefaults() {
+	if o.Replicas <= 0 {
+		o.Replicas = 1
+	}
+	if o.CheckpointEvery == 0 {
+		o.CheckpointEvery = 5 * time.Minute
+	}
+	if o.TakeoverHold == 0 {
+		o.TakeoverHold = time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Fleet is a node's membership of a fleet.
+type Fleet struct {
+	opts   Options
+	ckpt   *ckptstore.Store
+	runner *owner.Runner
+	pump   *route.Pump
+
+	ctx    context.Context // the fleet's life: Close cancels it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// saveMu orders the periodic checkpoints against releases and drops:
+	// a periodic save that ran after a release would overwrite the next
+	// owner's newer checkpoint with this member's stale copy (seen: a
+	// handed-on host's robots.txt fetched again by the taker).
+	saveMu sync.Mutex
+
+	mu       sync.Mutex
+	follows  map[partition.ID]*follow          // one per served partition
+	dropped  map[partition.ID]bool             // served until a Drop, not served since: the store's copy is the latest of this member's tenure
+	restored map[partition.ID][]ckptstore.Info // the checkpoints takeovers restored (Takeovers)
+}
+
+type follow struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Start joins the fleet: it makes sure the stream, buckets and object
+// store exist, then runs the membership, the pump and the checkpoints
+// until Close.
+func Start(ctx context.Context, opts Options) (*Fleet, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.ensureDefaults()
+	f := &Fleet{opts: opts, follows: map[partition.ID]*follow{}, dropped: map[partition.ID]bool{}, restored: map[partition.ID][]ckptstore.Info{}}
+	f.pump = route.NewPump(opts.Node.Outbox(), opts.JS, route.PumpOptions{Node: opts.Name, Logger: opts.Logger})
+	// The stream, the object store and the buckets are made (or bound) at
+	// once: a replicated one answers only when its Raft group has elected
+	// a leader, seconds on a fleet just formed, and one after another
+	// those waits added up to half a minute.
+	var (
+		wg                       sync.WaitGroup
+		streamErr, ckErr, ownErr error
+	)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		_, streamErr = route.EnsureStream(ctx, opts.JS, route.StreamOptions{Replicas: opts.Replicas, MaxAge: opts.RouteMaxAge})
+	}()
+	go func() {
+		defer wg.Done()
+		f.ckpt, ckErr = ckptstore.Open(ctx, opts.JS, ckptstore.Options{Replicas: opts.Replicas,
+			// Every outbox entry committed before a checkpoint's snapshot
+			// is published before the checkpoint counts: see BeforeCommit.
+			BeforeCommit: func(ctx context.Context, _ partition.ID) error {
+				_, err := f.pump.Flush(ctx)
+				return err
+			}})
+	}()
+	go func() {
+		defer wg.Done()
+		f.runner, ownErr = owner.New(ctx, opts.JS, handler{f}, owner.Options{
+			Name: opts.Name, Partitions: partition.Count, Info: opts.Info,
+			Heartbeat: opts.Heartbeat, MemberTTL: opts.MemberTTL, Replicas: opts.Replicas,
+			Now: opts.Now, Logger: opts.Logger,
+		})
+	}()
+	wg.Wait()
+	if err := errors.Join(streamErr, ckErr, ownErr); err != nil {
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	opts.Node.SetFence(f.runner.Fence)
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	f.wg.Add(3)
+	go func() { defer f.wg.Done(); f.runner.Run(f.ctx) }()
+	go func() { defer f.wg.Done(); f.pump.Run(f.ctx) }()
+	go func() { defer f.wg.Done(); f.checkpoints() }()
+	return f, nil
+}
+
+// Members returns the live members and the partitions each owns.
+func (f *Fleet) Members() []owner.MemberInfo { return f.runner.Members() }
+
+// Fence returns the time after which the node must start no fetch
+// (owner.Runner.Fence).
+func (f *Fleet) Fence() time.Time { return f.runner.Fence() }
+
+// Takeovers returns, for each partition this member took from a dead (or
+// fenced) owner, the checkpoints it restored, in order (a zero Info if
+// there was none): what the owner did after Info.Written was lost, and is
+// done again.
+func (f *Fleet) Takeovers() map[partition.ID][]ckptstore.Info {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[partition.ID][]ckptstore.Info, len(f.restored))
+	for p, infos := range f.restored {
+		out[p] = slices.Clone(infos)
+	}
+	return out
+}
+
+// Published returns how many URLs this node has routed to others.
+func (f *Fleet) Published() int64 { return f.pump.Published() }
+
+// Close leaves the fleet cleanly: the membership loop stops, every served
+// partition is released (checkpointed) for the others to take, the outbox
+// is flushed, and the membership deleted. ctx bounds the wait; on its end
+// the partitions not yet released are taken over as a dead member's.
+func (f *Fleet) Close(ctx context.Context) error {
+	f.cancel()
+	f.wg.Wait()
+	err := f.runner.Leave(ctx)
+	// The outbox is durable: what cannot be published now (the whole fleet
+	// stopping takes JetStream's quorum with it) is published when this
+	// member runs again. Bounded, so a stop does not wait for a fleet
+	// that is gone.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushOnClose) // its own time, even when the leave used all of ctx's
+	defer cancel()
+	if _, ferr := f.pump.Flush(fctx); ferr != nil {
+		n, _ := f.opts.Node.Outbox().Len()
+		err = errors.Join(err, fmt.Errorf("fleet: flush outbox (%d batches of URLs for other members' partitions kept, sent when this member runs again): %w", n, ferr))
+	}
+	f.mu.Lock()
+	ps := make([]partition.ID, 0, len(f.follows))
+	for p := range f.follows {
+		ps = append(ps, p)
+	}
+	f.mu.Unlock()
+	for _, p := range ps {
+		f.stopFollow(p)
+	}
+	return err
+}
+
+// flushOnClose bounds Close's last publication of the outbox.
+const flushOnClose = 10 * time.Second
+
+// handler is the owner's view of the fleet.
+type handler struct{ f *Fleet }
+
+func (h handler) Serve(ctx context.Context, a owner.Action) error {
+	f, p := h.f, partition.ID(a.Partition)
+	db := f.opts.Node.DB()
+	f.setDropped(p, false)
+	if a.Kind == owner.Take {
+		info, found, err := f.ckpt.Restore(ctx, p, db)
+		if err != nil {
+			return err
+		}
+		if !found {
+			if err := checkpoint.Clear(db, p); err != nil {
+				return err
+			}
+		} else {
+			f.opts.Logger.Info("fleet: partition restored", "partition", p, "from", info.Node, "written", info.Written, "keys", info.Keys)
+		}
+		if a.Takeover {
+			f.mu.Lock()
+			f.restored[p] = append(f.restored[p], info) // zero if none was found
+			f.mu.Unlock()
+		}
+	}
+	var hold time.Time
+	if a.Takeover {
+		hold = f.opts.Now().Add(f.opts.TakeoverHold)
+	}
+	if err := f.opts.Node.ServePartition(p, hold); err != nil {
+		return err
+	}
+	seq, err := checkpoint.RouteSeq(db, p)
+	if err != nil {
+		return err
+	}
+	f.startFollow(p, seq)
+	// A baseline at once: without one, a member that loses p before its
+	// first periodic checkpoint (killed, or fenced) would leave the next
+	// owner nothing but the route stream, and the URLs p's own pages
+	// queued (links within a host are never routed) would be lost, where
+	// a checkpoint keeps them queued to be found again.
+	if _, err := f.ckpt.Save(ctx, p, db, f.opts.Name); err != nil {
+		f.opts.Logger.Warn("fleet: baseline checkpoint", "partition", p, "err", err)
+	}
+	return nil
+}
+
+func (h handler) Release(ctx context.Context, pi int) error {
+	f, p := h.f, partition.ID(pi)
+	f.saveMu.Lock()
+	defer f.saveMu.Unlock()
+	f.stopFollow(p)
+	if err := f.opts.Node.ReleasePartition(ctx, p); errors.Is(err, frontier.ErrNotServed) {
+		f.mu.Lock()
+		dropped := f.dropped[p]
+		f.mu.Unlock()
+		if !dropped {
+			// Claimed but never served (a Take interrupted before its
+			// Serve): the store's copy of p is not this member's to
+			// save; the latest checkpoint stays the latest.
+			return nil
+		}
+		// Dropped (fenced, or a round that saw a stale claim) with the
+		// claim still this member's: no one else served p since, and the
+		// store holds all this member did. Saving it is what makes the
+		// release a clean one: the next owner takes the claim as freed
+		// by a release and restores this checkpoint, holding no host.
+	} else if err != nil {
+		return err
+	}
+	if _, err := f.ckpt.Save(ctx, p, f.opts.Node.DB(), f.opts.Name); err != nil {
+		return err
+	}
+	f.setDropped(p, false)
+	return nil
+}
+
+func (f *Fleet) setDropped(p partition.ID, on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if on {
+		f.dropped[p] = true
+	} else {
+		delete(f.dropped, p)
+	}
+}
+
+func (h handler) Drop(pi int) {
+	f, p := h.f, partition.ID(pi)
+	f.saveMu.Lock()
+	defer f.saveMu.Unlock()
+	f.stopFollow(p)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := f.opts.Node.ReleasePartition(ctx, p); err != nil {
+		f.opts.Logger.Warn("fleet: drop partition", "partition", p, "err", err)
+	}
+	f.setDropped(p, true)
+}
+
+// startFollow folds partition p's routed URLs after seq until stopFollow.
+func (f *Fleet) startFollow(p partition.ID, seq uint64) {
+	ctx, cancel := context.WithCancel(f.ctx)
+	fl := &follow{cancel: cancel, done: make(chan struct{})}
+	f.mu.Lock()
+	f.follows[p] = fl
+	f.mu.Unlock()
+	go func() {
+		defer close(fl.done)
+		after := seq
+		for ctx.Err() == nil {
+			err := route.Follow(ctx, f.opts.JS, p, after, f.opts.Logger, func(s uint64, items []frontier.Item) error {
+				if err := f.opts.Node.Fold(p, s, items); err != nil {
+					return err
+				}
+				after = s
+				return nil
+			})
+			if ctx.Err() != nil {
+				return
+			}
+			f.opts.Logger.Warn("fleet: follow routed URLs", "partition", p, "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+}
+
+func (f *Fleet) stopFollow(p partition.ID) {
+	f.mu.Lock()
+	fl := f.follows[p]
+	delete(f.follows, p)
+	f.mu.Unlock()
+	if fl != nil {
+		fl.cancel()
+		<-fl.done
+	}
+}
+
+// checkpoints saves every served partition every CheckpointEvery.
+func (f *Fleet) checkpoints() {
+	t := time.NewTicker(f.opts.CheckpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, p := range f.opts.Node.Partitions() {
+			if f.ctx.Err() != nil {
+				return
+			}
+			f.saveMu.Lock()
+			if slices.Contains(f.opts.Node.Partitions(), p) { // not released since the round began
+				if _, err := f.ckpt.Save(f.ctx, p, f.opts.Node.DB(), f.opts.Name); err != nil && f.ctx.Err() == nil {
+					f.opts.Logger.Warn("fleet: checkpoint", "partition", p, "err", err)
+				}
+			}
+			f.saveMu.Unlock()
+		}
+	}
+}

@@ -1,0 +1,415 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/clustertest"
+	"github.com/trawl-crawler/trawl/internal/partition"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/trawl-crawler/trawl/cluster/ckptstore"
+	"github.com/trawl-crawler/trawl/cluster/jsserver"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/node"
+	"go.uber.org/goleak"
+)
+
+// TestMain checks that no goroutine outlives the tests but one of nats.go's
+// own: jetstream's resetPendingAcksOnReconnect, started by the object
+// store's asynchronous publishes, waits on the connection's reconnect
+// channel, which is nil once the connection has closed, and so never
+// returns (nats.go v1.55.0, jetstream/publish.go). Every goroutine of
+// trawl's own is still checked.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
+}
+
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+// startServers starts n embedded servers forming one cluster on loopback
+// and waits until the first ready of them serve JetStream.
+func startServers(t *testing.T, n, ready int) []*jsserver.Server {
+	t.Helper()
+	addrs := clustertest.FreeAddrs(t, n)
+	var servers []*jsserver.Server
+	for i := range addrs {
+		s, err := jsserver.Start(jsserver.Options{Name: fmt.Sprintf("s%d", i+1), Dir: t.TempDir(), ClusterAddr: addrs[i], Peers: addrs})
+		if err != nil {
+			for _, s := range servers {
+				s.Close()
+			}
+			t.Fatal(err)
+		}
+		servers = append(servers, s)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, s := range servers[:ready] {
+		if err := s.WaitJetStream(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return servers
+}
+
+// member is one node of the test fleet: its embedded server, node and
+// fleet membership.
+type member struct {
+	name  string
+	srv   *jsserver.Server
+	nc    *nats.Conn
+	node  *node.Node
+	fleet *Fleet
+}
+
+const gap = 40 * time.Millisecond
+
+func logger(t *testing.T, name string) *slog.Logger {
+	if testing.Verbose() && os.Getenv("FLEET_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("member", name)
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.Server, spec job.Spec) *member {
+	t.Helper()
+	m := &member{name: name, srv: srv}
+	n, err := node.Open(node.Options{
+		DataDir: t.TempDir(), MinDelay: gap, Concurrency: 8, AllowNets: loopback, Hosts: web.Resolver(),
+		MaxAdaptiveDelay: 2 * time.Second, Partitioned: true, Logger: logger(t, name),
+		UserAgent: "trawl/0.1 (fleet test " + name + "; +https://github.com/trawl-crawler/trawl)",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.node = n
+	if _, err := n.Submit(spec); err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+	if m.nc, err = srv.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(m.nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		m.fleet, err = Start(ctx, Options{
+			Name: name, Node: n, JS: js, Replicas: srv.Replicas(),
+			Heartbeat: 250 * time.Millisecond, MemberTTL: 3 * time.Second,
+			CheckpointEvery: 2 * time.Second, TakeoverHold: 3 * time.Second, Logger: logger(t, name),
+		})
+		if err == nil {
+			return m
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		time.Sleep(200 * time.Millisecond) // streams' Raft groups electing
+	}
+}
+
+// stop leaves the fleet cleanly and closes the node.
+func (m *member) stop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := m.fleet.Close(ctx); err != nil {
+		t.Errorf("%s: leave: %v", m.name, err)
+	}
+	if err := m.node.Close(); err != nil {
+		t.Errorf("%s: close node: %v", m.name, err)
+	}
+	m.nc.Close()
+}
+
+// waitCrawled polls the web's log until coverage reaches want and no
+// request came for quiet, or the deadline passes.
+var dumpMembers func()
+
+func waitCrawled(t *testing.T, web *testweb.Server, analyze func() *testweb.Report, want float64, quiet, within time.Duration) *testweb.Report {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		rep := analyze()
+		log := web.Log()
+		idle := len(log) > 0 && time.Since(log[len(log)-1].Start) > quiet
+		if rep.Coverage >= want && idle {
+			return rep
+		}
+		if time.Now().After(deadline) {
+			if dumpMembers != nil {
+				dumpMembers()
+			}
+			if len(rep.Missing) > 0 {
+				host := strings.SplitN(strings.TrimPrefix(rep.Missing[len(rep.Missing)-1], "http://"), ":", 2)[0]
+				for _, r := range log {
+					if r.Host == host {
+						t.Logf("%s %s %s %d %s", r.Start.Format("15:04:05.000"), r.Host, r.Path, r.Status, r.UserAgent)
+					}
+				}
+			}
+			t.Fatalf("after %v: coverage %.3f of %d reachable, %d requests\n%s\nmissing: %v", within, rep.Coverage, len(rep.Reachable), len(log), rep, rep.Missing)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestFleetCrawl runs three partitioned nodes, each with an embedded
+// JetStream server of one cluster, over a synthetic web; every node is
+// given the same job. The web's log must show a complete crawl with no
+// politeness or robots violation and no URL fetched twice: partitions move
+// while the members join (the first takes all, then hands on), each
+// through a checkpoint.
+func TestFleetCrawl(t *testing.T) {
+	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 11, Hosts: 24, BigPages: 15}), testweb.ServeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	spec := job.Spec{Name: "fleet", Seeds: web.Seeds(), Domains: []string{web.Web().Options().Domain}, MaxDepth: 12, RobotsGiveUp: 3500 * time.Millisecond}
+
+	servers := startServers(t, 3, 3)
+	defer func() {
+		for _, s := range servers {
+			s.Close()
+		}
+	}()
+	var members []*member
+	for i, s := range servers {
+		members = append(members, startMember(t, fmt.Sprintf("node-%d", i+1), s, web, spec))
+	}
+	analyze := func() *testweb.Report {
+		return testweb.Analyze(web.Web(), web.Log(), testweb.AnalyzeOptions{
+			Seeds: spec.Seeds, Agent: "trawl", Gap: gap, MaxDepth: spec.MaxDepth, Domain: spec.Domains[0],
+			MaxParallel: 1, MaxParallelPerIP: 2, MinCoverage: 0.99,
+		})
+	}
+	rep := waitCrawled(t, web, analyze, 0.99, 3*time.Second, 3*time.Minute)
+	owned := map[string]int{}
+	for _, m := range members {
+		for _, mi := range m.fleet.Members() {
+			owned[mi.Name] = len(mi.Owns)
+		}
+		t.Logf("%s: serves %d partitions, routed %d URLs", m.name, len(m.node.Partitions()), m.fleet.Published())
+	}
+	// No repeat unless a member was fenced under load and its partitions
+	// taken over (none is, on a machine with time to spare).
+	unexplained := unexplainedRepeats(rep, members)
+	for _, m := range members {
+		m.stop(t)
+	}
+	var problems []string
+	for _, p := range rep.Problems() {
+		if !strings.HasPrefix(p, "repeat: ") && !strings.HasPrefix(p, "robots repeat: ") {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) > 0 {
+		t.Fatalf("the web's log shows %d problems:\n%s\n%s", len(problems), strings.Join(problems, "\n"), rep)
+	}
+	if len(unexplained) > 0 {
+		t.Fatalf("%d repeats not explained by a takeover:\n%s", len(unexplained), strings.Join(unexplained, "\n"))
+	}
+	t.Logf("coverage %.3f, %d requests, owners %v", rep.Coverage, rep.Requests, owned)
+}
+
+// kill stops m as a crash would: no release, no checkpoint, no leave; its
+// membership expires and its partitions are taken over. Its server stops
+// too. (Its node closes its fetches in flight with a short grace, as a
+// killed process's connections would drop.)
+func (m *member) kill(t *testing.T) {
+	f := m.fleet
+	f.cancel()
+	f.wg.Wait()
+	f.mu.Lock()
+	var ps []*follow
+	for _, fl := range f.follows {
+		ps = append(ps, fl)
+	}
+	f.mu.Unlock()
+	for _, fl := range ps {
+		fl.cancel()
+		<-fl.done
+	}
+	if err := m.node.Close(); err != nil {
+		t.Logf("%s: close node after kill: %v", m.name, err)
+	}
+	m.nc.Close()
+	m.srv.Close()
+}
+
+// TestFleetKillAndJoin is issue 13's judged crawl, in one process: three
+// members crawl; one is killed mid-crawl (no checkpoint, no leave) and a
+// 4th member, with a 4th server, joins. The web's log must show coverage
+// >= 99%, no politeness gap broken and no robots violation; a URL fetched
+// twice must have been fetched first by the killed member after its
+// partitions' last checkpoint (what a checkpoint could not carry); at the
+// end every partition is owned exactly once and served by its owner.
+func TestFleetKillAndJoin(t *testing.T) {
+	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 12, Hosts: 30, BigPages: 25}), testweb.ServeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	spec := job.Spec{Name: "fleet", Seeds: web.Seeds(), Domains: []string{web.Web().Options().Domain}, MaxDepth: 12, RobotsGiveUp: 3500 * time.Millisecond}
+
+	servers := startServers(t, 4, 3) // the 4th for the member that joins
+	var members []*member
+	for i, s := range servers[:3] {
+		members = append(members, startMember(t, fmt.Sprintf("node-%d", i+1), s, web, spec))
+	}
+	analyze := func() *testweb.Report {
+		return testweb.Analyze(web.Web(), web.Log(), testweb.AnalyzeOptions{
+			Seeds: spec.Seeds, Agent: "trawl", Gap: gap, MaxDepth: spec.MaxDepth, Domain: spec.Domains[0],
+			MaxParallel: 1, MaxParallelPerIP: 2, MinCoverage: 0.99,
+		})
+	}
+	// Mid-crawl: a third of the web fetched.
+	deadline := time.Now().Add(2 * time.Minute)
+	for analyze().Coverage < 0.33 {
+		if time.Now().After(deadline) {
+			t.Fatal("the crawl did not reach a third of the web in 2 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	victim := members[1]
+	killedAt := time.Now() // for the log: repeats are judged by checkpoint times
+	victim.kill(t)
+	servers[1] = nil
+	t.Logf("killed %s at coverage %.3f", victim.name, analyze().Coverage)
+	joined := startMember(t, "node-4", servers[3], web, spec)
+	live := []*member{members[0], members[2], joined}
+	dumpMembers = func() {
+		for _, m := range live {
+			j := m.node.Job(1)
+			t.Logf("%s: job discovered %d duplicates %d routed %d", m.name, j.Stats.Discovered.Load(), j.Stats.Duplicates.Load(), j.Stats.Routed.Load())
+			it, err := m.node.DB().NewRangeIter(nil, nil)
+			if err != nil {
+				continue
+			}
+			for ok := it.First(); ok; ok = it.Next() {
+				k, err := store.DecodeKey(it.Key())
+				if err == nil && k.Host == "www.big2.trawl.test" && (k.Kind == store.KindSeen || k.Kind == store.KindQueue || k.Kind == store.KindURL) {
+					t.Logf("  %s %s %s %s", m.name, k.Kind, k.URL, k.Host)
+				}
+			}
+			it.Close()
+		}
+	}
+	defer func() { dumpMembers = nil }()
+
+	rep := waitCrawled(t, web, analyze, 0.99, 4*time.Second, 4*time.Minute)
+
+	// Ownership at the end: every partition once, served by its owner. The
+	// crawl can finish before partitions with nothing left to fetch have
+	// settled (slow under the race detector): wait for it, bounded.
+	var settleErr string
+	settleBy := time.Now().Add(90 * time.Second)
+	for {
+		settleErr = ownership(live)
+		if settleErr == "" || time.Now().After(settleBy) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if settleErr != "" {
+		t.Errorf("ownership not settled after 90 s: %s", settleErr)
+	}
+	for _, m := range live {
+		t.Logf("%s: serves %d partitions, routed %d URLs", m.name, len(m.node.Partitions()), m.fleet.Published())
+	}
+
+	unexplained := unexplainedRepeats(rep, live)
+	var problems []string
+	for _, p := range rep.Problems() {
+		if !strings.HasPrefix(p, "repeat: ") && !strings.HasPrefix(p, "robots repeat: ") {
+			problems = append(problems, p)
+		}
+	}
+	for _, m := range live {
+		m.stop(t)
+	}
+	for _, s := range servers {
+		if s != nil {
+			s.Close()
+		}
+	}
+	if len(problems) > 0 {
+		t.Errorf("the web's log shows %d problems:\n%s\n%s", len(problems), strings.Join(problems, "\n"), rep)
+	}
+	if len(unexplained) > 0 {
+		t.Errorf("%d repeats not explained by a takeover:\n%s", len(unexplained), strings.Join(unexplained, "\n"))
+	}
+	t.Logf("coverage %.3f, %d requests, %d repeats and %d robots.txt repeats, all fetches after the checkpoint a taker restored; killed at %s",
+		rep.Coverage, rep.Requests, len(rep.Repeats), len(rep.RobotsRepeats), killedAt.Format("15:04:05.000"))
+}
+
+// ownership returns what is wrong with the owners bucket, as the first
+// live member sees it, and the members' served partitions: "" when every
+// partition is owned once, by a live member that serves it, and no member
+// serves a partition it does not own.
+func ownership(live []*member) string {
+	owners := map[int]string{}
+	for _, mi := range live[0].fleet.Members() {
+		for _, p := range mi.Owns {
+			if o, dup := owners[p]; dup {
+				return fmt.Sprintf("partition %d owned by %s and %s", p, o, mi.Name)
+			}
+			owners[p] = mi.Name
+		}
+	}
+	if len(owners) != partition.Count {
+		return fmt.Sprintf("%d partitions owned, want %d", len(owners), partition.Count)
+	}
+	served := 0
+	for _, m := range live {
+		for _, p := range m.node.Partitions() {
+			if owners[int(p)] != m.name {
+				return fmt.Sprintf("%s serves partition %d, owned by %q", m.name, p, owners[int(p)])
+			}
+			served++
+		}
+	}
+	if served != partition.Count {
+		return fmt.Sprintf("%d partitions served, want %d", served, partition.Count)
+	}
+	return ""
+}
+
+// unexplainedRepeats returns the repeats in rep (robots.txt ones too) that
+// a takeover does not explain. A repeat is explained when its partition was
+// taken over from an owner that died (a killed member, or one fenced under
+// load) and its first fetch ended after the snapshot of the checkpoint the
+// taker restored, or within a second before it (the WARC sync and the
+// completion's commit come after the response): what that checkpoint does
+// not record is done again.
+func unexplainedRepeats(rep *testweb.Report, live []*member) []string {
+	taken := map[partition.ID][]ckptstore.Info{}
+	for _, m := range live {
+		for p, infos := range m.fleet.Takeovers() {
+			taken[p] = append(taken[p], infos...)
+		}
+	}
+	var out []string
+	for _, rp := range append(rep.Repeats, rep.RobotsRepeats...) {
+		first, ok := rp.First, false
+		for _, info := range taken[partition.Of(first.Host)] {
+			ok = ok || !first.End.Before(info.Written.Add(-time.Second))
+		}
+		if !ok {
+			out = append(out, fmt.Sprintf("%s x%d (first by %q, ended %s; checkpoints restored by takers: %v)",
+				rp.URL, rp.Count, first.UserAgent, first.End.Format("15:04:05.000"), taken[partition.Of(first.Host)]))
+		}
+	}
+	return out
+}

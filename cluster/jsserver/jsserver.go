@@ -1,0 +1,238 @@
+// Package jsserver runs a JetStream-enabled NATS server inside a trawl
+// node, so that a fleet needs no broker of its own: each node's server
+// routes to its peers' and together they form one JetStream cluster, whose
+// streams, key-value and object stores the fleet's other packages use.
+//
+// A fleet of one runs JetStream standalone (no replication). A fleet of two
+// is refused: JetStream's meta group needs a majority, so two servers stop
+// when either does, and a crawler that stops when any node stops is worse
+// than one node. Three or more replicate every stream three ways (Replicas).
+// A Server is safe for concurrent use.
+package jsserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Options configure an embedded server. Name and Dir are required.
+type Options struct {
+	// Name is the server's name, unique in the fleet (JetStream's Raft
+	// groups know peers by it). The node's name is the natural choice.
+	Name string
+	// Dir holds JetStream's files (streams, KV, object store). It must not
+	// be shared with another server.
+	Dir string
+	// ClientAddr is host:port for client connections from outside the
+	// process (the node itself connects in-process). Zero: 127.0.0.1 on a
+	// port the system picks.
+	ClientAddr string
+	// ClusterAddr is host:port on which peers' routes connect. Required
+	// when Peers is not empty.
+	ClusterAddr string
+	// Peers are the cluster addresses (host:port) of the fleet's servers.
+	// The server's own ClusterAddr may be among them (so every node can be
+	// given the same list); it is ignored. Empty: a fleet of one.
+	Peers []string
+	// ClusterName names the cluster; peers must agree. Zero: "trawl".
+	ClusterName string
+	// Logger receives the server's notices, warnings and errors. Nil:
+	// silent.
+	Logger *slog.Logger
+	// StartTimeout bounds the wait for the server to accept clients. Zero:
+	// 30 s.
+	StartTimeout time.Duration
+}
+
+// Validate reports every bad field by name.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Name == "" {
+		errs = append(errs, errors.New("Name: empty (each server of a fleet needs a unique name)"))
+	} else if strings.ContainsAny(o.Name, " \t\r\n.*>") {
+		errs = append(errs, fmt.Errorf("Name %q: spaces, '.', '*' and '>' are not allowed", o.Name))
+	}
+	if o.Dir == "" {
+		errs = append(errs, errors.New("Dir: empty"))
+	}
+	if o.ClientAddr != "" {
+		if _, _, err := splitAddr(o.ClientAddr); err != nil {
+			errs = append(errs, fmt.Errorf("ClientAddr: %w", err))
+		}
+	}
+	if o.ClusterAddr != "" {
+		if _, _, err := splitAddr(o.ClusterAddr); err != nil {
+			errs = append(errs, fmt.Errorf("ClusterAddr: %w", err))
+		}
+	}
+	for _, p := range o.Peers {
+		if _, _, err := splitAddr(p); err != nil {
+			errs = append(errs, fmt.Errorf("Peers: %w", err))
+		}
+	}
+	peers := o.otherPeers()
+	if len(peers) > 0 && o.ClusterAddr == "" {
+		errs = append(errs, errors.New("ClusterAddr: empty, but Peers are given (peers' routes need an address to connect to)"))
+	}
+	if n := len(peers) + 1; n == 2 {
+		errs = append(errs, fmt.Errorf("Peers: a fleet of 2 servers (%s and %s) is refused: JetStream needs a majority of its servers, so two stop when either stops; run 1, or 3 or more", o.ClusterAddr, peers[0]))
+	}
+	return errors.Join(errs...)
+}
+
+// otherPeers returns Peers without the server's own ClusterAddr and
+// without repeats.
+func (o *Options) otherPeers() []string {
+	var out []string
+	for _, p := range o.Peers {
+		if p != o.ClusterAddr && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Server is a running embedded server.
+type Server struct {
+	s     *server.Server
+	fleet int
+}
+
+// Start starts a server and waits until it accepts clients. With peers it
+// does not wait for them: JetStream works once a majority of the fleet is
+// up, which WaitJetStream waits for.
+func Start(opts Options) (*Server, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("jsserver: %w", err)
+	}
+	so := &server.Options{
+		ServerName: opts.Name,
+		Host:       "127.0.0.1",
+		Port:       server.RANDOM_PORT,
+		JetStream:  true,
+		StoreDir:   opts.Dir,
+		NoSigs:     true,
+		NoLog:      opts.Logger == nil,
+	}
+	if opts.ClientAddr != "" {
+		so.Host, so.Port, _ = splitAddr(opts.ClientAddr)
+	}
+	peers := opts.otherPeers()
+	if len(peers) > 0 {
+		so.Cluster.Name = opts.ClusterName
+		if so.Cluster.Name == "" {
+			so.Cluster.Name = "trawl"
+		}
+		so.Cluster.Host, so.Cluster.Port, _ = splitAddr(opts.ClusterAddr)
+		for _, p := range peers {
+			so.Routes = append(so.Routes, &url.URL{Scheme: "nats", Host: p})
+		}
+	}
+	s, err := server.NewServer(so)
+	if err != nil {
+		return nil, fmt.Errorf("jsserver: %s: %w", opts.Name, err)
+	}
+	if opts.Logger != nil {
+		s.SetLogger(slogAdapter{opts.Logger.With("nats", opts.Name)}, false, false)
+	}
+	go s.Start()
+	timeout := opts.StartTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	if !s.ReadyForConnections(timeout) {
+		s.Shutdown()
+		s.WaitForShutdown()
+		return nil, fmt.Errorf("jsserver: %s: not accepting clients after %v", opts.Name, timeout)
+	}
+	return &Server{s: s, fleet: len(peers) + 1}, nil
+}
+
+// Replicas is the replication factor the fleet's streams and stores
+// should use: 1 for a fleet of one, else 3.
+func (s *Server) Replicas() int {
+	if s.fleet == 1 {
+		return 1
+	}
+	return 3
+}
+
+// Fleet is the number of servers the fleet was configured with.
+func (s *Server) Fleet() int { return s.fleet }
+
+// Name returns the server's name.
+func (s *Server) Name() string { return s.s.Name() }
+
+// ClientURL returns the URL clients outside the process connect to.
+func (s *Server) ClientURL() string { return s.s.ClientURL() }
+
+// Connect returns a client connection to the server inside the process
+// (no TCP). Extra options follow the in-process one.
+func (s *Server) Connect(extra ...nats.Option) (*nats.Conn, error) {
+	opts := append([]nats.Option{nats.InProcessServer(s.s), nats.Name(s.s.Name())}, extra...)
+	nc, err := nats.Connect("", opts...)
+	if err != nil {
+		return nil, fmt.Errorf("jsserver: connect to %s: %w", s.s.Name(), err)
+	}
+	return nc, nil
+}
+
+// WaitJetStream waits until JetStream can serve requests: at once for a
+// fleet of one, otherwise until the cluster's meta group has a leader this
+// server follows (a majority of the fleet is up and routed).
+func (s *Server) WaitJetStream(ctx context.Context) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if s.s.JetStreamEnabled() && (!s.s.JetStreamIsClustered() || s.s.JetStreamIsCurrent()) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("jsserver: %s: JetStream not ready (%d of %d servers routed): %w", s.s.Name(), s.s.NumRoutes()+1, s.fleet, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Close shuts the server down and waits until it has.
+func (s *Server) Close() {
+	s.s.Shutdown()
+	s.s.WaitForShutdown()
+}
+
+func splitAddr(addr string) (string, int, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("%q: %w", addr, err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return "", 0, fmt.Errorf("%q: bad port", addr)
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return host, n, nil
+}
+
+// slogAdapter hands the server's log lines to a slog.Logger.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Noticef(f string, v ...any) { a.l.Info(fmt.Sprintf(f, v...)) }
+func (a slogAdapter) Warnf(f string, v ...any)   { a.l.Warn(fmt.Sprintf(f, v...)) }
+func (a slogAdapter) Fatalf(f string, v ...any)  { a.l.Error(fmt.Sprintf(f, v...)) }
+func (a slogAdapter) Errorf(f string, v ...any)  { a.l.Error(fmt.Sprintf(f, v...)) }
+func (a slogAdapter) Debugf(f string, v ...any)  { a.l.Debug(fmt.Sprintf(f, v...)) }
+func (a slogAdapter) Tracef(f string, v ...any)  { a.l.Debug(fmt.Sprintf(f, v...)) }

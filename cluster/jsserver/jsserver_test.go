@@ -1,0 +1,161 @@
+package jsserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/clustertest"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want []string // substrings of the error, one per bad field
+	}{
+		{"ok alone", Options{Name: "a", Dir: "/d"}, nil},
+		{"ok three", Options{Name: "a", Dir: "/d", ClusterAddr: "127.0.0.1:1", Peers: []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}}, nil},
+		{"empty", Options{}, []string{"Name: empty", "Dir: empty"}},
+		{"bad name", Options{Name: "a.b", Dir: "/d"}, []string{`Name "a.b"`}},
+		{"bad addrs", Options{Name: "a", Dir: "/d", ClientAddr: "x", ClusterAddr: "y:z", Peers: []string{"q"}}, []string{"ClientAddr", "ClusterAddr", "Peers: \"q\""}},
+		{"peers without cluster addr", Options{Name: "a", Dir: "/d", Peers: []string{"127.0.0.1:2", "127.0.0.1:3"}}, []string{"ClusterAddr: empty"}},
+		{"two", Options{Name: "a", Dir: "/d", ClusterAddr: "127.0.0.1:1", Peers: []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:2"}}, []string{"a fleet of 2 servers"}},
+	} {
+		err := tc.opts.Validate()
+		if len(tc.want) == 0 {
+			if err != nil {
+				t.Errorf("%s: Validate() = %v, want nil", tc.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: Validate() = nil, want errors naming %q", tc.name, tc.want)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: Validate() = %v, want it to say %q", tc.name, err, w)
+			}
+		}
+	}
+}
+
+func TestStandalone(t *testing.T) {
+	s, err := Start(Options{Name: "solo", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Replicas() != 1 || s.Fleet() != 1 {
+		t.Errorf("fleet of one: Replicas %d, Fleet %d", s.Replicas(), s.Fleet())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.WaitJetStream(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "t", Replicas: s.Replicas()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFleetOfThree forms a cluster of three embedded servers on loopback,
+// writes a replicated KV entry through one, reads it through another, stops
+// one server and writes again: a majority keeps JetStream serving.
+func TestFleetOfThree(t *testing.T) {
+	cluster := clustertest.FreeAddrs(t, 3)
+	var servers []*Server
+	defer func() {
+		for _, s := range servers {
+			if s != nil {
+				s.Close()
+			}
+		}
+	}()
+	for i := range cluster {
+		s, err := Start(Options{Name: fmt.Sprintf("n%d", i+1), Dir: t.TempDir(), ClusterAddr: cluster[i], Peers: cluster})
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, s)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		if err := s.WaitJetStream(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s.Replicas() != 3 || s.Fleet() != 3 {
+			t.Fatalf("%s: Replicas %d, Fleet %d, want 3 and 3", s.Name(), s.Replicas(), s.Fleet())
+		}
+	}
+	kvOn := func(s *Server) jetstream.KeyValue {
+		nc, err := s.Connect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		js, _ := jetstream.New(nc)
+		var kv jetstream.KeyValue
+		// The bucket's Raft group may take a moment to elect a leader.
+		for {
+			kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "owners", Replicas: 3})
+			if err == nil {
+				return kv
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s: KV bucket: %v", s.Name(), err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	kv1 := kvOn(servers[0])
+	if _, err := kv1.Put(ctx, "p.7", []byte("n1")); err != nil {
+		t.Fatal(err)
+	}
+	kv3 := kvOn(servers[2])
+	e, err := kv3.Get(ctx, "p.7")
+	if err != nil || string(e.Value()) != "n1" {
+		t.Fatalf("read through n3: %v %v, want n1", e, err)
+	}
+	info, err := kv3.Status(ctx)
+	if err != nil || info.(*jetstream.KeyValueBucketStatus).StreamInfo().Config.Replicas != 3 {
+		t.Fatalf("bucket status %v %v, want 3 replicas", info, err)
+	}
+
+	servers[1].Close()
+	servers[1] = nil
+	// With one of three gone, writes go on (after a new leader, if n2 led).
+	for {
+		_, err := kv3.Update(ctx, "p.7", []byte("n3"), e.Revision())
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("update with n2 stopped: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	e, err = kv1.Get(ctx, "p.7")
+	if err != nil || string(e.Value()) != "n3" {
+		t.Fatalf("read through n1 after n2 stopped: %v %v, want n3", e, err)
+	}
+}

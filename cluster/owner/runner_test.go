@@ -1,0 +1,414 @@
+package owner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/clustertest"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/trawl-crawler/trawl/cluster/assign"
+	"github.com/trawl-crawler/trawl/cluster/jsserver"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// world is what every member's handler serves, checked for overlap: a
+// partition served by two members at once is the failure ownership exists
+// to prevent.
+type world struct {
+	t         *testing.T
+	mu        sync.Mutex
+	serving   map[int]string
+	fences    map[string]func() time.Time // each member's Runner.Fence
+	takeovers map[string]int
+	releases  int
+}
+
+type handler struct {
+	w    *world
+	name string
+}
+
+func (h handler) Serve(_ context.Context, a Action) error {
+	p, takeover := a.Partition, a.Takeover
+	h.w.mu.Lock()
+	defer h.w.mu.Unlock()
+	// A member past its fence starts no fetch (the node's lease gate,
+	// node.SetFence), so its serving until it drops is no overlap.
+	if o := h.w.serving[p]; o != "" && o != h.name && time.Now().Before(h.w.fences[o]()) {
+		h.w.t.Errorf("%s serves partition %d while %s still does", h.name, p, o)
+	}
+	h.w.serving[p] = h.name
+	if takeover {
+		h.w.takeovers[h.name]++
+	}
+	return nil
+}
+
+func (h handler) Release(_ context.Context, p int) error {
+	h.w.mu.Lock()
+	defer h.w.mu.Unlock()
+	if h.w.serving[p] == h.name {
+		delete(h.w.serving, p)
+	}
+	h.w.releases++
+	return nil
+}
+
+func (h handler) Drop(p int) {
+	h.w.mu.Lock()
+	defer h.w.mu.Unlock()
+	if h.w.serving[p] == h.name {
+		delete(h.w.serving, p)
+	}
+}
+
+// died forgets what a killed member served: a dead process fetches nothing.
+func (w *world) died(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for p, o := range w.serving {
+		if o == name {
+			delete(w.serving, p)
+		}
+	}
+}
+
+type member struct {
+	name   string
+	nc     *nats.Conn
+	r      *Runner
+	cancel context.CancelFunc
+	done   chan error
+}
+
+const testPartitions = 64
+
+func startMember(t *testing.T, w *world, s *jsserver.Server, name string) *member {
+	t.Helper()
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var r *Runner
+	for {
+		r, err = New(ctx, js, handler{w, name}, Options{
+			Name: name, Partitions: testPartitions, Heartbeat: 100 * time.Millisecond, MemberTTL: 2 * time.Second,
+			Replicas: s.Replicas(), Info: []byte(fmt.Sprintf(`{"api":"%s"}`, name)),
+		})
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		time.Sleep(100 * time.Millisecond) // buckets' Raft groups electing
+	}
+	w.mu.Lock()
+	w.fences[name] = r.Fence
+	w.mu.Unlock()
+	rctx, rcancel := context.WithCancel(context.Background())
+	m := &member{name: name, nc: nc, r: r, cancel: rcancel, done: make(chan error, 1)}
+	go func() { m.done <- r.Run(rctx) }()
+	return m
+}
+
+func (m *member) stop() {
+	m.cancel()
+	<-m.done
+	m.nc.Close()
+}
+
+// settled waits until the owners bucket, as every live member's runner
+// sees it, and what the handlers serve both match the table over names.
+func settled(t *testing.T, w *world, live []*member, within time.Duration) {
+	t.Helper()
+	var names []string
+	for _, m := range live {
+		names = append(names, m.name)
+	}
+	target := assign.Of(testPartitions, names)
+	deadline := time.Now().Add(within)
+	for {
+		bad := ""
+		w.mu.Lock()
+		for p, want := range target {
+			if w.serving[p] != want {
+				bad = fmt.Sprintf("partition %d served by %q, table %q", p, w.serving[p], want)
+				break
+			}
+		}
+		if len(w.serving) != testPartitions && bad == "" {
+			bad = fmt.Sprintf("%d partitions served", len(w.serving))
+		}
+		w.mu.Unlock()
+		if bad == "" {
+			for _, m := range live {
+				held := m.r.Held()
+				mine := 0
+				for _, o := range target {
+					if o == m.name {
+						mine++
+					}
+				}
+				if len(held) != mine {
+					bad = fmt.Sprintf("%s holds %d partitions, table %d", m.name, len(held), mine)
+				}
+			}
+		}
+		if bad == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not settled after %v: %s", within, bad)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestFleetOwnership runs runners on a 4-server embedded JetStream cluster
+// (so that one server can die with a quorum left): three members settle;
+// a 4th joins and the move is what the table moves, without takeovers; a
+// member is killed and its partitions are taken over once its membership
+// expires; a member whose connection is cut is fenced (drops everything)
+// before anyone takes over; a member leaves cleanly. No partition is ever
+// served by two members at once (the handlers check).
+func TestFleetOwnership(t *testing.T) {
+	addrs := clustertest.FreeAddrs(t, 4)
+	var servers []*jsserver.Server
+	for i := range addrs {
+		s, err := jsserver.Start(jsserver.Options{Name: fmt.Sprintf("s%d", i+1), Dir: t.TempDir(), ClusterAddr: addrs[i], Peers: addrs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, s)
+	}
+	defer func() {
+		for _, s := range servers {
+			s.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		if err := s.WaitJetStream(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &world{t: t, serving: map[int]string{}, fences: map[string]func() time.Time{}, takeovers: map[string]int{}}
+	var live []*member
+	defer func() {
+		for _, m := range live {
+			m.stop()
+		}
+	}()
+	for i := 0; i < 3; i++ {
+		live = append(live, startMember(t, w, servers[i], fmt.Sprintf("node-%d", i+1)))
+	}
+	settled(t, w, live, 90*time.Second)
+
+	before := assign.Of(testPartitions, []string{"node-1", "node-2", "node-3"})
+	w.mu.Lock()
+	w.releases = 0 // the first members handed partitions on as the others started
+	w.mu.Unlock()
+	live = append(live, startMember(t, w, servers[3], "node-4"))
+	settled(t, w, live, 90*time.Second)
+	after := assign.Of(testPartitions, []string{"node-1", "node-2", "node-3", "node-4"})
+	if w.releases != assign.Moved(before, after) {
+		t.Errorf("the join released %d partitions, the table moved %d", w.releases, assign.Moved(before, after))
+	}
+	t.Logf("4th member joined 3: %d of %d partitions moved", w.releases, testPartitions)
+	for n, k := range w.takeovers {
+		t.Errorf("%s took %d partitions over from a dead owner, with none dead", n, k)
+	}
+
+	// Kill node-2: no release, no leave; its handler's state dies with it.
+	killed := live[1]
+	killed.stop()
+	w.died(killed.name)
+	live = append(live[:1], live[2:]...)
+	t0 := time.Now()
+	settled(t, w, live, 90*time.Second)
+	t.Logf("node-2 killed: its partitions taken over in %v", time.Since(t0).Round(10*time.Millisecond))
+	total := 0
+	for _, k := range w.takeovers {
+		total += k
+	}
+	if want := assign.Of(testPartitions, []string{"node-1", "node-2", "node-3", "node-4"}); total != countOf(want, "node-2") {
+		t.Errorf("%d takeovers after node-2 died owning %d", total, countOf(want, "node-2"))
+	}
+
+	// Cut node-3's connection: its runner keeps going but cannot renew; it
+	// must drop its partitions before its membership expires and others
+	// take them (the handlers would report an overlap).
+	cut := live[1]
+	cut.nc.Close()
+	rest := []*member{live[0], live[2]}
+	settled(t, w, rest, 90*time.Second)
+	if h := cut.r.Held(); len(h) != 0 {
+		t.Errorf("cut-off node-3 still holds %v", h)
+	}
+	cut.stop()
+	live = rest
+
+	// node-4 leaves cleanly: node-1 takes everything, no takeover.
+	takeoversBefore := 0
+	for _, k := range w.takeovers {
+		takeoversBefore += k
+	}
+	leaver := live[1]
+	leaver.cancel()
+	<-leaver.done
+	lctx, lcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	if err := leaver.r.Leave(lctx); err != nil {
+		t.Fatal(err)
+	}
+	lcancel()
+	leaver.nc.Close()
+	live = live[:1]
+	settled(t, w, live, 90*time.Second)
+	takeoversAfter := 0
+	for _, k := range w.takeovers {
+		takeoversAfter += k
+	}
+	if takeoversAfter != takeoversBefore {
+		t.Errorf("a clean leave caused %d takeovers", takeoversAfter-takeoversBefore)
+	}
+	// The last member leaves: no one stays, so it releases nothing (a
+	// checkpoint for no taker), keeps its claims for its return, and
+	// leaves at once.
+	w.mu.Lock()
+	releasesBefore := w.releases
+	w.mu.Unlock()
+	defer func(last *member) {
+		lctx, lcancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer lcancel()
+		last.cancel()
+		<-last.done
+		if err := last.r.Leave(lctx); err != nil {
+			t.Errorf("the last member's leave: %v", err)
+		}
+		last.nc.Close()
+		mine := 0
+		for _, c := range last.r.claims {
+			if c.Owner == last.name {
+				mine++
+			}
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if mine != testPartitions || w.releases != releasesBefore || len(last.r.Held()) != 0 {
+			t.Errorf("the last member left with %d claims (want %d), %d releases (want none), serving %v (want nothing)",
+				mine, testPartitions, w.releases-releasesBefore, last.r.Held())
+		}
+	}(live[0])
+	leaverLast := live[0]
+	live = nil // stopped by the leave above, not by stop
+
+	// Members is the last round's listing: the leaver's entry may still
+	// be in it for a round after its partitions settled.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		ms := leaverLast.r.Members()
+		if len(ms) == 1 && ms[0].Name == "node-1" && len(ms[0].Owns) == testPartitions && string(ms[0].Info) == `{"api":"node-1"}` {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("Members() = %+v, want node-1 alone owning all %d", ms, testPartitions)
+			break
+		}
+	}
+}
+
+func countOf(t assign.Table, m string) int {
+	n := 0
+	for _, o := range t {
+		if o == m {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMembersAdoptTheFleetTTL: a member whose MemberTTL differs from the
+// one the fleet's members bucket was made with fences by the bucket's (its
+// entry expires by that one), and one whose heartbeat is too slow for the
+// bucket's TTL is refused with the reason.
+func TestMembersAdoptTheFleetTTL(t *testing.T) {
+	s, err := jsserver.Start(jsserver.Options{Name: "s1", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.WaitJetStream(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	w := &world{t: t, serving: map[int]string{}, fences: map[string]func() time.Time{}, takeovers: map[string]int{}}
+	first, err := New(ctx, js, handler{w, "a"}, Options{Name: "a", Partitions: 4, Heartbeat: 100 * time.Millisecond, MemberTTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := New(ctx, js, handler{w, "b"}, Options{Name: "b", Partitions: 4, Heartbeat: 100 * time.Millisecond, MemberTTL: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.opts.MemberTTL != 2*time.Second || second.opts.MemberTTL != 2*time.Second {
+		t.Errorf("MemberTTL: first %v, second %v; want the bucket's 2s for both", first.opts.MemberTTL, second.opts.MemberTTL)
+	}
+	_, err = New(ctx, js, handler{w, "c"}, Options{Name: "c", Partitions: 4, Heartbeat: time.Second, MemberTTL: 8 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "under 4 heartbeats") {
+		t.Errorf("a member with 1s heartbeats on a 2s fleet: %v, want refused", err)
+	}
+}
+
+// TestLapseLatchesTheFence: a renewal that starts after the fence has
+// passed (the member was cut off long enough to be taken over) does not
+// move the fence on by itself: it stays passed until the loop has dropped
+// every partition, and only then does the renewal count.
+func TestLapseLatchesTheFence(t *testing.T) {
+	w := &world{t: t, serving: map[int]string{3: "a", 5: "a"}, fences: map[string]func() time.Time{}, takeovers: map[string]int{}}
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	r := &Runner{h: handler{w, "a"}, held: map[int]bool{3: true, 5: true}, absent: map[string]time.Time{}}
+	r.opts = Options{Name: "a", Partitions: 8, Heartbeat: 100 * time.Millisecond, MemberTTL: 2 * time.Second, Now: func() time.Time { return now }}
+	r.opts.ensureDefaults()
+
+	r.renewed(now)
+	if want := now.Add(1800 * time.Millisecond); !r.Fence().Equal(want) {
+		t.Fatalf("Fence() = %v, want %v", r.Fence(), want)
+	}
+	r.renewed(now.Add(time.Second)) // in time
+	if r.lapsed.Load() {
+		t.Fatal("a renewal before the fence lapsed")
+	}
+	now = now.Add(10 * time.Second)
+	r.renewed(now) // long after the fence: others may hold its partitions
+	if f := r.Fence(); !now.After(f) {
+		t.Fatalf("after a lapse Fence() = %v, want passed at %v", f, now)
+	}
+	if !r.fenced() {
+		t.Fatal("fenced() = false after a lapse")
+	}
+	if h := r.Held(); len(h) != 0 || len(w.serving) != 0 {
+		t.Errorf("after the lapse: held %v, serving %v; want nothing", h, w.serving)
+	}
+	if want := now.Add(1800 * time.Millisecond); !r.Fence().Equal(want) {
+		t.Errorf("once everything is dropped Fence() = %v, want %v", r.Fence(), want)
+	}
+}

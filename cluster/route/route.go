@@ -1,0 +1,352 @@
+// Package route carries URLs to the node that serves their partition.
+//
+// Send side: a node writes each URL it found for a partition it does not
+// serve into its store's outbox (Outbox.Add), in the same batch as the
+// completion that found it, so that a crash loses neither. A Pump
+// publishes the outbox, in batches per partition, to the subject
+// trawl.route.<partition> of the stream TRAWL_ROUTE, and deletes entries
+// only once JetStream has acknowledged them (at least once: a crash
+// between the two publishes again; the message ID lets JetStream drop the
+// repeat within its duplicate window, and the owner's seen gate drops it
+// after).
+//
+// Receive side: the owner of a partition follows its subject from the
+// sequence after the last message it folded (Follow); the fold writes the
+// URLs and that sequence (checkpoint.SetRouteSeq) in one durable batch,
+// and a checkpoint carries the sequence its keys were folded up to, so a
+// restart or a new owner (restoring that checkpoint) resumes exactly
+// there. The stream keeps messages for MaxAge whatever is acknowledged, so
+// a checkpoint younger than that can always be replayed.
+//
+// Outbox and Pump are safe for concurrent use.
+package route
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store"
+)
+
+// Stream is the JetStream stream routed URLs travel on.
+const Stream = "TRAWL_ROUTE"
+
+// Subject returns the subject of partition p's messages.
+func Subject(p partition.ID) string { return "trawl.route." + strconv.Itoa(int(p)) }
+
+// StreamOptions configure EnsureStream.
+type StreamOptions struct {
+	// Replicas is the stream's replication factor. Zero: 1.
+	Replicas int
+	// MaxAge is how long a message is kept, acknowledged or not: it must
+	// exceed the age of any checkpoint a new owner may restore. Zero: 24 h.
+	MaxAge time.Duration
+}
+
+// EnsureStream creates the stream, or updates its settings.
+func EnsureStream(ctx context.Context, js jetstream.JetStream, o StreamOptions) (jetstream.Stream, error) {
+	if o.Replicas <= 0 {
+		o.Replicas = 1
+	}
+	if o.MaxAge <= 0 {
+		o.MaxAge = 24 * time.Hour
+	}
+	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        Stream,
+		Description: "trawl: URLs found by one node for a partition another serves",
+		Subjects:    []string{"trawl.route.*"},
+		Retention:   jetstream.LimitsPolicy,
+		MaxAge:      o.MaxAge,
+		Replicas:    o.Replicas,
+		Storage:     jetstream.FileStorage,
+		Duplicates:  2 * time.Minute,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("route: stream %s: %w", Stream, err)
+	}
+	return s, nil
+}
+
+// Outbox writes URLs for other partitions into a store's outbox.
+type Outbox struct {
+	db     *store.DB
+	mu     sync.Mutex
+	next   uint64
+	notify chan struct{}
+}
+
+// OpenOutbox returns the outbox of db, numbering new entries after every
+// entry it holds.
+func OpenOutbox(db *store.DB) (*Outbox, error) {
+	it, err := db.NewIter(store.KindPrefix(store.KindOutbox))
+	if err != nil {
+		return nil, fmt.Errorf("route: open outbox: %w", err)
+	}
+	defer it.Close()
+	var next uint64 = 1
+	for p := 0; p < partition.Count; p++ {
+		prefix := store.PartitionPrefix(store.KindOutbox, partition.ID(p))
+		if it.SeekLT(store.PrefixEnd(prefix)) && bytes.HasPrefix(it.Key(), prefix) && len(it.Key()) == len(prefix)+8 {
+			next = max(next, binary.BigEndian.Uint64(it.Key()[len(prefix):])+1)
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("route: open outbox: %w", err)
+	}
+	return &Outbox{db: db, next: next, notify: make(chan struct{}, 1)}, nil
+}
+
+// Add writes it into b as an outbox entry for its host's partition. The
+// entry exists once b commits; call Notify after.
+func (o *Outbox) Add(b *store.Batch, it frontier.Item) error {
+	o.mu.Lock()
+	seq := o.next
+	o.next++
+	o.mu.Unlock()
+	return b.Set(store.OutboxKey(partition.Of(it.Host), seq), AppendItem(nil, it))
+}
+
+// Notify wakes the pump: entries were committed.
+func (o *Outbox) Notify() {
+	select {
+	case o.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Len counts the entries waiting (a scan: for tests and status).
+func (o *Outbox) Len() (int, error) { return o.db.Count(store.KindPrefix(store.KindOutbox)) }
+
+// PumpOptions configure a Pump.
+type PumpOptions struct {
+	// Node names the sender in message IDs; unique in the fleet.
+	Node string
+	// MaxBatch bounds the URLs in one message. Zero: 500.
+	MaxBatch int
+	// Every is how often the outbox is scanned when no Notify came. Zero:
+	// 1 s.
+	Every time.Duration
+	// Logger receives failures. Nil: silent.
+	Logger *slog.Logger
+}
+
+// Pump publishes an outbox.
+type Pump struct {
+	o    *Outbox
+	js   jetstream.JetStream
+	opts PumpOptions
+
+	flushMu   sync.Mutex // one Flush at a time: two would publish the same entries
+	mu        sync.Mutex
+	published int64
+}
+
+// NewPump returns a pump of o publishing through js.
+func NewPump(o *Outbox, js jetstream.JetStream, opts PumpOptions) *Pump {
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 500
+	}
+	if opts.Every <= 0 {
+		opts.Every = time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Pump{o: o, js: js, opts: opts}
+}
+
+// Published returns how many URLs the pump has published.
+func (p *Pump) Published() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.published
+}
+
+// Run publishes until ctx ends, returning ctx's error.
+func (p *Pump) Run(ctx context.Context) error {
+	t := time.NewTicker(p.opts.Every)
+	defer t.Stop()
+	for {
+		if _, err := p.Flush(ctx); err != nil && ctx.Err() == nil {
+			p.opts.Logger.Warn("route: publish outbox", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.o.notify:
+		case <-t.C:
+		}
+	}
+}
+
+// Flush publishes every entry the outbox holds now and deletes what
+// JetStream acknowledged. It returns the URLs published. Calls are
+// serialised.
+func (p *Pump) Flush(ctx context.Context) (int, error) {
+	p.flushMu.Lock()
+	defer p.flushMu.Unlock()
+	it, err := p.o.db.NewIter(store.KindPrefix(store.KindOutbox))
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	total := 0
+	var (
+		cur     partition.ID
+		items   []frontier.Item
+		keys    [][]byte
+		msg     []byte
+		haveCur bool
+	)
+	send := func() error {
+		if len(items) == 0 {
+			return nil
+		}
+		first, last := keySeq(keys[0]), keySeq(keys[len(keys)-1])
+		msg = AppendMessage(msg[:0], items)
+		id := fmt.Sprintf("%s-%d-%d", p.opts.Node, first, last)
+		if _, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: Subject(cur), Data: msg, Header: nats.Header{jetstream.MsgIDHeader: []string{id}}}); err != nil {
+			return fmt.Errorf("route: publish %d URLs to partition %d: %w", len(items), cur, err)
+		}
+		b := p.o.db.NewBatch()
+		for _, k := range keys {
+			b.Delete(k)
+		}
+		// Not synced: a crash that loses the deletes publishes again,
+		// which the duplicate window and the owner's seen gate absorb.
+		if err := p.o.db.CommitNoSync(b); err != nil {
+			return fmt.Errorf("route: delete %d published outbox entries: %w", len(keys), err)
+		}
+		total += len(items)
+		p.mu.Lock()
+		p.published += int64(len(items))
+		p.mu.Unlock()
+		items, keys = items[:0], keys[:0]
+		return nil
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		k, err := store.DecodeKey(it.Key())
+		if err != nil {
+			p.opts.Logger.Error("route: outbox key unreadable, deleted", "key", fmt.Sprintf("%q", it.Key()), "err", err)
+			p.deleteBad(it.Key())
+			continue
+		}
+		item, err := DecodeItem(it.Value())
+		if err != nil || partition.Of(item.Host) != k.Part {
+			p.opts.Logger.Error("route: outbox entry unreadable, deleted", "key", fmt.Sprintf("%q", it.Key()), "err", err)
+			p.deleteBad(it.Key())
+			continue
+		}
+		if haveCur && (k.Part != cur || len(items) >= p.opts.MaxBatch) {
+			if err := send(); err != nil {
+				return total, err
+			}
+		}
+		cur, haveCur = k.Part, true
+		items = append(items, item)
+		keys = append(keys, bytes.Clone(it.Key()))
+	}
+	if err := it.Error(); err != nil {
+		return total, err
+	}
+	return total, send()
+}
+
+func (p *Pump) deleteBad(key []byte) {
+	b := p.o.db.NewBatch()
+	b.Delete(key)
+	if err := p.o.db.CommitNoSync(b); err != nil {
+		p.opts.Logger.Warn("route: delete outbox entry", "err", err)
+	}
+}
+
+func keySeq(key []byte) uint64 { return binary.BigEndian.Uint64(key[len(key)-8:]) }
+
+// ErrGap is wrapped by Follow's error when the stream no longer holds the
+// messages after the sequence to resume from (they aged out): URLs were
+// lost, and the caller must say so.
+var ErrGap = errors.New("route: stream gap")
+
+// Fold receives the URLs of one message and its stream sequence. It must
+// make both durable together (the sequence is where Follow resumes) before
+// returning nil; an error stops Follow.
+type Fold func(seq uint64, items []frontier.Item) error
+
+// Follow delivers partition p's messages after sequence after, in order,
+// to fold until ctx ends (returning ctx's error) or fold fails. A message
+// that does not decode is skipped with a log line (its sequence is still
+// folded, with no URLs, so that it is not read again).
+func Follow(ctx context.Context, js jetstream.JetStream, p partition.ID, after uint64, log *slog.Logger, fold Fold) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s, err := js.Stream(ctx, Stream)
+	if err != nil {
+		return fmt.Errorf("route: partition %d: %w", p, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("route: partition %d: %w", p, err)
+	}
+	if after > 0 && info.State.FirstSeq > after+1 && info.State.Msgs > 0 {
+		// Messages before FirstSeq aged out; whether any was p's is
+		// unknown, so the caller is told.
+		err := fmt.Errorf("%w: partition %d resumes after %d, the stream starts at %d", ErrGap, p, after, info.State.FirstSeq)
+		log.Error("route: messages lost", "err", err)
+	}
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{Subject(p)},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    after + 1,
+	})
+	if err != nil {
+		return fmt.Errorf("route: partition %d: consumer: %w", p, err)
+	}
+	it, err := c.Messages()
+	if err != nil {
+		return fmt.Errorf("route: partition %d: consumer: %w", p, err)
+	}
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	defer it.Stop()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("route: partition %d: %w", p, err)
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			return fmt.Errorf("route: partition %d: message metadata: %w", p, err)
+		}
+		items, err := DecodeMessage(m.Data())
+		if err != nil {
+			log.Error("route: message skipped", "partition", p, "seq", md.Sequence.Stream, "err", err)
+			items = nil
+		}
+		var keep []frontier.Item
+		for _, it := range items {
+			if partition.Of(it.Host) == p {
+				keep = append(keep, it)
+			} else {
+				log.Error("route: URL of another partition skipped", "partition", p, "url", it.URL)
+			}
+		}
+		if err := fold(md.Sequence.Stream, keep); err != nil {
+			return fmt.Errorf("route: partition %d: fold message %d: %w", p, md.Sequence.Stream, err)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/trawl-crawler/trawl/internal/golden"
+)
+
+// hostsPage is a page of GET /v1/hosts as the server sends it: hosts dead
+// for each reason, live ones failing each way, and ones not failing.
+const hostsPage = `{"hosts":[
+ {"host":"a.test","state":"ready","queued":12,"in_flight":1,"leased":3,"duplicates":0,"delay_ms":1000,"delay_reason":"min-delay","backoff_ms":0,"crawl_delay_ms":0,"policy":{"min_delay_ms":null,"paused":false}},
+ {"host":"slow.test","state":"backoff","queued":40,"in_flight":0,"leased":7,"duplicates":0,"delay_ms":8000,"delay_reason":"backoff","backoff_ms":8000,"crawl_delay_ms":0,"policy":{"min_delay_ms":null,"paused":false},"failures":3,"failing_how":"timeout"},
+ {"host":"reset.test","state":"waiting","queued":2,"in_flight":1,"leased":1,"duplicates":0,"delay_ms":2000,"delay_reason":"backoff","backoff_ms":2000,"crawl_delay_ms":0,"policy":{"min_delay_ms":null,"paused":false},"failures":1,"failing_how":"network"},
+ {"host":"gone.test","state":"dead","queued":0,"in_flight":0,"leased":20,"duplicates":0,"delay_ms":600000,"delay_reason":"backoff","backoff_ms":600000,"crawl_delay_ms":0,"policy":{"min_delay_ms":null,"paused":false},"dead_reason":"failing","failures":20,"failing_how":"network"},
+ {"host":"big.test","state":"dead","queued":0,"in_flight":0,"leased":500,"duplicates":2,"delay_ms":0,"backoff_ms":0,"crawl_delay_ms":0,"policy":{"min_delay_ms":null,"paused":false},"dead_reason":"budget"},
+ {"host":"copies.test","state":"dead","queued":0,"in_flight":0,"leased":9,"duplicates":8,"delay_ms":0,"backoff_ms":0,"crawl_delay_ms":0,"policy":{"min_delay_ms":null,"paused":false},"dead_reason":"duplicates"},
+ {"host":"robots.test","state":"dead","queued":0,"in_flight":0,"leased":0,"duplicates":0,"delay_ms":0,"backoff_ms":0,"crawl_delay_ms":0,"policy":{"min_delay_ms":2000,"paused":true},"dead_reason":"host-dropped"}
+]}`
+
+// hostDetail is GET /v1/hosts/{host} for a live host failing, and for a
+// dead one.
+func hostDetail(host string) string {
+	failing := `"state":"backoff","failures":4,"failing_how":"timeout"`
+	if host == "gone.test" {
+		failing = `"state":"dead","dead_reason":"failing","failures":20,"failing_how":"network"`
+	}
+	return `{"host":"` + host + `",` + failing + `,"queued":3,"in_flight":0,"leased":5,"duplicates":0,"delay_ms":16000,"delay_reason":"backoff","backoff_ms":16000,"crawl_delay_ms":0,"policy":{"min_delay_ms":null,"paused":false},"queued_by_crawl":{"1":3},"held_by_crawl":{},"queued_counted":true,"robots":[]}`
+}
+
+// TestHostsListFailing: trawl hosts list and show say why a dead host was
+// given up, and how a live one is failing.
+func TestHostsListFailing(t *testing.T) {
+	for _, v := range []string{"TRAWL_TOKEN", "TRAWL_TOKEN_FILE", "TRAWL_DATA", configEnv} {
+		t.Setenv(v, "")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/v1/hosts":
+			fmt.Fprint(w, hostsPage)
+		case strings.HasPrefix(r.URL.Path, "/v1/hosts/"):
+			fmt.Fprint(w, hostDetail(strings.TrimPrefix(r.URL.Path, "/v1/hosts/")))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("TRAWL_SERVER", srv.URL)
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"hosts", "list"},
+		{"hosts", "show", "slow.test"},
+		{"hosts", "show", "gone.test"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(args, &out, &errb)
+		fmt.Fprintf(&b, "trawl %s\n----\n%sexit %d\n", strings.Join(args, " "), out.String(), code)
+		if errb.Len() > 0 {
+			fmt.Fprintf(&b, "stderr: %s", errb.String())
+		}
+		b.WriteString("\n")
+	}
+	golden.Check(t, "hosts.golden", b.String())
+}

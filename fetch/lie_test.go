@@ -1,0 +1,43 @@
+package fetch
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// TestLyingLengthAllocatesLittle: a server that declares a body of 1 GiB,
+// sends 100 bytes and stalls got a buffer of MaxBodyBytes for them, kept
+// in Response.Body until released: a cheap lie made every fetch of such a
+// host hold the cap. The declared length now sizes the first buffer only
+// up to maxBodyHint.
+func TestLyingLengthAllocatesLittle(t *testing.T) {
+	for _, tc := range []struct {
+		declared int64
+		wantCap  int
+	}{
+		{1 << 30, maxBodyHint + 1}, // the lie: no more than the hint's cap
+		{50_000, 64 << 10},         // an honest small length sizes the buffer (to its pool class)
+		{8 << 20, maxBodyHint + 1}, // an honest large one starts at the cap and grows
+	} {
+		srv := newRawServer(t, func(c net.Conn) {
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n", tc.declared)
+			_, _ = c.Write(make([]byte, 100))
+			_, _ = io.Copy(io.Discard, c) // stall until the client gives up
+		})
+		o := testOptions()
+		o.TotalTimeout = 200 * time.Millisecond
+		f := newFetcher(t, o)
+		resp, err := get(t, f, srv.URL()+"/")
+		if err != nil {
+			t.Fatalf("Content-Length %d: %v", tc.declared, err)
+		}
+		if resp.Truncated != "time" || len(resp.Body) != 100 || cap(resp.Body) > tc.wantCap {
+			t.Errorf("Content-Length %d: Truncated %q, len(Body) %d, cap(Body) %d; want \"time\", 100, cap at most %d",
+				tc.declared, resp.Truncated, len(resp.Body), cap(resp.Body), tc.wantCap)
+		}
+		resp.Release()
+	}
+}

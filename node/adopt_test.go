@@ -1,0 +1,256 @@
+package node
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/cluster/checkpoint"
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/job"
+)
+
+// openAdoptNode opens a node that is never started (nothing is fetched:
+// these tests look at the jobs' records and states only) and closes it
+// when the test ends.
+func openAdoptNode(t *testing.T) (*Node, *harness) {
+	t.Helper()
+	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 30*time.Millisecond)
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n, h
+}
+
+var adoptCreated = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// TestAdoptThenSubmit: a job adopted from the catalog keeps its ID, spec
+// and creation time, and the node's own next ID moves past it (an
+// adopted ID below it leaves it be).
+func TestAdoptThenSubmit(t *testing.T) {
+	n, h := openAdoptNode(t)
+	spec := h.spec
+	spec.Name = "fleet"
+	j, err := n.Adopt(job.Record{ID: 7, Spec: spec, Created: adoptCreated, State: job.Running})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.ID != 7 || !j.Created.Equal(adoptCreated) || j.Spec.Name != "fleet" {
+		t.Fatalf("adopted job: id %d, created %v, name %q; want 7, %v, fleet", j.ID, j.Created, j.Spec.Name, adoptCreated)
+	}
+	if st, _ := j.State(); st != job.Running {
+		t.Fatalf("adopted running job is %s", st)
+	}
+	if got := n.Job(7); got != j {
+		t.Fatalf("Job(7) = %v, want the adopted job", got)
+	}
+	local := h.spec
+	local.Name = "local"
+	lj, err := n.Submit(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lj.ID != 8 {
+		t.Errorf("Submit after adopting job 7 got id %d, want 8", lj.ID)
+	}
+	if _, err := n.Adopt(job.Record{ID: 3, Spec: spec, Created: adoptCreated, State: job.Running}); err != nil {
+		t.Fatal(err)
+	}
+	local.Name = "local-2"
+	if lj, err = n.Submit(local); err != nil {
+		t.Fatal(err)
+	} else if lj.ID != 9 {
+		t.Errorf("Submit after adopting job 3 (below 8) got id %d, want 9", lj.ID)
+	}
+}
+
+// TestAdoptTwiceChangesNothing: the same record applied again returns the
+// same job, in the same state, its seeds not queued again.
+func TestAdoptTwiceChangesNothing(t *testing.T) {
+	for _, st := range []job.State{job.Running, job.Paused, job.Cancelled} {
+		t.Run(string(st), func(t *testing.T) {
+			n, h := openAdoptNode(t)
+			r := job.Record{ID: 4, Spec: h.spec, Created: adoptCreated, State: st}
+			first, err := n.Adopt(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			discovered := first.Stats.Discovered.Load()
+			again, err := n.Adopt(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again != first {
+				t.Fatal("the second Adopt returned another job")
+			}
+			if got, _ := again.State(); got != st {
+				t.Errorf("state after adopting twice: %s, want %s", got, st)
+			}
+			if d := again.Stats.Discovered.Load(); d != discovered {
+				t.Errorf("discovered %d after the second Adopt, %d after the first", d, discovered)
+			}
+			if len(n.Jobs()) != 1 {
+				t.Errorf("the node holds %d jobs, want 1", len(n.Jobs()))
+			}
+		})
+	}
+}
+
+// TestAdoptStates applies a record and then the same job in another state:
+// the node's job follows, except that an ended job stays ended.
+func TestAdoptStates(t *testing.T) {
+	for _, c := range []struct {
+		first, then job.State // then "": adopt once
+		want        job.State
+	}{
+		{job.Running, "", job.Running},
+		{job.Paused, "", job.Paused},
+		{job.Cancelled, "", job.Cancelled},
+		{job.Finished, "", job.Finished},
+		{job.Running, job.Paused, job.Paused},
+		{job.Paused, job.Running, job.Running},
+		{job.Running, job.Cancelled, job.Cancelled},
+		{job.Paused, job.Cancelled, job.Cancelled},
+		{job.Cancelled, job.Running, job.Cancelled},
+		{job.Cancelled, job.Paused, job.Cancelled},
+		{job.Running, job.Running, job.Running},
+	} {
+		name := string(c.first)
+		if c.then != "" {
+			name += "-then-" + string(c.then)
+		}
+		t.Run(name, func(t *testing.T) {
+			n, h := openAdoptNode(t)
+			r := job.Record{ID: 2, Spec: h.spec, Created: adoptCreated, State: c.first}
+			j, err := n.Adopt(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.then != "" {
+				r.State = c.then
+				if j, err = n.Adopt(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, _ := j.State(); got != c.want {
+				t.Errorf("Adopt(%s) then Adopt(%q): job is %s, want %s", c.first, c.then, got, c.want)
+			}
+			if got := n.Job(2).Record().State; got != c.want {
+				t.Errorf("the node's record says %s, want %s", got, c.want)
+			}
+			if got := n.running.Load(); (got == 1) != (c.want == job.Running) || got > 1 {
+				t.Errorf("running jobs counted: %d with the job %s", got, c.want)
+			}
+		})
+	}
+}
+
+// TestAdoptRefuses: a record the node cannot hold is an error naming the
+// job, and adds nothing.
+func TestAdoptRefuses(t *testing.T) {
+	n, h := openAdoptNode(t)
+	if _, err := n.Adopt(job.Record{ID: 1, Spec: h.spec, Created: adoptCreated, State: job.Running}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		r    job.Record
+		want string
+	}{
+		{"no seeds", job.Record{ID: 5, Spec: job.Spec{Name: "x"}, Created: adoptCreated, State: job.Running}, "job 5"},
+		{"unknown state", job.Record{ID: 6, Spec: h.spec, Created: adoptCreated, State: "sleeping"}, "job 6"},
+		{"another job of the id", job.Record{ID: 1, Spec: h.spec, Created: adoptCreated.Add(time.Hour), State: job.Running}, "holds another job 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := n.Adopt(c.r)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Adopt: %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+	var fe *job.FieldError
+	if _, err := n.Adopt(job.Record{ID: 5, Spec: job.Spec{}, State: job.Running}); !errors.As(err, &fe) || fe.Field != "Seeds" {
+		t.Errorf("Adopt of a spec without seeds: %v, want a *job.FieldError for Seeds", err)
+	}
+	if len(n.Jobs()) != 1 {
+		t.Errorf("the node holds %d jobs after the refusals, want 1", len(n.Jobs()))
+	}
+}
+
+// TestAdoptedJobSurvivesRestart: an adopted job is kept like a submitted
+// one, and comes back with its ID and state.
+func TestAdoptedJobSurvivesRestart(t *testing.T) {
+	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 30*time.Millisecond)
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Adopt(job.Record{ID: 12, Spec: h.spec, Created: adoptCreated, State: job.Paused}); err != nil {
+		n.Close()
+		t.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, err = Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	j := n.Job(12)
+	if j == nil {
+		t.Fatal("job 12 not restored")
+	}
+	if st, _ := j.State(); st != job.Paused || !j.Created.Equal(adoptCreated) {
+		t.Errorf("restored job 12: %s, created %v; want paused, %v", st, j.Created, adoptCreated)
+	}
+	spec := h.spec
+	spec.Name = "next"
+	if lj, err := n.Submit(spec); err != nil {
+		t.Fatal(err)
+	} else if lj.ID != 13 {
+		t.Errorf("Submit after restoring adopted job 12 got id %d, want 13", lj.ID)
+	}
+}
+
+// TestFoldWaitsForUnknownJob: URLs routed for a crawl the node has not
+// learnt yet (the fleet's catalog reaches members a little apart) are not
+// dropped: Fold commits nothing, not even the route sequence, and says
+// why; once the crawl is adopted the same fold queues them.
+func TestFoldWaitsForUnknownJob(t *testing.T) {
+	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 30*time.Millisecond)
+	h.opts.Partitioned = true
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	u := h.spec.Seeds[0]
+	pu, _ := url.Parse(u)
+	p := partition.Of(pu.Hostname())
+	if err := n.ServePartition(p, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	items := []frontier.Item{{Job: 7, URL: u, Host: pu.Hostname()}}
+	if err := n.Fold(p, 5, items); !errors.Is(err, ErrUnknownJob) {
+		t.Fatalf("Fold for unknown job 7 = %v, want ErrUnknownJob", err)
+	}
+	if seq, err := checkpoint.RouteSeq(n.DB(), p); err != nil || seq != 0 {
+		t.Fatalf("route sequence after a refused fold = %d (%v), want 0", seq, err)
+	}
+	if _, err := n.Adopt(job.Record{ID: 7, Spec: h.spec, Created: adoptCreated, State: job.Paused}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Fold(p, 5, items); err != nil {
+		t.Fatalf("Fold once job 7 is known: %v", err)
+	}
+	if seq, err := checkpoint.RouteSeq(n.DB(), p); err != nil || seq != 5 {
+		t.Errorf("route sequence after the fold = %d (%v), want 5", seq, err)
+	}
+}

@@ -1,0 +1,152 @@
+package node
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/nginxtest"
+	"github.com/trawl-crawler/trawl/job"
+)
+
+// nginxPages is the size of TestContinuousNginx's static site: an index
+// linking to this many pages.
+const nginxPages = 24
+
+// nginxChanged are the pages edited while the job is paused.
+var nginxChanged = []int{2, 5, 11, 17, 23}
+
+// writeNginxPage writes page i of the static site in version v, with a
+// modification time of its own (nginx's ETag is mtime and size, its
+// Last-Modified the mtime).
+func writeNginxPage(t *testing.T, root string, i, v int) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(i), uint64(v)))
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html><title>page %d</title><p>version %d of page %d.</p>\n", i, v, i)
+	for range 20 + r.IntN(200) {
+		fmt.Fprintf(&b, "<p>%x</p>\n", r.Uint64())
+	}
+	p := filepath.Join(root, fmt.Sprintf("p%02d.html", i))
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mt := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i)*time.Minute + time.Duration(v)*24*time.Hour)
+	if err := os.Chtimes(p, mt, mt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestContinuousNginx is the judged conditional-GET run through
+// the node, against a real server: a continuous job crawls a static site
+// nginx serves (which sends ETag and Last-Modified). Every recrawl of the
+// unchanged site is a 304; after some pages change (content and mtime,
+// while the job is paused), exactly those are fetched again in full, once,
+// and 304s follow.
+func TestContinuousNginx(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	var index strings.Builder
+	index.WriteString("<!doctype html><title>site</title>\n")
+	for i := range nginxPages {
+		writeNginxPage(t, root, i, 0)
+		fmt.Fprintf(&index, "<a href=\"p%02d.html\">page %d</a>\n", i, i)
+	}
+	if err := os.WriteFile(filepath.Join(root, "index.html"), []byte(index.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := nginxtest.Start(t, root)
+
+	n, err := Open(Options{DataDir: t.TempDir(), MinDelay: 20 * time.Millisecond, Concurrency: 4, AllowNets: loopback,
+		MaxAdaptiveDelay: time.Second, RecrawlTick: 50 * time.Millisecond, FreshnessEvery: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	j, err := n.Submit(job.Spec{Seeds: []string{srv.URL + "/index.html"}, Continuous: true, RecrawlMin: time.Second, RecrawlMax: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+
+	pages := append([]string{"/index.html"}, func() []string {
+		var out []string
+		for i := range nginxPages {
+			out = append(out, fmt.Sprintf("/p%02d.html", i))
+		}
+		return out
+	}()...)
+	// statuses returns each page's statuses in the log from entry from on.
+	statuses := func(from int) (map[string][]int, int) {
+		log, err := srv.Log()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]int{}
+		for _, s := range log[min(from, len(log)):] {
+			out[s.URI] = append(out[s.URI], s.Status)
+		}
+		return out, len(log)
+	}
+	fetchedTwice := func(from int) func() bool {
+		return func() bool {
+			st, _ := statuses(from)
+			for _, p := range pages {
+				if len(st[p]) < 2 {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitFor(t, time.Minute, "every page fetched and recrawled", fetchedTwice(0))
+
+	// The unchanged site: a first 200, then 304s only.
+	if err := n.Pause(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the fetch in flight, if any, ends
+	st, mark := statuses(0)
+	for _, p := range pages {
+		if s := st[p]; s[0] != 200 || slices.ContainsFunc(s[1:], func(c int) bool { return c != 304 }) {
+			t.Errorf("%s before any change: statuses %v, want 200 then 304s", p, s)
+		}
+	}
+	for _, i := range nginxChanged {
+		writeNginxPage(t, root, i, 1)
+	}
+	if err := n.Resume(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "every page recrawled twice after the change", fetchedTwice(mark))
+	st, _ = statuses(mark)
+	full := 0
+	for k, p := range pages {
+		want := "304s"
+		ok := !slices.ContainsFunc(st[p], func(c int) bool { return c != 304 })
+		if k > 0 && slices.Contains(nginxChanged, k-1) {
+			want = "one 200, then 304s"
+			ok = st[p][0] == 200 && !slices.ContainsFunc(st[p][1:], func(c int) bool { return c != 304 })
+		}
+		if !ok {
+			t.Errorf("%s after the change: statuses %v, want %s", p, st[p], want)
+		}
+		for _, c := range st[p] {
+			if c == 200 {
+				full++
+			}
+		}
+	}
+	if full != len(nginxChanged) {
+		t.Errorf("%d pages fetched in full after the change, want the %d changed", full, len(nginxChanged))
+	}
+	t.Logf("recrawls %d, 304 %d, changed %d", j.Stats.Recrawls.Load(), j.Stats.NotModified.Load(), j.Stats.Changed.Load())
+	if got := j.Stats.Changed.Load(); got != int64(len(nginxChanged)) {
+		t.Errorf("job counted %d changed pages, want %d", got, len(nginxChanged))
+	}
+}

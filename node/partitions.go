@@ -1,0 +1,284 @@
+package node
+
+// A partitioned node (Options.Partitioned) is one of a fleet: it serves
+// the partitions package cluster/fleet gives it, routes what it finds for
+// the others through its outbox, and folds in what the others route to
+// it. The wiring, in the order a URL travels:
+//
+//	admit (worker, seeds, sitemaps) ──served here?──▶ seen gate ▶ frontier
+//	        │ no: route.Outbox.Add in the completion's batch
+//	        ▼
+//	route.Pump ──▶ JetStream TRAWL_ROUTE ──▶ route.Follow (owner) ──▶ Fold:
+//	        seen gate ▶ frontier, with the message's sequence, one batch
+//
+// A partition is served between ServePartition (after its keys are in the
+// store: a checkpoint restored, or this node's own) and ReleasePartition.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/trawl-crawler/trawl/cluster/checkpoint"
+	"github.com/trawl-crawler/trawl/cluster/route"
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/urlnorm"
+)
+
+// routeForeign writes into b, as outbox entries for their owners, the
+// URLs among urls (kept[i] is urls[i]'s candidate) whose host's partition
+// this node does not serve, at the level level gives, and reports which it
+// routed. They skip this node's seen gate: the owner's decides.
+func (n *Node) routeForeign(b *store.Batch, j *job.Job, urls []string, kept []candidate, level func(candidate) int) ([]bool, error) {
+	var routed []bool
+	for i, cd := range kept {
+		host := urlnorm.HostKey(cd.u)
+		if n.frontier.Serves(host) {
+			continue
+		}
+		if routed == nil {
+			routed = make([]bool, len(urls))
+		}
+		routed[i] = true
+		it := frontier.Item{URL: urls[i], Host: host, Job: j.ID, Depth: cd.depth, Level: level(cd),
+			Redirects: cd.redirects, ShapeRun: cd.shapeRun, Via: cd.via}
+		if err := n.outbox.Add(b, it); err != nil {
+			return nil, fmt.Errorf("node: route %s: %w", it.URL, err)
+		}
+	}
+	if routed != nil {
+		j.Stats.Routed.Add(int64(countTrue(routed)))
+	}
+	return routed, nil
+}
+
+func countTrue(bs []bool) int {
+	c := 0
+	for _, b := range bs {
+		if b {
+			c++
+		}
+	}
+	return c
+}
+
+// unrouted returns the elements of s whose routed flag is not set (all of
+// s when routed is nil), in place.
+func unrouted[T any](s []T, routed []bool) []T {
+	if routed == nil {
+		return s
+	}
+	out := s[:0]
+	for i, v := range s {
+		if !routed[i] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// rerouteUnserved moves the items of add whose partition is no longer
+// served into b's outbox entries, returning the rest.
+func (n *Node) rerouteUnserved(b *store.Batch, add []frontier.Item) ([]frontier.Item, error) {
+	if n.outbox == nil {
+		return add, nil
+	}
+	keep := add[:0:0]
+	for _, it := range add {
+		if n.frontier.Serves(it.Host) {
+			keep = append(keep, it)
+			continue
+		}
+		if err := n.outbox.Add(b, it); err != nil {
+			return nil, fmt.Errorf("node: route %s: %w", it.URL, err)
+		}
+	}
+	return keep, nil
+}
+
+// add queues items with b's writes (frontier.Add). With
+// Options.Partitioned, items of a partition released since admit split
+// them are routed in b instead, and the rest queued.
+func (n *Node) add(b *store.Batch, items []frontier.Item) <-chan error {
+	if n.outbox == nil {
+		return n.frontier.Add(b, items...)
+	}
+	for {
+		err := <-n.frontier.Add(b, items...)
+		if !errors.Is(err, frontier.ErrNotServed) {
+			out := make(chan error, 1)
+			out <- err
+			close(out)
+			return out
+		}
+		if items, err = n.rerouteUnserved(b, items); err != nil {
+			b.Close()
+			out := make(chan error, 1)
+			out <- err
+			close(out)
+			return out
+		}
+	}
+}
+
+// routed wakes the outbox's pump after a batch that may hold entries
+// committed.
+func (n *Node) routed() {
+	if n.outbox != nil {
+		n.outbox.Notify()
+	}
+}
+
+// Outbox returns the node's outbox (Options.Partitioned), for the fleet's
+// pump; nil otherwise.
+func (n *Node) Outbox() *route.Outbox { return n.outbox }
+
+// DB returns the node's store, for the fleet's checkpoints
+// (cluster/ckptstore).
+func (n *Node) DB() *store.DB { return n.db }
+
+// ErrUnknownJob is returned by Fold for URLs of a job the node does not
+// hold (yet).
+var ErrUnknownJob = errors.New("node: a job this node does not know")
+
+// ErrNotPartitioned is returned by the partition methods of a node opened
+// without Options.Partitioned.
+var ErrNotPartitioned = errors.New("node: not partitioned")
+
+// ServePartition starts serving partition p, whose keys must be in the
+// store (restored from a checkpoint, or this node's own): its hosts are
+// loaded, none leased before hold (a takeover's wait for a dead owner's
+// fetches), and the seen gate learns its URLs.
+func (n *Node) ServePartition(p partition.ID, hold time.Time) error {
+	if !n.opts.Partitioned {
+		return ErrNotPartitioned
+	}
+	if err := n.seen.LoadPartition(p); err != nil {
+		return fmt.Errorf("node: serve partition %d: %w", p, err)
+	}
+	if err := n.frontier.ServePartition(p, hold); err != nil {
+		return fmt.Errorf("node: serve partition %d: %w", p, err)
+	}
+	n.poke()
+	return nil
+}
+
+// ReleasePartition stops serving partition p: no lease of its hosts from
+// now, the leases out completed (or ctx ends: then it returns ctx's error
+// and a later call finishes), every change to it durable. Its keys stay in
+// the store, for a checkpoint.
+func (n *Node) ReleasePartition(ctx context.Context, p partition.ID) error {
+	if !n.opts.Partitioned {
+		return ErrNotPartitioned
+	}
+	if err := n.frontier.ReleasePartition(ctx, p); err != nil {
+		return fmt.Errorf("node: release partition %d: %w", p, err)
+	}
+	return nil
+}
+
+// SetFence makes the node lease nothing once fence's time has passed (a
+// zero time: no fence yet): a fleet member whose membership may have
+// expired must start no fetch, as another member may have taken its
+// partitions over (cluster/owner's Runner.Fence). Leasing resumes when
+// fence moves on (the membership renewed). Fetches already leased run on:
+// a taker holds the hosts for that (cluster/fleet's TakeoverHold).
+func (n *Node) SetFence(fence func() time.Time) { n.fence.Store(&fence) }
+
+// fenceRecheck is how often a fenced node looks at its fence again.
+const fenceRecheck = 50 * time.Millisecond
+
+func (n *Node) fenced() bool {
+	f := n.fence.Load()
+	if f == nil {
+		return false
+	}
+	t := (*f)()
+	return !t.IsZero() && !n.opts.Now().Before(t)
+}
+
+// Partitions returns the partitions the node serves now, in order.
+func (n *Node) Partitions() []partition.ID { return n.frontier.Partitions() }
+
+// serving returns a predicate over partitions: served now (every one
+// without Options.Partitioned).
+func (n *Node) serving() func(partition.ID) bool {
+	if !n.opts.Partitioned {
+		return func(partition.ID) bool { return true }
+	}
+	ps := n.frontier.Partitions()
+	return func(p partition.ID) bool {
+		i := sort.Search(len(ps), func(i int) bool { return ps[i] >= p })
+		return i < len(ps) && ps[i] == p
+	}
+}
+
+// Fold queues, through the seen gate of each item's job, the URLs another
+// node routed to partition p (which this node serves), and records seq as
+// the last routed message folded into p, in one durable batch. Items of a
+// job that ended are dropped; items of a job the node does not know make
+// it fold nothing and return an error wrapping ErrUnknownJob, for the
+// caller to fold again once the job has reached the node.
+func (n *Node) Fold(p partition.ID, seq uint64, items []frontier.Item) error {
+	if !n.opts.Partitioned {
+		return ErrNotPartitioned
+	}
+	b := n.db.NewBatch()
+	if err := checkpoint.SetRouteSeq(b, p, seq); err != nil {
+		b.Close()
+		return err
+	}
+	byJob := map[uint32][]frontier.Item{}
+	var jobs []uint32
+	for _, it := range items {
+		if _, ok := byJob[it.Job]; !ok {
+			jobs = append(jobs, it.Job)
+		}
+		byJob[it.Job] = append(byJob[it.Job], it)
+	}
+	var add []frontier.Item
+	for _, id := range jobs {
+		its := byJob[id]
+		j := n.Job(id)
+		if j == nil {
+			// Not yet: the fleet's catalog of crawls reaches each member a
+			// little apart, and a member may route a crawl's links before
+			// another has applied the crawl. The caller folds again later
+			// (nothing of this batch is committed).
+			b.Close()
+			return fmt.Errorf("node: fold into partition %d: %w: job %d (%d URLs)", p, ErrUnknownJob, id, len(its))
+		}
+		if st, _ := j.State(); st.Ended() {
+			continue
+		}
+		urls := make([]string, len(its))
+		for i, it := range its {
+			urls[i] = it.URL
+		}
+		isNew, err := n.seen.AddBatch(b, j.ID, urls)
+		if err != nil {
+			b.Close()
+			return fmt.Errorf("node: fold into partition %d: seen-check: %w", p, err)
+		}
+		before := len(add)
+		for i, it := range its {
+			if isNew[i] {
+				add = append(add, it)
+			}
+		}
+		j.Stats.Duplicates.Add(int64(len(its) - (len(add) - before)))
+		j.Stats.Discovered.Add(int64(len(add) - before))
+	}
+	if err := <-n.frontier.Add(b, add...); err != nil {
+		return fmt.Errorf("node: fold message %d into partition %d: %w", seq, p, err)
+	}
+	if len(add) > 0 {
+		n.poke()
+	}
+	return nil
+}

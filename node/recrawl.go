@@ -1,0 +1,527 @@
+package node
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trawl-crawler/trawl/fetch"
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/schedule"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/urlstate"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/recrawl"
+)
+
+// The node's recrawl wiring. Every fetch of a page the node fetched before
+// folds a visit into the page's change history (urlstate.Record.Recrawl);
+// a fetch for a continuous job (or of a page a continuous job has
+// scheduled) writes the page's next visit into the schedule (package
+// schedule), at the interval package recrawl sets from the history, in
+// the batch of the fetch's completion. A loop (runSchedule) hands due
+// entries to the frontier and, now and then, scans the whole schedule for
+// each continuous job's freshness figures and for the fetches per hour its
+// intervals plan, which steer its budget's multiplier.
+
+// recrawlPlan is a continuous job's recrawl policy and the multiplier its
+// budget sets.
+type recrawlPlan struct {
+	policy *recrawl.Policy
+	budget recrawl.Rate // fetches per hour; 0: none, mu stays at its start
+	muBits atomic.Uint64
+	ctrl   recrawl.Controller // the schedule loop's alone
+}
+
+func (p *recrawlPlan) mu() float64 { return math.Float64frombits(p.muBits.Load()) }
+
+// recrawlPlans holds the plans of the node's continuous jobs.
+type recrawlPlans struct {
+	mu    sync.Mutex
+	plans map[job.ID]*recrawlPlan
+}
+
+// plan returns j's recrawl plan, nil if j is not continuous.
+func (n *Node) plan(j *job.Job) *recrawlPlan {
+	if j == nil || !j.Spec.Continuous {
+		return nil
+	}
+	ps := &n.recrawls
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if p := ps.plans[j.ID]; p != nil {
+		return p
+	}
+	pol, err := recrawl.New(recrawl.Options{MinInterval: j.Spec.RecrawlMin, MaxInterval: j.Spec.RecrawlMax})
+	if err != nil { // Spec.Validate refuses such bounds; a bug if not
+		n.opts.Logger.Warn("recrawl policy of job; defaults used", "job", j.ID, "err", err)
+		pol, _ = recrawl.New(recrawl.Options{})
+	}
+	p := &recrawlPlan{policy: pol, budget: recrawl.Rate(j.Spec.RecrawlBudget)}
+	// Without a budget the multiplier is the shortest interval, in hours:
+	// one more visit per MinInterval must buy at least as much freshness
+	// as a page visited every MinInterval could lose.
+	p.ctrl.Mu = pol.Options().MinInterval.Hours()
+	p.muBits.Store(math.Float64bits(p.ctrl.Mu))
+	if ps.plans == nil {
+		ps.plans = make(map[job.ID]*recrawlPlan)
+	}
+	ps.plans[j.ID] = p
+	return p
+}
+
+// historyPolicy folds visits into change histories for pages no
+// continuous job schedules (its Memory is the default, as every plan's).
+var historyPolicy, _ = recrawl.New(recrawl.Options{})
+
+// loadRecord returns the stored record of it's URL: the zero Record if
+// there is none or it cannot be read (logged).
+func (n *Node) loadRecord(it frontier.Item) urlstate.Record {
+	key := store.URLKey(it.Host, it.URL)
+	if !n.state.Fetched.MayHave(key) {
+		return urlstate.Record{}
+	}
+	v, err := n.db.Get(key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return urlstate.Record{}
+	case err != nil:
+		n.opts.Logger.Warn("read URL state; starting afresh", "url", it.URL, "err", err)
+		return urlstate.Record{}
+	}
+	r, err := urlstate.Decode(v)
+	if err != nil {
+		n.opts.Logger.Warn("stored URL state unreadable; starting afresh", "url", it.URL, "err", err)
+	}
+	return r
+}
+
+// validators are the validators that make j's fetch of a page with record
+// prev conditional: only when j made the last fetch itself (so a 304,
+// which has no body, hides no link j has not seen) and it got the
+// content.
+func validators(j *job.Job, prev urlstate.Record) fetch.Validators {
+	if prev.Job != j.ID || !prev.HasDigest || !(prev.Status >= 200 && prev.Status < 300 || prev.Status == http.StatusNotModified) {
+		return fetch.Validators{}
+	}
+	return fetch.Validators{ETag: prev.ETag, LastModified: prev.LastModified}
+}
+
+// fetchedBefore reports whether a URL with record prev got a response
+// before: its fetch now is a recrawl, which spends no host budget
+// (frontier.Outcome.Refetch). A URL whose earlier attempts all failed
+// spends it with this one, so that failures cannot dodge the budget.
+func fetchedBefore(prev urlstate.Record) bool { return prev.Status != 0 || prev.HasDigest }
+
+// statusClass is a status's class for change detection: a 304 stands for
+// the 200 it confirms.
+func statusClass(s int) int {
+	if s == http.StatusNotModified {
+		return 2
+	}
+	return s / 100
+}
+
+// changedSince reports whether the response o describes differs from the
+// one prev keeps: another status class, or another payload digest. For a
+// page whose boilerplate churns (its digest differed at each of the last
+// churnVisits fetches), a new digest with the same SimHash of the visible
+// text is no change: only markup, scripts, hidden fields or numbers moved.
+// Other pages are judged by digest alone, so that a changed price or date
+// (which the SimHash does not see) counts.
+func changedSince(prev urlstate.Record, o urlstate.Observation) bool {
+	switch {
+	case o.NotModified:
+		return false
+	case prev.Status != 0 && statusClass(prev.Status) != statusClass(o.Status):
+		return true
+	case !prev.HasDigest || !o.HasDigest || prev.Digest == o.Digest:
+		return false
+	case prev.SimHash != 0 && prev.SimHash == o.SimHash && churns(prev):
+		return false
+	}
+	return true
+}
+
+// churnVisits is how many fetches in a row must each have seen a new
+// digest for a page to count as one whose boilerplate churns.
+const churnVisits = 2
+
+// churns reports whether the last churnVisits fetches of r each saw a new
+// digest.
+func churns(r urlstate.Record) bool {
+	h := r.History
+	if len(h) < churnVisits {
+		return false
+	}
+	for _, e := range h[len(h)-churnVisits:] {
+		if !e.Changed {
+			return false
+		}
+	}
+	return true
+}
+
+// httpDate parses a Last-Modified value; zero if it does not parse.
+func httpDate(v string) time.Time {
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// foldVisit returns rec (prev with o folded in) with the change history
+// updated for a response to a page fetched before, and counts the recrawl
+// for j.
+func foldVisit(j *job.Job, prev, rec urlstate.Record, o urlstate.Observation) urlstate.Record {
+	if prev.Fetches == 0 || prev.LastFetch.IsZero() || o.Status == 0 {
+		return rec
+	}
+	h := prev.Recrawl
+	if h.Visits == 0 { // the first visit is only in LastFetch (urlstate keeps no history for one)
+		h = historyPolicy.Observe(h, recrawl.Visit{At: prev.LastFetch, LastModified: httpDate(prev.LastModified)})
+	}
+	changed := changedSince(prev, o)
+	lm := o.LastModified
+	if o.NotModified && lm == "" {
+		lm = prev.LastModified
+	}
+	rec.Recrawl = historyPolicy.Observe(h, recrawl.Visit{At: o.At, Changed: changed, LastModified: httpDate(lm)})
+	j.Stats.Recrawls.Add(1)
+	if changed {
+		j.Stats.Changed.Add(1)
+	}
+	return rec
+}
+
+// reschedule writes, into b, the next visit of the page of it (whose
+// record goes from prev to rec with this fetch by job j): for j if it is
+// continuous, else for the continuous job that scheduled the page before.
+// The old entry, if any, is deleted in b.
+func (n *Node) reschedule(b *store.Batch, j *job.Job, it frontier.Item, prev urlstate.Record, rec *urlstate.Record) {
+	rec.Due, rec.DueJob = time.Time{}, 0
+	if !prev.Due.IsZero() {
+		if err := schedule.Delete(b, prev.Due, it.Host, it.URL); err != nil {
+			n.opts.Logger.Warn("recrawl schedule: delete entry", "url", it.URL, "err", err)
+		}
+	}
+	owner := j
+	if !j.Spec.Continuous {
+		if prev.DueJob == 0 { // the common case of a one-off crawl: no lock taken
+			return
+		}
+		if owner = n.Job(prev.DueJob); owner == nil {
+			return
+		}
+	}
+	if st, _ := owner.State(); st.Ended() {
+		return
+	}
+	p := n.plan(owner)
+	if p == nil {
+		return
+	}
+	est := p.policy.Estimate(rec.Recrawl)
+	iv := p.policy.Interval(est, 1, p.mu())
+	rate := float64(est.Rate)
+	if est.Intervals == 0 { // nothing known yet: as if it changed once per initial interval
+		rate = 1 / p.policy.Options().InitialInterval.Hours()
+	}
+	e := schedule.Entry{URL: it.URL, Host: it.Host, Due: rec.LastFetch.Add(iv).Truncate(time.Second), Job: owner.ID,
+		Depth: it.Depth, ShapeRun: it.ShapeRun, Level: uint8(it.Level), Interval: iv,
+		LastFetch: rec.LastFetch.Truncate(time.Second), Rate: rate}
+	if err := schedule.Put(b, e); err != nil {
+		n.opts.Logger.Warn("recrawl schedule: put entry", "url", it.URL, "err", err)
+		return
+	}
+	rec.Due, rec.DueJob = e.Due, owner.ID
+}
+
+// Defaults of the schedule loop (Options.RecrawlTick, FreshnessEvery).
+const (
+	DefaultRecrawlTick    = time.Second
+	DefaultFreshnessEvery = 30 * time.Second
+)
+
+// maxFeed bounds the entries one tick hands to the frontier.
+const maxFeed = 10_000
+
+// runSchedule hands due recrawls to the frontier and keeps the freshness
+// figures, until the node stops.
+func (n *Node) runSchedule() {
+	defer close(n.scheduleDone)
+	tick := time.NewTicker(n.opts.RecrawlTick)
+	defer tick.Stop()
+	// The first scan comes FreshnessEvery after the start: a job's
+	// figures mean something once some of its pages have been fetched.
+	scanned := n.opts.Now()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-tick.C:
+		}
+		if n.failed() || !n.anyContinuous() {
+			continue
+		}
+		now := n.opts.Now()
+		if now.Sub(scanned) >= n.opts.FreshnessEvery {
+			scanned = now
+			n.scanSchedule(now)
+		}
+		n.feedDue(now)
+	}
+}
+
+// anyContinuous reports whether a continuous job has not ended.
+func (n *Node) anyContinuous() bool {
+	for _, j := range n.Jobs() {
+		if st, _ := j.State(); j.Spec.Continuous && !st.Ended() {
+			return true
+		}
+	}
+	return false
+}
+
+// refeedAfter is how long an entry handed to the frontier may wait for
+// its fetch before it is handed again: its item was dropped (robots.txt,
+// a dead host) or lost. A second item costs at most one fetch.
+func refeedAfter(j *job.Job) time.Duration {
+	if j.Spec.RecrawlMax > 0 {
+		return j.Spec.RecrawlMax
+	}
+	return recrawl.DefaultMaxInterval
+}
+
+// feedDue hands every due entry of a running continuous job to the
+// frontier, marking it Fed in the same batch; entries of jobs that ended
+// or are no longer continuous are deleted.
+func (n *Node) feedDue(now time.Time) {
+	b := n.db.NewBatch()
+	var items []frontier.Item
+	bad := func(key []byte, err error) {
+		n.opts.Logger.Warn("recrawl schedule: entry unreadable; deleted", "err", err)
+		b.Delete(key)
+	}
+	served := n.serving()
+	for p := range schedule.Partitions {
+		if !served(partition.ID(p)) {
+			continue // another node's, or not loaded yet: its entries wait
+		}
+		err := schedule.Due(n.db, partition.ID(p), now, func(e schedule.Entry) bool {
+			j := n.Job(e.Job)
+			var st job.State
+			if j != nil {
+				st, _ = j.State()
+			}
+			switch {
+			case j == nil || !j.Spec.Continuous || st.Ended():
+				if err := b.Delete(e.Key()); err != nil {
+					n.opts.Logger.Warn("recrawl schedule: delete entry", "url", e.URL, "err", err)
+				}
+				return true
+			case st != job.Running, !e.Fed.IsZero() && now.Sub(e.Fed) < refeedAfter(j):
+				return true
+			}
+			e.Fed = now
+			if err := schedule.Put(b, e); err != nil {
+				n.opts.Logger.Warn("recrawl schedule: mark entry fed", "url", e.URL, "err", err)
+				return true
+			}
+			items = append(items, frontier.Item{URL: e.URL, Host: e.Host, Job: e.Job, Depth: e.Depth, Level: int(e.Level), ShapeRun: e.ShapeRun})
+			return len(items) < maxFeed
+		}, bad)
+		if err != nil {
+			n.opts.Logger.Warn("recrawl schedule: scan", "partition", p, "err", err)
+		}
+		if len(items) >= maxFeed {
+			break
+		}
+	}
+	if b.Count() == 0 {
+		b.Close()
+		return
+	}
+	select {
+	case err := <-n.add(b, items):
+		if err != nil {
+			n.fail(err)
+		}
+	case <-n.stop:
+	}
+}
+
+// freshTally sums one job's schedule entries.
+type freshTally struct {
+	f       job.Freshness
+	planned float64 // fetches per hour the intervals call for
+	fresh   float64 // sum of each page's probability to be fresh
+	age     float64 // sum of each page's expected age, hours
+}
+
+// scanSchedule reads the whole schedule: each continuous job's freshness
+// figures, and its planned fetches per hour against its budget, which
+// moves its multiplier.
+func (n *Node) scanSchedule(now time.Time) {
+	tallies := make(map[job.ID]*freshTally)
+	served := n.serving()
+	for p := range schedule.Partitions {
+		if !served(partition.ID(p)) {
+			continue
+		}
+		err := schedule.All(n.db, partition.ID(p), func(e schedule.Entry) bool {
+			if isHostTaskURL(e.URL) {
+				return true // no page: no freshness of its own
+			}
+			t := tallies[e.Job]
+			if t == nil {
+				t = &freshTally{}
+				tallies[e.Job] = t
+			}
+			t.add(e, now, n.Job(e.Job))
+			return true
+		}, nil)
+		if err != nil {
+			n.opts.Logger.Warn("recrawl schedule: scan", "partition", p, "err", err)
+			return
+		}
+	}
+	for _, j := range n.Jobs() {
+		p := n.plan(j)
+		if p == nil {
+			continue
+		}
+		t := tallies[j.ID]
+		if t == nil {
+			t = &freshTally{}
+		}
+		t.f.At = now
+		if k := float64(t.f.Scheduled); k > 0 {
+			t.f.Freshness = t.fresh / k
+			t.f.MeanAge = time.Duration(t.age / k * float64(time.Hour))
+		}
+		j.Stats.SetFreshness(t.f)
+		if p.budget > 0 {
+			p.ctrl = p.ctrl.Update(recrawl.Rate(t.planned), p.budget)
+			p.muBits.Store(math.Float64bits(p.ctrl.Mu))
+		}
+	}
+}
+
+// add counts entry e of job j (nil if unknown) as of now: a page changing
+// at rate r, fetched t ago, is fresh with probability e^(-rt), and its
+// expected age is t - (1 - e^(-rt))/r.
+func (t *freshTally) add(e schedule.Entry, now time.Time, j *job.Job) {
+	t.f.Scheduled++
+	if !e.Due.After(now) {
+		t.f.Due++
+		if j != nil && now.Sub(e.Due) > j.Spec.RecrawlMinOrDefault() {
+			t.f.Overdue++
+		}
+	}
+	if e.Interval > 0 {
+		t.planned += 1 / e.Interval.Hours()
+	}
+	since := max(now.Sub(e.LastFetch).Hours(), 0)
+	if rt := e.Rate * since; rt > 0 {
+		t.fresh += math.Exp(-rt)
+		t.age += since - (1-math.Exp(-rt))/e.Rate
+	} else {
+		t.fresh++
+	}
+}
+
+// DefaultSitemapEvery is Options.SitemapEvery's default.
+const DefaultSitemapEvery = 24 * time.Hour
+
+// A host task is a queue item whose URL is an origin's /robots.txt: a
+// lease of the host that fetches no page of its own. handle does the
+// host's work (robots.txt when it is due, the next sitemap file) and ends
+// it. The end of a continuous job's sitemap round schedules one for the
+// next round (scheduleHostTask), so that a host whose pages are all far
+// from due still reads its sitemaps, and refreshes its robots.txt, on
+// time. (A page linked as /robots.txt is such an item too: the keeper
+// archives robots.txt already.)
+func isHostTask(u *url.URL) bool { return u.Path == "/robots.txt" && u.RawQuery == "" }
+
+// isHostTaskURL is isHostTask for a canonical URL, without parsing it:
+// scheme://host[:port]/robots.txt.
+func isHostTaskURL(s string) bool {
+	return strings.HasSuffix(s, "/robots.txt") && strings.Count(s, "/") == 3
+}
+
+// hostTaskURL is origin's host task URL.
+func hostTaskURL(origin string) string { return origin + "/robots.txt" }
+
+// scheduleHostTask writes into b job j's host task for origin (of
+// politeness key host), due SitemapEvery after finished, replacing the
+// one its URL record names.
+func (n *Node) scheduleHostTask(b *store.Batch, j *job.Job, host, origin string, finished time.Time) {
+	if !j.Spec.Continuous {
+		return
+	}
+	it := frontier.Item{URL: hostTaskURL(origin), Host: host, Job: j.ID, Level: j.Level(0, levels)}
+	prev := n.loadRecord(it)
+	e := schedule.Entry{URL: it.URL, Host: host, Due: ceilSecond(finished.Add(n.opts.SitemapEvery)), Job: j.ID,
+		Level: uint8(it.Level), Interval: n.opts.SitemapEvery, LastFetch: finished.Truncate(time.Second)}
+	rec := prev
+	rec.Due, rec.DueJob = e.Due, j.ID
+	key := store.URLKey(host, it.URL)
+	n.state.Fetched.Add(key) // before b commits
+	if err := errors.Join(schedule.Move(b, prev.Due, e), b.Set(key, urlstate.Encode(rec))); err != nil {
+		n.opts.Logger.Warn("recrawl schedule: put host task", "origin", origin, "err", err)
+	}
+}
+
+// ceilSecond rounds t up to the second: a host task due no sooner than
+// the sitemaps' age allows a new round.
+func ceilSecond(t time.Time) time.Time {
+	if c := t.Truncate(time.Second); c.Before(t) {
+		return c.Add(time.Second)
+	}
+	return t
+}
+
+// bringForward moves the scheduled recrawl of it's page to now, in b,
+// when a sitemap's lastmod says the page changed after its last fetch
+// (and after the Last-Modified that fetch got). A page with no recrawl
+// scheduled, or one already due, is left as it is.
+func (n *Node) bringForward(b *store.Batch, it frontier.Item, lastmod time.Time) {
+	rec := n.loadRecord(it)
+	now := n.opts.Now()
+	if rec.Due.IsZero() || !rec.Due.After(now) || rec.LastFetch.IsZero() || !lastmod.After(rec.LastFetch) {
+		return
+	}
+	if lm := httpDate(rec.LastModified); !lm.IsZero() && !lastmod.After(lm) {
+		return
+	}
+	key := store.DueKey(rec.Due, it.Host, it.URL)
+	v, err := n.db.Get(key)
+	if err != nil {
+		n.opts.Logger.Warn("recrawl schedule: read entry to bring forward", "url", it.URL, "err", err)
+		return
+	}
+	e, err := schedule.Decode(key, v)
+	if err != nil {
+		n.opts.Logger.Warn("recrawl schedule: entry unreadable", "url", it.URL, "err", err)
+		return
+	}
+	e.Due, e.Fed, e.Level = now.Truncate(time.Second), time.Time{}, min(e.Level, uint8(it.Level))
+	from := rec.Due
+	rec.Due = e.Due
+	if err := errors.Join(schedule.Move(b, from, e), b.Set(store.URLKey(it.Host, it.URL), urlstate.Encode(rec))); err != nil {
+		n.opts.Logger.Warn("recrawl schedule: bring forward", "url", it.URL, "err", err)
+		return
+	}
+	if j := n.Job(e.Job); j != nil {
+		j.Stats.BroughtForward.Add(1)
+	}
+	n.opts.Logger.Debug("sitemap lastmod brings a recrawl forward", "url", it.URL, "lastmod", lastmod, "fetched", rec.LastFetch)
+}
