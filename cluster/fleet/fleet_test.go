@@ -389,10 +389,11 @@ func ownership(live []*member) string {
 // unexplainedRepeats returns the repeats in rep (robots.txt ones too) that
 // a takeover does not explain. A repeat is explained when its partition was
 // taken over from an owner that died (a killed member, or one fenced under
-// load) and its first fetch ended after the snapshot of the checkpoint the
-// taker restored, or within a second before it (the WARC sync and the
-// completion's commit come after the response): what that checkpoint does
-// not record is done again.
+// load) and the answer it did not keep (the first fetch of a page; for
+// robots.txt the latest answer that needed no retry, which comes after a
+// 429) ended after the snapshot of the checkpoint the taker restored, or
+// within a second before it (the WARC sync and the completion's commit come
+// after the response): what that checkpoint does not record is done again.
 func unexplainedRepeats(rep *testweb.Report, live []*member) []string {
 	taken := map[partition.ID][]ckptstore.Info{}
 	for _, m := range live {
@@ -402,12 +403,12 @@ func unexplainedRepeats(rep *testweb.Report, live []*member) []string {
 	}
 	var out []string
 	for _, rp := range append(rep.Repeats, rep.RobotsRepeats...) {
-		first, ok := rp.First, false
+		first, ok := rp.Settled, false // the answer the repeat did not keep
 		for _, info := range taken[partition.Of(first.Host)] {
 			ok = ok || !first.End.Before(info.Written.Add(-time.Second))
 		}
 		if !ok {
-			out = append(out, fmt.Sprintf("%s x%d (first by %q, ended %s; checkpoints restored by takers: %v)",
+			out = append(out, fmt.Sprintf("%s x%d (kept answer by %q, ended %s; checkpoints restored by takers: %v)",
 				rp.URL, rp.Count, first.UserAgent, first.End.Format("15:04:05.000"), taken[partition.Of(first.Host)]))
 		}
 	}

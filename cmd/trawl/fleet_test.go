@@ -235,15 +235,15 @@ func TestFleetProcesses(t *testing.T) {
 	window := victim.killAt.Add(-fleetCkpt - 5*time.Second)
 	var unexplained, problems []string
 	for _, rp := range append(rep.Repeats, rep.RobotsRepeats...) {
-		if !strings.Contains(rp.First.UserAgent, "fleet test "+victim.name+";") || rp.First.End.Before(window) {
+		if !strings.Contains(rp.Settled.UserAgent, "fleet test "+victim.name+";") || rp.Settled.End.Before(window) {
 			var then []string
 			for _, q := range web.Log() {
-				if q.Host == rp.First.Host && strings.HasSuffix(rp.URL, q.Path) && q.Start.After(rp.First.Start) {
+				if q.Host == rp.Settled.Host && strings.HasSuffix(rp.URL, q.Path) && q.Start.After(rp.Settled.Start) {
 					then = append(then, fmt.Sprintf("%s at %s", agentName(q.UserAgent), q.Start.Format("15:04:05.000")))
 				}
 			}
-			unexplained = append(unexplained, fmt.Sprintf("%s x%d (first by %s, ended %s; then %s)", rp.URL, rp.Count,
-				agentName(rp.First.UserAgent), rp.First.End.Format("15:04:05.000"), strings.Join(then, ", ")))
+			unexplained = append(unexplained, fmt.Sprintf("%s x%d (kept answer by %s, ended %s; then %s)", rp.URL, rp.Count,
+				agentName(rp.Settled.UserAgent), rp.Settled.End.Format("15:04:05.000"), strings.Join(then, ", ")))
 		}
 	}
 	for _, p := range rep.Problems() {

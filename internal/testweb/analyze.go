@@ -110,6 +110,11 @@ type Repeat struct {
 	URL   string
 	Count int
 	First Request // the URL's first request
+	// Settled is the latest answer before the repeat that needed no retry:
+	// the one a crawler that kept it would not have asked again for. For a
+	// page it is First; for robots.txt it may come later (after a 429 or a
+	// 5xx, say).
+	Settled Request
 }
 
 // Analyze judges a crawl from the web's request log alone.
@@ -181,7 +186,7 @@ func Analyze(web *Web, log []Request, opts AnalyzeOptions) *Report {
 	}
 	for _, k := range sortedKeys(countKeys(counts)) {
 		if counts[k] > 1 {
-			rep.Repeats = append(rep.Repeats, Repeat{URL: k, Count: counts[k], First: rep.first[k]})
+			rep.Repeats = append(rep.Repeats, Repeat{URL: k, Count: counts[k], First: rep.first[k], Settled: rep.first[k]})
 		}
 	}
 
@@ -245,7 +250,7 @@ func requestPQ(q Request) string {
 // readiness, violations, repeats, fetched URLs and trap fetches.
 func (rep *Report) analyzeRobots(h *host, reqs []Request, hr *HostReport, counts map[string]int) {
 	var readyAt time.Time          // earliest end of a robots answer that settled the rules
-	final := make(map[string]bool) // robots path → an answer that needs no retry was given
+	final := make(map[string]Request) // robots path → the latest answer that needed no retry
 	robotsCount := make(map[string]int)
 	pageCount := make(map[string]int) // on a session-ID host: page without session → requests
 	for _, q := range reqs {
@@ -266,11 +271,11 @@ func (rep *Report) analyzeRobots(h *host, reqs []Request, hr *HostReport, counts
 			if robotsCount[key] == 1 {
 				rep.first[key] = q
 			}
-			if final[key] {
-				rep.RobotsRepeats = append(rep.RobotsRepeats, Repeat{URL: key, Count: robotsCount[key], First: rep.first[key]})
+			if settled, ok := final[key]; ok {
+				rep.RobotsRepeats = append(rep.RobotsRepeats, Repeat{URL: key, Count: robotsCount[key], First: rep.first[key], Settled: settled})
 			}
 			if q.Status != http.StatusTooManyRequests && q.Status < 500 {
-				final[key] = true
+				final[key] = q
 			}
 			continue
 		}
