@@ -253,10 +253,12 @@ type originState struct {
 	claimAt time.Time
 	began   time.Time
 
-	// Redirect progress (memory only): the hop to fetch and the hops
-	// followed so far.
-	next string
-	hops int
+	// Redirect progress: the hop to fetch, the hops followed so far and
+	// when the last redirect came. Stored with the record, so a stop
+	// between hops does not ask for /robots.txt again.
+	next  string
+	hops  int
+	hopAt time.Time
 
 	// carry is the stored copy, read from the store when a record without
 	// it might overwrite it, until the answer settles. carried says it has
@@ -369,6 +371,7 @@ func (k *Keeper) Begin(host, origin string) error {
 	}
 	k.mu.Lock()
 	rec := record{pending: true, attempts: e.attempts, at: now, outageSince: e.outageSince, copy: e.carry}
+	rec.hops, rec.hopAt, rec.next = e.hops, e.hopAt, e.next
 	k.mu.Unlock()
 
 	b := k.opts.DB.NewBatch()
@@ -461,9 +464,10 @@ func (k *Keeper) Done(b *store.Batch, host, origin string, ans Answer) (Result, 
 		next, ok := nextHop(hop, ans.Location)
 		if ok && e.hops < MaxRedirects {
 			e.hops++
-			e.next = next.String()
+			e.next, e.hopAt = next.String(), at
 			res.Redirect, res.URL = true, next
-			rec = record{attempts: e.attempts, at: e.at, outageSince: e.outageSince, copy: e.carry}
+			rec = record{attempts: e.attempts, at: e.at, outageSince: e.outageSince, copy: e.carry,
+				hops: e.hops, hopAt: e.hopAt, next: e.next}
 			break
 		}
 		// RFC 9309 2.3.1.2: more than MaxRedirects consecutive redirects
@@ -492,7 +496,7 @@ func (k *Keeper) Done(b *store.Batch, host, origin string, ans Answer) (Result, 
 		rec = record{attempts: e.attempts, at: at, outageSince: e.outageSince, copy: e.carry}
 	}
 	if !res.Redirect {
-		e.next, e.hops = "", 0
+		e.next, e.hops, e.hopAt = "", 0, time.Time{}
 		e.carry, e.carried = nil, false
 	}
 	res.Attempts, res.OutageSince = e.attempts, e.outageSince
@@ -503,7 +507,7 @@ func (k *Keeper) Done(b *store.Batch, host, origin string, ans Answer) (Result, 
 	}
 	key := store.RobotsKey(host, origin)
 	var err error
-	if rec.attempts == 0 && rec.copy == nil {
+	if rec.attempts == 0 && rec.copy == nil && rec.hops == 0 {
 		err = b.Delete(key) // nothing known: no pending record either
 	} else {
 		err = b.Set(key, encodeRecord(rec))
@@ -580,6 +584,11 @@ func (k *Keeper) load(host, origin string) (*originState, error) {
 		e.good = r.copy.policy()
 	}
 	e.attempts, e.outageSince, e.at = r.attempts, r.outageSince, r.at
+	if r.hops > 0 && k.opts.Now().Sub(r.hopAt) < k.opts.TTL {
+		// A redirect chain was being followed: go on with its next hop.
+		// One older than TTL is stale and starts again at /robots.txt.
+		e.next, e.hops, e.hopAt = r.next, r.hops, r.hopAt
+	}
 	switch {
 	case r.pending:
 		// A request went out and its answer, with its Crawl-delay, was

@@ -457,7 +457,9 @@ func TestKeeperClaimTimeout(t *testing.T) {
 
 // TestKeeperRedirects: RFC 9309 2.3.1.2, up to MaxRedirects hops followed
 // (relative Locations resolved against the hop), each in its own Check;
-// one more means unavailable, no restrictions. Progress is in memory only.
+// one more means unavailable, no restrictions. Progress is stored: a
+// restart mid-chain goes on with the next hop, unless the chain is older
+// than TTL.
 func TestKeeperRedirects(t *testing.T) {
 	c := newClock()
 	db := memDB(t)
@@ -477,13 +479,20 @@ func TestKeeperRedirects(t *testing.T) {
 		}
 		hopURL = h.want
 	}
-	// The chain so far survives nothing: a restart begins again.
-	if _, err := db.Get(store.RobotsKey(kHost, kOrigin)); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("record after a redirect of a new origin: Get = %v, want none (no pending record left)", err)
+	// The chain so far survives a restart: the next run asks for the hop,
+	// not /robots.txt again (a crawler that forgot the answers would).
+	if r := stored(t, db); r.pending || r.hops != MaxRedirects || r.next != hopURL || !r.hopAt.Equal(c.Now()) {
+		t.Errorf("record after %d redirects = %+v, want the hop to %s, not pending", MaxRedirects, r, hopURL)
 	}
 	k2 := newKeeper(t, db, c, KeeperOptions{})
-	if v := k2.Check(kHost, kOrigin); v.Action != Fetch || v.URL.String() != kOrigin+"/robots.txt" {
-		t.Errorf("restart mid-chain: Check = %+v, want Fetch of /robots.txt", v)
+	if v := k2.Check(kHost, kOrigin); v.Action != Fetch || v.URL.String() != hopURL {
+		t.Errorf("restart mid-chain: Check = %+v, want Fetch of the hop %s", v, hopURL)
+	}
+	k2.Cancel(kHost, kOrigin)
+	later := newClock()
+	later.Set(c.Now().Add(DefaultTTL))
+	if v := newKeeper(t, db, later, KeeperOptions{}).Check(kHost, kOrigin); v.Action != Fetch || v.URL.String() != kOrigin+"/robots.txt" {
+		t.Errorf("restart TTL after the chain's last hop: Check = %+v, want Fetch of /robots.txt", v)
 	}
 	// The sixth redirect: unavailable, no restrictions, for TTL.
 	res := fetch(t, k, Answer{Status: 302, Location: "/again"}, hopURL)

@@ -18,6 +18,17 @@ import (
 //	|         |       |          |                 | 0 = no outage   |
 //	+---------+-------+----------+-----------------+-----------------+
 //
+// and then, only if flags has flagHop, a redirect chain in progress (RFC
+// 9309 2.3.1.2), so that a run after a stop or a crash, or a new owner of
+// the host's partition, goes on with the next hop instead of asking for
+// /robots.txt again:
+//
+//	+----------+-----------------+----------------------------------+
+//	| hops     | hop at          | next hop's URL                   |
+//	| uvarint, | varint, unix ns | uvarint length (1..maxHopURL)    |
+//	| 1..5     | never 0         | and the bytes                    |
+//	+----------+-----------------+----------------------------------+
+//
 // and then, only if flags has flagCopy, the last good answer:
 //
 //	+-------------+-----------------+---------------------------------+
@@ -27,7 +38,10 @@ import (
 //
 // flags: 0x01 pending (a request was sent at "at" and its answer has not
 // been recorded: Keeper.Begin writes it, synced, before the request goes
-// out); 0x02 a copy follows. Other bits must be zero.
+// out); 0x02 a copy follows; 0x04 a redirect hop follows (hops followed
+// so far, when the last redirect came, the URL it points to). Other bits
+// must be zero. A record with a hop is read by no binary older than the
+// hop; their decoders refuse the flag and fetch /robots.txt again.
 //
 // attempts counts consecutive unreachable answers (RFC 9309 2.3.1.4: 429,
 // 5xx, network errors); outage since is the time of the first of them and
@@ -43,7 +57,11 @@ const (
 
 	flagPending = 0x01
 	flagCopy    = 0x02
+	flagHop     = 0x04
 )
+
+// maxHopURL bounds a stored hop's URL, in bytes.
+const maxHopURL = 8 << 10
 
 // maxAttempts bounds a decoded attempt count.
 const maxAttempts = 1 << 20
@@ -55,6 +73,13 @@ type record struct {
 	at          time.Time
 	outageSince time.Time // zero when attempts == 0
 	copy        *storedCopy
+
+	// A redirect chain in progress: hops followed (0: none, and then
+	// hopAt and next are zero), when the last redirect was answered, and
+	// the URL it points to.
+	hops  int
+	hopAt time.Time
+	next  string
 }
 
 // storedCopy is a good robots.txt answer as kept in the store.
@@ -88,6 +113,9 @@ func encodeRecord(r record) []byte {
 	if r.copy != nil {
 		n += 2*binary.MaxVarintLen64 + len(r.copy.body)
 	}
+	if r.hops > 0 {
+		n += 3*binary.MaxVarintLen64 + len(r.next)
+	}
 	b := make([]byte, 0, n)
 	var flags byte
 	if r.pending {
@@ -96,10 +124,19 @@ func encodeRecord(r record) []byte {
 	if r.copy != nil {
 		flags |= flagCopy
 	}
+	if r.hops > 0 {
+		flags |= flagHop
+	}
 	b = append(b, recordVersion, flags)
 	b = binary.AppendUvarint(b, uint64(max(0, r.attempts)))
 	b = appendTime(b, r.at)
 	b = appendTime(b, r.outageSince)
+	if r.hops > 0 {
+		b = binary.AppendUvarint(b, uint64(r.hops))
+		b = appendTime(b, r.hopAt)
+		b = binary.AppendUvarint(b, uint64(len(r.next)))
+		b = append(b, r.next...)
+	}
 	if r.copy != nil {
 		b = binary.AppendUvarint(b, uint64(max(0, r.copy.status)))
 		b = appendTime(b, r.copy.fetched)
@@ -124,7 +161,7 @@ func decodeRecord(v []byte) (record, error) {
 		return bad(fmt.Sprintf("version %d, want %d", v[0], recordVersion))
 	}
 	flags := v[1]
-	if flags&^(flagPending|flagCopy) != 0 {
+	if flags&^(flagPending|flagCopy|flagHop) != 0 {
 		return bad(fmt.Sprintf("flags %#x", flags))
 	}
 	v = v[2:]
@@ -143,6 +180,22 @@ func decodeRecord(v []byte) (record, error) {
 	r.pending, r.attempts = flags&flagPending != 0, int(attempts)
 	if (r.attempts == 0) != r.outageSince.IsZero() {
 		return bad("attempts and outage start disagree")
+	}
+	if flags&flagHop != 0 {
+		hops, n := binary.Uvarint(v)
+		if n <= 0 || hops < 1 || hops > MaxRedirects {
+			return bad("redirect hops")
+		}
+		v = v[n:]
+		if r.hopAt, v, ok = readTime(v); !ok || r.hopAt.IsZero() {
+			return bad("redirect time")
+		}
+		size, n := binary.Uvarint(v)
+		if n <= 0 || size < 1 || size > maxHopURL || uint64(len(v)-n) < size {
+			return bad("redirect URL")
+		}
+		r.hops, r.next = int(hops), string(v[n:n+int(size)])
+		v = v[n+int(size):]
 	}
 	if flags&flagCopy == 0 {
 		if len(v) != 0 {

@@ -28,6 +28,8 @@ func TestRecordRoundTrip(t *testing.T) {
 		{"pending, first fetch", record{pending: true, at: recT0}},
 		{"pending in outage with copy", record{pending: true, attempts: 7, at: recT1, outageSince: recT0, copy: &storedCopy{status: 200, fetched: recT0, body: body}}},
 		{"zero at", record{}},
+		{"redirect hop", record{at: recT0, hops: 1, hopAt: recT1, next: "https://example.com/robots-real.txt"}},
+		{"pending hop with copy", record{pending: true, at: recT1, hops: 5, hopAt: recT1, next: "http://a.test/r", copy: &storedCopy{status: 200, fetched: recT0, body: body}}},
 	}
 	for _, tt := range tests {
 		v := encodeRecord(tt.r)
@@ -73,7 +75,14 @@ func TestDecodeRecordRefuses(t *testing.T) {
 		{"old copy layout (version 1)", append([]byte{1, 200, 1, 2}, "User-agent: *"...)},
 		{"old failure tag", []byte{2, 3, 2}},
 		{"old pending tag", []byte{3, 0, 2}},
-		{"unknown flags", []byte{4, 0x04, 0, 0, 0}},
+		{"unknown flags", []byte{4, 0x08, 0, 0, 0}},
+		{"hop flag, no hop", []byte{4, flagHop, 0, 0, 0}},
+		{"hop count 0", []byte{4, flagHop, 0, 0, 0, 0, 2, 1, 'x'}},
+		{"hop count 6", []byte{4, flagHop, 0, 0, 0, 6, 2, 1, 'x'}},
+		{"hop at zero", []byte{4, flagHop, 0, 0, 0, 1, 0, 1, 'x'}},
+		{"hop URL empty", []byte{4, flagHop, 0, 0, 0, 1, 2, 0}},
+		{"hop URL cut", []byte{4, flagHop, 0, 0, 0, 1, 2, 3, 'x'}},
+		{"hop URL too long", append([]byte{4, flagHop, 0, 0, 0, 1, 2, 0x81, 0x80, 0x01}, strings.Repeat("x", maxHopURL+1)...)},
 		{"trailing bytes without a copy", append(append([]byte{}, ok...), 'x')},
 		{"attempts without outage start", []byte{4, 0, 1, 2, 0}},
 		{"outage start without attempts", []byte{4, 0, 0, 2, 2}},
@@ -107,6 +116,7 @@ func FuzzRecord(f *testing.F) {
 	f.Add(encodeRecord(record{attempts: 2, at: recT1, outageSince: recT0}))
 	f.Add(encodeRecord(record{pending: true, attempts: 2, at: recT1, outageSince: recT0, copy: &storedCopy{status: 404, fetched: recT0}}))
 	f.Add([]byte{1, 200, 1, 2})
+	f.Add(encodeRecord(record{pending: true, at: recT1, hops: 2, hopAt: recT1, next: "http://a.test/r", copy: &storedCopy{status: 200, fetched: recT0, body: body}}))
 	f.Fuzz(func(t *testing.T, v []byte) {
 		r, err := decodeRecord(v)
 		if err != nil {
