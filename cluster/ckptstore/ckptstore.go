@@ -233,23 +233,35 @@ func (s *Store) Latest(ctx context.Context, p partition.ID) (info Info, found bo
 // found is false (and db untouched) when there is none. On any error
 // after the checkpoint was found, the partition is left empty.
 func (s *Store) Restore(ctx context.Context, p partition.ID, db *store.DB) (info Info, found bool, err error) {
-	obj, err := s.obs.Get(ctx, Name(p))
+	// nats.go (v1.55.0, jetstream/object.go) leaks a goroutine when the
+	// context of a Get ends while Get subscribes to the chunks: the
+	// server has begun to send them, the callback blocks writing the
+	// first into a pipe that nobody reads or closes, for good (a member
+	// stopping mid-takeover met it). So Get runs on a context of its own,
+	// bounded, and ctx is checked after it and before each read.
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+	defer cancel()
+	obj, err := s.obs.Get(gctx, Name(p))
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return Info{}, false, nil
 	}
 	if err != nil {
 		return Info{}, false, fmt.Errorf("ckptstore: restore partition %d: %w", p, err)
 	}
-	defer obj.Close()
+	defer obj.Close() // before cancel: the chunk writer then fails at once
+	if err := ctx.Err(); err != nil {
+		return Info{}, false, fmt.Errorf("ckptstore: restore partition %d: %w", p, err)
+	}
 	oi, err := obj.Info()
 	if err != nil {
 		return Info{}, true, emptied(db, p, fmt.Errorf("ckptstore: restore partition %d: %w", p, err))
 	}
 	info = infoOf(p, oi)
-	h, st, err := checkpoint.Read(obj, db, p)
+	r := ctxReader{ctx, obj}
+	h, st, err := checkpoint.Read(r, db, p)
 	if err == nil {
 		// Read to the object's end, where its SHA-256 digest is checked.
-		_, err = io.Copy(io.Discard, obj)
+		_, err = io.Copy(io.Discard, r)
 	}
 	if err != nil {
 		return info, true, emptied(db, p, fmt.Errorf("ckptstore: restore partition %d (written by %q at %s): %w",
@@ -257,6 +269,22 @@ func (s *Store) Restore(ctx context.Context, p partition.ID, db *store.DB) (info
 	}
 	info.Written, info.RouteSeq, info.Keys = h.Written, h.RouteSeq, st.Keys
 	return info, true, nil
+}
+
+// restoreTimeout bounds a Restore's reading of one checkpoint.
+const restoreTimeout = 5 * time.Minute
+
+// ctxReader reads from r until ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // emptied clears partition p (checkpoint.Read does on most errors, not
