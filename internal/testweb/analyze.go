@@ -249,7 +249,7 @@ func requestPQ(q Request) string {
 // analyzeRobots walks one host's requests (sorted by start) for robots
 // readiness, violations, repeats, fetched URLs and trap fetches.
 func (rep *Report) analyzeRobots(h *host, reqs []Request, hr *HostReport, counts map[string]int) {
-	var readyAt time.Time          // earliest end of a robots answer that settled the rules
+	var readyAt time.Time             // earliest end of a robots answer that settled the rules
 	final := make(map[string]Request) // robots path → the latest answer that needed no retry
 	robotsCount := make(map[string]int)
 	pageCount := make(map[string]int) // on a session-ID host: page without session → requests
