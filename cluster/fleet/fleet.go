@@ -256,6 +256,13 @@ type handler struct{ f *Fleet }
 func (h handler) Serve(ctx context.Context, a owner.Action) error {
 	f, p := h.f, partition.ID(a.Partition)
 	db := f.opts.Node.DB()
+	if !slices.Contains(f.opts.Node.Partitions(), p) {
+		// A Drop whose release ran out of time left p stopped but loaded
+		// (no lease of it); finish that release before serving p again.
+		if err := f.opts.Node.ReleasePartition(ctx, p); err != nil && !errors.Is(err, frontier.ErrNotServed) {
+			return err
+		}
+	}
 	f.setDropped(p, false)
 	if a.Kind == owner.Take {
 		info, found, err := f.ckpt.Restore(ctx, p, db)
@@ -284,7 +291,12 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 	}
 	seq, err := checkpoint.RouteSeq(db, p)
 	if err != nil {
-		return err
+		// The claim goes back to the fleet: stop serving p first (or at
+		// least leasing it, if the release runs out of time; the next
+		// Serve of p finishes it).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropTimeout)
+		defer cancel()
+		return errors.Join(err, f.opts.Node.ReleasePartition(rctx, p))
 	}
 	f.startFollow(p, seq)
 	// A baseline at once: without one, a member that loses p before its
@@ -321,6 +333,9 @@ func (h handler) Release(ctx context.Context, pi int) error {
 	} else if err != nil {
 		return err
 	}
+	// Not served now: if the save fails, the owner calls Release again,
+	// which must then save from the store, as after a Drop.
+	f.setDropped(p, true)
 	if _, err := f.ckpt.Save(ctx, p, f.opts.Node.DB(), f.opts.Name); err != nil {
 		return err
 	}
@@ -343,13 +358,18 @@ func (h handler) Drop(pi int) {
 	f.saveMu.Lock()
 	defer f.saveMu.Unlock()
 	f.stopFollow(p)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
 	defer cancel()
 	if err := f.opts.Node.ReleasePartition(ctx, p); err != nil {
+		// p leases nothing now; its release finishes at its next Serve.
 		f.opts.Logger.Warn("fleet: drop partition", "partition", p, "err", err)
 	}
 	f.setDropped(p, true)
 }
+
+// dropTimeout bounds the wait of a Drop for the fetches of its partition
+// still in flight.
+const dropTimeout = 30 * time.Second
 
 // startFollow folds partition p's routed URLs after seq until stopFollow.
 func (f *Fleet) startFollow(p partition.ID, seq uint64) {
