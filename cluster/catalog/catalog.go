@@ -139,6 +139,23 @@ func Open(ctx context.Context, js jetstream.JetStream, n *node.Node, opts Option
 // started watching: from then on the node holds every job of the fleet.
 func (c *Catalog) Ready() <-chan struct{} { return c.ready }
 
+// Foreign returns the jobs the node holds that are not the catalog's: an ID
+// the catalog lacks, or one it gives to another job (a node's own jobs
+// from before it joined a fleet, numbered from 1 as the fleet's are).
+// Meaningful once Ready is closed; a member holding any should not join,
+// as the fleet's jobs of those IDs cannot be applied to it.
+func (c *Catalog) Foreign() []*job.Job {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*job.Job
+	for _, j := range c.n.Jobs() {
+		if e, ok := c.records[j.ID]; !ok || !e.rec.Created.Equal(j.Created) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
 // Run watches the bucket and applies every record to the node until ctx
 // ends, and returns ctx's error. A record that cannot be read or applied
 // is logged (once per revision) and skipped; the others are applied.

@@ -206,6 +206,27 @@ func TestLocalJobs(t *testing.T) {
 	}
 }
 
+// TestForeign: a job the node holds that the catalog lacks is foreign (a
+// member should not join with it: the fleet numbers its jobs from 1 too);
+// the catalog's own jobs are not.
+func TestForeign(t *testing.T) {
+	m := join(t, "m1", startServers(t, 1)[0], nil)
+	fleet, err := m.cat.Node().Submit(named("fleet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fj := m.cat.Foreign(); len(fj) != 0 {
+		t.Fatalf("Foreign with only the fleet's job %d: %v", fleet.ID, fj)
+	}
+	local, err := m.node.Submit(named("local"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fj := m.cat.Foreign(); len(fj) != 1 || fj[0] != local {
+		t.Errorf("Foreign = %v, want the local job %d only", fj, local.ID)
+	}
+}
+
 // TestConcurrentStateChanges: two members pausing and resuming one job at
 // once all succeed (compare-and-set tried again), and every member ends
 // in the state the catalog holds.

@@ -179,6 +179,13 @@ func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dat
 	case <-ctx.Done():
 		return nil, fmt.Errorf("fleet: crawls not loaded: %w", ctx.Err())
 	}
+	if fj := m.catalog.Foreign(); len(fj) > 0 {
+		var names []string
+		for _, j := range fj {
+			names = append(names, fmt.Sprintf("%d (%q)", j.ID, j.Spec.Name))
+		}
+		return nil, fmt.Errorf("fleet: the data directory %s holds crawls the fleet does not know (job %s): a member shares the fleet's crawls only; start it with a data directory of its own", dataDir, strings.Join(names, ", "))
+	}
 	if err := retry("membership", func() (err error) {
 		m.fleet, err = fleet.Start(ctx, fleet.Options{
 			Name: name, Node: n, JS: js, Replicas: replicas, Info: info,
