@@ -17,6 +17,7 @@
 // trawl_crawl_mean_age_seconds) are its recrawl schedule's last figures,
 // absent until the schedule has scanned once. Content duplicates (issue 10)
 // are not counted yet: trawl_urls_duplicate_total counts URLs found again.
+// A fleet member adds its trawl_fleet_* figures (AddFleet, fleet.go).
 package metrics
 
 import (

@@ -59,11 +59,12 @@ func scrape(t *testing.T, m *Metrics) map[string]*dto.MetricFamily {
 // labelValues are the values each label may take: a bounded set, never a
 // host or a URL. crawl is checked against the node's crawls.
 var labelValues = map[string]*regexp.Regexp{
-	"crawl":  regexp.MustCompile(`^[0-9]+$`),
-	"class":  regexp.MustCompile(`^([1-5]xx|request|dns|blocked|connect|timeout|tls|protocol|body|canceled|robots-unavailable|bad-location|redirect-chain|internal|other|too-large|body-timeout)$`),
-	"state":  regexp.MustCompile(`^(known|active|ready|waiting|parked|backoff|queued|in_flight|held|scheduled|due|overdue)$`),
-	"kind":   regexp.MustCompile(`^(page|robots)$`),
-	"result": regexp.MustCompile(`^(response|error)$`),
+	"crawl":     regexp.MustCompile(`^[0-9]+$`),
+	"class":     regexp.MustCompile(`^([1-5]xx|request|dns|blocked|connect|timeout|tls|protocol|body|canceled|robots-unavailable|bad-location|redirect-chain|internal|other|too-large|body-timeout)$`),
+	"state":     regexp.MustCompile(`^(known|active|ready|waiting|parked|backoff|queued|in_flight|held|scheduled|due|overdue)$`),
+	"kind":      regexp.MustCompile(`^(page|robots|take|takeover|adopt|release|drop)$`),
+	"result":    regexp.MustCompile(`^(response|error|saved|failed)$`),
+	"direction": regexp.MustCompile(`^(in|out)$`),
 }
 
 // units are the base units a name may carry, as its last word (before

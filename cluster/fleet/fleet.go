@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -128,6 +129,10 @@ type Fleet struct {
 	// handed-on host's robots.txt fetched again by the taker).
 	saveMu sync.Mutex
 
+	// Counters for Stats.
+	takes, takeovers, adopts, releases, drops atomic.Int64
+	saved, saveFailed, restores, folded       atomic.Int64
+
 	mu       sync.Mutex
 	follows  map[partition.ID]*follow          // one per served partition
 	dropped  map[partition.ID]bool             // served until a Drop, not served since: the store's copy is the latest of this member's tenure
@@ -217,6 +222,61 @@ func (f *Fleet) Takeovers() map[partition.ID][]ckptstore.Info {
 // Published returns how many URLs this node has routed to others.
 func (f *Fleet) Published() int64 { return f.pump.Published() }
 
+// Stats is what a member has done in the fleet since Start, and where it
+// stands: the figures its metrics export (package metrics), to be summed
+// over the members by whoever scrapes them.
+type Stats struct {
+	// Members is how many live members this one sees (itself included);
+	// Served the partitions its node serves; Fenced whether its node may
+	// start no fetch now (its membership may have lapsed).
+	Members, Served int
+	Fenced          bool
+	// Partition moves served by this member: Takes (of a free partition,
+	// from its checkpoint), Takeovers (from a dead or fenced owner, also
+	// counted in Takes), Adopts (a claim kept across a restart),
+	// Releases (handed on, checkpointed) and Drops (let go without a
+	// checkpoint: fenced, or the whole fleet stopping).
+	Takes, Takeovers, Adopts, Releases, Drops int64
+	// Checkpoints saved and failed (periodic, baseline and release), and
+	// restored by takes.
+	CheckpointsSaved, CheckpointsFailed, CheckpointsRestored int64
+	// URLs routed to other members' partitions (published) and from the
+	// route stream into this member's (folded; a takeover folds again
+	// what came after its checkpoint).
+	RoutedOut, RoutedIn int64
+	// Outbox is how many batches of routed URLs wait to be published.
+	Outbox int
+}
+
+// Stats returns the member's figures now.
+func (f *Fleet) Stats() Stats {
+	s := Stats{
+		Members: len(f.runner.Members()), Served: len(f.opts.Node.Partitions()),
+		Takes: f.takes.Load(), Takeovers: f.takeovers.Load(), Adopts: f.adopts.Load(),
+		Releases: f.releases.Load(), Drops: f.drops.Load(),
+		CheckpointsSaved: f.saved.Load(), CheckpointsFailed: f.saveFailed.Load(), CheckpointsRestored: f.restores.Load(),
+		RoutedOut: f.pump.Published(), RoutedIn: f.folded.Load(),
+	}
+	if fence := f.runner.Fence(); !fence.IsZero() && !f.opts.Now().Before(fence) {
+		s.Fenced = true
+	}
+	if n, err := f.opts.Node.Outbox().Len(); err == nil {
+		s.Outbox = n
+	}
+	return s
+}
+
+// save checkpoints p and counts the outcome.
+func (f *Fleet) save(ctx context.Context, p partition.ID) error {
+	_, err := f.ckpt.Save(ctx, p, f.opts.Node.DB(), f.opts.Name)
+	if err != nil {
+		f.saveFailed.Add(1)
+		return err
+	}
+	f.saved.Add(1)
+	return nil
+}
+
 // Close leaves the fleet cleanly: the membership loop stops, every served
 // partition is released (checkpointed) for the others to take, the outbox
 // is flushed, and the membership deleted. ctx bounds the wait; on its end
@@ -269,6 +329,9 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 		if err != nil {
 			return err
 		}
+		if found {
+			f.restores.Add(1)
+		}
 		if !found {
 			if err := checkpoint.Clear(db, p); err != nil {
 				return err
@@ -304,8 +367,17 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 	// owner nothing but the route stream, and the URLs p's own pages
 	// queued (links within a host are never routed) would be lost, where
 	// a checkpoint keeps them queued to be found again.
-	if _, err := f.ckpt.Save(ctx, p, db, f.opts.Name); err != nil {
+	if err := f.save(ctx, p); err != nil {
 		f.opts.Logger.Warn("fleet: baseline checkpoint", "partition", p, "err", err)
+	}
+	switch {
+	case a.Kind != owner.Take:
+		f.adopts.Add(1)
+	case a.Takeover:
+		f.takes.Add(1)
+		f.takeovers.Add(1)
+	default:
+		f.takes.Add(1)
 	}
 	return nil
 }
@@ -336,10 +408,11 @@ func (h handler) Release(ctx context.Context, pi int) error {
 	// Not served now: if the save fails, the owner calls Release again,
 	// which must then save from the store, as after a Drop.
 	f.setDropped(p, true)
-	if _, err := f.ckpt.Save(ctx, p, f.opts.Node.DB(), f.opts.Name); err != nil {
+	if err := f.save(ctx, p); err != nil {
 		return err
 	}
 	f.setDropped(p, false)
+	f.releases.Add(1)
 	return nil
 }
 
@@ -365,6 +438,7 @@ func (h handler) Drop(pi int) {
 		f.opts.Logger.Warn("fleet: drop partition", "partition", p, "err", err)
 	}
 	f.setDropped(p, true)
+	f.drops.Add(1)
 }
 
 // dropTimeout bounds the wait of a Drop for the fetches of its partition
@@ -386,6 +460,7 @@ func (f *Fleet) startFollow(p partition.ID, seq uint64) {
 				if err := f.opts.Node.Fold(p, s, items); err != nil {
 					return err
 				}
+				f.folded.Add(int64(len(items)))
 				after = s
 				return nil
 			})
@@ -428,7 +503,7 @@ func (f *Fleet) checkpoints() {
 			}
 			f.saveMu.Lock()
 			if slices.Contains(f.opts.Node.Partitions(), p) { // not released since the round began
-				if _, err := f.ckpt.Save(f.ctx, p, f.opts.Node.DB(), f.opts.Name); err != nil && f.ctx.Err() == nil {
+				if err := f.save(f.ctx, p); err != nil && f.ctx.Err() == nil {
 					f.opts.Logger.Warn("fleet: checkpoint", "partition", p, "err", err)
 				}
 			}

@@ -202,6 +202,7 @@ func TestFleetCrawl(t *testing.T) {
 		}
 		t.Logf("%s: serves %d partitions, routed %d URLs", m.name, len(m.node.Partitions()), m.fleet.Published())
 	}
+	checkStats(t, members)
 	// No repeat unless a member was fenced under load and its partitions
 	// taken over (none is, on a machine with time to spare).
 	unexplained := unexplainedRepeats(rep, members)
@@ -221,6 +222,37 @@ func TestFleetCrawl(t *testing.T) {
 		t.Fatalf("%d repeats not explained by a takeover:\n%s", len(unexplained), strings.Join(unexplained, "\n"))
 	}
 	t.Logf("coverage %.3f, %d requests, owners %v", rep.Coverage, rep.Requests, owned)
+}
+
+// checkStats checks what the members' Stats say of a crawl in which they
+// joined one after another: every served partition came from a take or an
+// adopt, every take was checkpointed (or the attempt counted failed), the
+// first member released partitions to the others, who restored their
+// checkpoints, and URLs were routed both ways.
+func checkStats(t *testing.T, members []*member) {
+	t.Helper()
+	var sum Stats
+	for _, m := range members {
+		st := m.fleet.Stats()
+		t.Logf("%s: %+v", m.name, st)
+		if st.Takes+st.Adopts < int64(st.Served) {
+			t.Errorf("%s serves %d partitions, took %d and adopted %d", m.name, st.Served, st.Takes, st.Adopts)
+		}
+		if st.CheckpointsSaved+st.CheckpointsFailed < st.Takes {
+			t.Errorf("%s took %d partitions, saved %d checkpoints and failed %d: a baseline is attempted at each take", m.name, st.Takes, st.CheckpointsSaved, st.CheckpointsFailed)
+		}
+		if st.Members < 1 || st.Members > len(members) {
+			t.Errorf("%s sees %d members, want 1 to %d", m.name, st.Members, len(members))
+		}
+		sum.Releases += st.Releases
+		sum.CheckpointsRestored += st.CheckpointsRestored
+		sum.RoutedOut += st.RoutedOut
+		sum.RoutedIn += st.RoutedIn
+	}
+	if sum.Releases == 0 || sum.CheckpointsRestored == 0 || sum.RoutedOut == 0 || sum.RoutedIn == 0 {
+		t.Errorf("over the members: %d releases, %d checkpoints restored, %d URLs routed out, %d in; want each above 0",
+			sum.Releases, sum.CheckpointsRestored, sum.RoutedOut, sum.RoutedIn)
+	}
 }
 
 // kill stops m as a crash would: no release, no checkpoint, no leave; its

@@ -23,6 +23,7 @@ import (
 	"log/slog"
 
 	"github.com/trawl-crawler/trawl/api"
+	"github.com/trawl-crawler/trawl/cluster/fleet"
 	"github.com/trawl-crawler/trawl/dashboard"
 	"github.com/trawl-crawler/trawl/internal/config"
 	"github.com/trawl-crawler/trawl/internal/hostrank"
@@ -172,6 +173,14 @@ func serve(ctx context.Context, ln net.Listener, opts node.Options, fa *fleetArg
 		}
 	}
 	m := metrics.New(loaded[metrics.Source](&n))
+	if fa != nil {
+		m.AddFleet(func() (fleet.Stats, bool) {
+			if fm := joined.Load(); fm != nil {
+				return fm.fleet.Stats(), true
+			}
+			return fleet.Stats{}, false
+		})
+	}
 	hosts, err := hostrank.New(hostrank.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl serve: %v\n", err)

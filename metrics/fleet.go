@@ -1,0 +1,66 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trawl-crawler/trawl/cluster/fleet"
+)
+
+// A fleet member's own figures (cluster/fleet's Stats), read at scrape
+// time. Each member exports its own; the fleet's totals are sums over the
+// members' series, as Prometheus makes them (sum without (instance) ...).
+var (
+	fleetMembers  = gauge("trawl_fleet_members", "Live members of the fleet as this member sees them, itself included.")
+	fleetServed   = gauge("trawl_fleet_partitions_served", "Host partitions this member's node serves now.")
+	fleetFenced   = gauge("trawl_fleet_fenced", "1 while this member may start no fetch (its membership may have lapsed), else 0.")
+	fleetMoves    = counter("trawl_fleet_partition_moves_total", "Partition moves this member served: take (a free partition, from its checkpoint), takeover (from a dead or fenced owner; also counted as take), adopt (a claim kept across a restart), release (handed on, checkpointed), drop (let go without a checkpoint).", "kind")
+	fleetCkpts    = counter("trawl_fleet_checkpoints_total", "Partition checkpoints this member wrote to the object store, by result (saved, failed).", "result")
+	fleetRestores = counter("trawl_fleet_checkpoint_restores_total", "Partition checkpoints this member restored when it took a partition.")
+	fleetRouted   = counter("trawl_fleet_routed_urls_total", "URLs routed between members: out (this member published them for another's partition), in (folded from the route stream into this member's).", "direction")
+	fleetOutbox   = gauge("trawl_fleet_outbox_batches", "Batches of routed URLs this member has yet to publish.")
+	fleetDescs    = []desc{fleetMembers, fleetServed, fleetFenced, fleetMoves, fleetCkpts, fleetRestores, fleetRouted, fleetOutbox}
+)
+
+// AddFleet exports a fleet member's figures: src returns them, or false
+// while the member has not joined (no series then).
+func (m *Metrics) AddFleet(src func() (fleet.Stats, bool)) {
+	m.reg.MustRegister(fleetCollector{src})
+}
+
+type fleetCollector struct {
+	src func() (fleet.Stats, bool)
+}
+
+func (c fleetCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range fleetDescs {
+		ch <- d.Desc
+	}
+}
+
+func (c fleetCollector) Collect(ch chan<- prometheus.Metric) {
+	s, ok := c.src()
+	if !ok {
+		return
+	}
+	emit := func(d desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d.Desc, d.kind, v, labels...)
+	}
+	emit(fleetMembers, float64(s.Members))
+	emit(fleetServed, float64(s.Served))
+	fenced := 0.0
+	if s.Fenced {
+		fenced = 1
+	}
+	emit(fleetFenced, fenced)
+	emit(fleetMoves, float64(s.Takes), "take")
+	emit(fleetMoves, float64(s.Takeovers), "takeover")
+	emit(fleetMoves, float64(s.Adopts), "adopt")
+	emit(fleetMoves, float64(s.Releases), "release")
+	emit(fleetMoves, float64(s.Drops), "drop")
+	emit(fleetCkpts, float64(s.CheckpointsSaved), "saved")
+	emit(fleetCkpts, float64(s.CheckpointsFailed), "failed")
+	emit(fleetRestores, float64(s.CheckpointsRestored))
+	emit(fleetRouted, float64(s.RoutedOut), "out")
+	emit(fleetRouted, float64(s.RoutedIn), "in")
+	emit(fleetOutbox, float64(s.Outbox))
+}

@@ -1,0 +1,59 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/trawl-crawler/trawl/cluster/fleet"
+)
+
+// TestScrapeOfAFleetMember: a member's fleet figures, each in its series,
+// named and labelled by the conventions (and none before it joins). The
+// figures themselves are cluster/fleet's, checked by its tests against a
+// fleet's crawl.
+func TestScrapeOfAFleetMember(t *testing.T) {
+	var (
+		st     fleet.Stats
+		joined bool
+	)
+	m := New(func() Source { return nil })
+	m.AddFleet(func() (fleet.Stats, bool) { return st, joined })
+	for name := range scrape(t, m) {
+		if strings.HasPrefix(name, "trawl_fleet_") {
+			t.Errorf("%s before the member joined", name)
+		}
+	}
+	st, joined = fleet.Stats{
+		Members: 3, Served: 85, Fenced: true,
+		Takes: 90, Takeovers: 12, Adopts: 4, Releases: 9, Drops: 2,
+		CheckpointsSaved: 400, CheckpointsFailed: 3, CheckpointsRestored: 60,
+		RoutedOut: 1234, RoutedIn: 987, Outbox: 5,
+	}, true
+	fams := scrape(t, m)
+	checkConventions(t, fams, nil)
+	lint(t, fams)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"trawl_fleet_members", nil, 3},
+		{"trawl_fleet_partitions_served", nil, 85},
+		{"trawl_fleet_fenced", nil, 1},
+		{"trawl_fleet_partition_moves_total", map[string]string{"kind": "take"}, 90},
+		{"trawl_fleet_partition_moves_total", map[string]string{"kind": "takeover"}, 12},
+		{"trawl_fleet_partition_moves_total", map[string]string{"kind": "adopt"}, 4},
+		{"trawl_fleet_partition_moves_total", map[string]string{"kind": "release"}, 9},
+		{"trawl_fleet_partition_moves_total", map[string]string{"kind": "drop"}, 2},
+		{"trawl_fleet_checkpoints_total", map[string]string{"result": "saved"}, 400},
+		{"trawl_fleet_checkpoints_total", map[string]string{"result": "failed"}, 3},
+		{"trawl_fleet_checkpoint_restores_total", nil, 60},
+		{"trawl_fleet_routed_urls_total", map[string]string{"direction": "out"}, 1234},
+		{"trawl_fleet_routed_urls_total", map[string]string{"direction": "in"}, 987},
+		{"trawl_fleet_outbox_batches", nil, 5},
+	} {
+		if got := value(t, fams, c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}
