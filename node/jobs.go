@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/trawl-crawler/trawl/frontier"
@@ -181,8 +182,12 @@ func (n *Node) Adopt(r job.Record) (*job.Job, error) {
 	return n.launch(j, nil)
 }
 
-// bringTo moves j, which the node holds, to r's state (Adopt).
+// bringTo moves j, which the node holds, to r's exclusion patterns and
+// state (Adopt).
 func (n *Node) bringTo(j *job.Job, r job.Record) error {
+	if err := n.adoptExclusions(j, r.Spec.Exclude); err != nil {
+		return err
+	}
 	st, _ := j.State()
 	if st.Ended() || st == r.State {
 		return nil
@@ -367,6 +372,31 @@ func (n *Node) EditExclusions(id job.ID, add, remove []string) (*job.Exclusions,
 	}
 	j.SetExclusions(x)
 	return x, nil
+}
+
+// adoptExclusions makes j's exclusion patterns those of its record (a
+// fleet's exclusion edits reach every member so: cluster/catalog), and
+// stores the job, unless they are already or j has ended.
+func (n *Node) adoptExclusions(j *job.Job, patterns []string) error {
+	if slices.Equal(j.Exclusions().Patterns(), patterns) {
+		return nil
+	}
+	x, err := job.CompileExclusions(patterns)
+	if err != nil {
+		return fmt.Errorf("node: adopt job %d: %w", j.ID, err)
+	}
+	n.jobMu.Lock()
+	defer n.jobMu.Unlock()
+	if st, _ := j.State(); st.Ended() {
+		return nil
+	}
+	rec := j.Record()
+	rec.Spec.Exclude = x.Patterns()
+	if err := n.keepRecord(rec); err != nil {
+		return fmt.Errorf("node: adopt job %d: %w", j.ID, err)
+	}
+	j.SetExclusions(x)
+	return nil
 }
 
 // lookup returns the job with id, or an error wrapping ErrNoJob.

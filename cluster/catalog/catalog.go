@@ -393,6 +393,52 @@ func (c *Catalog) SetState(ctx context.Context, id job.ID, s job.State) error {
 	}
 }
 
+// EditExclusions adds and removes job id's exclusion patterns
+// (job.Exclusions.Edit) in its catalog record, by compare-and-set, and
+// applies the record to the node: every member applies it as its watcher
+// delivers it (node.Adopt). Errors change nothing: pattern errors are
+// *job.FieldError values, an ended job's wraps job.ErrEnded. A job the
+// catalog does not hold is edited on the node alone.
+func (c *Catalog) EditExclusions(ctx context.Context, id job.ID, add, remove []string) (*job.Exclusions, error) {
+	k := key(id)
+	for attempt := 1; ; attempt++ {
+		e, err := c.kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return c.n.EditExclusions(id, add, remove)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("catalog: job %d: read %s: %w", id, k, err)
+		}
+		rec, err := job.DecodeRecord(e.Value())
+		if err != nil {
+			return nil, fmt.Errorf("catalog: job %d: %w", id, err)
+		}
+		if rec.State.Ended() {
+			return nil, fmt.Errorf("catalog: exclusions of job %d: %w (%s)", id, job.ErrEnded, rec.Reason)
+		}
+		cur, err := job.CompileExclusions(rec.Spec.Exclude)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: job %d: %w", id, err)
+		}
+		x, err := cur.Edit(add, remove)
+		if err != nil {
+			return nil, err
+		}
+		rec.Spec.Exclude = x.Patterns()
+		rev, err := c.kv.Update(ctx, k, rec.Encode(), e.Revision())
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && attempt < casAttempts {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("catalog: job %d: edit exclusions: %w", id, err)
+		}
+		if _, err := c.apply(rec, rev); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+}
+
 // setLocal changes a job the catalog does not hold on the node alone.
 func (c *Catalog) setLocal(id job.ID, s job.State) error {
 	if c.n.Job(id) == nil {
@@ -414,9 +460,9 @@ func (c *Catalog) Node() *Node { return c.view }
 // opTimeout bounds a change Node makes through the catalog.
 const opTimeout = 10 * time.Second
 
-// Node is a member's node whose Submit, Pause, Resume and Cancel act on
-// the whole fleet, through the catalog (each bounded by 10 s); everything
-// else is the node's own. It is what the HTTP API (api.Node) serves on a
+// Node is a member's node whose Submit, Pause, Resume, Cancel and
+// EditExclusions act on the whole fleet, through the catalog (each bounded
+// by 10 s); everything else is the node's own. It is what the HTTP API (api.Node) serves on a
 // fleet member.
 type Node struct {
 	*node.Node
@@ -438,6 +484,14 @@ func (n *Node) Resume(id job.ID) error { return n.set(id, job.Running) }
 
 // Cancel cancels job id on every member (Catalog.SetState).
 func (n *Node) Cancel(id job.ID) error { return n.set(id, job.Cancelled) }
+
+// EditExclusions edits job id's exclusion patterns on every member
+// (Catalog.EditExclusions).
+func (n *Node) EditExclusions(id job.ID, add, remove []string) (*job.Exclusions, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return n.c.EditExclusions(ctx, id, add, remove)
+}
 
 func (n *Node) set(id job.ID, s job.State) error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)

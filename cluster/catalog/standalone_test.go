@@ -227,6 +227,59 @@ func TestForeign(t *testing.T) {
 	}
 }
 
+// TestExclusionsFleetWide: exclusion edits made on two members, at once
+// and in turn, all land in the record, and every member's job ends with
+// the same patterns, which survive a state change; a bad pattern, or the
+// removal of one that is not there, changes nothing.
+func TestExclusionsFleetWide(t *testing.T) {
+	srv := startServers(t, 1)[0]
+	a, b := join(t, "m1", srv, nil), join(t, "m2", srv, nil)
+	j, err := a.cat.Node().Submit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, b, j, job.Running)
+	var wg sync.WaitGroup
+	for i, m := range []*member{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 5 {
+				if _, err := m.cat.Node().EditExclusions(j.ID, []string{fmt.Sprintf(`/m%d-%d/`, i, k)}, nil); err != nil {
+					t.Errorf("%s: edit %d: %v", m.name, k, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if _, err := b.cat.Node().EditExclusions(j.ID, nil, []string{`/m0-2/`, `/m1-4/`}); err != nil {
+		t.Fatal(err)
+	}
+	var fe *job.FieldError
+	if _, err := a.cat.Node().EditExclusions(j.ID, []string{`(`}, nil); !errors.As(err, &fe) || fe.Field != "Add" {
+		t.Errorf("a bad pattern: %v, want a *job.FieldError for Add", err)
+	}
+	if _, err := a.cat.Node().EditExclusions(j.ID, nil, []string{`/never/`}); !errors.As(err, &fe) || fe.Field != "Remove" {
+		t.Errorf("removing a pattern not there: %v, want a *job.FieldError for Remove", err)
+	}
+	if err := a.cat.Node().Pause(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	want := 8 // 10 added, 2 removed
+	for _, m := range []*member{a, b} {
+		waitJob(t, m, j, job.Paused)
+		mj := m.node.Job(j.ID)
+		waitFor(t, 10*time.Second, m.name+" has every exclusion", func() bool { return len(mj.Exclusions().Patterns()) == want })
+		got := mj.Exclusions().Patterns()
+		if slices.Contains(got, `/m0-2/`) || !slices.Contains(got, `/m1-3/`) || !mj.Excludes("http://a.test/m0-0/x") {
+			t.Errorf("%s: patterns %q", m.name, got)
+		}
+		if !slices.Equal(got, a.node.Job(j.ID).Exclusions().Patterns()) {
+			t.Errorf("%s: patterns %q, m1's %q", m.name, got, a.node.Job(j.ID).Exclusions().Patterns())
+		}
+	}
+}
+
 // TestConcurrentStateChanges: two members pausing and resuming one job at
 // once all succeed (compare-and-set tried again), and every member ends
 // in the state the catalog holds.
