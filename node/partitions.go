@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -281,4 +282,32 @@ func (n *Node) Fold(p partition.ID, seq uint64, items []frontier.Item) error {
 		n.poke()
 	}
 	return nil
+}
+
+// Quiet reports whether the node has no work now, for a fleet's crawl end
+// (cluster/finish): nothing queued or leased in the partitions it serves,
+// no host's window being read, no job's seeds being queued, and nothing in
+// its outbox. running lists its running jobs that end once their work is
+// done (not continuous) and whose seeds it has queued.
+func (n *Node) Quiet() (quiet bool, running []job.ID) {
+	st := n.frontier.Stats()
+	quiet = st.Queued == 0 && st.InFlight == 0 && st.Refilling == 0
+	n.mu.Lock()
+	for _, j := range n.jobs {
+		if n.submitting[j.ID] {
+			quiet = false
+			continue
+		}
+		if s, _ := j.State(); s == job.Running && !j.Spec.Continuous {
+			running = append(running, j.ID)
+		}
+	}
+	n.mu.Unlock()
+	if n.outbox != nil {
+		if k, err := n.outbox.Len(); err != nil || k > 0 {
+			quiet = false
+		}
+	}
+	slices.Sort(running)
+	return quiet, running
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -436,6 +437,52 @@ func (c *Catalog) EditExclusions(ctx context.Context, id job.ID, add, remove []s
 			return nil, err
 		}
 		return x, nil
+	}
+}
+
+// Running returns the catalog's running jobs that end once their work is
+// done (not continuous), in ID order.
+func (c *Catalog) Running() []job.ID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []job.ID
+	for id, e := range c.records {
+		if e.rec.State == job.Running && !e.rec.Spec.Continuous {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Finish ends job id on every member as finished, nothing left to fetch
+// (job.ReasonExhausted), by compare-and-set of its record: the fleet's
+// crawl end (cluster/finish decides when). A job that is no longer running
+// (paused, or ended meanwhile) is left as it is, and false returned.
+func (c *Catalog) Finish(ctx context.Context, id job.ID) (bool, error) {
+	k := key(id)
+	for attempt := 1; ; attempt++ {
+		e, err := c.kv.Get(ctx, k)
+		if err != nil {
+			return false, fmt.Errorf("catalog: job %d: read %s: %w", id, k, err)
+		}
+		rec, err := job.DecodeRecord(e.Value())
+		if err != nil {
+			return false, fmt.Errorf("catalog: job %d: %w", id, err)
+		}
+		if rec.State != job.Running {
+			return false, nil
+		}
+		rec.State, rec.Reason = job.Finished, job.ReasonExhausted
+		rev, err := c.kv.Update(ctx, k, rec.Encode(), e.Revision())
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && attempt < casAttempts {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("catalog: job %d: finish: %w", id, err)
+		}
+		_, err = c.apply(rec, rev)
+		return true, err
 	}
 }
 

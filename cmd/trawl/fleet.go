@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/api"
 	"github.com/trawl-crawler/trawl/cluster/catalog"
+	"github.com/trawl-crawler/trawl/cluster/finish"
 	"github.com/trawl-crawler/trawl/cluster/fleet"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
 	"github.com/trawl-crawler/trawl/node"
@@ -95,6 +96,9 @@ type fleetMember struct {
 	catalog *catalog.Catalog
 	cancel  context.CancelFunc
 	done    chan struct{}
+
+	stopFinish context.CancelFunc // the crawl end's reports and checks (cluster/finish)
+	finished   chan struct{}
 }
 
 // joinFleet connects n (opened with Options.Partitioned) to its fleet, as
@@ -196,6 +200,26 @@ func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dat
 	}); err != nil {
 		return nil, err
 	}
+	var fin *finish.Runner
+	if err := retry("crawl end", func() (err error) {
+		fin, err = finish.Open(ctx, finish.Options{
+			Name: name, Node: n, JS: js, Catalog: m.catalog, Replicas: replicas, Logger: log,
+			Every: a.heartbeat,
+			Members: func() []string {
+				var names []string
+				for _, mi := range m.fleet.Members() {
+					names = append(names, mi.Name)
+				}
+				return names
+			},
+		})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	fctx, stop := context.WithCancel(context.Background())
+	m.stopFinish, m.finished = stop, make(chan struct{})
+	go func() { defer close(m.finished); fin.Run(fctx) }()
 	return m, nil
 }
 
@@ -204,6 +228,10 @@ func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dat
 // embedded server. The node is the caller's to close, after.
 func (m *fleetMember) close(ctx context.Context) error {
 	var errs []error
+	if m.stopFinish != nil {
+		m.stopFinish()
+		<-m.finished
+	}
 	if m.fleet != nil {
 		if err := m.fleet.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("fleet: leave: %w", err))

@@ -197,6 +197,25 @@ func TestFleetProcesses(t *testing.T) {
 		t.Errorf("ownership not settled after 90 s: %s", settleErr)
 	}
 
+	// The crawl ends by itself, on every member: finished, nothing left
+	// (cluster/finish), within a minute of the ownership settling (two
+	// checks of every member's report, a heartbeat apart).
+	for _, p := range live {
+		pc, _ := apiclient.New(apiclient.Options{Server: p.api, Token: fleetToken})
+		var cr apiclient.Crawl
+		for endBy := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			cr, err = pc.Crawl(ctx, created.CrawlID)
+			cancel()
+			if (err == nil && cr.State != "running") || time.Now().After(endBy) {
+				break
+			}
+		}
+		if err != nil || cr.State != "finished" || cr.StopReason != "exhausted" {
+			t.Errorf("%s: crawl %d a minute after the fleet settled: %+v, %v; want finished, exhausted", p.name, created.CrawlID, cr, err)
+		}
+	}
+
 	// trawl status on one member shows the fleet and sums the members'
 	// shares of the crawl: more than the member's own, no more than the
 	// page requests the live members made.

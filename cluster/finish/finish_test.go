@@ -1,0 +1,103 @@
+package finish
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/trawl-crawler/trawl/job"
+)
+
+const parts = 4
+
+// quiet is a snapshot of two quiet members, a serving partitions 0-1 and b
+// 2-3, both running crawls 1 and 2, the stream folded; edit changes it.
+func quiet(edit func(*Snapshot)) Snapshot {
+	s := Snapshot{
+		Members: []string{"a", "b"},
+		Reports: map[string]Report{
+			"a": {Quiet: true, Jobs: []job.ID{1, 2}, Folded: map[int]uint64{0: 10, 1: 0}, Activity: 100},
+			"b": {Quiet: true, Jobs: []job.ID{1, 2}, Folded: map[int]uint64{2: 12, 3: 7}, Activity: 50},
+		},
+		Revs:    map[string]uint64{"a": 1, "b": 2},
+		Last:    map[int]uint64{0: 10, 2: 12, 3: 5},
+		Running: []job.ID{1, 2},
+	}
+	if edit != nil {
+		edit(&s)
+	}
+	return s
+}
+
+func report(s *Snapshot, m string, edit func(*Report)) {
+	r := s.Reports[m]
+	r.Folded = maps.Clone(r.Folded)
+	r.Jobs = slices.Clone(r.Jobs)
+	edit(&r)
+	s.Reports[m] = r
+}
+
+func TestQuiet(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		s    Snapshot
+		want []job.ID
+		why  string
+	}{
+		{"all quiet", quiet(nil), []job.ID{1, 2}, ""},
+		{"no crawl", quiet(func(s *Snapshot) { s.Running = nil }), nil, "no running crawl"},
+		{"no member", quiet(func(s *Snapshot) { s.Members = nil }), nil, "no member"},
+		{"a member without a report", quiet(func(s *Snapshot) { delete(s.Reports, "b") }), nil, "no report from b"},
+		{"a member with work", quiet(func(s *Snapshot) { report(s, "a", func(r *Report) { r.Quiet = false }) }), nil, "a has work"},
+		{"a crawl one member does not run yet", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { r.Jobs = []job.ID{2} }) }), []job.ID{2}, ""},
+		{"no crawl on every member", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { r.Jobs = nil }) }), nil, "no crawl runs on every member"},
+		{"a partition unserved", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { delete(r.Folded, 3) }) }), nil, "3 of 4 partitions served"},
+		{"a partition served twice", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { r.Folded[1] = 0 }) }), nil, "partition 1 served by"},
+		{"the stream not read", quiet(func(s *Snapshot) { s.Last = nil }), nil, "route stream not read"},
+		{"the stream ahead of a fold", quiet(func(s *Snapshot) { s.Last[3] = 8 }), nil, "partition 3: the stream holds sequence 8, b folded up to 7"},
+		{"a partition's first message not folded", quiet(func(s *Snapshot) { s.Last[1] = 1 }), nil, "partition 1: the stream holds sequence 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, why := Quiet(c.s, parts)
+			if !slices.Equal(got, c.want) || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
+				t.Errorf("Quiet = %v, %q; want %v, %q", got, why, c.want, c.why)
+			}
+		})
+	}
+}
+
+func TestDecide(t *testing.T) {
+	next := func(edit func(*Snapshot)) Snapshot {
+		return quiet(func(s *Snapshot) {
+			s.Revs = map[string]uint64{"a": 3, "b": 4}
+			if edit != nil {
+				edit(s)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name      string
+		prev, cur Snapshot
+		want      []job.ID
+		why       string
+	}{
+		{"two quiet checks", quiet(nil), next(nil), []job.ID{1, 2}, ""},
+		{"only the crawls both allow", quiet(func(s *Snapshot) { s.Running = []job.ID{2} }), next(nil), []job.ID{2}, ""},
+		{"the check before had work", quiet(func(s *Snapshot) { report(s, "a", func(r *Report) { r.Quiet = false }) }), next(nil), nil, "the check before: a has work"},
+		{"this check has work", quiet(nil), next(func(s *Snapshot) { report(s, "b", func(r *Report) { r.Quiet = false }) }), nil, "b has work"},
+		{"a member joined", quiet(func(s *Snapshot) { s.Members = []string{"a", "b"} }), next(func(s *Snapshot) {
+			s.Members = []string{"a", "b", "c"}
+			s.Reports["c"] = Report{Quiet: true, Jobs: []job.ID{1, 2}}
+		}), nil, "the members changed"},
+		{"a stale report", quiet(nil), next(func(s *Snapshot) { s.Revs["b"] = 2 }), nil, "no new report from b"},
+		{"activity between the checks", quiet(nil), next(func(s *Snapshot) { report(s, "a", func(r *Report) { r.Activity++ }) }), nil, "a was active"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, why := Decide(c.prev, c.cur, parts)
+			if !slices.Equal(got, c.want) || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
+				t.Errorf("Decide = %v, %q; want %v, %q", got, why, c.want, c.why)
+			}
+		})
+	}
+}

@@ -1,0 +1,212 @@
+package finish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/trawl-crawler/trawl/cluster/checkpoint"
+	"github.com/trawl-crawler/trawl/cluster/route"
+	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/node"
+)
+
+// Bucket is the KV bucket of the members' reports, one key per member
+// name. Part of the fleet's protocol.
+const Bucket = "trawl-finish"
+
+// Catalog is what the coordinator needs of the fleet's crawls
+// (*catalog.Catalog has it).
+type Catalog interface {
+	Running() []job.ID
+	Finish(ctx context.Context, id job.ID) (bool, error)
+}
+
+// Options configure a Runner. Name, Node, JS, Catalog and Members are
+// required.
+type Options struct {
+	Name    string
+	Node    *node.Node
+	JS      jetstream.JetStream
+	Catalog Catalog
+	// Members returns the live members' names (fleet.Fleet.Members).
+	Members func() []string
+	// Every is how often the member reports and the coordinator checks.
+	// Zero: 1 s.
+	Every time.Duration
+	// Replicas of the bucket. Zero: 1.
+	Replicas int
+	// Logger receives the crawls ended and failures. Nil: silent.
+	Logger *slog.Logger
+}
+
+// Runner reports this member's work and, on the coordinator, ends the
+// crawls that Decide allows.
+type Runner struct {
+	opts Options
+	kv   jetstream.KeyValue
+	prev *Snapshot // the coordinator's last check
+}
+
+// Open binds the reports' bucket, creating it if absent.
+func Open(ctx context.Context, opts Options) (*Runner, error) {
+	if opts.Name == "" || opts.Node == nil || opts.JS == nil || opts.Catalog == nil || opts.Members == nil {
+		return nil, errors.New("finish: Name, Node, JS, Catalog and Members are required")
+	}
+	if opts.Every <= 0 {
+		opts.Every = time.Second
+	}
+	if opts.Replicas <= 0 {
+		opts.Replicas = 1
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	kv, err := opts.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: Bucket, History: 1, Replicas: opts.Replicas,
+		TTL:         30 * opts.Every, // a member gone stops counting
+		Description: "trawl fleet members' reports of their work, for the fleet-wide end of a crawl",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("finish: bucket %s: %w", Bucket, err)
+	}
+	return &Runner{opts: opts, kv: kv}, nil
+}
+
+// Run reports every Every and, while this member is the first live member
+// by name, checks and ends crawls, until ctx ends; it returns ctx's error.
+func (r *Runner) Run(ctx context.Context) error {
+	t := time.NewTicker(r.opts.Every)
+	defer t.Stop()
+	for {
+		if err := r.report(ctx); err != nil && ctx.Err() == nil {
+			r.opts.Logger.Warn("finish: report", "err", err)
+		}
+		if ctx.Err() == nil {
+			r.check(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// report writes this member's Report. The folded sequences are read
+// before the activity and the node's quiet verdict after both: a URL
+// folded meanwhile is either past a sequence read (the stream then holds
+// more than was folded) or queued, or counted as activity.
+func (r *Runner) report(ctx context.Context) error {
+	n := r.opts.Node
+	rep := Report{Folded: map[int]uint64{}}
+	for _, p := range n.Partitions() {
+		seq, err := checkpoint.RouteSeq(n.DB(), p)
+		if err != nil {
+			return err
+		}
+		rep.Folded[int(p)] = seq
+	}
+	for _, j := range n.Jobs() {
+		rep.Activity += j.Stats.Requests.Load() + j.Stats.Discovered.Load() + j.Stats.Duplicates.Load()
+	}
+	rep.Quiet, rep.Jobs = n.Quiet()
+	v, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*r.opts.Every)
+	defer cancel()
+	_, err = r.kv.Put(pctx, r.opts.Name, v)
+	return err
+}
+
+// check is the coordinator's: a snapshot, Decide against the last one,
+// and the crawls it allows finished.
+func (r *Runner) check(ctx context.Context) {
+	members := r.opts.Members()
+	slices.Sort(members)
+	if len(members) == 0 || members[0] != r.opts.Name {
+		r.prev = nil
+		return
+	}
+	cur := &Snapshot{Members: members, Reports: map[string]Report{}, Revs: map[string]uint64{}, Running: r.opts.Catalog.Running()}
+	if len(cur.Running) == 0 {
+		r.prev = nil
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*r.opts.Every)
+	defer cancel()
+	for _, m := range members {
+		e, err := r.kv.Get(cctx, m)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			r.opts.Logger.Warn("finish: read a report", "member", m, "err", err)
+			r.prev = nil
+			return
+		}
+		var rep Report
+		if err := json.Unmarshal(e.Value(), &rep); err != nil {
+			r.opts.Logger.Warn("finish: unreadable report", "member", m, "err", err)
+			continue
+		}
+		cur.Reports[m], cur.Revs[m] = rep, e.Revision()
+	}
+	if _, why := Quiet(*cur, partition.Count); why == "route stream not read" {
+		last, err := r.lastSeqs(cctx)
+		if err != nil {
+			r.opts.Logger.Warn("finish: read the route stream", "err", err)
+			r.prev = nil
+			return
+		}
+		cur.Last = last
+	}
+	prev := r.prev
+	r.prev = cur
+	if prev == nil {
+		return
+	}
+	ends, why := Decide(*prev, *cur, partition.Count)
+	if len(ends) == 0 {
+		r.opts.Logger.Debug("finish: no crawl ends", "why", why)
+		return
+	}
+	for _, id := range ends {
+		done, err := r.opts.Catalog.Finish(cctx, id)
+		switch {
+		case err != nil:
+			r.opts.Logger.Warn("finish: end a crawl", "job", id, "err", err)
+		case done:
+			r.opts.Logger.Info("finish: crawl finished: no member has work for it", "job", id, "members", len(members))
+		}
+	}
+	r.prev = nil // the next end needs two new checks
+}
+
+// lastSeqs reads the route stream's last sequence for each partition.
+func (r *Runner) lastSeqs(ctx context.Context) (map[int]uint64, error) {
+	s, err := r.opts.JS.Stream(ctx, route.Stream)
+	if err != nil {
+		return nil, err
+	}
+	last := make(map[int]uint64, partition.Count)
+	for p := range partition.Count {
+		m, err := s.GetLastMsgForSubject(ctx, route.Subject(partition.ID(p)))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("partition %d: %w", p, err)
+		}
+		last[p] = m.Sequence
+	}
+	return last, nil
+}
