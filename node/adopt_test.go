@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -252,5 +253,73 @@ func TestFoldWaitsForUnknownJob(t *testing.T) {
 	}
 	if seq, err := checkpoint.RouteSeq(n.DB(), p); err != nil || seq != 5 {
 		t.Errorf("route sequence after the fold = %d (%v), want 5", seq, err)
+	}
+}
+
+// TestQuiet: a partitioned node serving no partition holds a new job's
+// seeds in its outbox, so it is not quiet; one serving every partition
+// crawls a small web: not quiet while hosts have work, then quiet with
+// the job listed, the job running on (a partitioned node's job ends when
+// the fleet finishes it: cluster/finish).
+func TestQuiet(t *testing.T) {
+	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 10*time.Millisecond)
+	h.opts.Partitioned = true
+	idle, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	if q, running := idle.Quiet(); !q || len(running) != 0 {
+		t.Fatalf("Quiet of a node without jobs = %v, %v; want true, none", q, running)
+	}
+	if _, err := idle.Submit(h.spec); err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := idle.Outbox().Len(); k == 0 {
+		t.Fatal("a node serving no partition queued the seeds itself")
+	}
+	if q, _ := idle.Quiet(); q {
+		t.Error("Quiet with the seeds in the outbox")
+	}
+
+	h.opts.DataDir = t.TempDir()
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	for p := range partition.Count {
+		if err := n.ServePartition(partition.ID(p), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err := n.Submit(h.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := n.Quiet(); q {
+		t.Error("Quiet with the seeds queued")
+	}
+	n.Start()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		q, running := n.Quiet()
+		if q {
+			if !slices.Equal(running, []job.ID{j.ID}) {
+				t.Errorf("Quiet lists %v, want job %d", running, j.ID)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not quiet after a minute: %+v, %d pages", n.FrontierStats(), j.Stats.Pages.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rep := testweb.Analyze(h.srv.Web(), h.srv.Log(), testweb.AnalyzeOptions{Seeds: h.spec.Seeds, Agent: "trawl", MaxDepth: h.spec.MaxDepth, Domain: h.spec.Domains[0]})
+	if rep.Coverage < 1 {
+		t.Errorf("quiet at coverage %.3f, want every page fetched", rep.Coverage)
+	}
+	if st, _ := j.State(); st != job.Running {
+		t.Errorf("job %s once quiet; want running", st)
 	}
 }
