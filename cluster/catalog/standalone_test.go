@@ -227,18 +227,26 @@ func TestForeign(t *testing.T) {
 	}
 }
 
-// TestExclusionsFleetWide: exclusion edits made on two members, at once
-// and in turn, all land in the record, and every member's job ends with
-// the same patterns, which survive a state change; a bad pattern, or the
-// removal of one that is not there, changes nothing.
-func TestExclusionsFleetWide(t *testing.T) {
+// twoMembers starts a server, joins two members to it and submits spec
+// through the first, returning once the second runs it too.
+func twoMembers(t *testing.T) (a, b *member, j *job.Job) {
+	t.Helper()
 	srv := startServers(t, 1)[0]
-	a, b := join(t, "m1", srv, nil), join(t, "m2", srv, nil)
+	a, b = join(t, "m1", srv, nil), join(t, "m2", srv, nil)
 	j, err := a.cat.Node().Submit(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitJob(t, b, j, job.Running)
+	return a, b, j
+}
+
+// TestExclusionsFleetWide: exclusion edits made on two members, at once
+// and in turn, all land in the record, and every member's job ends with
+// the same patterns, which survive a state change; a bad pattern, or the
+// removal of one that is not there, changes nothing.
+func TestExclusionsFleetWide(t *testing.T) {
+	a, b, j := twoMembers(t)
 	var wg sync.WaitGroup
 	for i, m := range []*member{a, b} {
 		wg.Add(1)
@@ -284,13 +292,7 @@ func TestExclusionsFleetWide(t *testing.T) {
 // once all succeed (compare-and-set tried again), and every member ends
 // in the state the catalog holds.
 func TestConcurrentStateChanges(t *testing.T) {
-	srv := startServers(t, 1)[0]
-	a, b := join(t, "m1", srv, nil), join(t, "m2", srv, nil)
-	j, err := a.cat.Node().Submit(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitJob(t, b, j, job.Running)
+	a, b, j := twoMembers(t)
 	var wg sync.WaitGroup
 	for i, m := range []*member{a, b} {
 		wg.Add(1)
