@@ -69,8 +69,9 @@ keeps it to itself). trawl status and trawl crawls talk to the API.
 
 With --nats or --nats-embedded the node is one of a fleet: the fleet's
 members share the crawl by host partitions (each partition served by one
-member at a time; a member that stops or dies is taken over), and a crawl
-submitted to any member's API runs on all. --nats-embedded runs a NATS
+member at a time; a member that stops or dies is taken over), a crawl
+submitted to any member's API runs on all, and it finishes on all once no
+member has work for it. --nats-embedded runs a NATS
 JetStream server inside each node: give every member the same --nats-peers
 list (three or more servers; two are refused, as losing either would stop
 both). See the README, "A fleet".
