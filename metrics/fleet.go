@@ -17,7 +17,7 @@ var (
 	fleetCkpts    = counter("trawl_fleet_checkpoints_total", "Partition checkpoints this member wrote to the object store, by result (saved, failed).", "result")
 	fleetRestores = counter("trawl_fleet_checkpoint_restores_total", "Partition checkpoints this member restored when it took a partition.")
 	fleetRouted   = counter("trawl_fleet_routed_urls_total", "URLs routed between members: out (this member published them for another's partition), in (folded from the route stream into this member's).", "direction")
-	fleetOutbox   = gauge("trawl_fleet_outbox_batches", "Batches of routed URLs this member has yet to publish.")
+	fleetOutbox   = gauge("trawl_fleet_outbox_urls", "Routed URLs this member has yet to publish (its outbox).")
 	fleetDescs    = []desc{fleetMembers, fleetServed, fleetFenced, fleetMoves, fleetCkpts, fleetRestores, fleetRouted, fleetOutbox}
 )
 

@@ -50,7 +50,7 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 		{"trawl_fleet_checkpoint_restores_total", nil, 60},
 		{"trawl_fleet_routed_urls_total", map[string]string{"direction": "out"}, 1234},
 		{"trawl_fleet_routed_urls_total", map[string]string{"direction": "in"}, 987},
-		{"trawl_fleet_outbox_batches", nil, 5},
+		{"trawl_fleet_outbox_urls", nil, 5},
 	} {
 		if got := value(t, fams, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)

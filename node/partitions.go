@@ -304,7 +304,7 @@ func (n *Node) Quiet() (quiet bool, running []job.ID) {
 	}
 	n.mu.Unlock()
 	if n.outbox != nil {
-		if k, err := n.outbox.Len(); err != nil || k > 0 {
+		if empty, err := n.outbox.Empty(); err != nil || !empty {
 			quiet = false
 		}
 	}

@@ -684,5 +684,8 @@ func nextHop(hop, location string) (*url.URL, bool) {
 		return nil, false
 	}
 	u.Fragment, u.RawFragment = "", ""
+	if len(u.String()) > maxHopURL {
+		return nil, false // longer than a stored hop may be: not followed
+	}
 	return u, true
 }

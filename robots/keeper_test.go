@@ -129,6 +129,7 @@ func TestKeeperStatus(t *testing.T) {
 		{"410 allows all (2.3.1.3)", Answer{Status: 410}, false, true},
 		{"301 without Location allows all (2.3.1.2)", Answer{Status: 301}, false, true},
 		{"302 to ftp allows all (2.3.1.2)", Answer{Status: 302, Location: "ftp://h.test/robots.txt"}, false, true},
+		{"301 to a URL longer than a stored hop allows all", Answer{Status: 301, Location: "/" + strings.Repeat("x", maxHopURL)}, false, true},
 		{"429 unreachable (2.3.1.4)", Answer{Status: 429}, true, false},
 		{"500 unreachable (2.3.1.4)", Answer{Status: 500, Body: kBody}, true, false},
 		{"503 unreachable (2.3.1.4)", Answer{Status: 503}, true, false},

@@ -271,8 +271,10 @@ func (s *Store) Restore(ctx context.Context, p partition.ID, db *store.DB) (info
 	return info, true, nil
 }
 
-// restoreTimeout bounds a Restore's reading of one checkpoint.
-const restoreTimeout = 5 * time.Minute
+// restoreTimeout bounds a Restore's reading of one checkpoint: far above
+// what a partition's checkpoint takes (tens of MB), so that only a stalled
+// read ends by it.
+const restoreTimeout = time.Hour
 
 // ctxReader reads from r until ctx ends.
 type ctxReader struct {

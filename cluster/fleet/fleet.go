@@ -244,7 +244,8 @@ type Stats struct {
 	// route stream into this member's (folded; a takeover folds again
 	// what came after its checkpoint).
 	RoutedOut, RoutedIn int64
-	// Outbox is how many batches of routed URLs wait to be published.
+	// Outbox is how many routed URLs wait to be published (a scan of the
+	// outbox: read it at a scrape's pace, not per page).
 	Outbox int
 }
 

@@ -128,6 +128,17 @@ func (o *Outbox) Notify() {
 // Len counts the entries waiting (a scan: for tests and status).
 func (o *Outbox) Len() (int, error) { return o.db.Count(store.KindPrefix(store.KindOutbox)) }
 
+// Empty reports whether nothing waits in the outbox, reading at most one
+// key (Len reads them all).
+func (o *Outbox) Empty() (bool, error) {
+	it, err := o.db.NewIter(store.KindPrefix(store.KindOutbox))
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	return !it.First(), it.Error()
+}
+
 // PumpOptions configure a Pump.
 type PumpOptions struct {
 	// Node names the sender in message IDs; unique in the fleet.
