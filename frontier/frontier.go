@@ -738,6 +738,31 @@ func (f *Frontier) SetJobState(id uint32, m JobMode) error {
 	return nil
 }
 
+// UnholdServed puts job id's held items that lie in the partitions served
+// now back at the tail of their hosts' queues, if the job is active here:
+// a resume moves only the items of the partitions served then (see
+// moveHeld), so a partition served later, with items held while the job
+// was paused, calls this for each active job (node.ServePartition). It
+// reads all the job's held items from the store; without Options.
+// Partitioned, or for a paused or cancelled job, it does nothing.
+func (f *Frontier) UnholdServed(id uint32) error {
+	if f.parts == nil {
+		return nil
+	}
+	f.jobMu.Lock()
+	defer f.jobMu.Unlock()
+	f.mu.Lock()
+	mode := f.job(id).mode
+	f.mu.Unlock()
+	if mode != JobActive {
+		return nil
+	}
+	if err := f.moveHeld(id, false); err != nil {
+		return fmt.Errorf("frontier: unhold job %d: %w", id, err)
+	}
+	return nil
+}
+
 // ResumeJob makes job id active and puts its held items back at the tail
 // of their hosts' queues: SetJobState(id, JobActive).
 func (f *Frontier) ResumeJob(id uint32) error { return f.SetJobState(id, JobActive) }

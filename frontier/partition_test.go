@@ -316,3 +316,47 @@ func TestPartitionReleaseExpiredLease(t *testing.T) {
 	}
 	checkCounts(t, f)
 }
+
+// TestPartitionUnholdServed: items of a paused job held in partition p;
+// p released; the job resumed, which moves only what the served
+// partitions hold; p served again: its items stay held until UnholdServed
+// puts them back (a fleet would otherwise finish the crawl without them).
+func TestPartitionUnholdServed(t *testing.T) {
+	p, q := partition.ID(1), partition.ID(2)
+	s := &MemStore{}
+	f, c := newPartitioned(t, s, Options{MinDelay: time.Millisecond}, p, q)
+	a, b := clustertest.HostIn(p, 0), clustertest.HostIn(q, 0)
+	<-f.Add(nil, jobItem(1, a, 1), jobItem(1, a, 2), jobItem(1, b, 1))
+	if err := f.SetJobState(1, JobPaused); err != nil {
+		t.Fatal(err)
+	}
+	noLease(t, f, -1) // every item held on its way to a lease
+	if got := f.Job(1).Held; got != 3 {
+		t.Fatalf("held %d, want 3", got)
+	}
+	if err := f.ReleasePartition(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ResumeJob(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ServePartition(p, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(time.Second)
+	got := drain(t, f, c)
+	if len(got) != 1 || got[0].Host != b {
+		t.Fatalf("after resume and serving p again: offered %v, want only %s's item", got, b)
+	}
+	if err := f.UnholdServed(1); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(time.Second)
+	got = drain(t, f, c)
+	if len(got) != 2 || got[0].Host != a || got[1].Host != a {
+		t.Fatalf("after UnholdServed: offered %v, want %s's two items", got, a)
+	}
+	if s.Len() != 0 {
+		t.Errorf("store holds %d items", s.Len())
+	}
+}
