@@ -13,7 +13,9 @@
 //
 // One member coordinates (the first live member by name). A crawl ends
 // when two checks in a row, each after every live member wrote a new
-// report, find: every member quiet and running the crawl, every partition
+// report, find: every member quiet and running the crawl (and every other
+// report still in the bucket quiet: a member whose membership lapsed may
+// hold URLs in its outbox), every partition
 // served by exactly one of them, the route stream holding nothing for a
 // partition past what its server folded, and no member's activity changed
 // between the two. Then nothing is queued or in flight anywhere, and
@@ -53,6 +55,11 @@ type Snapshot struct {
 	// revision: a new report). A member without one is missing.
 	Reports map[string]Report
 	Revs    map[string]uint64
+	// Others are the reports, still in the bucket, of names that are not
+	// live members: one whose membership lapsed may still hold URLs in
+	// its outbox (it publishes them when it is back), so it must be
+	// quiet too, until its report expires.
+	Others map[string]Report
 	// Last maps each partition to the route stream's last sequence for
 	// it (0: none). Nil when not read (Decide then says whether it is
 	// worth reading).
@@ -88,6 +95,11 @@ func Quiet(s Snapshot, partitions int) ([]job.ID, string) {
 				return nil, fmt.Sprintf("partition %d served by %s and %s", p, o, m)
 			}
 			served[p] = m
+		}
+	}
+	for m, r := range s.Others {
+		if !r.Quiet {
+			return nil, fmt.Sprintf("%s (not a live member) has work", m)
 		}
 	}
 	if len(served) != partitions {

@@ -52,6 +52,8 @@ func TestQuiet(t *testing.T) {
 		{"a member with work", quiet(func(s *Snapshot) { report(s, "a", func(r *Report) { r.Quiet = false }) }), nil, "a has work"},
 		{"a crawl one member does not run yet", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { r.Jobs = []job.ID{2} }) }), []job.ID{2}, ""},
 		{"no crawl on every member", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { r.Jobs = nil }) }), nil, "no crawl runs on every member"},
+		{"a lapsed member with work", quiet(func(s *Snapshot) { s.Others = map[string]Report{"c": {Quiet: false}} }), nil, "c (not a live member) has work"},
+		{"a lapsed member quiet", quiet(func(s *Snapshot) { s.Others = map[string]Report{"c": {Quiet: true}} }), []job.ID{1, 2}, ""},
 		{"a partition unserved", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { delete(r.Folded, 3) }) }), nil, "3 of 4 partitions served"},
 		{"a partition served twice", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { r.Folded[1] = 0 }) }), nil, "partition 1 served by"},
 		{"the stream not read", quiet(func(s *Snapshot) { s.Last = nil }), nil, "route stream not read"},

@@ -160,6 +160,34 @@ func (r *Runner) check(ctx context.Context) {
 		}
 		cur.Reports[m], cur.Revs[m] = rep, e.Revision()
 	}
+	keys, err := r.kv.ListKeys(cctx)
+	if err != nil {
+		r.opts.Logger.Warn("finish: list the reports", "err", err)
+		r.prev = nil
+		return
+	}
+	for k := range keys.Keys() {
+		if slices.Contains(members, k) {
+			continue
+		}
+		e, err := r.kv.Get(cctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		var rep Report
+		if err == nil {
+			err = json.Unmarshal(e.Value(), &rep)
+		}
+		if err != nil {
+			r.opts.Logger.Warn("finish: read a report", "member", k, "err", err)
+			r.prev = nil
+			return
+		}
+		if cur.Others == nil {
+			cur.Others = map[string]Report{}
+		}
+		cur.Others[k] = rep
+	}
 	if _, why := Quiet(*cur, partition.Count); why == "route stream not read" {
 		last, err := r.lastSeqs(cctx)
 		if err != nil {
