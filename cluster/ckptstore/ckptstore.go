@@ -238,8 +238,22 @@ func (s *Store) Restore(ctx context.Context, p partition.ID, db *store.DB) (info
 	// server has begun to send them, the callback blocks writing the
 	// first into a pipe that nobody reads or closes, for good (a member
 	// stopping mid-takeover met it). So Get runs on a context of its own,
-	// bounded, and ctx is checked after it and before each read.
-	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+	// and ctx is checked after it and before each read. Its deadline is
+	// also every read's (a read blocked on a stalled stream waits for it,
+	// whatever ctx does): ctx's if it has one, else restoreTime of the
+	// object's size.
+	oi, err := s.obs.GetInfo(ctx, Name(p))
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return Info{}, false, nil
+	}
+	if err != nil {
+		return Info{}, false, fmt.Errorf("ckptstore: restore partition %d: %w", p, err)
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(restoreTime(oi.Size))
+	}
+	gctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
 	obj, err := s.obs.Get(gctx, Name(p))
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
@@ -252,7 +266,7 @@ func (s *Store) Restore(ctx context.Context, p partition.ID, db *store.DB) (info
 	if err := ctx.Err(); err != nil {
 		return Info{}, false, fmt.Errorf("ckptstore: restore partition %d: %w", p, err)
 	}
-	oi, err := obj.Info()
+	oi, err = obj.Info()
 	if err != nil {
 		return Info{}, true, emptied(db, p, fmt.Errorf("ckptstore: restore partition %d: %w", p, err))
 	}
@@ -271,10 +285,13 @@ func (s *Store) Restore(ctx context.Context, p partition.ID, db *store.DB) (info
 	return info, true, nil
 }
 
-// restoreTimeout bounds a Restore's reading of one checkpoint: far above
-// what a partition's checkpoint takes (tens of MB), so that only a stalled
-// read ends by it.
-const restoreTimeout = time.Hour
+// restoreTime bounds a Restore's reading of a checkpoint of size bytes:
+// 15 s, and a second per 4 MiB (far slower than JetStream serves it), so
+// that a stalled read ends the restore (the owner tries again next round)
+// without holding its member up for long.
+func restoreTime(size uint64) time.Duration {
+	return 15*time.Second + time.Duration(size/(4<<20))*time.Second
+}
 
 // ctxReader reads from r until ctx ends.
 type ctxReader struct {
