@@ -77,8 +77,8 @@ func (o *Options) ensureDefaults() {
 	}
 }
 
-// Timing of the watcher. resyncEvery: this long after a watcher delivered
-// the bucket's current state it is started afresh, delivering every key's
+// Timing of the watcher. resyncEvery: this long after a watcher started
+// it is started afresh, delivering every key's
 // current value again (cluster/owner found a KV watcher, an ordered
 // consumer, to stop delivering after the bucket's stream leader died;
 // applying a record again changes nothing). retryDelay: the pause before a
@@ -185,7 +185,12 @@ func (c *Catalog) watch(ctx context.Context) bool {
 		return false
 	}
 	defer w.Stop()
-	var resync <-chan time.Time // set once the current state is delivered
+	// A watcher is replaced resyncEvery after it starts, whether or not
+	// it delivered the bucket's state: one whose stream's leader moved
+	// may stall before it does, and would then never deliver a record.
+	t := time.NewTimer(resyncEvery)
+	defer t.Stop()
+	resync := t.C
 	for {
 		select {
 		case <-ctx.Done():
@@ -212,11 +217,6 @@ func (c *Catalog) watch(ctx context.Context) bool {
 				close(c.ready)
 			}
 			c.mu.Unlock()
-			if resync == nil {
-				t := time.NewTimer(resyncEvery)
-				defer t.Stop()
-				resync = t.C
-			}
 		}
 	}
 }
