@@ -1,10 +1,13 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -322,4 +325,66 @@ func TestQuiet(t *testing.T) {
 	if st, _ := j.State(); st != job.Running {
 		t.Errorf("job %s once quiet; want running", st)
 	}
+}
+
+// semGate is an IPGate of one slot per address, in memory.
+type semGate struct {
+	mu       sync.Mutex
+	slots    map[string]chan struct{}
+	acquired atomic.Int64
+}
+
+func (g *semGate) Acquire(ctx context.Context, ip string) (func(), error) {
+	g.mu.Lock()
+	ch := g.slots[ip]
+	if ch == nil {
+		ch = make(chan struct{}, 1)
+		g.slots[ip] = ch
+	}
+	g.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		g.acquired.Add(1)
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestIPGate: with an IPGate of one slot per address set, every request
+// (robots.txt and pages) waits for it: the web's log never shows two at
+// once on an address its hosts share, though the node's own cap is 2.
+func TestIPGate(t *testing.T) {
+	h := newHarness(t, testweb.Options{Seed: 3, Hosts: 12}, 10*time.Millisecond)
+	g := &semGate{slots: map[string]chan struct{}{}}
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.SetIPGate(g)
+	j, err := n.Submit(h.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+	select {
+	case <-j.Ended():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("crawl not done in 2 minutes")
+	}
+	n.Close()
+	rep := testweb.Analyze(h.srv.Web(), h.srv.Log(), testweb.AnalyzeOptions{
+		Seeds: h.spec.Seeds, Agent: "trawl", Gap: h.opts.MinDelay, MaxDepth: h.spec.MaxDepth,
+		Domain: h.spec.Domains[0], MaxParallel: 1, MaxParallelPerIP: 1, MinCoverage: 0.99,
+	})
+	for _, p := range rep.Problems() {
+		t.Error(p)
+	}
+	if len(rep.SharedIPs) == 0 {
+		t.Fatal("the web has no shared address: nothing was tested")
+	}
+	if got := g.acquired.Load(); got < int64(rep.Requests) {
+		t.Errorf("%d slots taken for %d requests", got, rep.Requests)
+	}
+	t.Logf("%d requests, %d slots taken, %d shared addresses", rep.Requests, g.acquired.Load(), len(rep.SharedIPs))
 }

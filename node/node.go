@@ -99,6 +99,7 @@ type Node struct {
 	running  atomic.Int32                     // jobs running; pages are shared only when > 1
 	paused   atomic.Bool                      // the whole node is paused (PauseNode): no lease
 	fence    atomic.Pointer[func() time.Time] // SetFence's; nil: none
+	ipGate   atomic.Pointer[IPGate]           // SetIPGate's; nil: none
 
 	sitemaps *sitemapTracker // each job's progress through each origin's sitemaps (sitemaps.go)
 	outbox   *route.Outbox   // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
@@ -547,6 +548,9 @@ func (n *Node) Progress(id job.ID) (p job.Progress, ok bool) {
 // FrontierStats returns the frontier's counts: URLs queued and in flight,
 // hosts by state. It does not walk the hosts (frontier.Stats).
 func (n *Node) FrontierStats() frontier.Stats { return n.frontier.Stats() }
+
+// FetchTimeout is the longest a fetch of the node takes.
+func (n *Node) FetchTimeout() time.Duration { return n.opts.FetchTimeout }
 
 // WARCFiles lists the WARC files the node has written in this run.
 func (n *Node) WARCFiles() []string { return n.warc.Files() }

@@ -203,6 +203,23 @@ func (n *Node) ReleasePartition(ctx context.Context, p partition.ID) error {
 // a taker holds the hosts for that (cluster/fleet's TakeoverHold).
 func (n *Node) SetFence(fence func() time.Time) { n.fence.Store(&fence) }
 
+// IPGate caps the fetches to an address beyond this node: a fleet's cap
+// over all its members (cluster/ipcap). Acquire waits for a slot of ip and
+// returns its release, called once the fetch has ended.
+type IPGate interface {
+	Acquire(ctx context.Context, ip string) (release func(), err error)
+}
+
+// SetIPGate makes every fetch wait for a slot of g, after the node's own
+// per-IP cap (the frontier's) let it go. A lease that waits ipGateWait
+// for one goes back to its queue, for ipGateRetry.
+func (n *Node) SetIPGate(g IPGate) { n.ipGate.Store(&g) }
+
+const (
+	ipGateWait  = 10 * time.Second
+	ipGateRetry = 500 * time.Millisecond
+)
+
 // fenceRecheck is how often a fenced node looks at its fence again.
 const fenceRecheck = 50 * time.Millisecond
 

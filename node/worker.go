@@ -136,6 +136,21 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true})
 		return
 	}
+	if gp := n.ipGate.Load(); gp != nil {
+		// A fleet's cap on the address, over every member: held until
+		// this lease's fetch (robots.txt, sitemap or page) has ended.
+		actx, cancel := context.WithTimeout(ctx, ipGateWait)
+		release, err := (*gp).Acquire(actx, ip.String())
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+				n.opts.Logger.Warn("per-IP slot not taken", "host", l.Item.Host, "ip", ip, "err", err)
+			}
+			n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: n.opts.Now().Add(ipGateRetry)})
+			return
+		}
+		defer release()
+	}
 	origin := u.Scheme + "://" + u.Host
 	v := n.robots.Check(l.Item.Host, origin)
 	if v.Action != robots.Apply && n.giveUp(l, j, v) {

@@ -1,0 +1,325 @@
+// Package ipcap holds the per-IP cap across a fleet. Hosts that share an
+// address may sit in partitions served by different members, and each
+// member's frontier caps only its own fetches to an address; the cap of
+// the fleet is Slots fetches at once to an address, whichever members ask.
+//
+// Each address has Slots slots, keys ip.<hex address>.<k> in the KV
+// bucket trawl-ipcap. A member holds a slot as a lease: taken by a KV
+// create (one holder), renewed by an update at its revision every TTL/6,
+// deleted once unused for Idle, and gone TTL after its last write if the
+// holder dies (the bucket's age limit). A fetch to an address runs on a
+// slot this member holds, one fetch per slot at a time, and starts only
+// while the slot's lease has at least Hold (the longest a fetch takes)
+// plus a margin left, counted from the start of its last successful
+// write: a member that cannot renew stops using a slot before anyone else
+// can take it. So at no moment do more than Slots fetches run to one
+// address, over the whole fleet.
+//
+// A slot is kept across fetches while they come (Idle), so an address
+// one member alone fetches costs a create per busy spell and a renewal
+// per TTL/6, not a write per fetch; members sharing an address take
+// turns. A Gate is safe for concurrent use.
+package ipcap
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Bucket is the KV bucket of the slots. Part of the fleet's protocol.
+const Bucket = "trawl-ipcap"
+
+// Options configure a Gate. Name and JS are required.
+type Options struct {
+	// Name is this member's, written in the slots it holds.
+	Name string
+	JS   jetstream.JetStream
+	// Slots is the cap: fetches at once to one address over the fleet.
+	// Zero: 2 (the frontier's default per-IP cap).
+	Slots int
+	// Hold is the longest a fetch takes (node.Options.FetchTimeout).
+	// Zero: 60 s.
+	Hold time.Duration
+	// TTL is a slot's life after its last write: how long a dead
+	// member's slots stay taken. Zero: 1.5 x (Hold + margin), the least
+	// that leaves room for Hold and two renewals (every TTL/6).
+	TTL time.Duration
+	// Idle is how long a slot this member holds stays unused before it
+	// is given back. Zero: 2 s.
+	Idle time.Duration
+	// Poll is the wait between tries while every slot is taken. Zero:
+	// 100 ms.
+	Poll time.Duration
+	// Replicas of the bucket. Zero: 1.
+	Replicas int
+	// Now is the clock. Nil: time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// margin is kept on a slot's lease beyond Hold before a fetch starts on
+// it (for the clock's and the store's delays): 5.5 s for a 60 s Hold.
+func (o *Options) margin() time.Duration { return o.Hold/12 + 500*time.Millisecond }
+
+func (o *Options) defaults() error {
+	if o.Name == "" || o.JS == nil {
+		return errors.New("ipcap: Name and JS are required")
+	}
+	if o.Slots <= 0 {
+		o.Slots = 2
+	}
+	if o.Hold <= 0 {
+		o.Hold = 60 * time.Second
+	}
+	if o.TTL <= 0 {
+		o.TTL = (o.Hold+o.margin())*3/2 + time.Second
+	}
+	if o.TTL < o.Hold+o.margin()+2*(o.TTL/6) {
+		return fmt.Errorf("ipcap: TTL %v leaves no room for Hold %v and two renewals", o.TTL, o.Hold)
+	}
+	if o.Idle <= 0 {
+		o.Idle = 2 * time.Second
+	}
+	if o.Poll <= 0 {
+		o.Poll = 100 * time.Millisecond
+	}
+	if o.Replicas <= 0 {
+		o.Replicas = 1
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Gate takes and keeps this member's slots.
+type Gate struct {
+	opts Options
+	kv   jetstream.KeyValue
+
+	mu    sync.Mutex
+	slots map[string]*slot // by key
+}
+
+type slot struct {
+	rev      uint64
+	written  time.Time // start of the last successful create or update
+	busy     bool      // a fetch runs on it
+	lastUsed time.Time // end of its last fetch
+}
+
+// Open binds the bucket, creating it if absent.
+func Open(ctx context.Context, opts Options) (*Gate, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	kv, err := opts.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: Bucket, History: 1, Replicas: opts.Replicas, TTL: opts.TTL,
+		Description: "trawl fleet's per-IP fetch slots, each held by one member as a lease",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ipcap: bucket %s: %w", Bucket, err)
+	}
+	return &Gate{opts: opts, kv: kv, slots: map[string]*slot{}}, nil
+}
+
+// key names slot k of ip (KV keys take no colons: the address in hex).
+func key(ip string, k int) string {
+	if a, err := netip.ParseAddr(ip); err == nil {
+		ip = hex.EncodeToString(a.AsSlice())
+	} else {
+		ip = hex.EncodeToString([]byte(ip))
+	}
+	return "ip." + ip + "." + strconv.Itoa(k)
+}
+
+// usable reports whether a fetch may start on s now. g.mu must be held.
+func (g *Gate) usable(s *slot, now time.Time) bool {
+	return !s.busy && now.Sub(s.written) < g.opts.TTL-g.opts.Hold-g.opts.margin()
+}
+
+// Acquire waits for a slot of ip and returns its release, to be called
+// when the fetch has ended; it returns ctx's error if ctx ends first, or
+// the store's if a slot cannot be taken.
+func (g *Gate) Acquire(ctx context.Context, ip string) (release func(), err error) {
+	for {
+		now := g.opts.Now()
+		g.mu.Lock()
+		var free []int
+		for k := range g.opts.Slots {
+			s, held := g.slots[key(ip, k)]
+			switch {
+			case held && g.usable(s, now):
+				s.busy = true
+				g.mu.Unlock()
+				return g.releaser(key(ip, k)), nil
+			case !held:
+				free = append(free, k)
+			}
+		}
+		g.mu.Unlock()
+		for _, k := range free {
+			kk := key(ip, k)
+			start := g.opts.Now()
+			rev, err := g.kv.Create(ctx, kk, []byte(g.opts.Name))
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				continue // another member's, or ours being released
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, fmt.Errorf("ipcap: take a slot of %s: %w", ip, err)
+			}
+			g.mu.Lock()
+			if _, dup := g.slots[kk]; dup {
+				// Not possible: only this member creates its keys, and
+				// a key it holds is not tried. Keep the first.
+				g.mu.Unlock()
+				continue
+			}
+			g.slots[kk] = &slot{rev: rev, written: start, busy: true}
+			g.mu.Unlock()
+			return g.releaser(kk), nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(g.opts.Poll):
+		}
+	}
+}
+
+func (g *Gate) releaser(k string) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if s := g.slots[k]; s != nil {
+				s.busy, s.lastUsed = false, g.opts.Now()
+			}
+		})
+	}
+}
+
+// Held returns how many slots this member holds.
+func (g *Gate) Held() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.slots)
+}
+
+// Run renews the slots in use and gives back those idle, every Idle/2,
+// until ctx ends; then it gives back every slot not in use (Close gives
+// back the rest) and returns ctx's error.
+func (g *Gate) Run(ctx context.Context) error {
+	t := time.NewTicker(g.opts.Idle / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			g.giveBack(context.Background(), false)
+			return ctx.Err()
+		case <-t.C:
+		}
+		g.tend(ctx)
+	}
+}
+
+// tend renews what is due and gives back what is idle.
+func (g *Gate) tend(ctx context.Context) {
+	now := g.opts.Now()
+	type job struct {
+		key   string
+		rev   uint64
+		renew bool
+	}
+	var jobs []job
+	g.mu.Lock()
+	for k, s := range g.slots {
+		switch {
+		case !s.busy && now.Sub(s.lastUsed) >= g.opts.Idle:
+			jobs = append(jobs, job{k, s.rev, false})
+		case now.Sub(s.written) >= g.opts.TTL/6:
+			jobs = append(jobs, job{k, s.rev, true})
+		}
+	}
+	g.mu.Unlock()
+	for _, j := range jobs {
+		if !j.renew {
+			g.drop(ctx, j.key, j.rev, true)
+			continue
+		}
+		start := g.opts.Now()
+		rev, err := g.kv.Update(ctx, j.key, []byte(g.opts.Name), j.rev)
+		g.mu.Lock()
+		if s := g.slots[j.key]; s != nil && s.rev == j.rev {
+			if err == nil {
+				s.rev, s.written = rev, start
+			} else if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) {
+				// Expired and maybe taken: not ours to use, whatever
+				// runs on it now ends within Hold of its last write.
+				delete(g.slots, j.key)
+			}
+		}
+		g.mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			g.opts.Logger.Warn("ipcap: renew a slot", "slot", j.key, "err", err)
+		}
+	}
+}
+
+// drop gives back slot key at rev if it is still held at rev and, if
+// idleOnly, still unused.
+func (g *Gate) drop(ctx context.Context, k string, rev uint64, idleOnly bool) {
+	g.mu.Lock()
+	s := g.slots[k]
+	if s == nil || s.rev != rev || (idleOnly && s.busy) {
+		g.mu.Unlock()
+		return
+	}
+	delete(g.slots, k)
+	g.mu.Unlock()
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := g.kv.Delete(dctx, k, jetstream.LastRevision(rev)); err != nil && ctx.Err() == nil {
+		// It expires after TTL; until then no one else can take it.
+		g.opts.Logger.Warn("ipcap: give back a slot", "slot", k, "err", err)
+	}
+}
+
+// giveBack gives back every slot (all: busy ones too).
+func (g *Gate) giveBack(ctx context.Context, all bool) {
+	g.mu.Lock()
+	type held struct {
+		key string
+		rev uint64
+	}
+	var hs []held
+	for k, s := range g.slots {
+		if all || !s.busy {
+			hs = append(hs, held{k, s.rev})
+		}
+	}
+	g.mu.Unlock()
+	for _, h := range hs {
+		g.drop(ctx, h.key, h.rev, !all)
+	}
+}
+
+// Close gives back every slot this member holds; call it once its node
+// fetches no more.
+func (g *Gate) Close(ctx context.Context) { g.giveBack(ctx, true) }

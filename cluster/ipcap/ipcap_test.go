@@ -1,0 +1,199 @@
+package ipcap_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
+
+	"github.com/trawl-crawler/trawl/cluster/ipcap"
+	"github.com/trawl-crawler/trawl/cluster/jsserver"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
+}
+
+// member is one fleet member's gate on a shared server.
+type member struct {
+	gate   *ipcap.Gate
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startServer(t *testing.T) *jsserver.Server {
+	t.Helper()
+	s, err := jsserver.Start(jsserver.Options{Name: "s1", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.WaitJetStream(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func join(t *testing.T, s *jsserver.Server, name string, o ipcap.Options) *member {
+	t.Helper()
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Name, o.JS = name, js
+	g, err := ipcap.Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &member{gate: g, cancel: cancel, done: make(chan struct{})}
+	go func() { defer close(m.done); g.Run(ctx) }()
+	t.Cleanup(m.stop)
+	return m
+}
+
+func (m *member) stop() {
+	m.cancel()
+	<-m.done
+	m.gate.Close(context.Background())
+}
+
+// TestCapOverMembers: three members fetch one address from 6 workers each
+// at once; never more than Slots fetches run together, all of them get
+// through, and every slot is given back when they stop.
+func TestCapOverMembers(t *testing.T) {
+	s := startServer(t)
+	o := ipcap.Options{Slots: 2, Hold: 5 * time.Second, Idle: 200 * time.Millisecond, Poll: 10 * time.Millisecond}
+	members := []*member{join(t, s, "a", o), join(t, s, "b", o), join(t, s, "c", o)}
+	var (
+		running, peak, done atomic.Int32
+		wg                  sync.WaitGroup
+	)
+	for _, m := range members {
+		for range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 5 {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					release, err := m.gate.Acquire(ctx, "192.0.2.7")
+					cancel()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					n := running.Add(1)
+					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+					}
+					time.Sleep(5 * time.Millisecond)
+					running.Add(-1)
+					release()
+					done.Add(1)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if p := peak.Load(); p > 2 || p < 1 {
+		t.Errorf("at most %d fetches at once over the members, want 1 to 2", p)
+	}
+	if d := done.Load(); d != 3*6*5 {
+		t.Errorf("%d fetches done, want %d", d, 3*6*5)
+	}
+	// Another address is not held up by the first's slots.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	release, err := members[0].gate.Acquire(ctx, "2001:db8::1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	for _, m := range members {
+		m.stop()
+		if h := m.gate.Held(); h != 0 {
+			t.Errorf("a member holds %d slots after Close", h)
+		}
+	}
+	t.Logf("peak %d fetches at once, %d done", peak.Load(), done.Load())
+}
+
+// TestDeadMembersSlotExpires: a member that holds both slots and dies
+// (no renewal, no release) keeps the others out until its slots' TTL has
+// passed, not longer; Acquire gives up with its context meanwhile.
+func TestDeadMembersSlotExpires(t *testing.T) {
+	s := startServer(t)
+	o := ipcap.Options{Slots: 2, Hold: time.Second, TTL: 3 * time.Second, Idle: time.Minute, Poll: 20 * time.Millisecond}
+	dead := join(t, s, "dead", o)
+	for range 2 {
+		if _, err := dead.gate.Acquire(context.Background(), "192.0.2.9"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead.cancel() // dies: its Run stops, and it neither renews nor gives back
+	<-dead.done
+	took := time.Now()
+	live := join(t, s, "live", o)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	_, err := live.gate.Acquire(ctx, "192.0.2.9")
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire while the dead member's slots live: %v, want the context's deadline", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	release, err := live.gate.Acquire(ctx, "192.0.2.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if d := time.Since(took); d < 2*time.Second {
+		t.Errorf("the dead member's slot was free after %v, before its TTL", d)
+	}
+}
+
+// TestStaleSlotNotUsed: a slot whose lease has too little left for a
+// fetch (no renewal came) is not used: Acquire takes another or waits.
+func TestStaleSlotNotUsed(t *testing.T) {
+	s := startServer(t)
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	o := ipcap.Options{Slots: 1, Hold: 10 * time.Second, TTL: time.Minute, Idle: time.Hour, Poll: 10 * time.Millisecond, Now: clock}
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	o.Name, o.JS = "m", js
+	g, err := ipcap.Open(context.Background(), o) // no Run: no renewal
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	release, err := g.Acquire(context.Background(), "192.0.2.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	mu.Lock()
+	now = now.Add(50 * time.Second) // 10 s of lease left: less than Hold + margin
+	mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := g.Acquire(ctx, "192.0.2.1"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Acquire on a slot with 10 s left: %v, want to wait (the one slot is stale and still taken)", err)
+	}
+}
