@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -441,49 +440,88 @@ func (c *Catalog) EditExclusions(ctx context.Context, id job.ID, add, remove []s
 }
 
 // Running returns the catalog's running jobs that end once their work is
-// done (not continuous), in ID order.
-func (c *Catalog) Running() []job.ID {
+// done (not continuous), each with the revision of its record the catalog
+// has applied.
+func (c *Catalog) Running() map[job.ID]uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []job.ID
+	out := map[job.ID]uint64{}
 	for id, e := range c.records {
 		if e.rec.State == job.Running && !e.rec.Spec.Continuous {
-			out = append(out, id)
+			out[id] = e.rev
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 
 // Finish ends job id on every member as finished, nothing left to fetch
-// (job.ReasonExhausted), by compare-and-set of its record: the fleet's
-// crawl end (cluster/finish decides when). A job that is no longer running
-// (paused, or ended meanwhile) is left as it is, and false returned.
-func (c *Catalog) Finish(ctx context.Context, id job.ID) (bool, error) {
+// (job.ReasonExhausted), by compare-and-set of its record at revision rev
+// (Running's): the fleet's crawl end (cluster/finish decides when, and
+// passes the revision it saw before deciding). A record changed since
+// (state, exclusions, seeds added: AddSeeds) is left as it is, and false
+// returned; so is a job no longer running.
+func (c *Catalog) Finish(ctx context.Context, id job.ID, rev uint64) (bool, error) {
+	k := key(id)
+	e, err := c.kv.Get(ctx, k)
+	if err != nil {
+		return false, fmt.Errorf("catalog: job %d: read %s: %w", id, k, err)
+	}
+	if e.Revision() != rev {
+		return false, nil
+	}
+	rec, err := job.DecodeRecord(e.Value())
+	if err != nil {
+		return false, fmt.Errorf("catalog: job %d: %w", id, err)
+	}
+	if rec.State != job.Running {
+		return false, nil
+	}
+	rec.State, rec.Reason = job.Finished, job.ReasonExhausted
+	nrev, err := c.kv.Update(ctx, k, rec.Encode(), rev)
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("catalog: job %d: finish: %w", id, err)
+	}
+	_, err = c.apply(rec, nrev)
+	return true, err
+}
+
+// AddSeeds queues seeds for job id (node.AddSeeds) after giving its
+// record a new revision, so that a crawl end decided before the seeds
+// were queued does not happen (Finish compares revisions). A job the
+// catalog does not hold gets them on the node alone.
+func (c *Catalog) AddSeeds(ctx context.Context, id job.ID, seeds []string) (int, error) {
 	k := key(id)
 	for attempt := 1; ; attempt++ {
 		e, err := c.kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			break
+		}
 		if err != nil {
-			return false, fmt.Errorf("catalog: job %d: read %s: %w", id, k, err)
+			return 0, fmt.Errorf("catalog: job %d: read %s: %w", id, k, err)
 		}
 		rec, err := job.DecodeRecord(e.Value())
 		if err != nil {
-			return false, fmt.Errorf("catalog: job %d: %w", id, err)
+			return 0, fmt.Errorf("catalog: job %d: %w", id, err)
 		}
-		if rec.State != job.Running {
-			return false, nil
+		if rec.State.Ended() {
+			return 0, fmt.Errorf("catalog: add seeds to job %d: %w (%s)", id, job.ErrEnded, rec.Reason)
 		}
-		rec.State, rec.Reason = job.Finished, job.ReasonExhausted
-		rev, err := c.kv.Update(ctx, k, rec.Encode(), e.Revision())
+		rev, err := c.kv.Update(ctx, k, e.Value(), e.Revision())
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && attempt < casAttempts {
 			continue
 		}
 		if err != nil {
-			return false, fmt.Errorf("catalog: job %d: finish: %w", id, err)
+			return 0, fmt.Errorf("catalog: job %d: add seeds: %w", id, err)
 		}
-		_, err = c.apply(rec, rev)
-		return true, err
+		if _, err := c.apply(rec, rev); err != nil {
+			return 0, err
+		}
+		break
 	}
+	return c.n.AddSeeds(id, seeds)
 }
 
 // setLocal changes a job the catalog does not hold on the node alone.
@@ -531,6 +569,13 @@ func (n *Node) Resume(id job.ID) error { return n.set(id, job.Running) }
 
 // Cancel cancels job id on every member (Catalog.SetState).
 func (n *Node) Cancel(id job.ID) error { return n.set(id, job.Cancelled) }
+
+// AddSeeds adds seeds to job id (Catalog.AddSeeds).
+func (n *Node) AddSeeds(id job.ID, seeds []string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return n.c.AddSeeds(ctx, id, seeds)
+}
 
 // EditExclusions edits job id's exclusion patterns on every member
 // (Catalog.EditExclusions).

@@ -241,6 +241,39 @@ func twoMembers(t *testing.T) (a, b *member, j *job.Job) {
 	return a, b, j
 }
 
+// TestFinishAtRevision: Finish ends a crawl on every member only at the
+// revision its caller saw; seeds added since (through any member) gave
+// the record a new one, so a finish decided before them does nothing.
+func TestFinishAtRevision(t *testing.T) {
+	a, b, j := twoMembers(t)
+	before := a.cat.Running()[j.ID]
+	if before == 0 {
+		t.Fatalf("Running = %v, want job %d", a.cat.Running(), j.ID)
+	}
+	if _, err := b.cat.Node().AddSeeds(j.ID, []string{spec.Seeds[0] + "more"}); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := a.cat.Finish(context.Background(), j.ID, before); err != nil || done {
+		t.Fatalf("Finish at the revision before the seeds: %v, %v; want nothing done", done, err)
+	}
+	var now uint64
+	waitFor(t, 10*time.Second, "m1 sees the new revision", func() bool {
+		now = a.cat.Running()[j.ID]
+		return now > before
+	})
+	if done, err := a.cat.Finish(context.Background(), j.ID, now); err != nil || !done {
+		t.Fatalf("Finish at the current revision: %v, %v; want done", done, err)
+	}
+	waitJob(t, a, j, job.Finished)
+	waitJob(t, b, j, job.Finished)
+	if _, err := a.cat.Node().AddSeeds(j.ID, []string{spec.Seeds[0] + "late"}); !errors.Is(err, job.ErrEnded) {
+		t.Errorf("AddSeeds to a finished crawl: %v, want job.ErrEnded", err)
+	}
+	if len(a.cat.Running()) != 0 {
+		t.Errorf("Running after the finish = %v", a.cat.Running())
+	}
+}
+
 // TestExclusionsFleetWide: exclusion edits made on two members, at once
 // and in turn, all land in the record, and every member's job ends with
 // the same patterns, which survive a state change; a bad pattern, or the

@@ -65,8 +65,9 @@ type Snapshot struct {
 	// worth reading).
 	Last map[int]uint64
 	// Running are the catalog's running crawls that end when their work
-	// is done.
+	// is done, in ID order; JobRevs their records' revisions.
 	Running []job.ID
+	JobRevs map[job.ID]uint64
 }
 
 // Quiet returns the crawls that s alone allows to end (every member quiet

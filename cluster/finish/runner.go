@@ -24,8 +24,11 @@ const Bucket = "trawl-finish"
 // Catalog is what the coordinator needs of the fleet's crawls
 // (*catalog.Catalog has it).
 type Catalog interface {
-	Running() []job.ID
-	Finish(ctx context.Context, id job.ID) (bool, error)
+	// Running returns the running crawls that end when their work is
+	// done, each with its record's revision.
+	Running() map[job.ID]uint64
+	// Finish ends crawl id if its record is still at revision rev.
+	Finish(ctx context.Context, id job.ID, rev uint64) (bool, error)
 }
 
 // Options configure a Runner. Name, Node, JS, Catalog and Members are
@@ -136,7 +139,12 @@ func (r *Runner) check(ctx context.Context) {
 		r.prev = nil
 		return
 	}
-	cur := &Snapshot{Members: members, Reports: map[string]Report{}, Revs: map[string]uint64{}, Running: r.opts.Catalog.Running()}
+	running := r.opts.Catalog.Running()
+	cur := &Snapshot{Members: members, Reports: map[string]Report{}, Revs: map[string]uint64{}, JobRevs: running}
+	for id := range running {
+		cur.Running = append(cur.Running, id)
+	}
+	slices.Sort(cur.Running)
 	if len(cur.Running) == 0 {
 		r.prev = nil
 		return
@@ -208,7 +216,9 @@ func (r *Runner) check(ctx context.Context) {
 		return
 	}
 	for _, id := range ends {
-		done, err := r.opts.Catalog.Finish(cctx, id)
+		// At the revision the first of the two checks saw: seeds added
+		// (or any change) since then leave the crawl running.
+		done, err := r.opts.Catalog.Finish(cctx, id, prev.JobRevs[id])
 		switch {
 		case err != nil:
 			r.opts.Logger.Warn("finish: end a crawl", "job", id, "err", err)
