@@ -357,39 +357,61 @@ func (c *Catalog) SetState(ctx context.Context, id job.ID, s job.State) error {
 	if s != job.Running && s != job.Paused && s != job.Cancelled {
 		return fmt.Errorf("catalog: job %d: set state %q: want running, paused or cancelled", id, s)
 	}
+	found, err := c.update(ctx, id, "set "+string(s), func(rec *job.Record) (bool, error) {
+		if rec.State == s {
+			return false, nil
+		}
+		if rec.State.Ended() {
+			return false, fmt.Errorf("catalog: job %d: %w (%s)", id, job.ErrEnded, rec.Reason)
+		}
+		rec.State, rec.Reason = s, ""
+		if s == job.Cancelled {
+			rec.Reason = job.ReasonCancelled
+		}
+		return true, nil
+	})
+	if !found {
+		return c.setLocal(id, s)
+	}
+	return err
+}
+
+// update reads job id's record, lets edit change it and writes it back at
+// the revision read (read again and edited again when another member
+// changed it meanwhile, up to casAttempts), then applies the record to the
+// node. edit returns false to write nothing: the record read is applied as
+// it is. found is false, and nothing done, when the catalog has no such
+// key; what names the change in errors.
+func (c *Catalog) update(ctx context.Context, id job.ID, what string, edit func(*job.Record) (bool, error)) (found bool, err error) {
 	k := key(id)
 	for attempt := 1; ; attempt++ {
 		e, err := c.kv.Get(ctx, k)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return c.setLocal(id, s)
+			return false, nil
 		}
 		if err != nil {
-			return fmt.Errorf("catalog: job %d: read %s: %w", id, k, err)
+			return true, fmt.Errorf("catalog: job %d: read %s: %w", id, k, err)
 		}
 		rec, err := job.DecodeRecord(e.Value())
 		if err != nil {
-			return fmt.Errorf("catalog: job %d: %w", id, err)
+			return true, fmt.Errorf("catalog: job %d: %w", id, err)
 		}
-		if rec.State != s {
-			if rec.State.Ended() {
-				return fmt.Errorf("catalog: job %d: %w (%s)", id, job.ErrEnded, rec.Reason)
-			}
-			rec.State, rec.Reason = s, ""
-			if s == job.Cancelled {
-				rec.Reason = job.ReasonCancelled
-			}
-			rev, err := c.kv.Update(ctx, k, rec.Encode(), e.Revision())
+		write, err := edit(&rec)
+		if err != nil {
+			return true, err
+		}
+		rev := e.Revision()
+		if write {
+			rev, err = c.kv.Update(ctx, k, rec.Encode(), e.Revision())
 			if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && attempt < casAttempts {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("catalog: job %d: set %s: %w", id, s, err)
+				return true, fmt.Errorf("catalog: job %d: %s: %w", id, what, err)
 			}
-			_, err = c.apply(rec, rev)
-			return err
 		}
-		_, err = c.apply(rec, e.Revision())
-		return err
+		_, err = c.apply(rec, rev)
+		return true, err
 	}
 }
 
@@ -400,43 +422,28 @@ func (c *Catalog) SetState(ctx context.Context, id job.ID, s job.State) error {
 // *job.FieldError values, an ended job's wraps job.ErrEnded. A job the
 // catalog does not hold is edited on the node alone.
 func (c *Catalog) EditExclusions(ctx context.Context, id job.ID, add, remove []string) (*job.Exclusions, error) {
-	k := key(id)
-	for attempt := 1; ; attempt++ {
-		e, err := c.kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return c.n.EditExclusions(id, add, remove)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("catalog: job %d: read %s: %w", id, k, err)
-		}
-		rec, err := job.DecodeRecord(e.Value())
-		if err != nil {
-			return nil, fmt.Errorf("catalog: job %d: %w", id, err)
-		}
+	var x *job.Exclusions
+	found, err := c.update(ctx, id, "edit exclusions", func(rec *job.Record) (bool, error) {
 		if rec.State.Ended() {
-			return nil, fmt.Errorf("catalog: exclusions of job %d: %w (%s)", id, job.ErrEnded, rec.Reason)
+			return false, fmt.Errorf("catalog: exclusions of job %d: %w (%s)", id, job.ErrEnded, rec.Reason)
 		}
 		cur, err := job.CompileExclusions(rec.Spec.Exclude)
 		if err != nil {
-			return nil, fmt.Errorf("catalog: job %d: %w", id, err)
+			return false, fmt.Errorf("catalog: job %d: %w", id, err)
 		}
-		x, err := cur.Edit(add, remove)
-		if err != nil {
-			return nil, err
+		if x, err = cur.Edit(add, remove); err != nil {
+			return false, err
 		}
 		rec.Spec.Exclude = x.Patterns()
-		rev, err := c.kv.Update(ctx, k, rec.Encode(), e.Revision())
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && attempt < casAttempts {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("catalog: job %d: edit exclusions: %w", id, err)
-		}
-		if _, err := c.apply(rec, rev); err != nil {
-			return nil, err
-		}
-		return x, nil
+		return true, nil
+	})
+	if !found {
+		return c.n.EditExclusions(id, add, remove)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // Running returns the catalog's running jobs that end once their work is
@@ -493,33 +500,14 @@ func (c *Catalog) Finish(ctx context.Context, id job.ID, rev uint64) (bool, erro
 // were queued does not happen (Finish compares revisions). A job the
 // catalog does not hold gets them on the node alone.
 func (c *Catalog) AddSeeds(ctx context.Context, id job.ID, seeds []string) (int, error) {
-	k := key(id)
-	for attempt := 1; ; attempt++ {
-		e, err := c.kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			break
-		}
-		if err != nil {
-			return 0, fmt.Errorf("catalog: job %d: read %s: %w", id, k, err)
-		}
-		rec, err := job.DecodeRecord(e.Value())
-		if err != nil {
-			return 0, fmt.Errorf("catalog: job %d: %w", id, err)
-		}
+	_, err := c.update(ctx, id, "add seeds", func(rec *job.Record) (bool, error) {
 		if rec.State.Ended() {
-			return 0, fmt.Errorf("catalog: add seeds to job %d: %w (%s)", id, job.ErrEnded, rec.Reason)
+			return false, fmt.Errorf("catalog: add seeds to job %d: %w (%s)", id, job.ErrEnded, rec.Reason)
 		}
-		rev, err := c.kv.Update(ctx, k, e.Value(), e.Revision())
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && attempt < casAttempts {
-			continue
-		}
-		if err != nil {
-			return 0, fmt.Errorf("catalog: job %d: add seeds: %w", id, err)
-		}
-		if _, err := c.apply(rec, rev); err != nil {
-			return 0, err
-		}
-		break
+		return true, nil // the same record, at a new revision
+	})
+	if err != nil {
+		return 0, err
 	}
 	return c.n.AddSeeds(id, seeds)
 }
