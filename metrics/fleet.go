@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawl-crawler/trawl/cluster/fleet"
+	"github.com/trawl-crawler/trawl/cluster/ipcap"
 )
 
 // A fleet member's own figures (cluster/fleet's Stats), read at scrape
@@ -19,6 +20,11 @@ var (
 	fleetRouted   = counter("trawl_fleet_routed_urls_total", "URLs routed between members: out (this member published them for another's partition), in (folded from the route stream into this member's).", "direction")
 	fleetOutbox   = gauge("trawl_fleet_outbox_urls", "Routed URLs this member has yet to publish (its outbox).")
 	fleetDescs    = []desc{fleetMembers, fleetServed, fleetFenced, fleetMoves, fleetCkpts, fleetRestores, fleetRouted, fleetOutbox}
+
+	ipSlotsHeld  = gauge("trawl_fleet_ip_slots_held", "Per-IP fetch slots this member holds now (cluster/ipcap: the fleet's cap on fetches at once to one address).")
+	ipSlotWaits  = counter("trawl_fleet_ip_slot_waits_total", "Fetches that found every slot of their address taken (by this member or others) and waited their turn.")
+	ipSlotsFreed = counter("trawl_fleet_ip_slots_freed_total", "Per-IP slots of members gone (or of this member's earlier run) that this member deleted.")
+	ipcapDescs   = []desc{ipSlotsHeld, ipSlotWaits, ipSlotsFreed}
 )
 
 // AddFleet exports a fleet member's figures: src returns them, or false
@@ -63,4 +69,30 @@ func (c fleetCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(fleetRouted, float64(s.RoutedOut), "out")
 	emit(fleetRouted, float64(s.RoutedIn), "in")
 	emit(fleetOutbox, float64(s.Outbox))
+}
+
+// AddIPCap exports a fleet member's per-IP slot figures: src returns them,
+// or false while the member has not joined.
+func (m *Metrics) AddIPCap(src func() (ipcap.Stats, bool)) {
+	m.reg.MustRegister(ipcapCollector{src})
+}
+
+type ipcapCollector struct {
+	src func() (ipcap.Stats, bool)
+}
+
+func (c ipcapCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range ipcapDescs {
+		ch <- d.Desc
+	}
+}
+
+func (c ipcapCollector) Collect(ch chan<- prometheus.Metric) {
+	s, ok := c.src()
+	if !ok {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(ipSlotsHeld.Desc, ipSlotsHeld.kind, float64(s.Held))
+	ch <- prometheus.MustNewConstMetric(ipSlotWaits.Desc, ipSlotWaits.kind, float64(s.Waits))
+	ch <- prometheus.MustNewConstMetric(ipSlotsFreed.Desc, ipSlotsFreed.kind, float64(s.Freed))
 }

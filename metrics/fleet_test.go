@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/trawl-crawler/trawl/cluster/fleet"
+	"github.com/trawl-crawler/trawl/cluster/ipcap"
 )
 
 // TestScrapeOfAFleetMember: a member's fleet figures, each in its series,
@@ -14,10 +15,12 @@ import (
 func TestScrapeOfAFleetMember(t *testing.T) {
 	var (
 		st     fleet.Stats
+		ips    ipcap.Stats
 		joined bool
 	)
 	m := New(func() Source { return nil })
 	m.AddFleet(func() (fleet.Stats, bool) { return st, joined })
+	m.AddIPCap(func() (ipcap.Stats, bool) { return ips, joined })
 	for name := range scrape(t, m) {
 		if strings.HasPrefix(name, "trawl_fleet_") {
 			t.Errorf("%s before the member joined", name)
@@ -29,6 +32,7 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 		CheckpointsSaved: 400, CheckpointsFailed: 3, CheckpointsRestored: 60,
 		RoutedOut: 1234, RoutedIn: 987, Outbox: 5,
 	}, true
+	ips = ipcap.Stats{Held: 7, Waits: 321, Freed: 2}
 	fams := scrape(t, m)
 	checkConventions(t, fams, nil)
 	lint(t, fams)
@@ -51,6 +55,9 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 		{"trawl_fleet_routed_urls_total", map[string]string{"direction": "out"}, 1234},
 		{"trawl_fleet_routed_urls_total", map[string]string{"direction": "in"}, 987},
 		{"trawl_fleet_outbox_urls", nil, 5},
+		{"trawl_fleet_ip_slots_held", nil, 7},
+		{"trawl_fleet_ip_slot_waits_total", nil, 321},
+		{"trawl_fleet_ip_slots_freed_total", nil, 2},
 	} {
 		if got := value(t, fams, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)

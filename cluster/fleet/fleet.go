@@ -205,6 +205,11 @@ func (f *Fleet) Members() []owner.MemberInfo { return f.runner.Members() }
 // (owner.Runner.Fence).
 func (f *Fleet) Fence() time.Time { return f.runner.Fence() }
 
+// Alive reports whether member is in the fleet now (owner.Runner.Alive).
+func (f *Fleet) Alive(ctx context.Context, member string) (bool, error) {
+	return f.runner.Alive(ctx, member)
+}
+
 // Takeovers returns, for each partition this member took from a dead (or
 // fenced) owner, the checkpoints it restored, in order (a zero Info if
 // there was none): what the owner did after Info.Written was lost, and is

@@ -18,7 +18,18 @@
 // A slot is kept across fetches while they come (Idle), so an address
 // one member alone fetches costs a create per busy spell and a renewal
 // per TTL/6, not a write per fetch; members sharing an address take
-// turns. A Gate is safe for concurrent use.
+// turns.
+//
+// A dead member's slots need not keep their address for a whole TTL. A
+// slot's value names its holder and the holder's run (name, start time).
+// With Fence set, a member starts no fetch past its fence and forgets the
+// slots it held then; the fence passes before its membership can expire.
+// So a member whose membership is found gone (Alive) at T has started
+// nothing since T, and everything it started has ended by T + Hold: a
+// member that finds a slot taken by a member gone for Hold plus the margin
+// deletes it at the revision it saw (a renewal in between keeps it). A
+// slot of an earlier run of this member is freed likewise, Hold after
+// this run began. A Gate is safe for concurrent use.
 package ipcap
 
 import (
@@ -29,6 +40,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,6 +73,16 @@ type Options struct {
 	Poll time.Duration
 	// Replicas of the bucket. Zero: 1.
 	Replicas int
+	// Fence, if set, is the time after which this member must start no
+	// fetch (cluster/owner's Runner.Fence; the zero time: none yet).
+	// Past it Acquire hands out nothing and this member forgets the
+	// slots it holds (left to expire, or to be freed by the others).
+	Fence func() time.Time
+	// Alive, if set, reports whether a member is in the fleet now (a
+	// direct read of its membership). With Fence set on every member, a
+	// slot whose holder has been gone for Hold plus the margin is freed.
+	// Nil: a dead member's slots stay taken until their TTL.
+	Alive func(ctx context.Context, member string) (bool, error)
 	// Now is the clock. Nil: time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -106,12 +128,31 @@ func (o *Options) defaults() error {
 
 // Gate takes and keeps this member's slots.
 type Gate struct {
-	opts Options
-	kv   jetstream.KeyValue
+	opts    Options
+	kv      jetstream.KeyValue
+	started time.Time
+	holder  []byte // the value of this run's slots: name, space, start (Unix ns)
 
-	mu    sync.Mutex
-	slots map[string]*slot // by key
+	mu     sync.Mutex
+	slots  map[string]*slot   // by key
+	gone   map[string]absence // by key: slots whose holder was found gone
+	forgot time.Time          // when the fence last made this run forget its slots
+	freed  int64              // slots of gone holders deleted
+	waits  int64              // Acquires that found no slot at first
 }
+
+// absence is a taken slot whose holder was found gone, since when, at
+// which revision of the slot.
+type absence struct {
+	holder  string
+	rev     uint64
+	since   time.Time
+	checked time.Time
+}
+
+// checkEvery is the least time between two looks at one taken slot's
+// holder.
+const checkEvery = time.Second
 
 type slot struct {
 	rev      uint64
@@ -132,7 +173,12 @@ func Open(ctx context.Context, opts Options) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ipcap: bucket %s: %w", Bucket, err)
 	}
-	return &Gate{opts: opts, kv: kv, slots: map[string]*slot{}}, nil
+	now := opts.Now()
+	return &Gate{
+		opts: opts, kv: kv, started: now,
+		holder: []byte(opts.Name + " " + strconv.FormatInt(now.UnixNano(), 10)),
+		slots:  map[string]*slot{}, gone: map[string]absence{},
+	}, nil
 }
 
 // key names slot k of ip (KV keys take no colons: the address in hex).
@@ -154,8 +200,22 @@ func (g *Gate) usable(s *slot, now time.Time) bool {
 // when the fetch has ended; it returns ctx's error if ctx ends first, or
 // the store's if a slot cannot be taken.
 func (g *Gate) Acquire(ctx context.Context, ip string) (release func(), err error) {
-	for {
+	for try := 0; ; try++ {
+		if try == 1 {
+			g.mu.Lock()
+			g.waits++
+			g.mu.Unlock()
+		}
 		now := g.opts.Now()
+		if g.fenced(now) {
+			g.forget(now)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(g.opts.Poll):
+			}
+			continue
+		}
 		g.mu.Lock()
 		var free []int
 		for k := range g.opts.Slots {
@@ -173,7 +233,10 @@ func (g *Gate) Acquire(ctx context.Context, ip string) (release func(), err erro
 		for _, k := range free {
 			kk := key(ip, k)
 			start := g.opts.Now()
-			rev, err := g.kv.Create(ctx, kk, []byte(g.opts.Name))
+			rev, err := g.kv.Create(ctx, kk, g.holder)
+			if errors.Is(err, jetstream.ErrKeyExists) && g.free(ctx, kk) {
+				rev, err = g.kv.Create(ctx, kk, g.holder)
+			}
 			if errors.Is(err, jetstream.ErrKeyExists) {
 				continue // another member's, or ours being released
 			}
@@ -215,6 +278,113 @@ func (g *Gate) releaser(k string) func() {
 	}
 }
 
+// fenced reports whether this member is past its fence.
+func (g *Gate) fenced(now time.Time) bool {
+	if g.opts.Fence == nil {
+		return false
+	}
+	f := g.opts.Fence()
+	return !f.IsZero() && !now.Before(f)
+}
+
+// forget drops every slot this run holds from its books, without giving
+// them back: past its fence a member may no longer be the fleet's, and
+// whatever runs on them ends within Hold.
+func (g *Gate) forget(now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.slots) > 0 {
+		g.opts.Logger.Warn("ipcap: past the fence, leaving the slots held", "slots", len(g.slots))
+		clear(g.slots)
+	}
+	g.forgot = now
+}
+
+// free looks at the holder of the taken slot k and deletes the slot if
+// that holder is gone and has been for Hold plus the margin (see the
+// package comment). It reports whether the slot was deleted.
+func (g *Gate) free(ctx context.Context, k string) bool {
+	now := g.opts.Now()
+	g.mu.Lock()
+	a, seen := g.gone[k]
+	g.mu.Unlock()
+	if seen && now.Sub(a.checked) < checkEvery {
+		return false
+	}
+	e, err := g.kv.Get(ctx, k)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		g.unsuspect(k)
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	value := string(e.Value())
+	name, _, _ := strings.Cut(value, " ")
+	var since time.Time
+	switch {
+	case value == string(g.holder):
+		// This run's: being given back, or forgotten at the fence.
+		g.mu.Lock()
+		_, held := g.slots[k]
+		since = g.forgot
+		g.mu.Unlock()
+		if held || since.IsZero() {
+			return false
+		}
+	case name == g.opts.Name:
+		since = g.started // an earlier run of this member's: it ended before this one began
+	case g.opts.Alive == nil || g.opts.Fence == nil:
+		return false
+	default:
+		alive, err := g.opts.Alive(ctx, name)
+		if err != nil || alive {
+			g.unsuspect(k)
+			return false
+		}
+		since = now
+	}
+	if seen && a.holder == value && a.rev == e.Revision() && a.since.Before(since) {
+		since = a.since
+	}
+	g.mu.Lock()
+	g.gone[k] = absence{holder: value, rev: e.Revision(), since: since, checked: now}
+	g.mu.Unlock()
+	if now.Sub(since) < g.opts.Hold+g.opts.margin() {
+		return false
+	}
+	err = g.kv.Delete(ctx, k, jetstream.LastRevision(e.Revision()))
+	g.unsuspect(k)
+	if err != nil {
+		return false
+	}
+	g.mu.Lock()
+	g.freed++
+	g.mu.Unlock()
+	g.opts.Logger.Info("ipcap: freed the slot of a member gone", "slot", k, "holder", value, "gone", now.Sub(since).Round(time.Millisecond))
+	return true
+}
+
+func (g *Gate) unsuspect(k string) {
+	g.mu.Lock()
+	delete(g.gone, k)
+	g.mu.Unlock()
+}
+
+// Stats are a gate's figures since Open.
+type Stats struct {
+	Held  int   // slots this member holds now
+	Waits int64 // fetches that found every slot of their address taken at first (took turns)
+	Freed int64 // slots of gone members (or of an earlier run) deleted
+}
+
+// Stats returns the gate's figures.
+func (g *Gate) Stats() Stats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return Stats{Held: len(g.slots), Waits: g.waits, Freed: g.freed}
+}
+
 // Held returns how many slots this member holds.
 func (g *Gate) Held() int {
 	g.mu.Lock()
@@ -249,6 +419,11 @@ func (g *Gate) tend(ctx context.Context) {
 	}
 	var jobs []job
 	g.mu.Lock()
+	for k, a := range g.gone {
+		if now.Sub(a.checked) > g.opts.TTL {
+			delete(g.gone, k) // no one asked for it since
+		}
+	}
 	for k, s := range g.slots {
 		switch {
 		case !s.busy && now.Sub(s.lastUsed) >= g.opts.Idle:
@@ -264,7 +439,7 @@ func (g *Gate) tend(ctx context.Context) {
 			continue
 		}
 		start := g.opts.Now()
-		rev, err := g.kv.Update(ctx, j.key, []byte(g.opts.Name), j.rev)
+		rev, err := g.kv.Update(ctx, j.key, g.holder, j.rev)
 		g.mu.Lock()
 		if s := g.slots[j.key]; s != nil && s.rev == j.rev {
 			if err == nil {

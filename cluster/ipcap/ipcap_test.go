@@ -197,3 +197,140 @@ func TestStaleSlotNotUsed(t *testing.T) {
 		t.Errorf("Acquire on a slot with 10 s left: %v, want to wait (the one slot is stale and still taken)", err)
 	}
 }
+
+// fleetView is the membership the gates' Alive and Fence read in tests.
+type fleetView struct {
+	mu    sync.Mutex
+	alive map[string]bool
+}
+
+func (v *fleetView) set(name string, on bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.alive[name] = on
+}
+
+func (v *fleetView) Alive(_ context.Context, name string) (bool, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.alive[name], nil
+}
+
+// fence is a member's fence: far ahead while it is alive in v, passed
+// once it is not.
+func (v *fleetView) fence(name string) func() time.Time {
+	return func() time.Time {
+		if ok, _ := v.Alive(context.Background(), name); ok {
+			return time.Now().Add(time.Hour)
+		}
+		return time.Unix(0, 1)
+	}
+}
+
+// TestGoneMembersSlotsFreed: slots held by a member whose membership is
+// gone are freed by the others Hold (plus the margin) after they find it
+// gone, long before the slots' TTL; a live member's slots are left alone,
+// however long the others wait.
+func TestGoneMembersSlotsFreed(t *testing.T) {
+	s := startServer(t)
+	v := &fleetView{alive: map[string]bool{"dead": true, "busy": true, "live": true}}
+	opts := func(name string) ipcap.Options {
+		return ipcap.Options{Slots: 2, Hold: time.Second, TTL: time.Minute, Idle: time.Hour,
+			Poll: 20 * time.Millisecond, Alive: v.Alive, Fence: v.fence(name)}
+	}
+	dead, busy := join(t, s, "dead", opts("dead")), join(t, s, "busy", opts("busy"))
+	for range 2 {
+		if _, err := dead.gate.Acquire(context.Background(), "192.0.2.20"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := busy.gate.Acquire(context.Background(), "192.0.2.21"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead.cancel() // dies holding both slots, and its membership lapses
+	<-dead.done
+	v.set("dead", false)
+	found := time.Now()
+	live := join(t, s, "live", opts("live"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	release, err := live.gate.Acquire(ctx, "192.0.2.20")
+	if err != nil {
+		t.Fatalf("Acquire on a gone member's address: %v (TTL is a minute; want it freed after Hold)", err)
+	}
+	release()
+	took := time.Since(found)
+	if took < time.Second {
+		t.Errorf("a gone member's slot was freed %v after it was found gone, before Hold (1 s)", took)
+	}
+	if f := live.gate.Stats().Freed; f != 1 {
+		t.Errorf("Freed = %d, want 1 (one slot was enough)", f)
+	}
+	// A busy live member's slots stay its own.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel2()
+	if _, err := live.gate.Acquire(ctx2, "192.0.2.21"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Acquire on a live member's full address: %v, want to wait until the deadline", err)
+	}
+	t.Logf("a gone member's slot freed after %v", took.Round(time.Millisecond))
+}
+
+// TestFencedMemberStartsNothing: past its fence a member hands out no
+// slot, not even one it holds, and takes them up again (anew) once the
+// fence moves on; its forgotten slots are freed by itself Hold after.
+func TestFencedMemberStartsNothing(t *testing.T) {
+	s := startServer(t)
+	v := &fleetView{alive: map[string]bool{"m": true}}
+	o := ipcap.Options{Slots: 1, Hold: time.Second, TTL: time.Minute, Idle: time.Hour,
+		Poll: 20 * time.Millisecond, Alive: v.Alive, Fence: v.fence("m")}
+	m := join(t, s, "m", o)
+	release, err := m.gate.Acquire(context.Background(), "192.0.2.30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	v.set("m", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err = m.gate.Acquire(ctx, "192.0.2.30")
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire past the fence: %v, want to wait", err)
+	}
+	if h := m.gate.Held(); h != 0 {
+		t.Errorf("a fenced member still holds %d slots", h)
+	}
+	v.set("m", true)
+	back := time.Now()
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	release, err = m.gate.Acquire(ctx, "192.0.2.30")
+	if err != nil {
+		t.Fatalf("Acquire once the fence moved on: %v", err)
+	}
+	release()
+	if d := time.Since(back); d < 500*time.Millisecond {
+		t.Errorf("the forgotten slot was taken again after %v, before Hold had passed since the fence", d)
+	}
+}
+
+// TestEarlierRunsSlotsFreed: a member restarted under its name frees the
+// slots its earlier run left, Hold after it started.
+func TestEarlierRunsSlotsFreed(t *testing.T) {
+	s := startServer(t)
+	o := ipcap.Options{Slots: 1, Hold: time.Second, TTL: time.Minute, Idle: time.Hour, Poll: 20 * time.Millisecond}
+	first := join(t, s, "m", o)
+	if _, err := first.gate.Acquire(context.Background(), "192.0.2.40"); err != nil {
+		t.Fatal(err)
+	}
+	first.cancel() // killed: neither renews nor gives back
+	<-first.done
+	second := join(t, s, "m", o)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	release, err := second.gate.Acquire(ctx, "192.0.2.40")
+	if err != nil {
+		t.Fatalf("Acquire on the slot of this member's earlier run: %v", err)
+	}
+	release()
+}

@@ -241,6 +241,21 @@ func (r *Runner) Members() []MemberInfo {
 	return out
 }
 
+// Alive reports whether member is in the fleet now, by a direct read of
+// its membership (a listing may miss one being renewed): false once its
+// entry has expired or it has left. A member's Fence passes before its
+// entry can expire, so a member found absent starts no fetch from then on.
+func (r *Runner) Alive(ctx context.Context, member string) (bool, error) {
+	_, err := r.members.Get(ctx, member)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("owner: read the membership of %s: %w", member, err)
+	}
+	return true, nil
+}
+
 // Run renews the membership and reconciles ownership every heartbeat
 // until ctx ends. It returns ctx's error; on return the handler still
 // serves what it held (Leave releases it).

@@ -56,6 +56,7 @@ type nodeFlags struct {
 	nearDist    int
 	noSitemaps  bool
 	sourceAddr  string
+	fetchTO     time.Duration
 }
 
 func (nf *nodeFlags) register(fs *flag.FlagSet) {
@@ -72,6 +73,7 @@ func (nf *nodeFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&nf.dupAllow, "duplicate-allowance", 20, "cut off a host once its duplicate pages (exact or near) outnumber its distinct ones by more than this (-1: never)")
 	fs.IntVar(&nf.nearDist, "near-distance", 3, "a page whose text fingerprint (SimHash) is at most this many bits from an archived page's is a near-duplicate: its links are not followed (1 to 3; -1: no near-duplicate gate)")
 	fs.StringVar(&nf.sourceAddr, "source-addr", "", "send every fetch from this local IP address (one of this machine's; default: the system picks)")
+	fs.DurationVar(&nf.fetchTO, "fetch-timeout", 60*time.Second, "longest one fetch (robots.txt, sitemap or page) may take, connection to last byte")
 	fs.BoolVar(&nf.noSitemaps, "no-sitemaps", false, "read no sitemaps (by default each host's robots.txt Sitemap: files and /sitemap.xml are read before its pages)")
 }
 
@@ -213,6 +215,10 @@ func (nf *nodeFlags) options() (node.Options, error) {
 		DuplicateAllowance: nf.dupAllow,
 		NearDistance:       nf.nearDist,
 		NoSitemaps:         nf.noSitemaps,
+		FetchTimeout:       nf.fetchTO,
+	}
+	if nf.fetchTO < 0 {
+		return o, fmt.Errorf("--fetch-timeout %v is negative", nf.fetchTO)
 	}
 	if nf.hostBudget < 1 {
 		return o, fmt.Errorf("--host-budget %d: want at least 1", nf.hostBudget)

@@ -19,6 +19,7 @@ import (
 	"github.com/trawl-crawler/trawl/cluster/catalog"
 	"github.com/trawl-crawler/trawl/cluster/finish"
 	"github.com/trawl-crawler/trawl/cluster/fleet"
+	"github.com/trawl-crawler/trawl/cluster/ipcap"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
 	"github.com/trawl-crawler/trawl/node"
 )
@@ -94,6 +95,9 @@ type fleetMember struct {
 	nc      *nats.Conn
 	fleet   *fleet.Fleet
 	catalog *catalog.Catalog
+	ipcap   *ipcap.Gate // the per-IP cap over the fleet
+	stopCap context.CancelFunc
+	capDone chan struct{}
 	cancel  context.CancelFunc
 	done    chan struct{}
 
@@ -200,6 +204,21 @@ func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dat
 	}); err != nil {
 		return nil, err
 	}
+	// The per-IP cap over the fleet: every fetch of n takes a slot of
+	// its address, shared by the members (cluster/ipcap).
+	if err := retry("per-IP slots", func() (err error) {
+		m.ipcap, err = ipcap.Open(ctx, ipcap.Options{
+			Name: name, JS: js, Replicas: replicas, Hold: n.FetchTimeout(),
+			Fence: m.fleet.Fence, Alive: m.fleet.Alive, Logger: log,
+		})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	gctx, stopCap := context.WithCancel(context.Background())
+	m.stopCap, m.capDone = stopCap, make(chan struct{})
+	go func() { defer close(m.capDone); m.ipcap.Run(gctx) }()
+	n.SetIPGate(m.ipcap)
 	var fin *finish.Runner
 	if err := retry("crawl end", func() (err error) {
 		fin, err = finish.Open(ctx, finish.Options{
@@ -236,6 +255,12 @@ func (m *fleetMember) close(ctx context.Context) error {
 		if err := m.fleet.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("fleet: leave: %w", err))
 		}
+	}
+	if m.stopCap != nil {
+		// Every partition is handed on: n fetches no more.
+		m.stopCap()
+		<-m.capDone
+		m.ipcap.Close(ctx)
 	}
 	if m.cancel != nil {
 		m.cancel()

@@ -24,6 +24,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/api"
 	"github.com/trawl-crawler/trawl/cluster/fleet"
+	"github.com/trawl-crawler/trawl/cluster/ipcap"
 	"github.com/trawl-crawler/trawl/dashboard"
 	"github.com/trawl-crawler/trawl/internal/config"
 	"github.com/trawl-crawler/trawl/internal/hostrank"
@@ -180,6 +181,12 @@ func serve(ctx context.Context, ln net.Listener, opts node.Options, fa *fleetArg
 				return fm.fleet.Stats(), true
 			}
 			return fleet.Stats{}, false
+		})
+		m.AddIPCap(func() (ipcap.Stats, bool) {
+			if fm := joined.Load(); fm != nil {
+				return fm.ipcap.Stats(), true
+			}
+			return ipcap.Stats{}, false
 		})
 	}
 	hosts, err := hostrank.New(hostrank.Options{})
