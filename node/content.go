@@ -23,7 +23,8 @@ type ContentIndex interface {
 }
 
 // SetContentIndex makes ci the node's content-seen gate in place of its
-// store's own (Dedup). Call it before Start.
+// store's own (Dedup). Call it before the node fetches: a partitioned
+// node, before it serves a partition.
 func (n *Node) SetContentIndex(ci ContentIndex) { n.content.Store(&ci) }
 
 // Dedup returns the content-seen gate over the node's own store, which a
