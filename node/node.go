@@ -100,6 +100,7 @@ type Node struct {
 	paused   atomic.Bool                      // the whole node is paused (PauseNode): no lease
 	fence    atomic.Pointer[func() time.Time] // SetFence's; nil: none
 	ipGate   atomic.Pointer[IPGate]           // SetIPGate's; nil: none
+	content  atomic.Pointer[ContentIndex]     // SetContentIndex's; nil: dedup (content.go)
 
 	sitemaps *sitemapTracker // each job's progress through each origin's sitemaps (sitemaps.go)
 	outbox   *route.Outbox   // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)

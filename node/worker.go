@@ -378,10 +378,11 @@ func (n *Node) contentSeen(resp *fetch.Response, sum [sha256.Size]byte, hasSum b
 	if !resp.Identity() {
 		warcSum = sha256.Sum256(resp.Body)
 	}
-	if !n.state.Digests.MayHave(store.DigestKey(warcSum)) {
+	ci, set := n.contentIndex()
+	if !set && !n.state.Digests.MayHave(store.DigestKey(warcSum)) { // the filter knows the local store's keys only
 		return warcSum, true, nil
 	}
-	o, ok, err := n.dedup.Exact(warcSum)
+	o, ok, err := ci.Exact(warcSum)
 	if err != nil {
 		n.opts.Logger.Warn("content-seen lookup; archiving in full", "url", resp.URL, "err", err)
 		return warcSum, true, nil
@@ -398,7 +399,8 @@ func (n *Node) contentSeen(resp *fetch.Response, sum [sha256.Size]byte, hasSum b
 func (n *Node) keepOriginal(b *store.Batch, j *job.Job, resp *fetch.Response, warcSum [sha256.Size]byte, loc warc.Location) {
 	o := dedup.Original{URL: resp.URL, Date: resp.Start, File: filepath.Base(loc.File), Offset: loc.Offset, RecordID: loc.RecordID, Job: j.ID}
 	n.state.Digests.Add(store.DigestKey(warcSum)) // before b commits: the filter holds every stored key
-	if err := n.dedup.AddExact(b, warcSum, o); err != nil {
+	ci, _ := n.contentIndex()
+	if err := ci.AddExact(b, warcSum, o); err != nil {
 		n.opts.Logger.Warn("content-seen gate: keep original", "url", resp.URL, "err", err)
 	}
 }
@@ -408,7 +410,8 @@ func (n *Node) keepOriginal(b *store.Batch, j *job.Job, resp *fetch.Response, wa
 // Options.NearDistance, or nil. The page's own earlier fingerprint (a
 // refetch) does not count. A lookup that fails counts as none.
 func (n *Node) nearSeen(pageURL string, sim dedup.Print) *dedup.Match {
-	m, ok, err := n.dedup.Near(sim, n.opts.NearDistance)
+	ci, _ := n.contentIndex()
+	m, ok, err := ci.Near(sim, n.opts.NearDistance)
 	if err != nil {
 		n.opts.Logger.Warn("near-duplicate lookup; judged original", "url", pageURL, "err", err)
 		return nil
@@ -423,7 +426,8 @@ func (n *Node) nearSeen(pageURL string, sim dedup.Print) *dedup.Match {
 // near-duplicate gate, in b (its completion batch, committed after its
 // WARC records are durable).
 func (n *Node) keepNear(b *store.Batch, j *job.Job, pageURL string, sim dedup.Print) {
-	if err := n.dedup.AddNear(b, sim, pageURL, j.ID); err != nil {
+	ci, _ := n.contentIndex()
+	if err := ci.AddNear(b, sim, pageURL, j.ID); err != nil {
 		n.opts.Logger.Warn("near-duplicate gate: keep fingerprint", "url", pageURL, "err", err)
 	}
 }
@@ -599,7 +603,8 @@ func (n *Node) notModified(l *frontier.Lease, j *job.Job, resp *fetch.Response, 
 	it := l.Item
 	rv := &warc.Revisit{Profile: warc.ProfileServerNotModified}
 	var orig *dedup.Original
-	if o, ok, err := n.dedup.Exact(prev.Digest); err != nil {
+	ci, _ := n.contentIndex()
+	if o, ok, err := ci.Exact(prev.Digest); err != nil {
 		n.opts.Logger.Warn("content-seen lookup of a 304's capture", "url", it.URL, "err", err)
 	} else if ok {
 		rv.TargetURI, rv.Date, rv.RecordID = o.URL, o.Date, o.RecordID

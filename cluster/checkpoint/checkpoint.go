@@ -1,11 +1,14 @@
 // Package checkpoint moves one partition's state between stores, for a
 // fleet's handoff: Write streams every key of a partition (its hosts'
 // state, queues, URL records, robots copies, seen and held keys, policies,
-// sitemap progress and its recrawl schedule) from one consistent view of a
-// store; Read replaces that partition's keys in a store with a stream's,
-// checking every key and the stream's checksum first. Content fingerprints
-// ('d', 'n') are keyed by value, not by host, and are not part of a
-// partition. Functions are safe for concurrent use on different partitions.
+// sitemap progress and its recrawl schedule) and the content fingerprints
+// that are the partition's by value (store.FingerprintRanges: the fleet's
+// shard of the content-seen gate moves with the partition's owner) from
+// one consistent view of a store; Read replaces that partition's per-host
+// keys in a store with a stream's and adds its fingerprints to those the
+// store holds (each one names an archived record, true wherever it was
+// written), checking every key and the stream's checksum first. Functions
+// are safe for concurrent use on different partitions.
 //
 // The route sequence (the last routed-URL message folded into the
 // partition, see package route) lives in the store under RouteSeqKey(p),
@@ -37,7 +40,7 @@ import (
 //	+----------+---------------+-----------+--------------+-------------+
 //	| magic    | store format  | partition | route stream | written at  |
 //	| 8 B      | 4 B, BE       | 2 B, BE   | seq 8 B, BE  | Unix ms 8 B |
-//	| TRWLCKP1 | FormatVersion |           |              | (+2 B zero) |
+//	| TRWLCKP2 | FormatVersion |           |              | (+2 B zero) |
 //	+----------+---------------+-----------+--------------+-------------+
 //
 // The route stream seq is the value of RouteSeqKey(partition) in the
@@ -51,11 +54,16 @@ import (
 //	| 0x00 (a record's keylen is never 0)             |   end
 //	| records: 8 B, BE | SHA-256 of every record's bytes (32 B) |
 //
-// A reader refuses another magic or format version, a record outside the
-// partition or of a kind a partition does not hold, and a stream whose
-// count or checksum disagrees.
+// The records are the per-host kinds (Kinds, each under its partition
+// prefix), then the fingerprint keys in store.FingerprintRanges order.
+// Magic TRWLCKP1 is the same stream without fingerprint records (written
+// before fingerprints were sharded); it is still read. A reader refuses
+// another magic or format version, a record outside the partition or of a
+// kind a partition does not hold, and a stream whose count or checksum
+// disagrees.
 const (
-	magic      = "TRWLCKP1"
+	magic      = "TRWLCKP2"
+	magicV1    = "TRWLCKP1" // no fingerprint records
 	headerSize = 32
 )
 
@@ -153,9 +161,8 @@ func Write(w io.Writer, db *store.DB, p partition.ID, written time.Time) (Header
 	bw := bufio.NewWriterSize(zw, 64<<10)
 	sum := sha256.New()
 	var lenBuf [2 * binary.MaxVarintLen64]byte
-	for _, kind := range Kinds {
-		prefix := store.PartitionPrefix(kind, h.Partition)
-		for ok := it.SeekGE(prefix); ok && bytes.HasPrefix(it.Key(), prefix); ok = it.Next() {
+	for _, r := range ranges(h.Partition) {
+		for ok := it.SeekGE(r.Start); ok && (r.End == nil || bytes.Compare(it.Key(), r.End) < 0); ok = it.Next() {
 			k := it.Key()
 			v, err := it.ValueAndErr()
 			if err != nil {
@@ -204,7 +211,7 @@ func ReadHeader(r io.Reader) (Header, error) {
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return Header{}, fmt.Errorf("%w: header: %w", ErrCorrupt, err)
 	}
-	if string(hdr[:8]) != magic {
+	if m := string(hdr[:8]); m != magic && m != magicV1 {
 		return Header{}, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, hdr[:8], magic)
 	}
 	if v := binary.BigEndian.Uint32(hdr[8:]); v != store.FormatVersion {
@@ -224,13 +231,16 @@ func ReadHeader(r io.Reader) (Header, error) {
 // batchBytes bounds one import batch.
 const batchBytes = 4 << 20
 
-// Read replaces partition's keys in db with the stream's, which must be a
-// checkpoint of that partition, and its route sequence (RouteSeqKey) with
-// the header's (deleted when the header says 0). The stream is checked whole (every key,
+// Read replaces partition's per-host keys in db with the stream's, which
+// must be a checkpoint of that partition, adds the stream's fingerprints
+// (see clearInto), and replaces its route sequence (RouteSeqKey) with the
+// header's (deleted when the header says 0). The stream is checked whole (every key,
 // the count and the checksum) while it is written in batches under a
 // marker; Pending names a partition whose Read did not finish (a crash,
 // or a stream found corrupt after some batches), and Clear empties it.
-// On any error the partition is left empty.
+// On any error the partition's per-host keys are left empty; fingerprints
+// of a batch already written stay (each key was checked; a value a corrupt
+// stream garbled makes a lookup fail, which counts as not seen).
 func Read(r io.Reader, db *store.DB, want partition.ID) (Header, Stats, error) {
 	var st Stats
 	h, err := ReadHeader(r)
@@ -323,11 +333,28 @@ func Read(r io.Reader, db *store.DB, want partition.ID) (Header, Stats, error) {
 	return h, st, nil
 }
 
+// ranges are partition p's key ranges, in the order Write writes them:
+// each per-host kind's, then its fingerprints'.
+func ranges(p partition.ID) []store.KeyRange {
+	var out []store.KeyRange
+	for _, kind := range Kinds {
+		prefix := store.PartitionPrefix(kind, p)
+		out = append(out, store.KeyRange{Start: prefix, End: store.PrefixEnd(prefix)})
+	}
+	return append(out, store.FingerprintRanges(p)...)
+}
+
 // inPartition checks that key is a valid key of a kind partition p holds.
 func inPartition(key []byte, p partition.ID) error {
 	k, err := store.DecodeKey(key)
 	if err != nil {
 		return err
+	}
+	if fp, ok := store.FingerprintPartition(key); ok {
+		if fp != p {
+			return fmt.Errorf("%s key of partition %d", k.Kind, fp)
+		}
+		return nil
 	}
 	for _, kind := range Kinds {
 		if k.Kind == kind {
@@ -344,6 +371,9 @@ func markerKey(p partition.ID) []byte {
 	return store.MetaKey(fmt.Sprintf("checkpoint-import/%d", p))
 }
 
+// clearInto deletes p's per-host keys and route sequence, not its
+// fingerprints: those a store holds stay true (each names a record
+// archived for good), and a Read adds the stream's.
 func clearInto(b *store.Batch, p partition.ID) {
 	for _, kind := range Kinds {
 		prefix := store.PartitionPrefix(kind, p)
@@ -352,8 +382,8 @@ func clearInto(b *store.Batch, p partition.ID) {
 	b.Delete(RouteSeqKey(p))
 }
 
-// Clear deletes every key of partition p from db, its route sequence and
-// its import marker.
+// Clear deletes every per-host key of partition p from db, its route
+// sequence and its import marker (not its fingerprints: see clearInto).
 func Clear(db *store.DB, p partition.ID) error {
 	b := db.NewBatch()
 	clearInto(b, p)

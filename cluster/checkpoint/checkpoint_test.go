@@ -11,6 +11,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/simhash"
 	"go.uber.org/goleak"
 )
 
@@ -326,6 +327,14 @@ func FuzzRead(f *testing.F) {
 	}
 	defer dst.Close()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Read keeps the fingerprints a store holds: start without any.
+		wipe := dst.NewBatch()
+		for _, r := range store.FingerprintRanges(2) {
+			wipe.DeleteRange(r.Start, r.End)
+		}
+		if err := dst.Commit(wipe); err != nil {
+			t.Fatal(err)
+		}
 		_, st, err := Read(bytes.NewReader(data), dst, 2)
 		if err != nil {
 			return
@@ -341,6 +350,9 @@ func FuzzRead(f *testing.F) {
 			if err != nil {
 				t.Fatalf("accepted stream left key %q: %v", it.Key(), err)
 			}
+			if fp, ok := store.FingerprintPartition(it.Key()); ok {
+				k.Part = fp
+			}
 			if k.Kind != store.KindMeta {
 				if k.Part != 2 {
 					t.Fatalf("accepted stream left key %q of partition %d", it.Key(), k.Part)
@@ -352,4 +364,101 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("Read reported %d keys, store holds %d", st.Keys, n)
 		}
 	})
+}
+
+// fillFingerprints writes a digest key and a near band key whose values
+// (tagged tag) are partition p's, under each of the sums and prints given.
+func fillFingerprints(t *testing.T, db *store.DB, tag string, sums [][32]byte, nears []uint64) {
+	t.Helper()
+	b := db.NewBatch()
+	for _, s := range sums {
+		b.Set(store.DigestKey(s), []byte(tag))
+	}
+	for _, fp := range nears {
+		for band := range simhash.NumBands {
+			b.Set(store.NearKey(fp, band), []byte(tag))
+		}
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMoveFingerprints: a checkpoint of partition p carries the digests
+// and near band keys whose values are p's (and no others); reading it adds
+// them to the destination's and keeps the destination's own.
+func TestMoveFingerprints(t *testing.T) {
+	const p = partition.ID(7)
+	lo, hi := partition.FingerprintRange(p)
+	sum := func(v uint16, last byte) (s [32]byte) {
+		s[0], s[1], s[31] = byte(v>>8), byte(v), last
+		return s
+	}
+	src, dst := open(t), open(t)
+	fill(t, src, clustertest.HostsIn(p, 2), "new")
+	// In p: digests at both ends of its range; a print whose band 2 is p's.
+	inP := [][32]byte{sum(lo, 1), sum(hi, 2)}
+	nearP := uint64(lo+3)<<32 | 0x0001_0000_ffff
+	fillFingerprints(t, src, "src", append(inP, sum(lo-1, 3), sum(hi+1, 4)), []uint64{nearP})
+	kept := sum(lo+1, 5)
+	fillFingerprints(t, dst, "dst", [][32]byte{kept, sum(lo, 1)}, nil)
+
+	var buf bytes.Buffer
+	_, st, err := Write(&buf, src, p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 hosts x 9 kinds, 2 digests and the one band key of nearP in p.
+	if want := 2*9 + 2 + 1; st.Keys != want {
+		t.Errorf("Write: %d keys, want %d", st.Keys, want)
+	}
+	if _, _, err := Read(bytes.NewReader(buf.Bytes()), dst, p); err != nil {
+		t.Fatal(err)
+	}
+	after := dump(t, dst)
+	for _, s := range inP {
+		if v := after[string(store.DigestKey(s))]; v != "src" {
+			t.Errorf("digest %x of partition %d after the read: %q, want the source's", s[:2], p, v)
+		}
+	}
+	if v := after[string(store.DigestKey(kept))]; v != "dst" {
+		t.Errorf("the destination's own digest of partition %d after the read: %q, want kept", p, v)
+	}
+	for _, s := range [][32]byte{sum(lo-1, 3), sum(hi+1, 4)} {
+		if _, ok := after[string(store.DigestKey(s))]; ok {
+			t.Errorf("digest %x of another partition was carried", s[:2])
+		}
+	}
+	for band := range simhash.NumBands {
+		_, ok := after[string(store.NearKey(nearP, band))]
+		if want := partition.OfFingerprint(simhash.Band(nearP, band)) == p; ok != want {
+			t.Errorf("near band %d key (value %#x) carried: %v, want %v", band, simhash.Band(nearP, band), ok, want)
+		}
+	}
+	// Clear leaves the fingerprints.
+	if err := Clear(dst, p); err != nil {
+		t.Fatal(err)
+	}
+	if v := dump(t, dst)[string(store.DigestKey(inP[0]))]; v != "src" {
+		t.Errorf("Clear deleted a fingerprint: %q", v)
+	}
+}
+
+// TestReadVersion1: a checkpoint written before fingerprints were carried
+// (magic TRWLCKP1) is still read.
+func TestReadVersion1(t *testing.T) {
+	const p = partition.ID(3)
+	src, dst := open(t), open(t)
+	fill(t, src, clustertest.HostsIn(p, 2), "old")
+	var buf bytes.Buffer
+	_, st, err := Write(&buf, src, p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	copy(b, magicV1)
+	_, rst, err := Read(bytes.NewReader(b), dst, p)
+	if err != nil || rst != st {
+		t.Fatalf("Read of a version 1 stream: %+v, %v; want %+v", rst, err, st)
+	}
 }

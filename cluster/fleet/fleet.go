@@ -8,13 +8,19 @@
 //
 // How a partition moves, in the order it happens:
 //
-//	owner.Take  ──▶ ckptstore.Restore (or an empty partition) ──▶ node.ServePartition
-//	               (takeover: no host before now + TakeoverHold) ──▶ route.Follow from
-//	               the checkpoint's route sequence
-//	owner.Adopt ──▶ the node's own state ──▶ node.ServePartition ──▶ route.Follow
+//	owner.Take  ──▶ ckptstore.Restore (or an empty partition) ──▶ Shard.Serve ──▶
+//	               node.ServePartition (takeover: no host before now + TakeoverHold)
+//	               ──▶ route.Follow from the checkpoint's route sequence
+//	owner.Adopt ──▶ the node's own state ──▶ Shard.Serve ──▶ node.ServePartition ──▶
+//	               route.Follow
 //	owner.Release ─▶ stop Follow ──▶ node.ReleasePartition (leases done, durable)
-//	               ──▶ ckptstore.Save ──▶ the claim is given up
-//	owner.Drop  ──▶ stop Follow ──▶ node.ReleasePartition (bounded wait), no save
+//	               ──▶ Shard.Release ──▶ ckptstore.Save ──▶ the claim is given up
+//	owner.Drop  ──▶ stop Follow ──▶ node.ReleasePartition (bounded wait) ──▶
+//	               Shard.Release, no save
+//
+// Shard (Options.Shard) is the part of a partition's state kept beside the
+// node's: the fleet's content-seen gate (cluster/fpshard), whose share of
+// a partition is in the store and in its checkpoints.
 //
 // A Fleet is safe for concurrent use.
 package fleet
@@ -63,6 +69,10 @@ type Options struct {
 	// RouteMaxAge is how long routed URLs stay on the stream: more than
 	// the age of any checkpoint a taker may restore. Zero: 24 h.
 	RouteMaxAge time.Duration
+	// Shard is told when this member starts holding a partition (its keys
+	// in the store, before the node serves it) and when it stops (before
+	// its last checkpoint). Nil: none.
+	Shard Shard
 	// Info is published with the membership (the node's API address),
 	// JSON. Nil: none.
 	Info json.RawMessage
@@ -70,6 +80,14 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives moves and failures. Nil: silent.
 	Logger *slog.Logger
+}
+
+// Shard is per-partition state a member holds beside its node's
+// (cluster/fpshard.Shard): Serve once the partition's keys are in the
+// store, Release before its last checkpoint.
+type Shard interface {
+	Serve(p partition.ID) error
+	Release(p partition.ID)
 }
 
 // Validate reports every bad field by name.
@@ -355,7 +373,13 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 	if a.Takeover {
 		hold = f.opts.Now().Add(f.opts.TakeoverHold)
 	}
+	if f.opts.Shard != nil {
+		if err := f.opts.Shard.Serve(p); err != nil {
+			return err
+		}
+	}
 	if err := f.opts.Node.ServePartition(p, hold); err != nil {
+		f.releaseShard(p)
 		return err
 	}
 	seq, err := checkpoint.RouteSeq(db, p)
@@ -365,7 +389,9 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 		// Serve of p finishes it).
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropTimeout)
 		defer cancel()
-		return errors.Join(err, f.opts.Node.ReleasePartition(rctx, p))
+		err = errors.Join(err, f.opts.Node.ReleasePartition(rctx, p))
+		f.releaseShard(p)
+		return err
 	}
 	f.startFollow(p, seq)
 	// A baseline at once: without one, a member that loses p before its
@@ -401,6 +427,7 @@ func (h handler) Release(ctx context.Context, pi int) error {
 			// Claimed but never served (a Take interrupted before its
 			// Serve): the store's copy of p is not this member's to
 			// save; the latest checkpoint stays the latest.
+			f.releaseShard(p)
 			return nil
 		}
 		// Dropped (fenced, or a round that saw a stale claim) with the
@@ -412,7 +439,10 @@ func (h handler) Release(ctx context.Context, pi int) error {
 		return err
 	}
 	// Not served now: if the save fails, the owner calls Release again,
-	// which must then save from the store, as after a Drop.
+	// which must then save from the store, as after a Drop. The shard is
+	// let go first, so that the checkpoint holds every fingerprint added
+	// to p here.
+	f.releaseShard(p)
 	f.setDropped(p, true)
 	if err := f.save(ctx, p); err != nil {
 		return err
@@ -443,8 +473,15 @@ func (h handler) Drop(pi int) {
 		// p leases nothing now; its release finishes at its next Serve.
 		f.opts.Logger.Warn("fleet: drop partition", "partition", p, "err", err)
 	}
+	f.releaseShard(p)
 	f.setDropped(p, true)
 	f.drops.Add(1)
+}
+
+func (f *Fleet) releaseShard(p partition.ID) {
+	if f.opts.Shard != nil {
+		f.opts.Shard.Release(p)
+	}
 }
 
 // dropTimeout bounds the wait of a Drop for the fetches of its partition

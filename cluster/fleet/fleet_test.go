@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/ckptstore"
+	"github.com/trawl-crawler/trawl/cluster/fpshard"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/testweb"
@@ -70,6 +71,7 @@ type member struct {
 	nc    *nats.Conn
 	node  *node.Node
 	fleet *Fleet
+	fp    *fpshard.Shard // the content-seen gate over the fleet
 }
 
 const gap = 40 * time.Millisecond
@@ -101,6 +103,10 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 		t.Fatal(err)
 	}
 	js, _ := jetstream.New(m.nc)
+	if m.fp, err = fpshard.New(fpshard.Options{Conn: m.nc, Index: n.Dedup(), DB: n.DB(), Logger: logger(t, name)}); err != nil {
+		t.Fatal(err)
+	}
+	n.SetContentIndex(m.fp)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for {
@@ -108,6 +114,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 			Name: name, Node: n, JS: js, Replicas: srv.Replicas(),
 			Heartbeat: 250 * time.Millisecond, MemberTTL: 3 * time.Second,
 			CheckpointEvery: 2 * time.Second, TakeoverHold: 3 * time.Second, Logger: logger(t, name),
+			Shard: m.fp,
 		})
 		if err == nil {
 			return m
@@ -126,6 +133,7 @@ func (m *member) stop(t *testing.T) {
 	if err := m.fleet.Close(ctx); err != nil {
 		t.Errorf("%s: leave: %v", m.name, err)
 	}
+	m.fp.Close()
 	if err := m.node.Close(); err != nil {
 		t.Errorf("%s: close node: %v", m.name, err)
 	}
@@ -203,6 +211,7 @@ func TestFleetCrawl(t *testing.T) {
 		t.Logf("%s: serves %d partitions, routed %d URLs", m.name, len(m.node.Partitions()), m.fleet.Published())
 	}
 	checkStats(t, members)
+	checkContent(t, members)
 	// No repeat unless a member was fenced under load and its partitions
 	// taken over (none is, on a machine with time to spare).
 	unexplained := unexplainedRepeats(rep, members)
@@ -222,6 +231,29 @@ func TestFleetCrawl(t *testing.T) {
 		t.Fatalf("%d repeats not explained by a takeover:\n%s", len(unexplained), strings.Join(unexplained, "\n"))
 	}
 	t.Logf("coverage %.3f, %d requests, owners %v", rep.Coverage, rep.Requests, owned)
+}
+
+// checkContent checks that the content-seen gate worked across the fleet:
+// the web's exact copies (each on its original's host) were archived as
+// revisits, their fingerprints held by the partitions' owners, most of
+// them another member (cluster/fpshard).
+func checkContent(t *testing.T, members []*member) {
+	t.Helper()
+	var revisits int64
+	var sum fpshard.Stats
+	for _, m := range members {
+		j := m.node.Job(1)
+		revisits += j.Stats.Revisits.Load()
+		st := m.fp.Stats()
+		t.Logf("%s: revisits %d, near-duplicates %d, fingerprints %+v", m.name, j.Stats.Revisits.Load(), j.Stats.NearDuplicates.Load(), st)
+		sum.LookupsRemote += st.LookupsRemote
+		sum.Served += st.Served
+		sum.AddsSent += st.AddsSent
+		sum.AddsReceived += st.AddsReceived
+	}
+	if revisits == 0 || sum.LookupsRemote == 0 || sum.Served == 0 || sum.AddsSent == 0 || sum.AddsReceived == 0 {
+		t.Errorf("over the members: %d revisits, fingerprints %+v; want revisits, remote lookups served and adds received", revisits, sum)
+	}
 }
 
 // checkStats checks what the members' Stats say of a crawl in which they
@@ -276,6 +308,7 @@ func (m *member) kill(t *testing.T) {
 	if err := m.node.Close(); err != nil {
 		t.Logf("%s: close node after kill: %v", m.name, err)
 	}
+	m.fp.Close()
 	m.nc.Close()
 	m.srv.Close()
 }

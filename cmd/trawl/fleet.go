@@ -19,6 +19,7 @@ import (
 	"github.com/trawl-crawler/trawl/cluster/catalog"
 	"github.com/trawl-crawler/trawl/cluster/finish"
 	"github.com/trawl-crawler/trawl/cluster/fleet"
+	"github.com/trawl-crawler/trawl/cluster/fpshard"
 	"github.com/trawl-crawler/trawl/cluster/ipcap"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
 	"github.com/trawl-crawler/trawl/node"
@@ -94,6 +95,7 @@ type fleetMember struct {
 	srv     *jsserver.Server // nil with --nats
 	nc      *nats.Conn
 	fleet   *fleet.Fleet
+	fp      *fpshard.Shard // the content-seen gate over the fleet
 	catalog *catalog.Catalog
 	ipcap   *ipcap.Gate // the per-IP cap over the fleet
 	stopCap context.CancelFunc
@@ -194,9 +196,15 @@ func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dat
 		}
 		return nil, fmt.Errorf("fleet: the data directory %s holds crawls the fleet does not know (job %s): a member shares the fleet's crawls only; start it with a data directory of its own", dataDir, strings.Join(names, ", "))
 	}
+	// Content fingerprints are sharded by partition: looked up and kept
+	// by each partition's owner, handed on with its checkpoints.
+	if m.fp, err = fpshard.New(fpshard.Options{Conn: m.nc, Index: n.Dedup(), DB: n.DB(), Logger: log}); err != nil {
+		return nil, err
+	}
+	n.SetContentIndex(m.fp)
 	if err := retry("membership", func() (err error) {
 		m.fleet, err = fleet.Start(ctx, fleet.Options{
-			Name: name, Node: n, JS: js, Replicas: replicas, Info: info,
+			Name: name, Node: n, JS: js, Replicas: replicas, Info: info, Shard: m.fp,
 			Heartbeat: a.heartbeat, MemberTTL: a.memberTTL,
 			CheckpointEvery: a.ckptEvery, TakeoverHold: a.hold, Logger: log,
 		})
@@ -261,6 +269,9 @@ func (m *fleetMember) close(ctx context.Context) error {
 		m.stopCap()
 		<-m.capDone
 		m.ipcap.Close(ctx)
+	}
+	if m.fp != nil {
+		m.fp.Close()
 	}
 	if m.cancel != nil {
 		m.cancel()

@@ -8,7 +8,10 @@
 // few bits past the distance is still caught.
 //
 // Both live in the node's store, keyed by value (kinds 'd' and 'n'), never
-// by host, so that a fleet can shard them by value. Entries are written
+// by host, so that a fleet shards them by value (partition.OfFingerprint;
+// cluster/fpshard): a shard holds its partitions' digests and, of each
+// fingerprint, the bands whose values are its (PartitionBands, NearBands,
+// AddNearBands). Entries are written
 // into the caller's batch: the node puts them in a page's completion
 // batch, which commits only after the page's WARC records are durable, so
 // an entry never names a record that a crash could lose. Two fetches of
@@ -30,6 +33,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/simhash"
 )
@@ -141,19 +145,41 @@ type Index struct {
 // fingerprints hold: a seek per band value present, at most 2^16 per band.
 func New(db *store.DB) (*Index, error) {
 	x := &Index{db: db}
-	it, err := db.NewIter(store.KindPrefix(store.KindNear))
+	if err := x.loadBands(0, 1<<16-1); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// LoadPartition notes which band values the stored fingerprints of
+// partition p hold (partition.FingerprintRange): keys written into the
+// store other than by AddNear, such as a checkpoint's, are found by Near
+// only once loaded.
+func (x *Index) LoadPartition(p partition.ID) error {
+	lo, hi := partition.FingerprintRange(p)
+	return x.loadBands(lo, hi)
+}
+
+// loadBands occupies the band values from lo to hi (inclusive) of every
+// band that stored fingerprints hold.
+func (x *Index) loadBands(lo, hi uint16) error {
+	it, err := x.db.NewIter(store.KindPrefix(store.KindNear))
 	if err != nil {
-		return nil, fmt.Errorf("dedup: load near bands: %w", err)
+		return fmt.Errorf("dedup: load near bands: %w", err)
 	}
 	defer it.Close()
 	for band := range simhash.NumBands {
 		seek := []byte{byte(store.KindNear), byte(band), 0, 0}
+		binary.BigEndian.PutUint16(seek[2:], lo)
 		for it.SeekGE(seek); it.Valid(); it.SeekGE(seek) {
 			k := it.Key()
 			if len(k) < 1+simhash.BandPrefixLen || k[1] != byte(band) {
 				break
 			}
 			v := binary.BigEndian.Uint16(k[2:])
+			if v > hi {
+				break
+			}
 			x.occupy(band, v)
 			if v == 1<<16-1 {
 				break
@@ -162,9 +188,9 @@ func New(db *store.DB) (*Index, error) {
 		}
 	}
 	if err := it.Error(); err != nil {
-		return nil, fmt.Errorf("dedup: load near bands: %w", err)
+		return fmt.Errorf("dedup: load near bands: %w", err)
 	}
-	return x, nil
+	return nil
 }
 
 func (x *Index) occupy(band int, v uint16) { x.occupied[band][v/64].Or(1 << (v % 64)) }
@@ -226,12 +252,39 @@ func (p Print) Distance(q Print) int { return bits.OnesCount64((p.FP ^ q.FP) &^ 
 // simhash.MaxNear); false if none is. An equal fingerprint counts
 // (distance 0).
 func (x *Index) Near(p Print, maxDist int) (Match, bool, error) {
+	return x.NearBands(p, maxDist, AllBands)
+}
+
+// Bands is a set of band numbers: bit i stands for band i.
+type Bands uint8
+
+// AllBands holds every band of a fingerprint.
+const AllBands Bands = 1<<simhash.NumBands - 1
+
+// Has reports whether band is in s.
+func (s Bands) Has(band int) bool { return s&(1<<band) != 0 }
+
+// PartitionBands returns the bands of fp whose values are partition p's
+// (partition.OfFingerprint): the bands a shard of the index over p holds.
+func PartitionBands(fp uint64, p partition.ID) Bands {
+	var s Bands
+	for band := range simhash.NumBands {
+		if partition.OfFingerprint(simhash.Band(fp, band)) == p {
+			s |= 1 << band
+		}
+	}
+	return s
+}
+
+// NearBands is Near over the bands in bands only: the part of a lookup
+// that one shard of a fleet's index answers (PartitionBands).
+func (x *Index) NearBands(p Print, maxDist int, bands Bands) (Match, bool, error) {
 	maxDist = min(max(maxDist, 0), simhash.MaxNear)
 	best := Match{Dist: maxDist + 1}
 	var val []byte          // the best candidate's stored value, decoded at the end
 	var it *pebble.Iterator // one for every band read, made at the first
 	for band := range simhash.NumBands {
-		if !x.isOccupied(band, simhash.Band(p.FP, band)) {
+		if !bands.Has(band) || !x.isOccupied(band, simhash.Band(p.FP, band)) {
 			continue
 		}
 		if it == nil {
@@ -277,10 +330,19 @@ func (x *Index) Near(p Print, maxDist int) (Match, bool, error) {
 // key under each band of its fingerprint, whose value is the job
 // (uvarint), the weak-bit mask (8 bytes, big-endian) and the URL.
 func (x *Index) AddNear(b *store.Batch, p Print, url string, job uint32) error {
+	return x.AddNearBands(b, p, url, job, AllBands)
+}
+
+// AddNearBands is AddNear under the bands in bands only: the keys one shard
+// of a fleet's index holds (PartitionBands).
+func (x *Index) AddNearBands(b *store.Batch, p Print, url string, job uint32, bands Bands) error {
 	v := binary.AppendUvarint(make([]byte, 0, 13+len(url)), uint64(job))
 	v = binary.BigEndian.AppendUint64(v, p.Weak)
 	v = append(v, url...)
 	for band := range simhash.NumBands {
+		if !bands.Has(band) {
+			continue
+		}
 		x.occupy(band, simhash.Band(p.FP, band)) // before b commits
 		if err := b.Set(store.NearKey(p.FP, band), v); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/simhash"
 )
@@ -209,6 +211,99 @@ func TestNearBandsLoaded(t *testing.T) {
 		m, ok, err := y.Near(Print{fps.FP ^ 1, fps.Weak}, simhash.MaxNear)
 		if err != nil || !ok || m.URL != fmt.Sprintf("http://h%d.test/", i) {
 			t.Fatalf("Near(stored print %d, one bit off) = %+v, %v, %v", i, m, ok, err)
+		}
+	}
+}
+
+// TestNearSharded: an index split by partition (each shard holding only
+// its partitions' bands, AddNearBands) answers, shard by shard
+// (NearBands), what one whole index does; keys copied into a store other
+// than by AddNear are found once their partition is loaded
+// (LoadPartition).
+func TestNearSharded(t *testing.T) {
+	whole, err := New(memDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shardDB := memDB(t)
+	shard, err := New(shardDB) // made before the keys are copied in
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var stored []Print
+	commit(t, whole.db, func(b *store.Batch) error {
+		for i := range 200 {
+			p := Print{FP: rng.Uint64()}
+			stored = append(stored, p)
+			if err := whole.AddNear(b, p, fmt.Sprintf("http://h%d.test/", i), 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	// Copy every fingerprint key into the shard's store, by partition.
+	it, err := whole.db.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, shardDB, func(b *store.Batch) error {
+		for part := range partition.Count {
+			for _, r := range store.FingerprintRanges(partition.ID(part)) {
+				for ok := it.SeekGE(r.Start); ok && bytes.Compare(it.Key(), r.End) < 0; ok = it.Next() {
+					if err := b.Set(it.Key(), it.Value()); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+	it.Close()
+	for i, p := range stored {
+		q := Print{FP: p.FP ^ 0b101} // two bits off, in band 0
+		want, ok, err := whole.Near(q, simhash.MaxNear)
+		if err != nil || !ok {
+			t.Fatalf("whole Near(print %d) = %v, %v", i, ok, err)
+		}
+		parts := map[partition.ID]bool{}
+		for band := range simhash.NumBands {
+			parts[partition.OfFingerprint(simhash.Band(q.FP, band))] = true
+		}
+		best := Match{Dist: simhash.MaxNear + 1}
+		for part := range parts {
+			if i == 0 { // before LoadPartition, the copied keys are not seen
+				if _, ok, _ := shard.NearBands(q, simhash.MaxNear, PartitionBands(q.FP, part)); ok {
+					t.Fatalf("NearBands before LoadPartition(%d) found a match", part)
+				}
+			}
+			if err := shard.LoadPartition(part); err != nil {
+				t.Fatal(err)
+			}
+			m, ok, err := shard.NearBands(q, simhash.MaxNear, PartitionBands(q.FP, part))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok && m.Dist < best.Dist {
+				best = m
+			}
+		}
+		if best != want {
+			t.Errorf("print %d: shards' best %+v, whole index's %+v", i, best, want)
+		}
+	}
+	// PartitionBands splits every fingerprint's bands among its partitions.
+	for _, p := range stored {
+		var all Bands
+		for part := range partition.Count {
+			s := PartitionBands(p.FP, partition.ID(part))
+			if all&s != 0 {
+				t.Fatalf("PartitionBands(%#x): band in two partitions", p.FP)
+			}
+			all |= s
+		}
+		if all != AllBands {
+			t.Fatalf("PartitionBands(%#x) cover %b, want %b", p.FP, all, AllBands)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,8 +37,11 @@ const FormatVersion uint32 = 3
 //	|      |                 |   (value: job.Tally; added within version 3)
 //	+------+-----------------+
 //
-//	content (not per host; keyed by value, so that a fleet can shard them
-//	by value; added within version 3):
+//	content (not per host; keyed by value, so that a fleet shards them
+//	by value: a fingerprint's first 16 bits, the digest's first two bytes
+//	or the band value, give its partition (partition.OfFingerprint), so a
+//	partition's fingerprints are a few key ranges, FingerprintRanges; added
+//	within version 3):
 //	+------+------------------------------------------------+
 //	| 'd'  | SHA-256 of a payload (32 B)                    |  the archived original
 //	| 'n'  | band (1 B) | band value (2 B, BE) | SimHash    |  near-duplicate band
@@ -437,6 +441,43 @@ func NearKey(fp uint64, band int) []byte {
 // fingerprint that shares fp's band.
 func NearPrefix(fp uint64, band int) []byte {
 	return NearKey(fp, band)[:1+simhash.BandPrefixLen]
+}
+
+// KeyRange is the keys from Start (inclusive) to End (exclusive).
+type KeyRange struct{ Start, End []byte }
+
+// FingerprintRanges returns the key ranges of the content fingerprints
+// that belong to partition part (partition.OfFingerprint): one of digest
+// keys, whose first two SHA-256 bytes are in part's range, then one of near
+// band keys per band, whose band value is. A fleet shards the content-seen
+// gate by these, and a partition's checkpoint carries them.
+func FingerprintRanges(part partition.ID) []KeyRange {
+	lo, hi := partition.FingerprintRange(part)
+	rng := func(prefix []byte) KeyRange {
+		start := binary.BigEndian.AppendUint16(slices.Clone(prefix), lo)
+		if hi == 1<<16-1 {
+			return KeyRange{start, PrefixEnd(prefix)}
+		}
+		return KeyRange{start, binary.BigEndian.AppendUint16(slices.Clone(prefix), hi+1)}
+	}
+	out := []KeyRange{rng([]byte{byte(KindDigest)})}
+	for band := range simhash.NumBands {
+		out = append(out, rng([]byte{byte(KindNear), byte(band)}))
+	}
+	return out
+}
+
+// FingerprintPartition returns the partition of a digest or near band key
+// (partition.OfFingerprint of its first 16-bit value), and false for a key
+// of another kind or too short.
+func FingerprintPartition(key []byte) (partition.ID, bool) {
+	switch {
+	case len(key) >= 3 && Kind(key[0]) == KindDigest:
+		return partition.OfFingerprint(binary.BigEndian.Uint16(key[1:])), true
+	case len(key) >= 4 && Kind(key[0]) == KindNear:
+		return partition.OfFingerprint(binary.BigEndian.Uint16(key[2:])), true
+	}
+	return 0, false
 }
 
 // dueLen is the length of a due key's time.

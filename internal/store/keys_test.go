@@ -2,11 +2,14 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/simhash"
 )
 
 func TestKeyEncoding(t *testing.T) {
@@ -199,4 +202,48 @@ func FuzzDecodeKey(f *testing.F) {
 			t.Fatalf("DecodeKey(Encode(%+v)) = %+v, %v", k, k2, err)
 		}
 	})
+}
+
+// TestFingerprintRanges: every digest and near band key lies in exactly
+// the ranges of its own partition (FingerprintPartition), at the edges of
+// partitions too.
+func TestFingerprintRanges(t *testing.T) {
+	in := func(k []byte, r KeyRange) bool {
+		return bytes.Compare(k, r.Start) >= 0 && (r.End == nil || bytes.Compare(k, r.End) < 0)
+	}
+	var keys [][]byte
+	for _, v := range []uint16{0, 0x00ff, 0x0100, 0x7fff, 0x8000, 0xabcd, 0xff00, 0xffff} {
+		var sum [sha256.Size]byte
+		binary.BigEndian.PutUint16(sum[:], v)
+		for _, last := range []byte{0, 0xff} {
+			sum[31] = last
+			keys = append(keys, DigestKey(sum))
+		}
+		for band := range simhash.NumBands {
+			for _, other := range []uint64{0, ^uint64(0)} {
+				fp := other&^(0xffff<<(16*band)) | uint64(v)<<(16*band)
+				keys = append(keys, NearKey(fp, band))
+			}
+		}
+	}
+	for _, k := range keys {
+		p, ok := FingerprintPartition(k)
+		if !ok {
+			t.Fatalf("FingerprintPartition(%x): not a fingerprint key", k)
+		}
+		for q := range partition.Count {
+			n := 0
+			for _, r := range FingerprintRanges(partition.ID(q)) {
+				if in(k, r) {
+					n++
+				}
+			}
+			if want := map[bool]int{true: 1, false: 0}[partition.ID(q) == p]; n != want {
+				t.Errorf("key %x (partition %d) is in %d ranges of partition %d, want %d", k, p, n, q, want)
+			}
+		}
+	}
+	if _, ok := FingerprintPartition(HostKey("a.test")); ok {
+		t.Error("FingerprintPartition of a host key: ok")
+	}
 }

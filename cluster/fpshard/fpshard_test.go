@@ -1,0 +1,289 @@
+package fpshard_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/trawl-crawler/trawl/cluster/checkpoint"
+	"github.com/trawl-crawler/trawl/cluster/fpshard"
+	"github.com/trawl-crawler/trawl/cluster/jsserver"
+	"github.com/trawl-crawler/trawl/internal/dedup"
+	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/simhash"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func startServer(t *testing.T) *jsserver.Server {
+	t.Helper()
+	s, err := jsserver.Start(jsserver.Options{Name: "s1", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// member is one fleet member's store and shard.
+type member struct {
+	db    *store.DB
+	shard *fpshard.Shard
+}
+
+func join(t *testing.T, s *jsserver.Server, o fpshard.Options, serves ...partition.ID) *member {
+	t.Helper()
+	db, err := store.Open(t.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ix, err := dedup.New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	o.Conn, o.Index, o.DB = nc, ix, db
+	sh, err := fpshard.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sh.Close)
+	for _, p := range serves {
+		if err := sh.Serve(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil { // the subscriptions are the server's
+		t.Fatal(err)
+	}
+	return &member{db: db, shard: sh}
+}
+
+// commit runs add on a batch of m's store and commits it, as a page's
+// completion does.
+func (m *member) commit(t *testing.T, add func(b *store.Batch) error) {
+	t.Helper()
+	b := m.db.NewBatch()
+	if err := add(b); err != nil {
+		b.Close()
+		t.Fatal(err)
+	}
+	if err := m.db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sumIn returns a SHA-256-sized digest of partition p, told apart by tag.
+func sumIn(p partition.ID, tag byte) (s [sha256.Size]byte) {
+	lo, _ := partition.FingerprintRange(p)
+	s[0], s[1], s[31] = byte(lo>>8), byte(lo), tag
+	return s
+}
+
+// band returns the 16-bit band value of partition p, told apart by tag.
+func band(p partition.ID, tag uint16) uint64 {
+	lo, _ := partition.FingerprintRange(p)
+	return uint64(lo + tag)
+}
+
+func span(from, to int) []partition.ID {
+	var out []partition.ID
+	for p := from; p < to; p++ {
+		out = append(out, partition.ID(p))
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or 10 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestTwoMembers: two members serving disjoint halves of the partitions
+// find each other's exact and near duplicates; an add for the other half
+// is written by its owner only after the adder's batch commits; a lookup
+// of a partition no one serves is "not seen" at once and counted.
+func TestTwoMembers(t *testing.T) {
+	s := startServer(t)
+	a := join(t, s, fpshard.Options{}, span(0, 128)...)
+	b := join(t, s, fpshard.Options{}, span(128, 256)...)
+	origA := dedup.Original{URL: "http://a.test/", Date: time.Unix(1_700_000_000, 0).UTC(), File: "a.warc.gz", Offset: 10, RecordID: "<urn:uuid:a>", Job: 1}
+	origB := dedup.Original{URL: "http://b.test/", Date: time.Unix(1_700_000_001, 0).UTC(), File: "b.warc.gz", Offset: 20, RecordID: "<urn:uuid:b>", Job: 1}
+	inA, inB := sumIn(3, 1), sumIn(200, 2)
+
+	// a archives a page whose digest is b's: sent only once a's batch commits.
+	batch := a.db.NewBatch()
+	if err := a.shard.AddExact(batch, inB, origA); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := b.shard.Stats().AddsReceived; n != 0 {
+		t.Fatalf("b received %d adds before a's batch committed", n)
+	}
+	if err := a.db.Commit(batch); err != nil {
+		t.Fatal(err)
+	}
+	b.commit(t, func(bt *store.Batch) error { return b.shard.AddExact(bt, inA, origB) })
+	waitFor(t, "b to write a's add", func() bool { return b.shard.Stats().AddsReceived == 1 })
+	waitFor(t, "a to write b's add", func() bool { return a.shard.Stats().AddsReceived == 1 })
+
+	for _, c := range []struct {
+		name string
+		m    *member
+		sum  [sha256.Size]byte
+		want dedup.Original
+	}{
+		{"a asks b", a, inB, origA}, {"b at home", b, inB, origA},
+		{"b asks a", b, inA, origB}, {"a at home", a, inA, origB},
+	} {
+		got, ok, err := c.m.shard.Exact(c.sum)
+		if err != nil || !ok || got != c.want {
+			t.Errorf("%s: Exact = %+v, %v, %v; want %+v", c.name, got, ok, err, c.want)
+		}
+	}
+	if _, ok, err := a.shard.Exact(sumIn(200, 9)); ok || err != nil {
+		t.Errorf("Exact of an unknown digest of b's: %v, %v", ok, err)
+	}
+
+	// A print whose bands 0 and 3 are a's, 1 and 2 b's, archived by a.
+	fp := band(10, 1) | band(150, 2)<<16 | band(160, 3)<<32 | band(20, 4)<<48
+	pr := dedup.Print{FP: fp}
+	a.commit(t, func(bt *store.Batch) error { return a.shard.AddNear(bt, pr, "http://a.test/page", 7) })
+	// Bands 1 and 2 are two partitions of b's: an add to each.
+	waitFor(t, "b to write a's near bands", func() bool { return b.shard.Stats().AddsReceived == 3 })
+	for _, c := range []struct {
+		name string
+		m    *member
+		flip uint64 // bits changed in the lookup
+	}{
+		{"b, only a's bands equal", b, 1<<16 | 1<<32},
+		{"b, only b's bands equal", b, 1 | 1<<48},
+		{"a, only b's bands equal", a, 1 | 1<<48},
+		{"a, only a's bands equal", a, 1<<17 | 1<<33},
+	} {
+		m, ok, err := c.m.shard.Near(dedup.Print{FP: fp ^ c.flip}, simhash.MaxNear)
+		if err != nil || !ok || m.URL != "http://a.test/page" || m.Job != 7 || m.Dist != 2 {
+			t.Errorf("%s: Near = %+v, %v, %v; want a.test/page at 2", c.name, m, ok, err)
+		}
+	}
+	if m, ok, err := b.shard.Near(dedup.Print{FP: fp ^ 0xf000f000f000f}, simhash.MaxNear); ok || err != nil {
+		t.Errorf("Near with every band changed: %+v, %v, %v", m, ok, err)
+	}
+
+	// No one serves partition 5 once a lets it go: not seen, counted.
+	a.shard.Release(5)
+	before := a.shard.Stats()
+	start := time.Now()
+	if _, ok, err := a.shard.Exact(sumIn(5, 1)); ok || err != nil {
+		t.Errorf("Exact of a partition no one serves: %v, %v", ok, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a lookup no one can answer took %v", d)
+	}
+	if st := a.shard.Stats(); st.RemoteMisses != before.RemoteMisses+1 || st.LookupsRemote != before.LookupsRemote+1 {
+		t.Errorf("stats after an unanswered lookup: %+v (before %+v)", st, before)
+	}
+	st := a.shard.Stats()
+	if st.LookupsLocal == 0 || st.LookupsRemote == 0 || st.AddsSent != 3 || st.AddsLocal != 2 {
+		t.Errorf("a's stats: %+v", st)
+	}
+}
+
+// TestBatching: concurrent lookups bound for one partition share requests
+// (MaxBatch a request), and a lone one is sent after Linger.
+func TestBatching(t *testing.T) {
+	s := startServer(t)
+	owner := join(t, s, fpshard.Options{}, 9)
+	asker := join(t, s, fpshard.Options{MaxBatch: 16, Linger: time.Hour})
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, ok, err := asker.shard.Exact(sumIn(9, byte(i))); ok || err != nil {
+				t.Errorf("Exact: %v, %v", ok, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if st := asker.shard.Stats(); st.Requests != 4 || st.LookupsRemote != 64 || st.RemoteMisses != 0 {
+		t.Errorf("64 lookups in batches of 16: %+v, want 4 requests", st)
+	}
+	if n := owner.shard.Stats().Served; n != 64 {
+		t.Errorf("owner answered %d lookups, want 64", n)
+	}
+	lone := join(t, s, fpshard.Options{Linger: 20 * time.Millisecond})
+	start := time.Now()
+	if _, _, err := lone.shard.Exact(sumIn(9, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 20*time.Millisecond {
+		t.Errorf("a lone lookup was sent after %v, before Linger", d)
+	}
+	if st := lone.shard.Stats(); st.Requests != 1 {
+		t.Errorf("a lone lookup: %d requests", st.Requests)
+	}
+}
+
+// TestHandoff: partition p's fingerprints travel in its checkpoint; the
+// member that restores it and serves p answers for them, near bands
+// included (the checkpoint's band values are loaded at Serve).
+func TestHandoff(t *testing.T) {
+	const p = partition.ID(42)
+	s := startServer(t)
+	giver := join(t, s, fpshard.Options{}, p)
+	taker := join(t, s, fpshard.Options{})
+	asker := join(t, s, fpshard.Options{})
+	orig := dedup.Original{URL: "http://g.test/", Date: time.Unix(1_700_000_000, 0).UTC(), File: "g.warc.gz", RecordID: "<urn:uuid:g>", Job: 2}
+	sum := sumIn(p, 1)
+	fp := band(p, 1) | band(p, 2)<<16 | band(p, 3)<<32 | band(p, 4)<<48
+	giver.commit(t, func(b *store.Batch) error {
+		if err := giver.shard.AddExact(b, sum, orig); err != nil {
+			return err
+		}
+		return giver.shard.AddNear(b, dedup.Print{FP: fp}, "http://g.test/near", 2)
+	})
+	if _, ok, _ := asker.shard.Exact(sum); !ok {
+		t.Fatal("the giver does not answer for its partition")
+	}
+
+	giver.shard.Release(p) // before the last checkpoint
+	var buf bytes.Buffer
+	if _, _, err := checkpoint.Write(&buf, giver.db, p, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := asker.shard.Exact(sum); ok {
+		t.Fatal("a partition released and not yet served answered")
+	}
+	if _, _, err := checkpoint.Read(&buf, taker.db, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := taker.shard.Serve(p); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := asker.shard.Exact(sum); !ok || err != nil || got != orig {
+		t.Errorf("Exact after the handoff = %+v, %v, %v", got, ok, err)
+	}
+	m, ok, err := asker.shard.Near(dedup.Print{FP: fp ^ 1<<5}, simhash.MaxNear)
+	if !ok || err != nil || m.URL != "http://g.test/near" || m.Dist != 1 {
+		t.Errorf("Near after the handoff = %+v, %v, %v", m, ok, err)
+	}
+}
