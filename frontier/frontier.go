@@ -122,14 +122,24 @@ type JobStats struct {
 // sense; the node tells it from a finished one by its mode.
 func (s JobStats) Done() bool { return s.Queued == 0 && s.InFlight == 0 }
 
-// job is the frontier's record of one job.
+// job is the frontier's record of one job. Its counts are totals over
+// the partitions loaded (all, without Options.Partitioned): queued +
+// inFlight is the sum of parts' stored, held and dropped of theirs.
 type job struct {
 	mode     JobMode
 	queued   int
 	inFlight int
 	held     int
 	dropped  int
-	touched  bool // in Frontier.touched
+	// parts holds the job's durable counters per partition (JobState),
+	// those of partitions not loaded zero; nil until it has any.
+	parts *[partition.Count]partCounts
+}
+
+// partCounts are a job's durable counters over one partition's items.
+type partCounts struct {
+	stored, held, dropped int
+	touched               bool // in Frontier.touched
 }
 
 // Options configures a Frontier. A zero field takes the default named.
@@ -461,7 +471,7 @@ type Frontier struct {
 	// (hostState.policy): few hosts, so a map rather than a field each.
 	policies map[hostID]hostpolicy.Policy
 	jobs     map[uint32]*job
-	touched  []uint32 // jobs whose counters changed since the last write; empty while mu is free
+	touched  []jobPart // job counters changed since the last write; empty while mu is free
 	changed  chan struct{}
 	// parts holds the state of each partition loaded, indexed by
 	// partition.ID (nil: not loaded); nil unless Options.Partitioned.
@@ -509,17 +519,15 @@ func New(opts Options) (*Frontier, error) {
 		f.schedule(h)
 		return nil
 	}
+	jobs := func(js JobState) error {
+		f.loadCounts(js)
+		return nil
+	}
 	if f.opts.Partitioned {
-		hosts = nil // ServePartition loads them
+		hosts, jobs = nil, nil // ServePartition loads them
 		f.parts = make([]*partState, partition.Count)
 	}
-	err := f.opts.Store.Load(hosts, func(js JobState) error {
-		// Leased items are in the store: they are offered again.
-		j := f.job(js.Job)
-		j.queued, j.held, j.dropped = js.Stored, js.Held, js.Dropped
-		f.dropped += js.Dropped
-		return nil
-	})
+	err := f.opts.Store.Load(hosts, jobs)
 	if err != nil {
 		return nil, fmt.Errorf("frontier: restore: %w", err)
 	}
@@ -662,24 +670,61 @@ func (f *Frontier) job(id uint32) *job {
 	return j
 }
 
-// touch notes that job id's durable counters changed: the next write
-// carries them.
-func (f *Frontier) touch(id uint32, j *job) {
-	if !j.touched {
-		j.touched = true
-		f.touched = append(f.touched, id)
+// counts returns job id's (record j's) durable counters in partition p,
+// about to change: the next write carries them.
+func (f *Frontier) counts(id uint32, j *job, p partition.ID) *partCounts {
+	if j.parts == nil {
+		j.parts = new([partition.Count]partCounts)
+	}
+	c := &j.parts[p]
+	if !c.touched {
+		c.touched = true
+		f.touched = append(f.touched, jobPart{id, p})
+	}
+	return c
+}
+
+// loadCounts adds the stored counters js of a partition being loaded (New,
+// ServePartition), whose counters in memory are zero, to its job's.
+// Leased items are in the store: they are offered again, so Stored counts
+// as queued.
+func (f *Frontier) loadCounts(js JobState) {
+	j := f.job(js.Job)
+	if j.parts == nil {
+		j.parts = new([partition.Count]partCounts)
+	}
+	j.parts[js.Part] = partCounts{stored: js.Stored, held: js.Held, dropped: js.Dropped}
+	j.queued += js.Stored
+	j.held += js.Held
+	j.dropped += js.Dropped
+	f.dropped += js.Dropped
+}
+
+// unloadCounts takes the counters of partition p, being forgotten (no
+// lease of it out, none of its counters unwritten), out of its jobs'.
+func (f *Frontier) unloadCounts(p partition.ID) {
+	for _, j := range f.jobs {
+		if j.parts == nil {
+			continue
+		}
+		c := j.parts[p]
+		j.queued -= c.stored
+		j.held -= c.held
+		j.dropped -= c.dropped
+		f.dropped -= c.dropped
+		j.parts[p] = partCounts{}
 	}
 }
 
-// write hands ch to the store with the counters of the jobs touched since
-// the last write. Every change of a job's durable counters is followed by
-// a write before mu is released, so the counters a change carries agree
-// with the store as it stands after that change.
+// write hands ch to the store with the counters touched since the last
+// write. Every change of a job's durable counters is followed by a write
+// before mu is released, so the counters a change carries agree with the
+// store as it stands after that change.
 func (f *Frontier) write(ch *Change) <-chan error {
-	for _, id := range f.touched {
-		j := f.jobs[id]
-		j.touched = false
-		ch.Jobs = append(ch.Jobs, JobState{Job: id, Stored: j.queued + j.inFlight, Held: j.held, Dropped: j.dropped})
+	for _, r := range f.touched {
+		c := &f.jobs[r.job].parts[r.part]
+		c.touched = false
+		ch.Jobs = append(ch.Jobs, JobState{Job: r.job, Part: r.part, Stored: c.stored, Held: c.held, Dropped: c.dropped})
 	}
 	f.touched = f.touched[:0]
 	return f.opts.Store.Write(ch)
@@ -796,13 +841,19 @@ func (f *Frontier) moveHeld(id uint32, drop bool) error {
 		j := f.job(id)
 		ch := &Change{Unhold: items}
 		j.held = max(0, j.held-len(items))
+		for i := range items {
+			c := f.counts(id, j, partition.Of(items[i].Host))
+			c.held = max(0, c.held-1)
+			if drop {
+				c.dropped++
+			}
+		}
 		if drop {
 			j.dropped += len(items)
 			f.dropped += len(items)
 		} else {
 			f.put(ch, slices.Clone(items))
 		}
-		f.touch(id, j)
 		last = f.write(ch)
 		f.signal()
 		f.mu.Unlock()
@@ -810,9 +861,14 @@ func (f *Frontier) moveHeld(id uint32, drop bool) error {
 	f.mu.Lock()
 	if j := f.job(id); j.held != 0 && skipped == 0 {
 		// The store holds fewer than counted; forget the rest rather
-		// than wait for it.
+		// than wait for it. (Every held item read was of a partition
+		// loaded: the rest are counted in loaded partitions only.)
 		j.held = 0
-		f.touch(id, j)
+		for p := range j.parts {
+			if j.parts[p].held != 0 {
+				f.counts(id, j, partition.ID(p)).held = 0
+			}
+		}
 		last = f.write(&Change{})
 	}
 	f.mu.Unlock()
@@ -875,13 +931,15 @@ func (f *Frontier) put(ch *Change, items []Item) {
 		it.Level = max(0, min(it.Level, f.opts.Levels-1))
 		h := f.host(it.Host)
 		j := f.job(it.Job)
-		f.touch(it.Job, j)
+		c := f.counts(it.Job, j, h.part)
 		if why := f.putDrop(h, j); why != 0 {
 			f.dropped++
 			j.dropped++
+			c.dropped++
 			f.dropping(it, why)
 			continue
 		}
+		c.stored++
 		h.nextSeq++
 		it.Seq = h.nextSeq
 		h.total[it.Level]++
@@ -1074,24 +1132,27 @@ func (f *Frontier) takeActive(h *hostState, ch *Change) (Item, bool) {
 			return it, false
 		}
 		j := f.job(it.Job)
-		switch j.mode {
-		case JobActive:
+		if j.mode == JobActive {
 			j.queued--
 			j.inFlight++
 			return it, true
-		case JobPaused:
+		}
+		c := f.counts(it.Job, j, h.part)
+		c.stored--
+		if j.mode == JobPaused {
 			ch.Hold = append(ch.Hold, it)
 			j.held++
+			c.held++
 			held = true
-		default:
+		} else {
 			ch.Del = append(ch.Del, it)
 			j.dropped++
+			c.dropped++
 			f.dropped++
 			f.dropping(it, DropCancelled)
 		}
 		j.queued--
 		h.total[it.Level]--
-		f.touch(it.Job, j)
 	}
 }
 
@@ -1104,7 +1165,9 @@ func (f *Frontier) drain(h *hostState, ch *Change) {
 			j := f.job(it.Job)
 			j.queued--
 			j.dropped++
-			f.touch(it.Job, j)
+			c := f.counts(it.Job, j, h.part)
+			c.stored--
+			c.dropped++
 			ch.Del = append(ch.Del, it)
 			f.dropping(it, h.deadWhy)
 		}
@@ -1550,12 +1613,14 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 	default:
 		ch.Del = append(ch.Del, l.Item)
 		h.total[l.Item.Level]--
+		c := f.counts(l.Item.Job, j, h.part)
+		c.stored--
 		if o.DropHost && o.Requeue {
 			j.dropped++
+			c.dropped++
 			f.dropped++
 			f.dropping(l.Item, DropHost)
 		}
-		f.touch(l.Item.Job, j)
 	}
 	if o.DropHost && !h.dead {
 		f.kill(h, ch, DropHost)

@@ -31,10 +31,23 @@ const FormatVersion uint32 = 3
 //	jobs (not per host; job is the ID the node gave the job):
 //	+------+-----------------+
 //	| 'j'  | job (4 B, BE)   |   job definition (value owned by the node)
-//	| 'c'  | job (4 B, BE)   |   job counters (value: frontierdb)
+//	| 'c'  | job (4 B, BE)   |   job counters, whole-store (value:
+//	|      |                 |   frontierdb); no longer written: read
+//	|      |                 |   once and replaced by 'k' keys (below)
 //	| 't'  | job (4 B, BE)   |   job tally: what it did, over every run
 //	|      |                 |   (value: job.Tally; added within version 3)
 //	+------+-----------------+
+//
+//	job counters per partition (added within version 3: frontierdb
+//	converts a store with 'c' keys and no 'k' key when it loads it, by
+//	counting its 'q' and 'p' keys; see frontierdb.Load):
+//	+------+-----------+-----------------+
+//	| 'k'  | partition | job (4 B, BE)   |  the job's counters over the
+//	|      | 2 B, BE   |                 |  partition's items (value:
+//	|      |           |                 |  frontierdb, as 'c')
+//	+------+-----------+-----------------+
+//	They sit under PartitionPrefix(KindJobPart, p), so that they move with
+//	the partition's checkpoint; a job's totals are their sum.
 //
 //	content (not per host; keyed by value, so that a fleet can shard them
 //	by value; added within version 3):
@@ -178,6 +191,7 @@ const (
 	KindJob         Kind = 'j'
 	KindJobCounters Kind = 'c'
 	KindJobTally    Kind = 't'
+	KindJobPart     Kind = 'k'
 	KindDigest      Kind = 'd'
 	KindNear        Kind = 'n'
 	KindDue         Kind = 'w'
@@ -218,6 +232,8 @@ func (k Kind) String() string {
 		return "job counters"
 	case KindJobTally:
 		return "job tally"
+	case KindJobPart:
+		return "job partition counters"
 	case KindDigest:
 		return "digest"
 	case KindNear:
@@ -247,7 +263,8 @@ const heldSuffixLen = jobLen + queueSuffixLen
 // Key is a decoded key. Only the fields of its Kind are set: Name for meta;
 // Part and Host for every per-host kind; Level and Seq for queue and held
 // items; URL for URL state and seen keys; Origin for robots and sitemaps;
-// Job for seen, held, sitemaps, job and job counter keys.
+// Job for seen, held, sitemaps, job and job counter keys; Part and Job for
+// job partition counters.
 type Key struct {
 	Kind   Kind
 	Name   string
@@ -293,6 +310,8 @@ func (k Key) Encode() []byte {
 		return JobCountersKey(k.Job)
 	case KindJobTally:
 		return JobTallyKey(k.Job)
+	case KindJobPart:
+		return JobPartKey(k.Part, k.Job)
 	case KindDigest:
 		return DigestKey(k.Digest)
 	case KindNear:
@@ -416,6 +435,12 @@ func JobCountersKey(id uint32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{byte(KindJobCounters)}, id)
 }
 
+// JobPartKey returns the key of the frontier's counters of job id over
+// the items of partition part.
+func JobPartKey(part partition.ID, id uint32) []byte {
+	return binary.BigEndian.AppendUint32(PartitionPrefix(KindJobPart, part), id)
+}
+
 // JobTallyKey returns the key of job id's tally (job.Tally).
 func JobTallyKey(id uint32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{byte(KindJobTally)}, id)
@@ -531,6 +556,16 @@ func DecodeKey(key []byte) (Key, error) {
 		return k, nil
 	case KindDue:
 		return decodeDueKey(key)
+	case KindJobPart:
+		if len(key) != 3+jobLen {
+			return Key{}, malformed(key, fmt.Sprintf("job partition counters key of %d bytes, want %d", len(key), 3+jobLen))
+		}
+		k.Part = partition.ID(binary.BigEndian.Uint16(key[1:3]))
+		if k.Part >= partition.Count {
+			return Key{}, malformed(key, fmt.Sprintf("partition %d out of range", k.Part))
+		}
+		k.Job = binary.BigEndian.Uint32(key[3:])
+		return k, nil
 	case KindOutbox:
 		if len(key) != 3+8 {
 			return Key{}, malformed(key, fmt.Sprintf("outbox key of %d bytes, want %d", len(key), 3+8))
