@@ -783,13 +783,14 @@ func (f *Frontier) SetJobState(id uint32, m JobMode) error {
 	return nil
 }
 
-// UnholdServed puts job id's held items that lie in the partitions served
-// now back at the tail of their hosts' queues, if the job is active here:
-// a resume moves only the items of the partitions served then (see
+// UnholdServed applies job id's mode to its held items that lie in the
+// partitions served now: puts them back at the tail of their hosts' queues
+// if the job is active, drops them if it is cancelled. A resume or a
+// cancellation moves only the items of the partitions served then (see
 // moveHeld), so a partition served later, with items held while the job
-// was paused, calls this for each active job (node.ServePartition). It
-// reads all the job's held items from the store; without Options.
-// Partitioned, or for a paused or cancelled job, it does nothing.
+// was paused, calls this for each job not paused (node.ServePartition).
+// It reads all the job's held items from the store; without Options.
+// Partitioned, or for a paused job, it does nothing.
 func (f *Frontier) UnholdServed(id uint32) error {
 	if f.parts == nil {
 		return nil
@@ -799,10 +800,10 @@ func (f *Frontier) UnholdServed(id uint32) error {
 	f.mu.Lock()
 	mode := f.job(id).mode
 	f.mu.Unlock()
-	if mode != JobActive {
+	if mode == JobPaused {
 		return nil
 	}
-	if err := f.moveHeld(id, false); err != nil {
+	if err := f.moveHeld(id, mode == JobCancelled); err != nil {
 		return fmt.Errorf("frontier: unhold job %d: %w", id, err)
 	}
 	return nil

@@ -166,14 +166,15 @@ func (n *Node) ServePartition(p partition.ID, hold time.Time) error {
 		return fmt.Errorf("node: serve partition %d: %w", p, err)
 	}
 	// Items p holds for a job paused when they reached their heads, and
-	// resumed since while p was served elsewhere or nowhere, go back to
-	// their queues (a resume moves only the partitions served then).
+	// resumed or cancelled since while p was served elsewhere or nowhere,
+	// go back to their queues or are dropped (a resume or a cancellation
+	// moves only the partitions served then).
 	for _, j := range n.Jobs() {
-		if st, _ := j.State(); st == job.Running {
+		if st, _ := j.State(); st == job.Running || st == job.Cancelled {
 			if err := n.frontier.UnholdServed(uint32(j.ID)); err != nil {
 				// They stay held (a later resume moves them): logged,
 				// as p is served already.
-				n.opts.Logger.Warn("held URLs of a running job not put back", "partition", p, "job", j.ID, "err", err)
+				n.opts.Logger.Warn("held URLs of a job not moved", "partition", p, "job", j.ID, "state", st, "err", err)
 			}
 		}
 	}
