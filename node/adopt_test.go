@@ -275,7 +275,8 @@ func TestQuiet(t *testing.T) {
 	if q, running := idle.Quiet(); !q || len(running) != 0 {
 		t.Fatalf("Quiet of a node without jobs = %v, %v; want true, none", q, running)
 	}
-	if _, err := idle.Submit(h.spec); err != nil {
+	ij, err := idle.Submit(h.spec)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if k, _ := idle.Outbox().Len(); k == 0 {
@@ -283,6 +284,9 @@ func TestQuiet(t *testing.T) {
 	}
 	if q, _ := idle.Quiet(); q {
 		t.Error("Quiet with the seeds in the outbox")
+	}
+	if idle.JobQuiet(ij.ID) || !idle.JobQuiet(ij.ID+1) {
+		t.Errorf("JobQuiet with the job's seeds in the outbox = %v, of another job %v; want false, true", idle.JobQuiet(ij.ID), idle.JobQuiet(ij.ID+1))
 	}
 
 	h.opts.DataDir = t.TempDir()
@@ -303,6 +307,9 @@ func TestQuiet(t *testing.T) {
 	if q, _ := n.Quiet(); q {
 		t.Error("Quiet with the seeds queued")
 	}
+	if got := n.IdleJobs([]job.ID{j.ID, j.ID + 1}); !slices.Equal(got, []job.ID{j.ID + 1}) {
+		t.Errorf("IdleJobs with job %d's seeds queued = %v, want only the other job", j.ID, got)
+	}
 	n.Start()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -310,6 +317,9 @@ func TestQuiet(t *testing.T) {
 		if q {
 			if !slices.Equal(running, []job.ID{j.ID}) {
 				t.Errorf("Quiet lists %v, want job %d", running, j.ID)
+			}
+			if got := n.IdleJobs(running); !slices.Equal(got, running) {
+				t.Errorf("IdleJobs(%v) of a quiet node = %v", running, got)
 			}
 			break
 		}
