@@ -9,7 +9,8 @@
 // Every item belongs to a job (Item.Job; the node numbers its jobs, 0 is
 // "no job"). Politeness is the node's, not the job's: jobs share each
 // host's queue and gap. The frontier counts each job's items as they move
-// (Job, O(1)) and writes the counters with every change; a paused job's
+// (Job, O(1)), per partition, and writes the counters with every change
+// (JobState); a paused job's
 // items are set aside as they reach the head of their host's queue, a
 // cancelled job's are dropped there.
 //

@@ -39,8 +39,9 @@ const FormatVersion uint32 = 3
 //	+------+-----------------+
 //
 //	job counters per partition (added within version 3: frontierdb
-//	converts a store with 'c' keys and no 'k' key when it loads it, by
-//	counting its 'q' and 'p' keys; see frontierdb.Load):
+//	converts a store with 'c' keys when it loads it, by counting its 'q'
+//	and 'p' keys, and deletes the 'c' keys; a binary that predates 'k'
+//	keys then counts its jobs from zero: no way back without --fresh):
 //	+------+-----------+-----------------+
 //	| 'k'  | partition | job (4 B, BE)   |  the job's counters over the
 //	|      | 2 B, BE   |                 |  partition's items (value:
