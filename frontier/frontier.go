@@ -9,7 +9,8 @@
 // Every item belongs to a job (Item.Job; the node numbers its jobs, 0 is
 // "no job"). Politeness is the node's, not the job's: jobs share each
 // host's queue and gap. The frontier counts each job's items as they move
-// (Job, O(1)) and writes the counters with every change; a paused job's
+// (Job, O(1)), per partition, and writes the counters with every change
+// (JobState); a paused job's
 // items are set aside as they reach the head of their host's queue, a
 // cancelled job's are dropped there.
 //
@@ -122,14 +123,24 @@ type JobStats struct {
 // sense; the node tells it from a finished one by its mode.
 func (s JobStats) Done() bool { return s.Queued == 0 && s.InFlight == 0 }
 
-// job is the frontier's record of one job.
+// job is the frontier's record of one job. Its counts are totals over
+// the partitions loaded (all, without Options.Partitioned): queued +
+// inFlight is the sum of parts' stored, held and dropped of theirs.
 type job struct {
 	mode     JobMode
 	queued   int
 	inFlight int
 	held     int
 	dropped  int
-	touched  bool // in Frontier.touched
+	// parts holds the job's durable counters per partition (JobState),
+	// those of partitions not loaded zero; nil until it has any.
+	parts *[partition.Count]partCounts
+}
+
+// partCounts are a job's durable counters over one partition's items.
+type partCounts struct {
+	stored, held, dropped int
+	touched               bool // in Frontier.touched
 }
 
 // Options configures a Frontier. A zero field takes the default named.
@@ -461,7 +472,7 @@ type Frontier struct {
 	// (hostState.policy): few hosts, so a map rather than a field each.
 	policies map[hostID]hostpolicy.Policy
 	jobs     map[uint32]*job
-	touched  []uint32 // jobs whose counters changed since the last write; empty while mu is free
+	touched  []jobPart // job counters changed since the last write; empty while mu is free
 	changed  chan struct{}
 	// parts holds the state of each partition loaded, indexed by
 	// partition.ID (nil: not loaded); nil unless Options.Partitioned.
@@ -509,17 +520,15 @@ func New(opts Options) (*Frontier, error) {
 		f.schedule(h)
 		return nil
 	}
+	jobs := func(js JobState) error {
+		f.loadCounts(js)
+		return nil
+	}
 	if f.opts.Partitioned {
-		hosts = nil // ServePartition loads them
+		hosts, jobs = nil, nil // ServePartition loads them
 		f.parts = make([]*partState, partition.Count)
 	}
-	err := f.opts.Store.Load(hosts, func(js JobState) error {
-		// Leased items are in the store: they are offered again.
-		j := f.job(js.Job)
-		j.queued, j.held, j.dropped = js.Stored, js.Held, js.Dropped
-		f.dropped += js.Dropped
-		return nil
-	})
+	err := f.opts.Store.Load(hosts, jobs)
 	if err != nil {
 		return nil, fmt.Errorf("frontier: restore: %w", err)
 	}
@@ -662,24 +671,61 @@ func (f *Frontier) job(id uint32) *job {
 	return j
 }
 
-// touch notes that job id's durable counters changed: the next write
-// carries them.
-func (f *Frontier) touch(id uint32, j *job) {
-	if !j.touched {
-		j.touched = true
-		f.touched = append(f.touched, id)
+// counts returns job id's (record j's) durable counters in partition p,
+// about to change: the next write carries them.
+func (f *Frontier) counts(id uint32, j *job, p partition.ID) *partCounts {
+	if j.parts == nil {
+		j.parts = new([partition.Count]partCounts)
+	}
+	c := &j.parts[p]
+	if !c.touched {
+		c.touched = true
+		f.touched = append(f.touched, jobPart{id, p})
+	}
+	return c
+}
+
+// loadCounts adds the stored counters js of a partition being loaded (New,
+// ServePartition), whose counters in memory are zero, to its job's.
+// Leased items are in the store: they are offered again, so Stored counts
+// as queued.
+func (f *Frontier) loadCounts(js JobState) {
+	j := f.job(js.Job)
+	if j.parts == nil {
+		j.parts = new([partition.Count]partCounts)
+	}
+	j.parts[js.Part] = partCounts{stored: js.Stored, held: js.Held, dropped: js.Dropped}
+	j.queued += js.Stored
+	j.held += js.Held
+	j.dropped += js.Dropped
+	f.dropped += js.Dropped
+}
+
+// unloadCounts takes the counters of partition p, being forgotten (no
+// lease of it out, none of its counters unwritten), out of its jobs'.
+func (f *Frontier) unloadCounts(p partition.ID) {
+	for _, j := range f.jobs {
+		if j.parts == nil {
+			continue
+		}
+		c := j.parts[p]
+		j.queued -= c.stored
+		j.held -= c.held
+		j.dropped -= c.dropped
+		f.dropped -= c.dropped
+		j.parts[p] = partCounts{}
 	}
 }
 
-// write hands ch to the store with the counters of the jobs touched since
-// the last write. Every change of a job's durable counters is followed by
-// a write before mu is released, so the counters a change carries agree
-// with the store as it stands after that change.
+// write hands ch to the store with the counters touched since the last
+// write. Every change of a job's durable counters is followed by a write
+// before mu is released, so the counters a change carries agree with the
+// store as it stands after that change.
 func (f *Frontier) write(ch *Change) <-chan error {
-	for _, id := range f.touched {
-		j := f.jobs[id]
-		j.touched = false
-		ch.Jobs = append(ch.Jobs, JobState{Job: id, Stored: j.queued + j.inFlight, Held: j.held, Dropped: j.dropped})
+	for _, r := range f.touched {
+		c := &f.jobs[r.job].parts[r.part]
+		c.touched = false
+		ch.Jobs = append(ch.Jobs, JobState{Job: r.job, Part: r.part, Stored: c.stored, Held: c.held, Dropped: c.dropped})
 	}
 	f.touched = f.touched[:0]
 	return f.opts.Store.Write(ch)
@@ -738,13 +784,14 @@ func (f *Frontier) SetJobState(id uint32, m JobMode) error {
 	return nil
 }
 
-// UnholdServed puts job id's held items that lie in the partitions served
-// now back at the tail of their hosts' queues, if the job is active here:
-// a resume moves only the items of the partitions served then (see
+// UnholdServed applies job id's mode to its held items that lie in the
+// partitions served now: puts them back at the tail of their hosts' queues
+// if the job is active, drops them if it is cancelled. A resume or a
+// cancellation moves only the items of the partitions served then (see
 // moveHeld), so a partition served later, with items held while the job
-// was paused, calls this for each active job (node.ServePartition). It
-// reads all the job's held items from the store; without Options.
-// Partitioned, or for a paused or cancelled job, it does nothing.
+// was paused, calls this for each job not paused (node.ServePartition).
+// It reads all the job's held items from the store; without Options.
+// Partitioned, or for a paused job, it does nothing.
 func (f *Frontier) UnholdServed(id uint32) error {
 	if f.parts == nil {
 		return nil
@@ -754,10 +801,10 @@ func (f *Frontier) UnholdServed(id uint32) error {
 	f.mu.Lock()
 	mode := f.job(id).mode
 	f.mu.Unlock()
-	if mode != JobActive {
+	if mode == JobPaused {
 		return nil
 	}
-	if err := f.moveHeld(id, false); err != nil {
+	if err := f.moveHeld(id, mode == JobCancelled); err != nil {
 		return fmt.Errorf("frontier: unhold job %d: %w", id, err)
 	}
 	return nil
@@ -796,13 +843,19 @@ func (f *Frontier) moveHeld(id uint32, drop bool) error {
 		j := f.job(id)
 		ch := &Change{Unhold: items}
 		j.held = max(0, j.held-len(items))
+		for i := range items {
+			c := f.counts(id, j, partition.Of(items[i].Host))
+			c.held = max(0, c.held-1)
+			if drop {
+				c.dropped++
+			}
+		}
 		if drop {
 			j.dropped += len(items)
 			f.dropped += len(items)
 		} else {
 			f.put(ch, slices.Clone(items))
 		}
-		f.touch(id, j)
 		last = f.write(ch)
 		f.signal()
 		f.mu.Unlock()
@@ -810,9 +863,14 @@ func (f *Frontier) moveHeld(id uint32, drop bool) error {
 	f.mu.Lock()
 	if j := f.job(id); j.held != 0 && skipped == 0 {
 		// The store holds fewer than counted; forget the rest rather
-		// than wait for it.
+		// than wait for it. (Every held item read was of a partition
+		// loaded: the rest are counted in loaded partitions only.)
 		j.held = 0
-		f.touch(id, j)
+		for p := range j.parts {
+			if j.parts[p].held != 0 {
+				f.counts(id, j, partition.ID(p)).held = 0
+			}
+		}
 		last = f.write(&Change{})
 	}
 	f.mu.Unlock()
@@ -875,13 +933,15 @@ func (f *Frontier) put(ch *Change, items []Item) {
 		it.Level = max(0, min(it.Level, f.opts.Levels-1))
 		h := f.host(it.Host)
 		j := f.job(it.Job)
-		f.touch(it.Job, j)
+		c := f.counts(it.Job, j, h.part)
 		if why := f.putDrop(h, j); why != 0 {
 			f.dropped++
 			j.dropped++
+			c.dropped++
 			f.dropping(it, why)
 			continue
 		}
+		c.stored++
 		h.nextSeq++
 		it.Seq = h.nextSeq
 		h.total[it.Level]++
@@ -1074,24 +1134,27 @@ func (f *Frontier) takeActive(h *hostState, ch *Change) (Item, bool) {
 			return it, false
 		}
 		j := f.job(it.Job)
-		switch j.mode {
-		case JobActive:
+		if j.mode == JobActive {
 			j.queued--
 			j.inFlight++
 			return it, true
-		case JobPaused:
+		}
+		c := f.counts(it.Job, j, h.part)
+		c.stored--
+		if j.mode == JobPaused {
 			ch.Hold = append(ch.Hold, it)
 			j.held++
+			c.held++
 			held = true
-		default:
+		} else {
 			ch.Del = append(ch.Del, it)
 			j.dropped++
+			c.dropped++
 			f.dropped++
 			f.dropping(it, DropCancelled)
 		}
 		j.queued--
 		h.total[it.Level]--
-		f.touch(it.Job, j)
 	}
 }
 
@@ -1104,7 +1167,9 @@ func (f *Frontier) drain(h *hostState, ch *Change) {
 			j := f.job(it.Job)
 			j.queued--
 			j.dropped++
-			f.touch(it.Job, j)
+			c := f.counts(it.Job, j, h.part)
+			c.stored--
+			c.dropped++
 			ch.Del = append(ch.Del, it)
 			f.dropping(it, h.deadWhy)
 		}
@@ -1550,12 +1615,14 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 	default:
 		ch.Del = append(ch.Del, l.Item)
 		h.total[l.Item.Level]--
+		c := f.counts(l.Item.Job, j, h.part)
+		c.stored--
 		if o.DropHost && o.Requeue {
 			j.dropped++
+			c.dropped++
 			f.dropped++
 			f.dropping(l.Item, DropHost)
 		}
-		f.touch(l.Item.Job, j)
 	}
 	if o.DropHost && !h.dead {
 		f.kill(h, ch, DropHost)

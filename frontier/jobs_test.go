@@ -312,5 +312,6 @@ func TestJobsRandom(t *testing.T) {
 			checkJobs(t, f, s)
 			checkHeap(t, f)
 		}
+		checkJobParts(t, "the end", f, s)
 	}
 }

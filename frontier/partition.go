@@ -29,11 +29,13 @@ import (
 // host's partition is served, or stopped and not yet drained (the leases
 // still out complete with their links); otherwise it is refused with a
 // *NotServedError and nothing changes: the caller routes it to the
-// partition's owner. Stats and Hosts cover the partitions loaded. Job
-// counters (Job, JobState) stay those of the whole Store: a release does
-// not take its items out of them (see docs/plans/issue-13.md, Noticed).
-// A paused job's held items of a partition not served stay held when the
-// job is resumed or cancelled.
+// partition's owner. Stats and Hosts cover the partitions loaded, and so
+// do job counters (Job): they are kept per job and partition (JobState),
+// loaded with the partition's hosts and dropped with them, so that Job and
+// JobDone say what the partitions served hold of the job. A paused job's
+// held items of a partition not served stay held when the job is resumed
+// or cancelled; UnholdServed applies the job's mode to them once their
+// partition is served.
 //
 // Only the host states of loaded partitions are in memory; a released
 // host leaves nothing behind but its name's bytes in the host table's
@@ -184,6 +186,7 @@ func (f *Frontier) ServePartition(p partition.ID, hold time.Time) error {
 		clear(batch)
 		batch = batch[:0]
 	}
+	var counts []JobState
 	err := f.opts.Store.LoadPartition(p, func(hs HostState) error {
 		if q := partition.Of(hs.Host); q != p {
 			return fmt.Errorf("host %s is in partition %d", hs.Host, q)
@@ -195,6 +198,12 @@ func (f *Frontier) ServePartition(p partition.ID, hold time.Time) error {
 			install()
 		}
 		return nil
+	}, func(js JobState) error {
+		if js.Part != p {
+			return fmt.Errorf("job %d's counters of partition %d", js.Job, js.Part)
+		}
+		counts = append(counts, js)
+		return nil
 	})
 	if err == nil {
 		install()
@@ -205,6 +214,11 @@ func (f *Frontier) ServePartition(p partition.ID, hold time.Time) error {
 		f.forget(ps)
 		f.parts[p] = nil
 		return fmt.Errorf("frontier: serve partition %d: %w", p, err)
+	}
+	// Nothing of p was counted while it was not loaded: its jobs'
+	// counters join their totals with its hosts.
+	for _, js := range counts {
+		f.loadCounts(js)
 	}
 	ps.phase = partServing
 	for _, id := range ps.hosts {
@@ -306,6 +320,7 @@ func (f *Frontier) ReleasePartition(ctx context.Context, p partition.ID) error {
 		return fmt.Errorf("frontier: release partition %d: %w", p, err)
 	}
 	f.forget(ps)
+	f.unloadCounts(p)
 	f.parts[p] = nil
 	f.signal()
 	return nil

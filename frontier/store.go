@@ -23,9 +23,12 @@ import (
 // to a held range, from which ResumeJob streams it back (ReadHeld).
 //
 // Every Change carries the counters of the jobs it touched (Change.Jobs),
+// one JobState per job and partition (partition.Of of the items' hosts),
 // as they stand after the change; a Store commits them with it, so that
 // after a crash that keeps a prefix of the changes the counters Load
-// returns agree with the queues and held items it keeps.
+// returns agree with the queues and held items it keeps. Counters are kept
+// per partition so that they move with it (a fleet's checkpoint): a job's
+// totals are the sum over the partitions loaded.
 //
 // The frontier calls Write with its own lock held, in the order the
 // changes happen, and a Store must apply them in that order; Read and
@@ -52,15 +55,17 @@ type Store interface {
 	// stored state says; the frontier writes a host's state with every
 	// change that holds one of its items, so that a held item's Seq is
 	// never given again). Then it calls jobs with the last counters
-	// written of every job (Change.Jobs). hosts may be nil: then no host
-	// is read (Options.Partitioned).
+	// written of every job in every partition (Change.Jobs). hosts and
+	// jobs may be nil: then nothing is read for them
+	// (Options.Partitioned).
 	Load(hosts func(HostState) error, jobs func(JobState) error) error
 	// LoadPartition calls hosts, as Load does (same Queued and NextSeq),
 	// with the state of every host of partition p (partition.Of), and of
-	// no other host, streaming, in the store's order. The frontier calls it
-	// without its lock held, for a partition it does not serve: no change
-	// written since touches p.
-	LoadPartition(p partition.ID, hosts func(HostState) error) error
+	// no other host, streaming, in the store's order; then jobs with the
+	// counters of every job in p. The frontier calls it without its lock
+	// held, for a partition it does not serve: no change written since
+	// touches p.
+	LoadPartition(p partition.ID, hosts func(HostState) error, jobs func(JobState) error) error
 }
 
 // Change is one atomic step of the frontier's durable state.
@@ -89,17 +94,24 @@ type Change struct {
 	Attach any
 }
 
-// JobState is a job's durable counters.
+// JobState is a job's durable counters over the items of one partition.
 type JobState struct {
-	Job uint32
-	// Stored counts the job's items in the hosts' queues: queued and in
-	// flight (a restart offers the items in flight again).
+	Job  uint32
+	Part partition.ID
+	// Stored counts the job's items in the partition's hosts' queues:
+	// queued and in flight (a restart offers the items in flight again).
 	Stored int
-	// Held counts the job's items in the held range.
+	// Held counts the job's items of the partition in the held range.
 	Held int
-	// Dropped counts the job's items discarded: its cancellation, a dead
-	// host, a spent host budget.
+	// Dropped counts the job's items of the partition discarded: its
+	// cancellation, a dead host, a spent host budget.
 	Dropped int
+}
+
+// jobPart identifies a job's counters in one partition.
+type jobPart struct {
+	job  uint32
+	part partition.ID
 }
 
 // HostState is a host's durable politeness and queue state.
@@ -129,7 +141,7 @@ type MemStore struct {
 	queues map[string][][]Item // host → level → items in Seq order
 	held   map[heldRef]Item
 	hosts  map[string]HostState
-	jobs   map[uint32]JobState
+	jobs   map[jobPart]JobState
 	// WriteErr, if set, is the outcome of every Write (tests).
 	WriteErr error
 }
@@ -195,7 +207,7 @@ func (s *MemStore) Write(ch *Change) <-chan error {
 		s.queues = make(map[string][][]Item)
 		s.hosts = make(map[string]HostState)
 		s.held = make(map[heldRef]Item)
-		s.jobs = make(map[uint32]JobState)
+		s.jobs = make(map[jobPart]JobState)
 	}
 	del := func(it Item) {
 		levels := s.queues[it.Host]
@@ -232,7 +244,7 @@ func (s *MemStore) Write(ch *Change) <-chan error {
 		s.hosts[h.Host] = h
 	}
 	for _, j := range ch.Jobs {
-		s.jobs[j.Job] = j
+		s.jobs[jobPart{j.Job, j.Part}] = j
 	}
 	s.mu.Unlock()
 	close(done)
@@ -256,15 +268,31 @@ func (s *MemStore) Load(fn func(HostState) error, jobFn func(JobState) error) er
 			return err
 		}
 	}
+	if jobFn == nil {
+		return nil
+	}
+	return s.loadJobs(func(partition.ID) bool { return true }, jobFn)
+}
+
+// loadJobs calls fn with the counters of every job in every partition
+// that keep takes, in (partition, job) order.
+func (s *MemStore) loadJobs(keep func(partition.ID) bool, fn func(JobState) error) error {
 	s.mu.Lock()
 	jobs := make([]JobState, 0, len(s.jobs))
 	for _, j := range s.jobs {
-		jobs = append(jobs, j)
+		if keep(j.Part) {
+			jobs = append(jobs, j)
+		}
 	}
 	s.mu.Unlock()
-	sort.Slice(jobs, func(i, j int) bool { return jobs[i].Job < jobs[j].Job })
+	slices.SortFunc(jobs, func(a, b JobState) int {
+		if a.Part != b.Part {
+			return int(a.Part) - int(b.Part)
+		}
+		return compareSeq(uint64(a.Job), uint64(b.Job))
+	})
 	for _, j := range jobs {
-		if err := jobFn(j); err != nil {
+		if err := fn(j); err != nil {
 			return err
 		}
 	}
@@ -272,8 +300,30 @@ func (s *MemStore) Load(fn func(HostState) error, jobFn func(JobState) error) er
 }
 
 // LoadPartition implements Store.
-func (s *MemStore) LoadPartition(p partition.ID, fn func(HostState) error) error {
-	return s.loadHosts(func(host string) bool { return partition.Of(host) == p }, fn)
+func (s *MemStore) LoadPartition(p partition.ID, fn func(HostState) error, jobFn func(JobState) error) error {
+	if fn != nil {
+		if err := s.loadHosts(func(host string) bool { return partition.Of(host) == p }, fn); err != nil {
+			return err
+		}
+	}
+	if jobFn == nil {
+		return nil
+	}
+	return s.loadJobs(func(q partition.ID) bool { return q == p }, jobFn)
+}
+
+// Counters returns the counters last written of job id, per partition
+// (tests).
+func (s *MemStore) Counters(id uint32) map[partition.ID]JobState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[partition.ID]JobState)
+	for k, j := range s.jobs {
+		if k.job == id {
+			out[k.part] = j
+		}
+	}
+	return out
 }
 
 // loadHosts calls fn with the state of every host that keep takes, in

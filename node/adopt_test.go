@@ -13,6 +13,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/cluster/checkpoint"
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/hostpolicy"
 	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/testweb"
 	"github.com/trawl-crawler/trawl/job"
@@ -275,7 +276,8 @@ func TestQuiet(t *testing.T) {
 	if q, running := idle.Quiet(); !q || len(running) != 0 {
 		t.Fatalf("Quiet of a node without jobs = %v, %v; want true, none", q, running)
 	}
-	if _, err := idle.Submit(h.spec); err != nil {
+	ij, err := idle.Submit(h.spec)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if k, _ := idle.Outbox().Len(); k == 0 {
@@ -283,6 +285,9 @@ func TestQuiet(t *testing.T) {
 	}
 	if q, _ := idle.Quiet(); q {
 		t.Error("Quiet with the seeds in the outbox")
+	}
+	if idle.JobQuiet(ij.ID) || !idle.JobQuiet(ij.ID+1) {
+		t.Errorf("JobQuiet with the job's seeds in the outbox = %v, of another job %v; want false, true", idle.JobQuiet(ij.ID), idle.JobQuiet(ij.ID+1))
 	}
 
 	h.opts.DataDir = t.TempDir()
@@ -303,6 +308,9 @@ func TestQuiet(t *testing.T) {
 	if q, _ := n.Quiet(); q {
 		t.Error("Quiet with the seeds queued")
 	}
+	if got := n.IdleJobs([]job.ID{j.ID, j.ID + 1}); !slices.Equal(got, []job.ID{j.ID + 1}) {
+		t.Errorf("IdleJobs with job %d's seeds queued = %v, want only the other job", j.ID, got)
+	}
 	n.Start()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -310,6 +318,9 @@ func TestQuiet(t *testing.T) {
 		if q {
 			if !slices.Equal(running, []job.ID{j.ID}) {
 				t.Errorf("Quiet lists %v, want job %d", running, j.ID)
+			}
+			if got := n.IdleJobs(running); !slices.Equal(got, running) {
+				t.Errorf("IdleJobs(%v) of a quiet node = %v", running, got)
 			}
 			break
 		}
@@ -324,6 +335,62 @@ func TestQuiet(t *testing.T) {
 	}
 	if st, _ := j.State(); st != job.Running {
 		t.Errorf("job %s once quiet; want running", st)
+	}
+}
+
+// TestIdleJobsIndependent: a partitioned node serving every partition runs
+// two crawls, the second with its only URL on a host paused by policy:
+// the first crawl becomes idle (IdleJobs) once its web is fetched, while
+// the second still has work, so the node as a whole is not quiet.
+func TestIdleJobsIndependent(t *testing.T) {
+	h := newHarness(t, testweb.Options{Seed: 6, Hosts: 3}, 10*time.Millisecond)
+	h.opts.Partitioned = true
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	for p := range partition.Count {
+		if err := n.ServePartition(partition.ID(p), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := "held." + h.spec.Domains[0]
+	if _, err := n.SetHostPolicy(held, hostpolicy.Policy{Paused: true}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := n.Submit(h.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := h.spec
+	spec.Name, spec.Seeds = "held", []string{"http://" + held + "/"}
+	b, err := n.Submit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both := []job.ID{a.ID, b.ID}
+	if got := n.IdleJobs(both); len(got) != 0 {
+		t.Fatalf("IdleJobs with both crawls' seeds queued = %v", got)
+	}
+	n.Start()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if got := n.IdleJobs(both); len(got) > 0 {
+			if !slices.Equal(got, []job.ID{a.ID}) {
+				t.Fatalf("IdleJobs = %v, want only crawl %d", got, a.ID)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("crawl %d not idle after a minute: %+v", a.ID, n.FrontierStats())
+		}
+	}
+	rep := testweb.Analyze(h.srv.Web(), h.srv.Log(), testweb.AnalyzeOptions{Seeds: h.spec.Seeds, Agent: "trawl", MaxDepth: h.spec.MaxDepth, Domain: h.spec.Domains[0]})
+	if rep.Coverage < 1 {
+		t.Errorf("crawl %d idle at coverage %.3f, want every page fetched", a.ID, rep.Coverage)
+	}
+	if q, _ := n.Quiet(); q || n.JobQuiet(b.ID) {
+		t.Errorf("Quiet = %v, JobQuiet(%d) = %v with the held crawl's URL queued; want false, false", q, b.ID, n.JobQuiet(b.ID))
 	}
 }
 

@@ -166,14 +166,15 @@ func (n *Node) ServePartition(p partition.ID, hold time.Time) error {
 		return fmt.Errorf("node: serve partition %d: %w", p, err)
 	}
 	// Items p holds for a job paused when they reached their heads, and
-	// resumed since while p was served elsewhere or nowhere, go back to
-	// their queues (a resume moves only the partitions served then).
+	// resumed or cancelled since while p was served elsewhere or nowhere,
+	// go back to their queues or are dropped (a resume or a cancellation
+	// moves only the partitions served then).
 	for _, j := range n.Jobs() {
-		if st, _ := j.State(); st == job.Running {
+		if st, _ := j.State(); st == job.Running || st == job.Cancelled {
 			if err := n.frontier.UnholdServed(uint32(j.ID)); err != nil {
 				// They stay held (a later resume moves them): logged,
 				// as p is served already.
-				n.opts.Logger.Warn("held URLs of a running job not put back", "partition", p, "job", j.ID, "err", err)
+				n.opts.Logger.Warn("held URLs of a job not moved", "partition", p, "job", j.ID, "state", st, "err", err)
 			}
 		}
 	}
@@ -340,3 +341,42 @@ func (n *Node) Quiet() (quiet bool, running []job.ID) {
 	slices.Sort(running)
 	return quiet, running
 }
+
+// outboxScan bounds the outbox entries IdleJobs reads: past it, every job
+// may have URLs there.
+const outboxScan = 10_000
+
+// IdleJobs returns those of ids the node has no work for now, for a
+// fleet's end of each crawl on its own (cluster/finish): nothing of the
+// job queued or leased in the partitions it serves (frontier.Job: its
+// counters are kept per partition, so they cover the partitions served
+// and no other), none of its seeds being queued, none of its URLs in the
+// outbox. It says nothing of what a partition not served holds, nor of
+// what travels on the route stream.
+//
+// The outbox is read after the frontier: a completion writes the URLs it
+// routes in the batch that ends its lease, so a lease seen ended has its
+// URLs in the outbox by then (or published already).
+func (n *Node) IdleJobs(ids []job.ID) []job.ID {
+	var idle []job.ID
+	for _, id := range ids {
+		n.mu.Lock()
+		submitting := n.submitting[id]
+		n.mu.Unlock()
+		if !submitting && n.frontier.JobDone(uint32(id)) {
+			idle = append(idle, id)
+		}
+	}
+	if n.outbox == nil || len(idle) == 0 {
+		return idle
+	}
+	inOutbox, all, err := n.outbox.Jobs(outboxScan)
+	if err != nil || all {
+		return nil
+	}
+	return slices.DeleteFunc(idle, func(id job.ID) bool { return inOutbox[uint32(id)] })
+}
+
+// JobQuiet reports whether the node has no work now for job id
+// (IdleJobs).
+func (n *Node) JobQuiet(id job.ID) bool { return len(n.IdleJobs([]job.ID{id})) == 1 }

@@ -68,10 +68,12 @@ const (
 )
 
 // Kinds are the key kinds a partition holds, each under
-// store.PartitionPrefix(kind, p).
+// store.PartitionPrefix(kind, p). The job counters of the partition
+// (store.KindJobPart) travel with its items, so that its new owner's
+// counts of each job agree with what it holds.
 var Kinds = []store.Kind{
 	store.KindHost, store.KindQueue, store.KindURL, store.KindRobots, store.KindSeen,
-	store.KindHeld, store.KindPolicy, store.KindSitemap, store.KindDue,
+	store.KindHeld, store.KindPolicy, store.KindSitemap, store.KindDue, store.KindJobPart,
 }
 
 // Header describes a checkpoint.

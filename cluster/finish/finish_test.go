@@ -38,6 +38,30 @@ func report(s *Snapshot, m string, edit func(*Report)) {
 	s.Reports[m] = r
 }
 
+// activity gives m's report activity counts per crawl: n1 for crawl 1,
+// n2 for crawl 2.
+func activity(s *Snapshot, m string, n1, n2 int64) {
+	report(s, m, func(r *Report) {
+		r.JobActivity = map[job.ID]int64{1: n1, 2: n2}
+		r.Activity = n1 + n2
+	})
+}
+
+// busy2 makes member a busy with crawl 2 (its activity for it n), idle
+// for crawl 1, in s.
+func busy2(s Snapshot, n int64) Snapshot {
+	report(&s, "a", func(r *Report) { r.Quiet, r.Idle = false, []job.ID{1} })
+	activity(&s, "a", 10, n)
+	return s
+}
+
+// idle2 makes member a idle for both crawls, its activity for crawl 2 n.
+func idle2(s Snapshot, n int64) Snapshot {
+	report(&s, "a", func(r *Report) { r.Quiet, r.Idle = false, []job.ID{1, 2} })
+	activity(&s, "a", 10, n)
+	return s
+}
+
 func TestQuiet(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -49,16 +73,25 @@ func TestQuiet(t *testing.T) {
 		{"no crawl", quiet(func(s *Snapshot) { s.Running = nil }), nil, "no running crawl"},
 		{"no member", quiet(func(s *Snapshot) { s.Members = nil }), nil, "no member"},
 		{"a member without a report", quiet(func(s *Snapshot) { delete(s.Reports, "b") }), nil, "no report from b"},
-		{"a member with work", quiet(func(s *Snapshot) { report(s, "a", func(r *Report) { r.Quiet = false }) }), nil, "a has work"},
+		{"a member with work (a report without crawls idle: older code)", quiet(func(s *Snapshot) { report(s, "a", func(r *Report) { r.Quiet = false }) }), nil, "a has work for crawl 1"},
+		{"a member with work for crawl 1 only", quiet(func(s *Snapshot) {
+			report(s, "a", func(r *Report) { r.Quiet, r.Idle = false, []job.ID{2} })
+		}), []job.ID{2}, ""},
+		{"members with work for a crawl each", quiet(func(s *Snapshot) {
+			report(s, "a", func(r *Report) { r.Quiet, r.Idle = false, []job.ID{2} })
+			report(s, "b", func(r *Report) { r.Quiet, r.Idle = false, []job.ID{1} })
+		}), nil, "a has work for crawl 1"},
+		{"idle for every crawl, not quiet", quiet(func(s *Snapshot) {
+			report(s, "a", func(r *Report) { r.Quiet, r.Idle = false, []job.ID{1, 2} })
+		}), []job.ID{1, 2}, ""},
 		{"a crawl one member does not run yet", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { r.Jobs = []job.ID{2} }) }), []job.ID{2}, ""},
-		{"no crawl on every member", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { r.Jobs = nil }) }), nil, "no crawl runs on every member"},
-		{"a lapsed member with work", quiet(func(s *Snapshot) { s.Others = map[string]Report{"c": {Quiet: false}} }), nil, "c (not a live member) has work"},
+		{"no crawl on every member", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { r.Jobs = nil }) }), nil, "crawl 1 does not run on b"},
+		{"a lapsed member with work", quiet(func(s *Snapshot) { s.Others = map[string]Report{"c": {Quiet: false}} }), nil, "c (not a live member) has work for crawl 1"},
+		{"a lapsed member with work for crawl 2", quiet(func(s *Snapshot) { s.Others = map[string]Report{"c": {Idle: []job.ID{1}}} }), []job.ID{1}, ""},
 		{"a lapsed member quiet", quiet(func(s *Snapshot) { s.Others = map[string]Report{"c": {Quiet: true}} }), []job.ID{1, 2}, ""},
 		{"a partition unserved", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { delete(r.Folded, 3) }) }), nil, "3 of 4 partitions served"},
 		{"a partition served twice", quiet(func(s *Snapshot) { report(s, "b", func(r *Report) { r.Folded[1] = 0 }) }), nil, "partition 1 served by"},
-		{"the stream not read", quiet(func(s *Snapshot) { s.Last = nil }), nil, "route stream not read"},
-		{"the stream ahead of a fold", quiet(func(s *Snapshot) { s.Last[3] = 8 }), nil, "partition 3: the stream holds sequence 8, b folded up to 7"},
-		{"a partition's first message not folded", quiet(func(s *Snapshot) { s.Last[1] = 1 }), nil, "partition 1: the stream holds sequence 1"},
+		{"the stream ahead of a fold: judged by Decide", quiet(func(s *Snapshot) { s.Last[3] = 8 }), []job.ID{1, 2}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, why := Quiet(c.s, parts)
@@ -93,7 +126,22 @@ func TestDecide(t *testing.T) {
 			s.Reports["c"] = Report{Quiet: true, Jobs: []job.ID{1, 2}}
 		}), nil, "the members changed"},
 		{"a stale report", quiet(nil), next(func(s *Snapshot) { s.Revs["b"] = 2 }), nil, "no new report from b"},
-		{"activity between the checks", quiet(nil), next(func(s *Snapshot) { report(s, "a", func(r *Report) { r.Activity++ }) }), nil, "a was active"},
+		{"activity between the checks (reports without activity per crawl)", quiet(nil), next(func(s *Snapshot) { report(s, "a", func(r *Report) { r.Activity++ }) }), nil, "a was active for crawl 1"},
+		{"the stream not read at the check before", quiet(func(s *Snapshot) { s.Last = nil }), next(nil), nil, "route stream not read at the check before"},
+		{"the stream at the check before not folded yet", quiet(func(s *Snapshot) { s.Last[3] = 8 }), next(nil), nil, "partition 3: the stream held sequence 8 at the check before, b has folded up to 7"},
+		{"a partition's first message not folded", quiet(func(s *Snapshot) { s.Last[1] = 1 }), next(nil), nil, "partition 1: the stream held sequence 1"},
+		{"the stream ahead at this check only", quiet(nil), next(func(s *Snapshot) { s.Last[3] = 8 }), []job.ID{1, 2}, ""},
+		{"folded since the check before", quiet(func(s *Snapshot) { s.Last[3] = 8 }), next(func(s *Snapshot) {
+			report(s, "b", func(r *Report) { r.Folded[3] = 8 })
+		}), []job.ID{1, 2}, ""},
+		// Crawl 2 has work on a (and its activity grows) while crawl 1
+		// has none anywhere: crawl 1 ends on its own.
+		{"one crawl ends while the other has work", busy2(quiet(nil), 5), busy2(next(nil), 9), []job.ID{1}, ""},
+		{"crawl 2 active though idle at both checks", idle2(quiet(nil), 5), idle2(next(nil), 9), []job.ID{1}, ""},
+		{"both active", quiet(func(s *Snapshot) { activity(s, "b", 3, 3) }), next(func(s *Snapshot) { activity(s, "b", 4, 4) }), nil, "b was active for crawl 1"},
+		{"an older member's total activity stands for each crawl", busy2(quiet(nil), 5), busy2(next(func(s *Snapshot) {
+			report(s, "b", func(r *Report) { r.Activity++ })
+		}), 9), nil, "b was active for crawl 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, why := Decide(c.prev, c.cur, parts)

@@ -103,12 +103,12 @@ func (r *Runner) Run(ctx context.Context) error {
 }
 
 // report writes this member's Report. The folded sequences are read
-// before the activity and the node's quiet verdict after both: a URL
-// folded meanwhile is either past a sequence read (the stream then holds
-// more than was folded) or queued, or counted as activity.
+// before the activity and the node's quiet verdicts after both: a URL
+// folded meanwhile is either past a sequence read (then the next check
+// needs it folded) or queued, or counted as activity.
 func (r *Runner) report(ctx context.Context) error {
 	n := r.opts.Node
-	rep := Report{Folded: map[int]uint64{}}
+	rep := Report{Folded: map[int]uint64{}, JobActivity: map[job.ID]int64{}}
 	for _, p := range n.Partitions() {
 		seq, err := checkpoint.RouteSeq(n.DB(), p)
 		if err != nil {
@@ -117,9 +117,12 @@ func (r *Runner) report(ctx context.Context) error {
 		rep.Folded[int(p)] = seq
 	}
 	for _, j := range n.Jobs() {
-		rep.Activity += j.Stats.Requests.Load() + j.Stats.Discovered.Load() + j.Stats.Duplicates.Load()
+		a := j.Stats.Requests.Load() + j.Stats.Discovered.Load() + j.Stats.Duplicates.Load()
+		rep.Activity += a
+		rep.JobActivity[j.ID] = a
 	}
 	rep.Quiet, rep.Jobs = n.Quiet()
+	rep.Idle = n.IdleJobs(rep.Jobs)
 	v, err := json.Marshal(rep)
 	if err != nil {
 		return err
@@ -196,7 +199,8 @@ func (r *Runner) check(ctx context.Context) {
 		}
 		cur.Others[k] = rep
 	}
-	if _, why := Quiet(*cur, partition.Count); why == "route stream not read" {
+	if ends, _ := Quiet(*cur, partition.Count); len(ends) > 0 {
+		// The next check judges the stream against this one's.
 		last, err := r.lastSeqs(cctx)
 		if err != nil {
 			r.opts.Logger.Warn("finish: read the route stream", "err", err)

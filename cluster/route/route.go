@@ -128,6 +128,33 @@ func (o *Outbox) Notify() {
 // Len counts the entries waiting (a scan: for tests and status).
 func (o *Outbox) Len() (int, error) { return o.db.Count(store.KindPrefix(store.KindOutbox)) }
 
+// Jobs returns the jobs of the entries waiting, reading at most limit
+// of them: all is true if more wait, and then any job may have some.
+func (o *Outbox) Jobs(limit int) (jobs map[uint32]bool, all bool, err error) {
+	it, err := o.db.NewIter(store.KindPrefix(store.KindOutbox))
+	if err != nil {
+		return nil, false, fmt.Errorf("route: outbox jobs: %w", err)
+	}
+	defer it.Close()
+	jobs = make(map[uint32]bool)
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if n == limit {
+			return jobs, true, nil
+		}
+		n++
+		item, err := DecodeItem(it.Value())
+		if err != nil {
+			return nil, false, fmt.Errorf("route: outbox entry %q: %w", it.Key(), err)
+		}
+		jobs[item.Job] = true
+	}
+	if err := it.Error(); err != nil {
+		return nil, false, fmt.Errorf("route: outbox jobs: %w", err)
+	}
+	return jobs, false, nil
+}
+
 // Empty reports whether nothing waits in the outbox, reading at most one
 // key (Len reads them all).
 func (o *Outbox) Empty() (bool, error) {

@@ -23,14 +23,16 @@ import (
 //	via: the URL that led to the item; length 0 if none (a seed). Version 2
 //	had no via field and is still read.
 //
-//	job counters ('c' key; the job is in the key):
+//	job counters per partition ('k' key; partition and job are in the
+//	key), and the whole-store job counters of older stores ('c' key, read
+//	once and converted: convert.go):
 //	+---------+--------+------+---------+
 //	| version | stored | held | dropped |
 //	| 1 B = 1 | uvarint each            |
 //	+---------+--------+------+---------+
-//	stored: the job's items under 'q' keys (queued or in flight); held:
-//	under 'p' keys; dropped: discarded so far. Unknown trailing bytes are
-//	ignored.
+//	stored: the job's items under 'q' keys of the partition (queued or in
+//	flight); held: under its 'p' keys; dropped: discarded so far. Unknown
+//	trailing bytes are ignored.
 //
 //	host state ('h' key; the host is in the key):
 //	+---------+--------------+---------+-------------+--------+------------+----------+------+-------------+--------+---------+-----

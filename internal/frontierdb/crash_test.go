@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
 )
 
@@ -124,9 +125,9 @@ func TestCrashKeepsAPrefix(t *testing.T) {
 // TestCrashKeepsJobCounts drives jobs through a frontier on the store,
 // with pauses, resumes and cancellations (held items and their moves) and
 // dropped hosts (drained a window at a time), crashes the store at several
-// moments and checks that each job's durable counters agree with the
-// queue and held items that survived: the counters travel in the same
-// batch as the changes they count.
+// moments and checks that each job's durable counters in each partition
+// agree with the queue and held items of the partition that survived: the
+// counters travel in the same batch as the changes they count.
 func TestCrashKeepsJobCounts(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, crashAt := range []int{3, 50, 200, 611, 900, 1500} {
@@ -222,7 +223,8 @@ func TestCrashKeepsJobCounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			queued, held := map[uint32]int{}, map[uint32]int{}
+			// What the store holds, per job and partition.
+			queued, held := map[jobPart]int{}, map[jobPart]int{}
 			it, err := db.NewIter(store.KindPrefix(store.KindQueue))
 			if err != nil {
 				t.Fatal(err)
@@ -236,7 +238,7 @@ func TestCrashKeepsJobCounts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				queued[item.Job]++
+				queued[jobPart{item.Job, partition.Of(host)}]++
 			}
 			it.Close()
 			it, err = db.NewIter(store.KindPrefix(store.KindHeld))
@@ -248,22 +250,24 @@ func TestCrashKeepsJobCounts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				held[k.Job]++
+				held[jobPart{k.Job, k.Part}]++
 			}
 			it.Close()
 			s2 := New(db, Options{})
 			defer s2.Close()
-			jobs := map[uint32]frontier.JobState{}
+			jobs := map[jobPart]frontier.JobState{}
 			if err := s2.Load(func(frontier.HostState) error { return nil }, func(j frontier.JobState) error {
-				jobs[j.Job] = j
+				jobs[jobPart{j.Job, j.Part}] = j
 				return nil
 			}); err != nil {
 				t.Fatal(err)
 			}
 			for id := range uint32(3) {
-				j := jobs[id]
-				if j.Stored != queued[id] || j.Held != held[id] {
-					t.Errorf("job %d after the crash: counters %+v, store holds %d queued, %d held", id, j, queued[id], held[id])
+				for p := range partition.ID(partition.Count) {
+					k := jobPart{id, p}
+					if j := jobs[k]; j.Stored != queued[k] || j.Held != held[k] {
+						t.Errorf("job %d partition %d after the crash: counters %+v, store holds %d queued, %d held", id, p, j, queued[k], held[k])
+					}
 				}
 			}
 			t.Logf("crash at step %d: jobs %v; queued %v held %v", crashAt, jobs, queued, held)

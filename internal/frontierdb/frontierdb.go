@@ -421,7 +421,7 @@ func encodeChange(b *store.Batch, ch *frontier.Change) error {
 	}
 	for _, j := range ch.Jobs {
 		buf = appendJobState(buf[:0], j)
-		if err := b.Set(store.JobCountersKey(j.Job), buf); err != nil {
+		if err := b.Set(store.JobPartKey(j.Part, j.Job), buf); err != nil {
 			return err
 		}
 	}
@@ -572,14 +572,30 @@ func (s *Store) iterator() (*pebble.Iterator, error) {
 
 // Load implements frontier.Store: one streaming pass over the host states
 // merged with one over the queue keys (which give each host's counts and
-// next seq), both in (partition, host) order; then the job counters.
+// next seq), both in (partition, host) order; then the job counters, per
+// partition ('k' keys).
+//
+// A store written before job counters were kept per partition (whole-store
+// 'c' keys) is converted first, once, in one durable batch: see
+// convertCounters. Load must be called before the first Write.
 func (s *Store) Load(fn func(frontier.HostState) error, jobFn func(frontier.JobState) error) error {
+	if err := convertCounters(s.db); err != nil {
+		return fmt.Errorf("frontierdb: load: %w", err)
+	}
 	if fn != nil {
 		if err := s.loadHosts(store.KindPrefix(store.KindHost), store.KindPrefix(store.KindQueue), fn); err != nil {
 			return err
 		}
 	}
-	it, err := s.db.NewIter(store.KindPrefix(store.KindJobCounters))
+	if jobFn == nil {
+		return nil
+	}
+	return s.loadJobs(store.KindPrefix(store.KindJobPart), jobFn)
+}
+
+// loadJobs calls fn with the job counters under prefix.
+func (s *Store) loadJobs(prefix []byte, fn func(frontier.JobState) error) error {
+	it, err := s.db.NewIter(prefix)
 	if err != nil {
 		return err
 	}
@@ -591,10 +607,10 @@ func (s *Store) Load(fn func(frontier.HostState) error, jobFn func(frontier.JobS
 		}
 		j, err := decodeJobState(it.Value())
 		if err != nil {
-			return fmt.Errorf("frontierdb: load job %d: %w", k.Job, err)
+			return fmt.Errorf("frontierdb: load job %d partition %d: %w", k.Job, k.Part, err)
 		}
-		j.Job = k.Job
-		if err := jobFn(j); err != nil {
+		j.Job, j.Part = k.Job, k.Part
+		if err := fn(j); err != nil {
 			return err
 		}
 	}
@@ -602,21 +618,30 @@ func (s *Store) Load(fn func(frontier.HostState) error, jobFn func(frontier.JobS
 }
 
 // LoadPartition implements frontier.Store: Load's pass bounded to the
-// partition's host state and queue keys (store.PartitionPrefix).
+// partition's host state and queue keys (store.PartitionPrefix), then the
+// partition's job counters.
 //
 // A partition's keys may have been written past this Store (a checkpoint
 // read into the store by cluster/checkpoint), which the shared queue
 // iterator, a snapshot, would not see: it is remade at the next Read. (A
 // fleet's clean handoff left the new owner's hosts idle with their items
 // in the store until this: a fleet test's coverage stalled at 0.93-0.99.)
-func (s *Store) LoadPartition(p partition.ID, fn func(frontier.HostState) error) error {
+func (s *Store) LoadPartition(p partition.ID, fn func(frontier.HostState) error, jobFn func(frontier.JobState) error) error {
 	s.itMu.Lock()
 	if s.it != nil {
 		s.it.Close()
 		s.it = nil
 	}
 	s.itMu.Unlock()
-	return s.loadHosts(store.PartitionPrefix(store.KindHost, p), store.PartitionPrefix(store.KindQueue, p), fn)
+	if fn != nil {
+		if err := s.loadHosts(store.PartitionPrefix(store.KindHost, p), store.PartitionPrefix(store.KindQueue, p), fn); err != nil {
+			return err
+		}
+	}
+	if jobFn == nil {
+		return nil
+	}
+	return s.loadJobs(store.PartitionPrefix(store.KindJobPart, p), jobFn)
 }
 
 // loadHosts merges the host state keys under hostPrefix with the queue

@@ -20,7 +20,8 @@ func pitem(host string, n int) frontier.Item {
 }
 
 // TestLoadPartition: LoadPartition streams the hosts of one partition, no
-// other, with the counts and next seq Load gives them.
+// other, with the counts and next seq Load gives them, then the
+// partition's job counters.
 func TestLoadPartition(t *testing.T) {
 	db, s := open(t, t.TempDir())
 	defer db.Close()
@@ -50,6 +51,7 @@ func TestLoadPartition(t *testing.T) {
 	}
 	for _, p := range parts {
 		var got []string
+		var jobs []frontier.JobState
 		err := s.LoadPartition(p, func(h frontier.HostState) error {
 			if partition.Of(h.Host) != p {
 				t.Errorf("partition %d streamed %s of partition %d", p, h.Host, partition.Of(h.Host))
@@ -59,12 +61,19 @@ func TestLoadPartition(t *testing.T) {
 			}
 			got = append(got, h.Host)
 			return nil
+		}, func(j frontier.JobState) error {
+			jobs = append(jobs, j)
+			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != 3 {
 			t.Errorf("partition %d streamed %v, want its 3 hosts", p, got)
+		}
+		// 1 + 2 + 3 items of job 0 on its hosts.
+		if want := []frontier.JobState{{Part: p, Stored: 6}}; fmt.Sprint(jobs) != fmt.Sprint(want) {
+			t.Errorf("partition %d: job counters %+v, want %+v", p, jobs, want)
 		}
 	}
 }
@@ -250,7 +259,7 @@ func TestLoadPartitionSeesKeysWrittenPast(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	if err := s.LoadPartition(p, func(frontier.HostState) error { n++; return nil }); err != nil || n != 1 {
+	if err := s.LoadPartition(p, func(frontier.HostState) error { n++; return nil }, nil); err != nil || n != 1 {
 		t.Fatalf("LoadPartition: %d hosts, %v", n, err)
 	}
 	got, err := s.Read(h, 0, 0, 10)

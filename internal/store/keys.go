@@ -32,10 +32,24 @@ const FormatVersion uint32 = 3
 //	jobs (not per host; job is the ID the node gave the job):
 //	+------+-----------------+
 //	| 'j'  | job (4 B, BE)   |   job definition (value owned by the node)
-//	| 'c'  | job (4 B, BE)   |   job counters (value: frontierdb)
+//	| 'c'  | job (4 B, BE)   |   job counters, whole-store (value:
+//	|      |                 |   frontierdb); no longer written: read
+//	|      |                 |   once and replaced by 'k' keys (below)
 //	| 't'  | job (4 B, BE)   |   job tally: what it did, over every run
 //	|      |                 |   (value: job.Tally; added within version 3)
 //	+------+-----------------+
+//
+//	job counters per partition (added within version 3: frontierdb
+//	converts a store with 'c' keys when it loads it, by counting its 'q'
+//	and 'p' keys, and deletes the 'c' keys; a binary that predates 'k'
+//	keys then counts its jobs from zero: no way back without --fresh):
+//	+------+-----------+-----------------+
+//	| 'k'  | partition | job (4 B, BE)   |  the job's counters over the
+//	|      | 2 B, BE   |                 |  partition's items (value:
+//	|      |           |                 |  frontierdb, as 'c')
+//	+------+-----------+-----------------+
+//	They sit under PartitionPrefix(KindJobPart, p), so that they move with
+//	the partition's checkpoint; a job's totals are their sum.
 //
 //	content (not per host; keyed by value, so that a fleet shards them
 //	by value: a fingerprint's first 16 bits, the digest's first two bytes
@@ -182,6 +196,7 @@ const (
 	KindJob         Kind = 'j'
 	KindJobCounters Kind = 'c'
 	KindJobTally    Kind = 't'
+	KindJobPart     Kind = 'k'
 	KindDigest      Kind = 'd'
 	KindNear        Kind = 'n'
 	KindDue         Kind = 'w'
@@ -222,6 +237,8 @@ func (k Kind) String() string {
 		return "job counters"
 	case KindJobTally:
 		return "job tally"
+	case KindJobPart:
+		return "job partition counters"
 	case KindDigest:
 		return "digest"
 	case KindNear:
@@ -251,7 +268,8 @@ const heldSuffixLen = jobLen + queueSuffixLen
 // Key is a decoded key. Only the fields of its Kind are set: Name for meta;
 // Part and Host for every per-host kind; Level and Seq for queue and held
 // items; URL for URL state and seen keys; Origin for robots and sitemaps;
-// Job for seen, held, sitemaps, job and job counter keys.
+// Job for seen, held, sitemaps, job and job counter keys; Part and Job for
+// job partition counters.
 type Key struct {
 	Kind   Kind
 	Name   string
@@ -297,6 +315,8 @@ func (k Key) Encode() []byte {
 		return JobCountersKey(k.Job)
 	case KindJobTally:
 		return JobTallyKey(k.Job)
+	case KindJobPart:
+		return JobPartKey(k.Part, k.Job)
 	case KindDigest:
 		return DigestKey(k.Digest)
 	case KindNear:
@@ -418,6 +438,12 @@ func JobKey(id uint32) []byte {
 // JobCountersKey returns the key of the frontier's counters of job id.
 func JobCountersKey(id uint32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{byte(KindJobCounters)}, id)
+}
+
+// JobPartKey returns the key of the frontier's counters of job id over
+// the items of partition part.
+func JobPartKey(part partition.ID, id uint32) []byte {
+	return binary.BigEndian.AppendUint32(PartitionPrefix(KindJobPart, part), id)
 }
 
 // JobTallyKey returns the key of job id's tally (job.Tally).
@@ -572,6 +598,16 @@ func DecodeKey(key []byte) (Key, error) {
 		return k, nil
 	case KindDue:
 		return decodeDueKey(key)
+	case KindJobPart:
+		if len(key) != 3+jobLen {
+			return Key{}, malformed(key, fmt.Sprintf("job partition counters key of %d bytes, want %d", len(key), 3+jobLen))
+		}
+		k.Part = partition.ID(binary.BigEndian.Uint16(key[1:3]))
+		if k.Part >= partition.Count {
+			return Key{}, malformed(key, fmt.Sprintf("partition %d out of range", k.Part))
+		}
+		k.Job = binary.BigEndian.Uint32(key[3:])
+		return k, nil
 	case KindOutbox:
 		if len(key) != 3+8 {
 			return Key{}, malformed(key, fmt.Sprintf("outbox key of %d bytes, want %d", len(key), 3+8))

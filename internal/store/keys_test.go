@@ -39,6 +39,7 @@ func TestKeyEncoding(t *testing.T) {
 		{"JobKey", JobKey(0x01020304), "j\x01\x02\x03\x04"},
 		{"JobCountersKey", JobCountersKey(5), "c\x00\x00\x00\x05"},
 		{"JobTallyKey", JobTallyKey(5), "t\x00\x00\x00\x05"},
+		{"JobPartKey", JobPartKey(0x0102, 5), "k\x01\x02\x00\x00\x00\x05"},
 		{"NearKey", NearKey(0x1122_3344_5566_7788, 1), "n\x01\x55\x66\x11\x22\x33\x44\x55\x66\x77\x88"},
 		{"NearPrefix", NearPrefix(0x1122_3344_5566_7788, 3), "n\x03\x11\x22"},
 		{"DueKey", DueKey(time.Unix(0x01020304, 0), "a.test", "http://a.test/x"), "w\x00\x0e\x00\x00\x00\x00\x01\x02\x03\x04a.test\x00\x01/x"},
@@ -78,6 +79,8 @@ func TestDecodeKey(t *testing.T) {
 		{Kind: KindJob},
 		{Kind: KindJobCounters, Job: 1<<32 - 1},
 		{Kind: KindJobTally, Job: 3},
+		{Kind: KindJobPart, Part: 255, Job: 1<<32 - 1},
+		{Kind: KindJobPart},
 		{Kind: KindDigest, Digest: [32]byte{1, 2, 3, 31: 9}},
 		{Kind: KindNear, Band: 2, Fingerprint: 0x0123_4567_89ab_cdef},
 		{Kind: KindNear, Band: 3, Fingerprint: 0},
@@ -184,6 +187,7 @@ func FuzzDecodeKey(f *testing.F) {
 	f.Add(HeldKey("a.test", 3, 1, 9))
 	f.Add(JobKey(3))
 	f.Add(JobCountersKey(3))
+	f.Add(JobPartKey(7, 3))
 	f.Add([]byte("q\x00\x0ea.test\x00"))
 	f.Add(DueKey(time.Unix(1_800_000_000, 0), "a.test", "http://a.test/"))
 	f.Fuzz(func(t *testing.T, key []byte) {
