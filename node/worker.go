@@ -532,11 +532,14 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		if orig != nil {
 			j.Stats.Revisits.Add(1)
 			o.Duplicate = orig.URL != it.URL // a refetch of the same URL is no duplicate
-			if orig.Job == j.ID && alone {
+			if _, sharded := n.contentIndex(); orig.Job == j.ID && alone && !(sharded && orig.URL == it.URL) {
 				// An exact copy of a page this job archived: its links are
 				// the job's already, so it is not parsed again. (While other
 				// jobs run it is, so that they can share the page and its
-				// links; a copy archived by another job is parsed for this one.)
+				// links; a copy archived by another job is parsed for this one.
+				// In a fleet, a refetch of the URL is parsed: its first fetch
+				// may have been a dead member's, whose links died with its
+				// store while the fingerprint lived on with another member.)
 				unparsed = true
 				break
 			}

@@ -223,6 +223,10 @@ func (f *Fleet) Members() []owner.MemberInfo { return f.runner.Members() }
 // (owner.Runner.Fence).
 func (f *Fleet) Fence() time.Time { return f.runner.Fence() }
 
+// Since returns when this member's current unbroken membership began
+// (owner.Runner.Since).
+func (f *Fleet) Since() time.Time { return f.runner.Since() }
+
 // Alive reports whether member is in the fleet now (owner.Runner.Alive).
 func (f *Fleet) Alive(ctx context.Context, member string) (bool, error) {
 	return f.runner.Alive(ctx, member)

@@ -21,15 +21,21 @@
 // turns.
 //
 // A dead member's slots need not keep their address for a whole TTL. A
-// slot's value names its holder and the holder's run (name, start time).
-// With Fence set, a member starts no fetch past its fence and forgets the
-// slots it held then; the fence passes before its membership can expire.
-// So a member whose membership is found gone (Alive) at T has started
-// nothing since T, and everything it started has ended by T + Hold: a
-// member that finds a slot taken by a member gone for Hold plus the margin
-// deletes it at the revision it saw (a renewal in between keeps it). A
-// slot of an earlier run of this member is freed likewise, Hold after
-// this run began. A Gate is safe for concurrent use.
+// slot's value names its holder's run (name, start time) and the
+// holder's Hold. A member starts no fetch past its fence (Fence), which
+// passes before its membership can expire, and none on a slot last
+// written before its current unbroken membership began (Since): a member
+// whose membership lapsed and came back uses an old slot only once it has
+// renewed it, which changes the slot's revision. So a member found gone
+// (Alive) at T starts nothing more on a slot at the revision seen then,
+// and what it started has ended by T + its Hold: a member that finds a
+// slot at one revision held by a member gone for that Hold plus the
+// margin deletes it at that revision. A slot of an earlier run of this
+// member is freed likewise, MemberTTL plus Hold after this run began.
+//
+// The bucket's TTL is the fleet's: the first member makes the bucket, the
+// others adopt its TTL (and refuse to join if their Hold does not fit in
+// it). A Gate is safe for concurrent use.
 package ipcap
 
 import (
@@ -74,15 +80,21 @@ type Options struct {
 	// Replicas of the bucket. Zero: 1.
 	Replicas int
 	// Fence, if set, is the time after which this member must start no
-	// fetch (cluster/owner's Runner.Fence; the zero time: none yet).
-	// Past it Acquire hands out nothing and this member forgets the
-	// slots it holds (left to expire, or to be freed by the others).
+	// fetch (cluster/owner's Runner.Fence); the zero time counts as
+	// passed (not a member yet). Past it Acquire hands out nothing.
 	Fence func() time.Time
+	// Since, if set, is when this member's current unbroken membership
+	// began (cluster/owner's Runner.Since): a slot last written before it
+	// is not used until renewed.
+	Since func() time.Time
 	// Alive, if set, reports whether a member is in the fleet now (a
-	// direct read of its membership). With Fence set on every member, a
-	// slot whose holder has been gone for Hold plus the margin is freed.
-	// Nil: a dead member's slots stay taken until their TTL.
+	// direct read of its membership). With Fence and Since set on every
+	// member, a slot whose holder has been gone for its Hold plus the
+	// margin is freed. Nil: a dead member's slots stay until their TTL.
 	Alive func(ctx context.Context, member string) (bool, error)
+	// MemberTTL is how long a silent member's membership lasts (for the
+	// slots of an earlier run of this member). Zero: 15 s.
+	MemberTTL time.Duration
 	// Now is the clock. Nil: time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -90,7 +102,10 @@ type Options struct {
 
 // margin is kept on a slot's lease beyond Hold before a fetch starts on
 // it (for the clock's and the store's delays): 5.5 s for a 60 s Hold.
-func (o *Options) margin() time.Duration { return o.Hold/12 + 500*time.Millisecond }
+func (o *Options) margin() time.Duration { return marginOf(o.Hold) }
+
+// marginOf is the margin kept beyond a Hold of hold.
+func marginOf(hold time.Duration) time.Duration { return hold/12 + 500*time.Millisecond }
 
 func (o *Options) defaults() error {
 	if o.Name == "" || o.JS == nil {
@@ -117,6 +132,9 @@ func (o *Options) defaults() error {
 	if o.Replicas <= 0 {
 		o.Replicas = 1
 	}
+	if o.MemberTTL <= 0 {
+		o.MemberTTL = 15 * time.Second
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -131,27 +149,30 @@ type Gate struct {
 	opts    Options
 	kv      jetstream.KeyValue
 	started time.Time
-	holder  []byte // the value of this run's slots: name, space, start (Unix ns)
+	holder  []byte // the value of this run's slots: name, start (Unix ns), Hold (ns)
 
-	mu     sync.Mutex
-	slots  map[string]*slot   // by key
-	gone   map[string]absence // by key: slots whose holder was found gone
-	forgot time.Time          // when the fence last made this run forget its slots
-	freed  int64              // slots of gone holders deleted
-	waits  int64              // Acquires that found no slot at first
+	mu      sync.Mutex
+	slots   map[string]*slot // by key
+	looked  map[string]look  // by key: others' slots this member looked at
+	stopped bool
+	freed   int64 // slots of gone holders deleted
+	waits   int64 // Acquires that found no slot at first
 }
 
-// absence is a taken slot whose holder was found gone, since when, at
-// which revision of the slot.
-type absence struct {
-	holder  string
+// look is what a member last saw of another's slot: its value and
+// revision, since when its holder is known gone (zero: alive), and when.
+type look struct {
+	value   string
 	rev     uint64
-	since   time.Time
+	gone    time.Time
 	checked time.Time
 }
 
-// checkEvery is the least time between two looks at one taken slot's
-// holder.
+// ErrStopped is Acquire's error once Stop or Close was called.
+var ErrStopped = errors.New("ipcap: stopped")
+
+// checkEvery is the least time between two looks at one taken slot of
+// another member's.
 const checkEvery = time.Second
 
 type slot struct {
@@ -166,18 +187,34 @@ func Open(ctx context.Context, opts Options) (*Gate, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	kv, err := opts.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := opts.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: Bucket, History: 1, Replicas: opts.Replicas, TTL: opts.TTL,
 		Description: "trawl fleet's per-IP fetch slots, each held by one member as a lease",
 	})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		kv, err = opts.JS.KeyValue(ctx, Bucket)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ipcap: bucket %s: %w", Bucket, err)
+	}
+	// The slots' TTL is the fleet's (every member must renew and stop
+	// by the one the bucket enforces).
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ipcap: bucket %s: %w", Bucket, err)
+	}
+	if ttl := st.TTL(); ttl != opts.TTL {
+		if ttl < opts.Hold+opts.margin()+2*(ttl/6) {
+			return nil, fmt.Errorf("ipcap: the fleet's per-IP slots live %v (bucket %s), too short for a fetch of up to %v: give this member the fleet's fetch timeout", ttl, Bucket, opts.Hold)
+		}
+		opts.Logger.Info("ipcap: using the fleet's slot TTL", "fleet", ttl, "member", opts.TTL)
+		opts.TTL = ttl
 	}
 	now := opts.Now()
 	return &Gate{
 		opts: opts, kv: kv, started: now,
-		holder: []byte(opts.Name + " " + strconv.FormatInt(now.UnixNano(), 10)),
-		slots:  map[string]*slot{}, gone: map[string]absence{},
+		holder: fmt.Appendf(nil, "%s %d %d", opts.Name, now.UnixNano(), opts.Hold.Nanoseconds()),
+		slots:  map[string]*slot{}, looked: map[string]look{},
 	}, nil
 }
 
@@ -191,9 +228,10 @@ func key(ip string, k int) string {
 	return "ip." + ip + "." + strconv.Itoa(k)
 }
 
-// usable reports whether a fetch may start on s now. g.mu must be held.
-func (g *Gate) usable(s *slot, now time.Time) bool {
-	return !s.busy && now.Sub(s.written) < g.opts.TTL-g.opts.Hold-g.opts.margin()
+// usable reports whether a fetch may start on s now, for a member whose
+// membership began at since. g.mu must be held.
+func (g *Gate) usable(s *slot, now, since time.Time) bool {
+	return !s.busy && !s.written.Before(since) && now.Sub(s.written) < g.opts.TTL-g.opts.Hold-g.opts.margin()
 }
 
 // Acquire waits for a slot of ip and returns its release, to be called
@@ -207,8 +245,13 @@ func (g *Gate) Acquire(ctx context.Context, ip string) (release func(), err erro
 			g.mu.Unlock()
 		}
 		now := g.opts.Now()
+		g.mu.Lock()
+		stopped := g.stopped
+		g.mu.Unlock()
+		if stopped {
+			return nil, ErrStopped
+		}
 		if g.fenced(now) {
-			g.forget(now)
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
@@ -216,12 +259,16 @@ func (g *Gate) Acquire(ctx context.Context, ip string) (release func(), err erro
 			}
 			continue
 		}
+		var since time.Time
+		if g.opts.Since != nil {
+			since = g.opts.Since()
+		}
 		g.mu.Lock()
 		var free []int
 		for k := range g.opts.Slots {
 			s, held := g.slots[key(ip, k)]
 			switch {
-			case held && g.usable(s, now):
+			case held && g.usable(s, now, since):
 				s.busy = true
 				g.mu.Unlock()
 				return g.releaser(key(ip, k)), nil
@@ -278,96 +325,104 @@ func (g *Gate) releaser(k string) func() {
 	}
 }
 
-// fenced reports whether this member is past its fence.
+// fenced reports whether this member is past its fence (or has none
+// yet).
 func (g *Gate) fenced(now time.Time) bool {
 	if g.opts.Fence == nil {
 		return false
 	}
 	f := g.opts.Fence()
-	return !f.IsZero() && !now.Before(f)
+	return f.IsZero() || !now.Before(f)
 }
 
-// forget drops every slot this run holds from its books, without giving
-// them back: past its fence a member may no longer be the fleet's, and
-// whatever runs on them ends within Hold.
-func (g *Gate) forget(now time.Time) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.slots) > 0 {
-		g.opts.Logger.Warn("ipcap: past the fence, leaving the slots held", "slots", len(g.slots))
-		clear(g.slots)
+// holderOf parses a slot's value: the holder's name, the start of its run
+// and its Hold (zero where the value lacks them).
+func holderOf(value string) (name string, start time.Time, hold time.Duration) {
+	f := strings.Fields(value)
+	if len(f) == 0 {
+		return "", time.Time{}, 0
 	}
-	g.forgot = now
+	if len(f) > 1 {
+		if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+			start = time.Unix(0, ns)
+		}
+	}
+	if len(f) > 2 {
+		if ns, err := strconv.ParseInt(f[2], 10, 64); err == nil && ns > 0 {
+			hold = time.Duration(ns)
+		}
+	}
+	return f[0], start, hold
 }
 
-// free looks at the holder of the taken slot k and deletes the slot if
-// that holder is gone and has been for Hold plus the margin (see the
+// free looks at the holder of the taken slot k (at most once per
+// checkEvery) and deletes the slot, at the revision it saw, if that
+// holder is gone and has been for its Hold plus the margin (see the
 // package comment). It reports whether the slot was deleted.
 func (g *Gate) free(ctx context.Context, k string) bool {
 	now := g.opts.Now()
 	g.mu.Lock()
-	a, seen := g.gone[k]
+	last, seen := g.looked[k]
 	g.mu.Unlock()
-	if seen && now.Sub(a.checked) < checkEvery {
+	if seen && now.Sub(last.checked) < checkEvery {
 		return false
 	}
 	e, err := g.kv.Get(ctx, k)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		g.unsuspect(k)
+		g.forgetLook(k)
 		return true
 	}
 	if err != nil {
 		return false
 	}
 	value := string(e.Value())
-	name, _, _ := strings.Cut(value, " ")
-	var since time.Time
+	name, start, hold := holderOf(value)
+	hold = max(hold, g.opts.Hold)
+	seen = seen && last.value == value && last.rev == e.Revision()
+	var gone time.Time
 	switch {
 	case value == string(g.holder):
-		// This run's: being given back, or forgotten at the fence.
-		g.mu.Lock()
-		_, held := g.slots[k]
-		since = g.forgot
-		g.mu.Unlock()
-		if held || since.IsZero() {
-			return false
-		}
+		// This run's own, being given back.
 	case name == g.opts.Name:
-		since = g.started // an earlier run of this member's: it ended before this one began
-	case g.opts.Alive == nil || g.opts.Fence == nil:
-		return false
+		if start.Before(g.started) {
+			// An earlier run of this member: its fence passed
+			// within MemberTTL of this run's start.
+			gone = g.started.Add(g.opts.MemberTTL)
+		}
+	case g.opts.Alive == nil || g.opts.Fence == nil || g.opts.Since == nil:
 	default:
 		alive, err := g.opts.Alive(ctx, name)
-		if err != nil || alive {
-			g.unsuspect(k)
+		if err != nil {
 			return false
 		}
-		since = now
-	}
-	if seen && a.holder == value && a.rev == e.Revision() && a.since.Before(since) {
-		since = a.since
+		if !alive {
+			gone = now
+			if seen && !last.gone.IsZero() {
+				gone = last.gone // gone since, at this very revision
+			}
+		}
 	}
 	g.mu.Lock()
-	g.gone[k] = absence{holder: value, rev: e.Revision(), since: since, checked: now}
+	g.looked[k] = look{value: value, rev: e.Revision(), gone: gone, checked: now}
 	g.mu.Unlock()
-	if now.Sub(since) < g.opts.Hold+g.opts.margin() {
+	if gone.IsZero() || now.Sub(gone) < hold+marginOf(hold) {
 		return false
 	}
 	err = g.kv.Delete(ctx, k, jetstream.LastRevision(e.Revision()))
-	g.unsuspect(k)
+	g.forgetLook(k)
 	if err != nil {
 		return false
 	}
 	g.mu.Lock()
 	g.freed++
 	g.mu.Unlock()
-	g.opts.Logger.Info("ipcap: freed the slot of a member gone", "slot", k, "holder", value, "gone", now.Sub(since).Round(time.Millisecond))
+	g.opts.Logger.Info("ipcap: freed the slot of a member gone", "slot", k, "holder", value, "gone", now.Sub(gone).Round(time.Millisecond))
 	return true
 }
 
-func (g *Gate) unsuspect(k string) {
+func (g *Gate) forgetLook(k string) {
 	g.mu.Lock()
-	delete(g.gone, k)
+	delete(g.looked, k)
 	g.mu.Unlock()
 }
 
@@ -392,11 +447,12 @@ func (g *Gate) Held() int {
 	return len(g.slots)
 }
 
-// Run renews the slots in use and gives back those idle, every Idle/2,
+// Run renews the slots in use and gives back those idle, every Idle/2 (or
+// TTL/12 if shorter),
 // until ctx ends; then it gives back every slot not in use (Close gives
 // back the rest) and returns ctx's error.
 func (g *Gate) Run(ctx context.Context) error {
-	t := time.NewTicker(g.opts.Idle / 2)
+	t := time.NewTicker(min(g.opts.Idle/2, g.opts.TTL/12))
 	defer t.Stop()
 	for {
 		select {
@@ -419,9 +475,9 @@ func (g *Gate) tend(ctx context.Context) {
 	}
 	var jobs []job
 	g.mu.Lock()
-	for k, a := range g.gone {
-		if now.Sub(a.checked) > g.opts.TTL {
-			delete(g.gone, k) // no one asked for it since
+	for k, l := range g.looked {
+		if now.Sub(l.checked) > g.opts.TTL {
+			delete(g.looked, k) // no one asked for it since
 		}
 	}
 	for k, s := range g.slots {
@@ -495,6 +551,18 @@ func (g *Gate) giveBack(ctx context.Context, all bool) {
 	}
 }
 
-// Close gives back every slot this member holds; call it once its node
-// fetches no more.
-func (g *Gate) Close(ctx context.Context) { g.giveBack(ctx, true) }
+// Stop makes every Acquire from now on fail with ErrStopped: a member
+// leaving the fleet starts no more fetches.
+func (g *Gate) Stop() {
+	g.mu.Lock()
+	g.stopped = true
+	g.mu.Unlock()
+}
+
+// Close stops the gate and gives back every slot this member holds that
+// no fetch uses; those in use are left to expire (or to be freed by the
+// others once this member is gone), as their fetches may still run.
+func (g *Gate) Close(ctx context.Context) {
+	g.Stop()
+	g.giveBack(ctx, false)
+}

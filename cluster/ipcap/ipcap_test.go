@@ -3,6 +3,7 @@ package ipcap_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -202,12 +203,33 @@ func TestStaleSlotNotUsed(t *testing.T) {
 type fleetView struct {
 	mu    sync.Mutex
 	alive map[string]bool
+	since map[string]time.Time
+}
+
+func newView(names ...string) *fleetView {
+	v := &fleetView{alive: map[string]bool{}, since: map[string]time.Time{}}
+	for _, n := range names {
+		v.set(n, true)
+	}
+	return v
 }
 
 func (v *fleetView) set(name string, on bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if on && !v.alive[name] {
+		v.since[name] = time.Now()
+	}
 	v.alive[name] = on
+}
+
+// sinceOf is a member's Since: when it last came (back) into the fleet.
+func (v *fleetView) sinceOf(name string) func() time.Time {
+	return func() time.Time {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		return v.since[name]
+	}
 }
 
 func (v *fleetView) Alive(_ context.Context, name string) (bool, error) {
@@ -233,10 +255,10 @@ func (v *fleetView) fence(name string) func() time.Time {
 // however long the others wait.
 func TestGoneMembersSlotsFreed(t *testing.T) {
 	s := startServer(t)
-	v := &fleetView{alive: map[string]bool{"dead": true, "busy": true, "live": true}}
+	v := newView("dead", "busy", "live")
 	opts := func(name string) ipcap.Options {
 		return ipcap.Options{Slots: 2, Hold: time.Second, TTL: time.Minute, Idle: time.Hour,
-			Poll: 20 * time.Millisecond, Alive: v.Alive, Fence: v.fence(name)}
+			Poll: 20 * time.Millisecond, Alive: v.Alive, Fence: v.fence(name), Since: v.sinceOf(name)}
 	}
 	dead, busy := join(t, s, "dead", opts("dead")), join(t, s, "busy", opts("busy"))
 	for range 2 {
@@ -277,14 +299,16 @@ func TestGoneMembersSlotsFreed(t *testing.T) {
 }
 
 // TestFencedMemberStartsNothing: past its fence a member hands out no
-// slot, not even one it holds, and takes them up again (anew) once the
-// fence moves on; its forgotten slots are freed by itself Hold after.
+// slot, not even one it holds; back in the fleet, it uses a slot it held
+// only once it has renewed it (a new revision: a member that found it gone
+// meanwhile would have deleted it at the old one, and now fails to).
 func TestFencedMemberStartsNothing(t *testing.T) {
 	s := startServer(t)
-	v := &fleetView{alive: map[string]bool{"m": true}}
-	o := ipcap.Options{Slots: 1, Hold: time.Second, TTL: time.Minute, Idle: time.Hour,
-		Poll: 20 * time.Millisecond, Alive: v.Alive, Fence: v.fence("m")}
+	v := newView("m")
+	o := ipcap.Options{Slots: 1, Hold: time.Second, TTL: 3 * time.Second, Idle: time.Hour,
+		Poll: 20 * time.Millisecond, Alive: v.Alive, Fence: v.fence("m"), Since: v.sinceOf("m")}
 	m := join(t, s, "m", o)
+	kv := bucket(t, s)
 	release, err := m.gate.Acquire(context.Background(), "192.0.2.30")
 	if err != nil {
 		t.Fatal(err)
@@ -297,34 +321,66 @@ func TestFencedMemberStartsNothing(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Acquire past the fence: %v, want to wait", err)
 	}
-	if h := m.gate.Held(); h != 0 {
-		t.Errorf("a fenced member still holds %d slots", h)
-	}
 	v.set("m", true)
 	back := time.Now()
+	before := revision(t, kv, "ip.c000021e.0")
 	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	release, err = m.gate.Acquire(ctx, "192.0.2.30")
 	if err != nil {
-		t.Fatalf("Acquire once the fence moved on: %v", err)
+		t.Fatalf("Acquire once back in the fleet: %v", err)
 	}
 	release()
-	if d := time.Since(back); d < 500*time.Millisecond {
-		t.Errorf("the forgotten slot was taken again after %v, before Hold had passed since the fence", d)
+	e, err := kv.Get(context.Background(), "ip.c000021e.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Revision() == before || !e.Created().After(back.Add(-100*time.Millisecond)) {
+		t.Errorf("the slot was used back in the fleet at revision %d (%v), the one it had before (%d): want a renewal first", e.Revision(), e.Created(), before)
+	}
+	if h := m.gate.Stats().Held; h != 1 {
+		t.Errorf("holds %d slots, want the one, renewed", h)
 	}
 }
 
+// bucket is the slots' bucket, read directly.
+func bucket(t *testing.T, s *jsserver.Server) jetstream.KeyValue {
+	t.Helper()
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(context.Background(), ipcap.Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
+}
+
+func revision(t *testing.T, kv jetstream.KeyValue, k string) uint64 {
+	t.Helper()
+	e, err := kv.Get(context.Background(), k)
+	if err != nil {
+		t.Fatalf("slot %s: %v", k, err)
+	}
+	return e.Revision()
+}
+
 // TestEarlierRunsSlotsFreed: a member restarted under its name frees the
-// slots its earlier run left, Hold after it started.
+// slots its earlier run left, MemberTTL and Hold (plus the margin) after it
+// started, not before.
 func TestEarlierRunsSlotsFreed(t *testing.T) {
 	s := startServer(t)
-	o := ipcap.Options{Slots: 1, Hold: time.Second, TTL: time.Minute, Idle: time.Hour, Poll: 20 * time.Millisecond}
+	o := ipcap.Options{Slots: 1, Hold: time.Second, TTL: time.Minute, Idle: time.Hour, Poll: 20 * time.Millisecond, MemberTTL: 2 * time.Second}
 	first := join(t, s, "m", o)
 	if _, err := first.gate.Acquire(context.Background(), "192.0.2.40"); err != nil {
 		t.Fatal(err)
 	}
 	first.cancel() // killed: neither renews nor gives back
 	<-first.done
+	restarted := time.Now()
 	second := join(t, s, "m", o)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -333,4 +389,36 @@ func TestEarlierRunsSlotsFreed(t *testing.T) {
 		t.Fatalf("Acquire on the slot of this member's earlier run: %v", err)
 	}
 	release()
+	if d := time.Since(restarted); d < 3*time.Second {
+		t.Errorf("the earlier run's slot was freed %v after the restart, before MemberTTL + Hold (3 s)", d)
+	}
+	if f := second.gate.Stats().Freed; f != 1 {
+		t.Errorf("Freed = %d, want 1", f)
+	}
+}
+
+// TestFleetTTLAdopted: the slots' TTL is the bucket's, made by the first
+// member; a member whose fetches fit in it adopts it, one whose Hold does
+// not is refused, naming the bucket.
+func TestFleetTTLAdopted(t *testing.T) {
+	s := startServer(t)
+	join(t, s, "first", ipcap.Options{Hold: time.Second, TTL: 3 * time.Second})
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if _, err := ipcap.Open(context.Background(), ipcap.Options{Name: "slow", JS: js, Hold: 10 * time.Second}); err == nil || !strings.Contains(err.Error(), ipcap.Bucket) {
+		t.Errorf("Open with a 10 s Hold in a fleet of 3 s slots: %v, want refused naming %s", err, ipcap.Bucket)
+	}
+	g, err := ipcap.Open(context.Background(), ipcap.Options{Name: "fast", JS: js, Hold: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Open with a 0.5 s Hold in a fleet of 3 s slots: %v", err)
+	}
+	defer g.Close(context.Background())
+	st, err := bucket(t, s).Status(context.Background())
+	if err != nil || st.TTL() != 3*time.Second {
+		t.Errorf("bucket TTL after the others joined: %v (%v), want the first member's 3 s", st.TTL(), err)
+	}
 }

@@ -129,6 +129,7 @@ type Runner struct {
 	leaving   atomic.Bool
 	lastRenew atomic.Int64 // Unix ns of the start of the last successful renewal
 	lapsed    atomic.Bool  // a renewal came after the fence had passed: fenced until the loop has dropped everything
+	since     atomic.Int64 // Unix ns of the start of the first renewal of the current unbroken membership
 
 	mu      sync.Mutex
 	claims  []Claim              // the owners bucket, kept by the watcher
@@ -206,10 +207,27 @@ func (r *Runner) Fence() time.Time {
 
 // renewed records a renewal that started at start.
 func (r *Runner) renewed(start time.Time) {
-	if f := r.Fence(); !f.IsZero() && !start.Before(f) {
+	f := r.Fence()
+	if !f.IsZero() && !start.Before(f) {
 		r.lapsed.Store(true)
 	}
+	if f.IsZero() || !start.Before(f) {
+		r.since.Store(start.UnixNano())
+	}
 	r.lastRenew.Store(start.UnixNano())
+}
+
+// Since returns when this member's current unbroken membership began: the
+// start of its first renewal, or of the first after a lapse (its fence
+// had passed, so others may have found it gone). The zero time before the
+// first renewal. Anything the member held before Since (cluster/ipcap's
+// slots) may have been given away meanwhile.
+func (r *Runner) Since() time.Time {
+	ns := r.since.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
 }
 
 // Held returns the partitions the handler serves now, in order.

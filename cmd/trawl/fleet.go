@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -202,6 +203,41 @@ func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dat
 		return nil, err
 	}
 	n.SetContentIndex(m.fp)
+	// The per-IP cap over the fleet: every fetch of n takes a slot of
+	// its address, shared by the members (cluster/ipcap). Set before n
+	// serves any partition; until the membership is up, the gate counts
+	// as fenced (n fetches nothing).
+	var joined atomic.Pointer[fleet.Fleet]
+	if err := retry("per-IP slots", func() (err error) {
+		m.ipcap, err = ipcap.Open(ctx, ipcap.Options{
+			Name: name, JS: js, Replicas: replicas, Hold: n.FetchTimeout(), MemberTTL: a.memberTTL, Logger: log,
+			Fence: func() time.Time {
+				if f := joined.Load(); f != nil {
+					return f.Fence()
+				}
+				return time.Time{}
+			},
+			Since: func() time.Time {
+				if f := joined.Load(); f != nil {
+					return f.Since()
+				}
+				return time.Time{}
+			},
+			Alive: func(ctx context.Context, member string) (bool, error) {
+				if f := joined.Load(); f != nil {
+					return f.Alive(ctx, member)
+				}
+				return false, errors.New("not in the fleet yet")
+			},
+		})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	gctx, stopCap := context.WithCancel(context.Background())
+	m.stopCap, m.capDone = stopCap, make(chan struct{})
+	go func() { defer close(m.capDone); m.ipcap.Run(gctx) }()
+	n.SetIPGate(m.ipcap)
 	if err := retry("membership", func() (err error) {
 		m.fleet, err = fleet.Start(ctx, fleet.Options{
 			Name: name, Node: n, JS: js, Replicas: replicas, Info: info, Shard: m.fp,
@@ -212,21 +248,7 @@ func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dat
 	}); err != nil {
 		return nil, err
 	}
-	// The per-IP cap over the fleet: every fetch of n takes a slot of
-	// its address, shared by the members (cluster/ipcap).
-	if err := retry("per-IP slots", func() (err error) {
-		m.ipcap, err = ipcap.Open(ctx, ipcap.Options{
-			Name: name, JS: js, Replicas: replicas, Hold: n.FetchTimeout(),
-			Fence: m.fleet.Fence, Alive: m.fleet.Alive, Logger: log,
-		})
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	gctx, stopCap := context.WithCancel(context.Background())
-	m.stopCap, m.capDone = stopCap, make(chan struct{})
-	go func() { defer close(m.capDone); m.ipcap.Run(gctx) }()
-	n.SetIPGate(m.ipcap)
+	joined.Store(m.fleet)
 	var fin *finish.Runner
 	if err := retry("crawl end", func() (err error) {
 		fin, err = finish.Open(ctx, finish.Options{
@@ -265,7 +287,10 @@ func (m *fleetMember) close(ctx context.Context) error {
 		}
 	}
 	if m.stopCap != nil {
-		// Every partition is handed on: n fetches no more.
+		// Every partition is handed on (or dropped) and the membership
+		// deleted: n starts no more fetches. Slots still in use are left
+		// to expire, or to be freed by the others.
+		m.ipcap.Stop()
 		m.stopCap()
 		<-m.capDone
 		m.ipcap.Close(ctx)

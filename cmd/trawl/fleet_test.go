@@ -180,6 +180,10 @@ func TestFleetProcesses(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 
+	if rep.Coverage < 1 {
+		explainFleetMissing(t, web, rep) // within the bound, but worth a look
+	}
+
 	// Ownership at the end, as every live member's API tells it.
 	var settleErr string
 	for settleBy := time.Now().Add(90 * time.Second); ; time.Sleep(250 * time.Millisecond) {
