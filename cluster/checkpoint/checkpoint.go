@@ -290,7 +290,10 @@ func Read(r io.Reader, db *store.DB, want partition.ID) (Header, Stats, error) {
 		}
 		vlen, err := binary.ReadUvarint(br)
 		if err != nil || vlen > 256<<20 {
-			return fail(fmt.Errorf("%w: partition %d: record %d: value length: %v", ErrCorrupt, want, st.Keys, err))
+			if err == nil {
+				err = fmt.Errorf("%d bytes", vlen)
+			}
+			return fail(fmt.Errorf("%w: partition %d: record %d: value length: %w", ErrCorrupt, want, st.Keys, err))
 		}
 		val := make([]byte, vlen)
 		if _, err := io.ReadFull(br, val); err != nil {

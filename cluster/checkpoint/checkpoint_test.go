@@ -3,9 +3,13 @@ package checkpoint
 import (
 	"bytes"
 	"errors"
+	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/trawl-crawler/trawl/internal/clustertest"
 
@@ -461,4 +465,85 @@ func TestReadVersion1(t *testing.T) {
 	if err != nil || rst != st {
 		t.Fatalf("Read of a version 1 stream: %+v, %v; want %+v", rst, err, st)
 	}
+}
+
+// errAfter reads data, then fails with err instead of io.EOF: a stream
+// cut short by its source (an object store's reader that found a digest
+// mismatch, a dropped connection).
+type errAfter struct {
+	data []byte
+	err  error
+}
+
+func (r *errAfter) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestReadKeepsSourceError: whatever point of the stream its source fails
+// at (the header, a key's length, a key, a value's length, a value, the
+// trailer), Read's error wraps the source's error (cluster/ckptstore
+// retries on jetstream.ErrDigestMismatch) as well as ErrCorrupt.
+func TestReadKeepsSourceError(t *testing.T) {
+	const p = partition.ID(5)
+	src, dst := open(t), open(t)
+	fill(t, src, clustertest.HostsIn(p, 1), "v")
+	var buf bytes.Buffer
+	if _, _, err := Write(&buf, src, p, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	zr, err := zstd.NewReader(bytes.NewReader(good[headerSize:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(zr)
+	zr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The body again, a zstd block a byte: a cut after block i hands Read
+	// exactly i bytes of it, so that every read point is reached.
+	var re bytes.Buffer
+	re.Write(good[:headerSize])
+	zw, err := zstd.NewWriter(&re)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuts := []int{0, headerSize / 2, headerSize}
+	for i := range body {
+		zw.Write(body[i : i+1])
+		if err := zw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		cuts = append(cuts, re.Len())
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := re.Bytes()
+	if _, _, err := Read(bytes.NewReader(data), dst, p); err != nil {
+		t.Fatalf("the stream re-encoded does not read: %v", err)
+	}
+	sentinel := errors.New("source failed")
+	points := map[string]int{}
+	for _, cut := range cuts[:len(cuts)-1] {
+		_, _, err := Read(&errAfter{data: data[:cut], err: sentinel}, dst, p)
+		if !errors.Is(err, sentinel) || !errors.Is(err, ErrCorrupt) {
+			t.Errorf("cut at %d of %d: Read error %v: want it to wrap the source's and ErrCorrupt", cut, len(data), err)
+			continue
+		}
+		msg := err.Error()
+		for _, point := range []string{"header", "trailer", "value length", "record"} {
+			if strings.Contains(msg, point) {
+				points[point]++
+				break
+			}
+		}
+	}
+	t.Logf("cuts by read point: %v", points)
 }
