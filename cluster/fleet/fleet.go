@@ -485,12 +485,16 @@ func (h handler) Drop(pi int) {
 	f.drops.Add(1)
 }
 
-// releaseShard stops the shard serving p and waits, until ctx ends, for
-// its writes to p under way.
+// releaseShard stops the shard serving p and waits, until ctx ends or
+// dropTimeout passes, for its writes to p under way (completion batches
+// of the node's, applied within moments unless the node is stuck: then
+// the release fails and is tried again).
 func (f *Fleet) releaseShard(ctx context.Context, p partition.ID) error {
 	if f.opts.Shard == nil {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, dropTimeout)
+	defer cancel()
 	return f.opts.Shard.Release(ctx, p)
 }
 
