@@ -436,7 +436,10 @@ func (s *Shard) Near(p dedup.Print, maxDist int) (dedup.Match, bool, error) {
 
 // AddExact puts o as the original of payload sum: into b if this member
 // holds sum's partition (whose gate it then holds until b is done), else
-// to its owner once b has been applied.
+// to its owner once b has been applied, and a copy into b all the same:
+// the store keeps every original this member archived, which the node
+// refers a 304's revisit to when the owner does not answer (a lookup
+// here asks the owner; only the node's fallback reads the copy).
 func (s *Shard) AddExact(b *store.Batch, sum [sha256.Size]byte, o dedup.Original) error {
 	p := digestPartition(sum)
 	if pt := s.hold(p, false); pt != nil {
@@ -450,7 +453,7 @@ func (s *Shard) AddExact(b *store.Batch, sum [sha256.Size]byte, o dedup.Original
 			s.add(p, op)
 		}
 	})
-	return nil
+	return s.opts.Index.AddExact(b, sum, o)
 }
 
 // AddNear puts the print p of the page at url, archived by job, under each
