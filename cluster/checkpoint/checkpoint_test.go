@@ -412,8 +412,9 @@ func TestMoveFingerprints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2 hosts x 9 kinds, 2 digests and the one band key of nearP in p.
-	if want := 2*9 + 2 + 1; st.Keys != want {
+	// 2 hosts x a key of each kind, 2 digests and the one band key of
+	// nearP in p.
+	if want := 2*len(Kinds) + 2 + 1; st.Keys != want {
 		t.Errorf("Write: %d keys, want %d", st.Keys, want)
 	}
 	if _, _, err := Read(bytes.NewReader(buf.Bytes()), dst, p); err != nil {
@@ -546,4 +547,53 @@ func TestReadKeepsSourceError(t *testing.T) {
 		}
 	}
 	t.Logf("cuts by read point: %v", points)
+}
+
+// TestFingerprintKeyShapes: a fingerprint key a stream carries must be
+// whole, not only in the partition's range: a digest key of exactly a
+// SHA-256, a near band key of a valid band whose value is its
+// fingerprint's. A stream holding another is refused as corrupt.
+func TestFingerprintKeyShapes(t *testing.T) {
+	const p = partition.ID(9)
+	lo, _ := partition.FingerprintRange(p)
+	var sum [32]byte
+	sum[0], sum[1] = byte(lo>>8), byte(lo)
+	fp := uint64(lo)<<16 | uint64(lo) // bands 0 and 1 are p's
+	good := store.NearKey(fp, 1)
+	wrongValue := store.NearKey(fp^1<<20, 1)        // band 1's value changed...
+	wrongValue[2], wrongValue[3] = good[2], good[3] // ...but keyed under the old one
+	badBand := bytes.Clone(good)
+	badBand[1] = simhash.NumBands
+	for _, c := range []struct {
+		name string
+		key  []byte
+		ok   bool
+	}{
+		{"digest", store.DigestKey(sum), true},
+		{"near band", good, true},
+		{"digest too long", append(store.DigestKey(sum), 0), false},
+		{"digest too short", store.DigestKey(sum)[:3], false},
+		{"near band too short", good[:len(good)-1], false},
+		{"near band too long", append(bytes.Clone(good), 0), false},
+		{"band out of range", badBand, false},
+		{"band value not the fingerprint's", wrongValue, false},
+	} {
+		if err := inPartition(c.key, p); (err == nil) != c.ok {
+			t.Errorf("%s (%x): inPartition = %v, want ok %v", c.name, c.key, err, c.ok)
+		}
+	}
+
+	src, dst := open(t), open(t)
+	b := src.NewBatch()
+	b.Set(append(store.DigestKey(sum), 0), []byte("garbled"))
+	if err := src.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, _, err := Write(&buf, src, p, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Read(&buf, dst, p); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Read of a stream with a digest key of 34 bytes: %v, want ErrCorrupt", err)
+	}
 }
