@@ -12,9 +12,10 @@ import (
 // satisfies it); a fleet's shards it over the members (cluster/fpshard,
 // given with SetContentIndex). The node puts what it adds into a page's
 // completion batch b, after the page's WARC records are durable; an index
-// that sends adds elsewhere does so once b has committed (store.Batch
-// OnDone), never before. A lookup that fails counts as not seen: the page
-// is archived in full.
+// that sends adds elsewhere does so once b has been applied (store.Batch
+// OnDone, which runs on the frontier's one committer: it must not wait),
+// never before. A lookup that fails counts as not seen: the page is
+// archived in full.
 type ContentIndex interface {
 	Exact(sum [sha256.Size]byte) (dedup.Original, bool, error)
 	AddExact(b *store.Batch, sum [sha256.Size]byte, o dedup.Original) error

@@ -601,17 +601,30 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 // referring to the capture of prev's payload (when the content-seen gate
 // knows it: a payload stored content-encoded is keyed by its transferred
 // bytes, and the reference is then left out), not parsed (its links are
-// j's already: validators), and recorded with prev's content.
+// j's already: validators), and recorded with prev's content. A gate set
+// with SetContentIndex (a fleet's, which may get no answer from the
+// fingerprint's owner) that does not know it is backed by the node's own
+// store, which holds the originals this node archived (cluster/fpshard
+// keeps a copy of each) and those of partitions it serves or served.
 func (n *Node) notModified(l *frontier.Lease, j *job.Job, resp *fetch.Response, prev urlstate.Record) {
 	it := l.Item
 	rv := &warc.Revisit{Profile: warc.ProfileServerNotModified}
 	var orig *dedup.Original
-	ci, _ := n.contentIndex()
-	if o, ok, err := ci.Exact(prev.Digest); err != nil {
+	ci, set := n.contentIndex()
+	capture, ok, err := ci.Exact(prev.Digest)
+	if err != nil {
 		n.opts.Logger.Warn("content-seen lookup of a 304's capture", "url", it.URL, "err", err)
-	} else if ok {
-		rv.TargetURI, rv.Date, rv.RecordID = o.URL, o.Date, o.RecordID
-		orig = &o
+	}
+	if !ok && set {
+		if c, found, err := n.dedup.Exact(prev.Digest); err != nil {
+			n.opts.Logger.Warn("local lookup of a 304's capture", "url", it.URL, "err", err)
+		} else if found {
+			capture, ok = c, true
+		}
+	}
+	if ok {
+		rv.TargetURI, rv.Date, rv.RecordID = capture.URL, capture.Date, capture.RecordID
+		orig = &capture
 	}
 	loc, ok := n.archive(j, resp, [sha256.Size]byte{}, false, rv, [sha256.Size]byte{})
 	if !ok {

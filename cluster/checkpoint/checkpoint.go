@@ -31,6 +31,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/simhash"
 )
 
 // Stream layout. Part of the fleet's protocol (a checkpoint written by one
@@ -241,8 +242,14 @@ const batchBytes = 4 << 20
 // marker; Pending names a partition whose Read did not finish (a crash,
 // or a stream found corrupt after some batches), and Clear empties it.
 // On any error the partition's per-host keys are left empty; fingerprints
-// of a batch already written stay (each key was checked; a value a corrupt
-// stream garbled makes a lookup fail, which counts as not seen).
+// of a batch already written stay: each key was checked whole (its shape
+// and partition: inPartition), but a stream found corrupt only at its
+// trailer (the checksum) may have garbled a value. One that no longer
+// decodes makes a lookup fail, which counts as not seen; one that still
+// decodes names a wrong record (a revisit referring to it) until the
+// fingerprint is added again. Staging fingerprints until the trailer is
+// verified would close this; it is not done (a partition's fingerprints
+// can be far more than a batch, so they would be written twice).
 func Read(r io.Reader, db *store.DB, want partition.ID) (Header, Stats, error) {
 	var st Stats
 	h, err := ReadHeader(r)
@@ -290,7 +297,10 @@ func Read(r io.Reader, db *store.DB, want partition.ID) (Header, Stats, error) {
 		}
 		vlen, err := binary.ReadUvarint(br)
 		if err != nil || vlen > 256<<20 {
-			return fail(fmt.Errorf("%w: partition %d: record %d: value length: %v", ErrCorrupt, want, st.Keys, err))
+			if err == nil {
+				err = fmt.Errorf("%d bytes", vlen)
+			}
+			return fail(fmt.Errorf("%w: partition %d: record %d: value length: %w", ErrCorrupt, want, st.Keys, err))
 		}
 		val := make([]byte, vlen)
 		if _, err := io.ReadFull(br, val); err != nil {
@@ -353,6 +363,9 @@ func inPartition(key []byte, p partition.ID) error {
 		return err
 	}
 	if fp, ok := store.FingerprintPartition(key); ok {
+		if err := fingerprintShape(key); err != nil {
+			return err
+		}
 		if fp != p {
 			return fmt.Errorf("%s key of partition %d", k.Kind, fp)
 		}
@@ -367,6 +380,31 @@ func inPartition(key []byte, p partition.ID) error {
 		}
 	}
 	return fmt.Errorf("a %s key, which no partition holds", k.Kind)
+}
+
+// fingerprintShape checks a fingerprint key whole: a digest key is 'd'
+// and a SHA-256; a near band key is 'n', a band below simhash.NumBands,
+// that band's value, and the fingerprint (store.NearKey).
+func fingerprintShape(key []byte) error {
+	switch store.Kind(key[0]) {
+	case store.KindDigest:
+		if len(key) != 1+sha256.Size {
+			return fmt.Errorf("digest key of %d bytes, want %d", len(key), 1+sha256.Size)
+		}
+	case store.KindNear:
+		const n = 1 + simhash.BandPrefixLen + 8
+		if len(key) != n {
+			return fmt.Errorf("near band key of %d bytes, want %d", len(key), n)
+		}
+		band := int(key[1])
+		if band >= simhash.NumBands {
+			return fmt.Errorf("near band key of band %d, of %d", band, simhash.NumBands)
+		}
+		if fp := binary.BigEndian.Uint64(key[1+simhash.BandPrefixLen:]); !bytes.Equal(key, store.NearKey(fp, band)) {
+			return fmt.Errorf("near band key %x: band value %#x is not its fingerprint's", key, key[2:4])
+		}
+	}
+	return nil
 }
 
 func markerKey(p partition.ID) []byte {

@@ -3,9 +3,13 @@ package checkpoint
 import (
 	"bytes"
 	"errors"
+	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/trawl-crawler/trawl/internal/clustertest"
 
@@ -408,8 +412,9 @@ func TestMoveFingerprints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2 hosts x 9 kinds, 2 digests and the one band key of nearP in p.
-	if want := 2*9 + 2 + 1; st.Keys != want {
+	// 2 hosts x a key of each kind, 2 digests and the one band key of
+	// nearP in p.
+	if want := 2*len(Kinds) + 2 + 1; st.Keys != want {
 		t.Errorf("Write: %d keys, want %d", st.Keys, want)
 	}
 	if _, _, err := Read(bytes.NewReader(buf.Bytes()), dst, p); err != nil {
@@ -460,5 +465,135 @@ func TestReadVersion1(t *testing.T) {
 	_, rst, err := Read(bytes.NewReader(b), dst, p)
 	if err != nil || rst != st {
 		t.Fatalf("Read of a version 1 stream: %+v, %v; want %+v", rst, err, st)
+	}
+}
+
+// errAfter reads data, then fails with err instead of io.EOF: a stream
+// cut short by its source (an object store's reader that found a digest
+// mismatch, a dropped connection).
+type errAfter struct {
+	data []byte
+	err  error
+}
+
+func (r *errAfter) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestReadKeepsSourceError: whatever point of the stream its source fails
+// at (the header, a key's length, a key, a value's length, a value, the
+// trailer), Read's error wraps the source's error (cluster/ckptstore
+// retries on jetstream.ErrDigestMismatch) as well as ErrCorrupt.
+func TestReadKeepsSourceError(t *testing.T) {
+	const p = partition.ID(5)
+	src, dst := open(t), open(t)
+	fill(t, src, clustertest.HostsIn(p, 1), "v")
+	var buf bytes.Buffer
+	if _, _, err := Write(&buf, src, p, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	zr, err := zstd.NewReader(bytes.NewReader(good[headerSize:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(zr)
+	zr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The body again, a zstd block a byte: a cut after block i hands Read
+	// exactly i bytes of it, so that every read point is reached.
+	var re bytes.Buffer
+	re.Write(good[:headerSize])
+	zw, err := zstd.NewWriter(&re)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuts := []int{0, headerSize / 2, headerSize}
+	for i := range body {
+		zw.Write(body[i : i+1])
+		if err := zw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		cuts = append(cuts, re.Len())
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := re.Bytes()
+	if _, _, err := Read(bytes.NewReader(data), dst, p); err != nil {
+		t.Fatalf("the stream re-encoded does not read: %v", err)
+	}
+	sentinel := errors.New("source failed")
+	points := map[string]int{}
+	for _, cut := range cuts[:len(cuts)-1] {
+		_, _, err := Read(&errAfter{data: data[:cut], err: sentinel}, dst, p)
+		if !errors.Is(err, sentinel) || !errors.Is(err, ErrCorrupt) {
+			t.Errorf("cut at %d of %d: Read error %v: want it to wrap the source's and ErrCorrupt", cut, len(data), err)
+			continue
+		}
+		msg := err.Error()
+		for _, point := range []string{"header", "trailer", "value length", "record"} {
+			if strings.Contains(msg, point) {
+				points[point]++
+				break
+			}
+		}
+	}
+	t.Logf("cuts by read point: %v", points)
+}
+
+// TestFingerprintKeyShapes: a fingerprint key a stream carries must be
+// whole, not only in the partition's range: a digest key of exactly a
+// SHA-256, a near band key of a valid band whose value is its
+// fingerprint's. A stream holding another is refused as corrupt.
+func TestFingerprintKeyShapes(t *testing.T) {
+	const p = partition.ID(9)
+	lo, _ := partition.FingerprintRange(p)
+	var sum [32]byte
+	sum[0], sum[1] = byte(lo>>8), byte(lo)
+	fp := uint64(lo)<<16 | uint64(lo) // bands 0 and 1 are p's
+	good := store.NearKey(fp, 1)
+	wrongValue := store.NearKey(fp^1<<20, 1)        // band 1's value changed...
+	wrongValue[2], wrongValue[3] = good[2], good[3] // ...but keyed under the old one
+	badBand := bytes.Clone(good)
+	badBand[1] = simhash.NumBands
+	for _, c := range []struct {
+		name string
+		key  []byte
+		ok   bool
+	}{
+		{"digest", store.DigestKey(sum), true},
+		{"near band", good, true},
+		{"digest too long", append(store.DigestKey(sum), 0), false},
+		{"digest too short", store.DigestKey(sum)[:3], false},
+		{"near band too short", good[:len(good)-1], false},
+		{"near band too long", append(bytes.Clone(good), 0), false},
+		{"band out of range", badBand, false},
+		{"band value not the fingerprint's", wrongValue, false},
+	} {
+		if err := inPartition(c.key, p); (err == nil) != c.ok {
+			t.Errorf("%s (%x): inPartition = %v, want ok %v", c.name, c.key, err, c.ok)
+		}
+	}
+
+	src, dst := open(t), open(t)
+	b := src.NewBatch()
+	b.Set(append(store.DigestKey(sum), 0), []byte("garbled"))
+	if err := src.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, _, err := Write(&buf, src, p, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Read(&buf, dst, p); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Read of a stream with a digest key of 34 bytes: %v, want ErrCorrupt", err)
 	}
 }

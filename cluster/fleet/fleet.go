@@ -14,7 +14,8 @@
 //	owner.Adopt ──▶ the node's own state ──▶ Shard.Serve ──▶ node.ServePartition ──▶
 //	               route.Follow
 //	owner.Release ─▶ stop Follow ──▶ node.ReleasePartition (leases done, durable)
-//	               ──▶ Shard.Release ──▶ ckptstore.Save ──▶ the claim is given up
+//	               ──▶ Shard.Release (stop serving, then wait for the writes
+//	               under way) ──▶ ckptstore.Save ──▶ the claim is given up
 //	owner.Drop  ──▶ stop Follow ──▶ node.ReleasePartition (bounded wait) ──▶
 //	               Shard.Release, no save
 //
@@ -84,10 +85,12 @@ type Options struct {
 
 // Shard is per-partition state a member holds beside its node's
 // (cluster/fpshard.Shard): Serve once the partition's keys are in the
-// store, Release before its last checkpoint.
+// store, Release before its last checkpoint. Release stops serving p and
+// then waits, until ctx ends, for its writes under way to be in the store;
+// an error means some may not be yet (the checkpoint must wait).
 type Shard interface {
 	Serve(p partition.ID) error
-	Release(p partition.ID)
+	Release(ctx context.Context, p partition.ID) error
 }
 
 // Validate reports every bad field by name.
@@ -383,8 +386,7 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 		}
 	}
 	if err := f.opts.Node.ServePartition(p, hold); err != nil {
-		f.releaseShard(p)
-		return err
+		return errors.Join(err, f.releaseShard(ctx, p))
 	}
 	seq, err := checkpoint.RouteSeq(db, p)
 	if err != nil {
@@ -394,8 +396,7 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropTimeout)
 		defer cancel()
 		err = errors.Join(err, f.opts.Node.ReleasePartition(rctx, p))
-		f.releaseShard(p)
-		return err
+		return errors.Join(err, f.releaseShard(rctx, p))
 	}
 	f.startFollow(p, seq)
 	// A baseline at once: without one, a member that loses p before its
@@ -431,8 +432,7 @@ func (h handler) Release(ctx context.Context, pi int) error {
 			// Claimed but never served (a Take interrupted before its
 			// Serve): the store's copy of p is not this member's to
 			// save; the latest checkpoint stays the latest.
-			f.releaseShard(p)
-			return nil
+			return f.releaseShard(ctx, p)
 		}
 		// Dropped (fenced, or a round that saw a stale claim) with the
 		// claim still this member's: no one else served p since, and the
@@ -442,12 +442,15 @@ func (h handler) Release(ctx context.Context, pi int) error {
 	} else if err != nil {
 		return err
 	}
-	// Not served now: if the save fails, the owner calls Release again,
-	// which must then save from the store, as after a Drop. The shard is
-	// let go first, so that the checkpoint holds every fingerprint added
-	// to p here.
-	f.releaseShard(p)
+	// Not served now: if the shard's release or the save fails, the
+	// owner calls Release again, which must then save from the store, as
+	// after a Drop. The shard is let go first (it stops serving p, then
+	// waits for the fingerprints of p being written here), so that the
+	// checkpoint holds every fingerprint added to p here.
 	f.setDropped(p, true)
+	if err := f.releaseShard(ctx, p); err != nil {
+		return err
+	}
 	if err := f.save(ctx, p); err != nil {
 		return err
 	}
@@ -477,15 +480,26 @@ func (h handler) Drop(pi int) {
 		// p leases nothing now; its release finishes at its next Serve.
 		f.opts.Logger.Warn("fleet: drop partition", "partition", p, "err", err)
 	}
-	f.releaseShard(p)
+	if err := f.releaseShard(ctx, p); err != nil {
+		// Not served by the shard now; a Release of p (which saves it)
+		// waits for its writes again.
+		f.opts.Logger.Warn("fleet: drop partition's fingerprints", "partition", p, "err", err)
+	}
 	f.setDropped(p, true)
 	f.drops.Add(1)
 }
 
-func (f *Fleet) releaseShard(p partition.ID) {
-	if f.opts.Shard != nil {
-		f.opts.Shard.Release(p)
+// releaseShard stops the shard serving p and waits, until ctx ends or
+// dropTimeout passes, for its writes to p under way (completion batches
+// of the node's, applied within moments unless the node is stuck: then
+// the release fails and is tried again).
+func (f *Fleet) releaseShard(ctx context.Context, p partition.ID) error {
+	if f.opts.Shard == nil {
+		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, dropTimeout)
+	defer cancel()
+	return f.opts.Shard.Release(ctx, p)
 }
 
 // dropTimeout bounds the wait of a Drop for the fetches of its partition

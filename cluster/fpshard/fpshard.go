@@ -14,13 +14,26 @@
 // the first) into one request. Invariants: a lookup that gets no answer (no
 // owner yet, a timeout, a partition moving) counts as not seen, so the
 // page is archived in full: waste, never loss. An add for another member
-// is published only once the completion batch that carries it has
-// committed (the page's WARC records were durable before it), so an
-// entry never names a record a crash could lose; a lost add costs a
-// duplicate archived in full later. A Shard is safe for concurrent use.
+// is sent only once the completion batch that carries it has been applied
+// to the store (store.Batch OnDone: the frontier applies completions in
+// groups that become durable a moment later, but the page's WARC records
+// were durable before the batch was built), so an entry never names a
+// record a crash could lose. The add is handed to the Shard's publisher
+// goroutine through a bounded queue the committer never waits on: when
+// it is full the add is dropped and counted (Stats.AddsDropped). A lost
+// add costs a duplicate archived in full later.
+//
+// A partition this member serves has a gate: a local add holds it from
+// the check that the partition is served here until its batch is done,
+// and a request from another member holds it for the whole of its
+// handling. Release stops serving the partition, then waits for those
+// holders, so that the partition's last checkpoint, taken after Release,
+// holds every fingerprint written to it here. A Shard is safe for
+// concurrent use.
 package fpshard
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -59,6 +72,9 @@ type Options struct {
 	// Linger is how long the first lookup (or add) of a batch waits for
 	// others bound for the same partition. Zero: 2 ms.
 	Linger time.Duration
+	// AddQueue is how many adds for other members may wait for the
+	// publisher; more are dropped and counted. Zero: 4096.
+	AddQueue int
 	// Logger receives failures. Nil: silent.
 	Logger *slog.Logger
 }
@@ -75,8 +91,8 @@ func (o *Options) Validate() error {
 	if o.DB == nil {
 		errs = append(errs, errors.New("fpshard: DB: nil"))
 	}
-	if o.Timeout < 0 || o.Linger < 0 || o.MaxBatch < 0 {
-		errs = append(errs, fmt.Errorf("fpshard: Timeout %v, Linger %v, MaxBatch %d: negative", o.Timeout, o.Linger, o.MaxBatch))
+	if o.Timeout < 0 || o.Linger < 0 || o.MaxBatch < 0 || o.AddQueue < 0 {
+		errs = append(errs, fmt.Errorf("fpshard: Timeout %v, Linger %v, MaxBatch %d, AddQueue %d: negative", o.Timeout, o.Linger, o.MaxBatch, o.AddQueue))
 	}
 	return errors.Join(errs...)
 }
@@ -91,6 +107,9 @@ func (o *Options) ensureDefaults() {
 	if o.Linger == 0 {
 		o.Linger = 2 * time.Millisecond
 	}
+	if o.AddQueue == 0 {
+		o.AddQueue = 4096
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -103,23 +122,39 @@ const maxAddBytes = 256 << 10
 // Shard is this member's view of the fleet's content-seen gate.
 type Shard struct {
 	opts Options
+	// publishFn publishes a message of adds: opts.Conn.Publish (a test
+	// stalls it).
+	publishFn func(subject string, data []byte) error
 
-	mu      sync.Mutex
-	subs    map[partition.ID]*nats.Subscription // the partitions served here
-	lookups map[partition.ID]*batch             // lookups waiting to be sent
-	adds    map[partition.ID]*batch             // adds waiting to be published
-	closed  bool
+	mu       sync.Mutex
+	parts    map[partition.ID]*part  // served here, or released and draining
+	lookups  map[partition.ID]*batch // lookups waiting to be sent
+	closed   bool
+	handlers sync.WaitGroup // requests being handled
+
+	addq      chan pendingAdd // adds for the publisher
+	quit      chan struct{}   // closed by Close: the publisher sends what it has and ends
+	done      chan struct{}   // closed by the publisher as it ends
+	isClosed  atomic.Bool
+	closeOnce sync.Once
 
 	st struct {
-		lookupsLocal, lookupsRemote, remoteMisses, requests atomic.Int64
-		addsLocal, addsSent, served, addsReceived           atomic.Int64
+		lookupsLocal, lookupsRemote, remoteMisses, requests    atomic.Int64
+		addsLocal, addsSent, addsDropped, served, addsReceived atomic.Int64
 	}
 }
 
-// batch is the ops bound for one partition, sent together.
+// part is the gate of a partition served here.
+type part struct {
+	sub   *nats.Subscription // nil once released: not served
+	holds int                // local adds and requests in progress
+	idle  chan struct{}      // closed when holds falls to 0; made by a Release that waits
+}
+
+// batch is the lookups bound for one partition, sent together.
 type batch struct {
 	msg   []byte  // version, then the ops
-	calls []*call // the lookups' waiters, in order (none for adds)
+	calls []*call // the lookups' waiters, in order
 	timer *time.Timer
 }
 
@@ -129,14 +164,23 @@ type call struct {
 	answer answer // the owner's; not found if it did not answer
 }
 
-// New returns a Shard serving no partition yet.
+// pendingAdd is an add op bound for partition p's owner.
+type pendingAdd struct {
+	p  partition.ID
+	op []byte
+}
+
+// New returns a Shard serving no partition yet. Close stops it.
 func New(opts Options) (*Shard, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	opts.ensureDefaults()
-	return &Shard{opts: opts, subs: map[partition.ID]*nats.Subscription{},
-		lookups: map[partition.ID]*batch{}, adds: map[partition.ID]*batch{}}, nil
+	s := &Shard{opts: opts, publishFn: opts.Conn.Publish,
+		parts: map[partition.ID]*part{}, lookups: map[partition.ID]*batch{},
+		addq: make(chan pendingAdd, opts.AddQueue), quit: make(chan struct{}), done: make(chan struct{})}
+	go s.publishAdds()
+	return s, nil
 }
 
 // Serve makes this member the holder of partition p's fingerprints: they
@@ -153,57 +197,133 @@ func (s *Shard) Serve(p partition.ID) error {
 	if s.closed {
 		return fmt.Errorf("fpshard: serve partition %d: closed", p)
 	}
-	if s.subs[p] != nil {
+	pt := s.parts[p]
+	if pt != nil && pt.sub != nil {
 		return nil
 	}
 	sub, err := s.opts.Conn.Subscribe(Subject(p), func(m *nats.Msg) { s.handle(p, m) })
 	if err != nil {
 		return fmt.Errorf("fpshard: serve partition %d: %w", p, err)
 	}
-	s.subs[p] = sub
+	if pt == nil { // else released and still draining: its holders count on
+		pt = &part{}
+		s.parts[p] = pt
+	}
+	pt.sub = sub
 	return nil
 }
 
 // Release stops holding partition p's fingerprints here: from now on they
-// are asked of its next owner. Call it before p's last checkpoint is
-// taken, so that what this member added to p is in it.
-func (s *Shard) Release(p partition.ID) {
+// are asked of its next owner, and added there. It then waits, until ctx
+// ends, for the writes to p already under way here: local adds whose
+// completion batch is not yet applied, and requests being handled. Call
+// it before p's last checkpoint is taken, so that what this member added
+// to p is in it; if it returns an error (ctx ended first), some may not
+// be yet, and calling Release again waits for them again.
+func (s *Shard) Release(ctx context.Context, p partition.ID) error {
 	s.mu.Lock()
-	sub := s.subs[p]
-	delete(s.subs, p)
+	pt := s.parts[p]
+	if pt == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	sub := pt.sub
+	pt.sub = nil
+	var wait chan struct{}
+	if pt.holds > 0 {
+		if pt.idle == nil {
+			pt.idle = make(chan struct{})
+		}
+		wait = pt.idle
+	} else {
+		delete(s.parts, p)
+	}
 	s.mu.Unlock()
 	if sub != nil {
 		if err := sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			s.opts.Logger.Warn("fpshard: release partition", "partition", p, "err", err)
 		}
 	}
+	if wait == nil {
+		return nil
+	}
+	select {
+	case <-wait:
+		s.mu.Lock()
+		if s.parts[p] == pt && pt.sub == nil && pt.holds == 0 {
+			delete(s.parts, p)
+		}
+		s.mu.Unlock()
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("fpshard: release partition %d: writes still under way: %w", p, ctx.Err())
+	}
 }
 
-// Close releases every partition and publishes the adds still waiting.
-// Lookups still in flight end as not seen.
+// Close stops serving every partition, waits for the requests being
+// handled (so the caller may close the store next), and publishes the
+// adds still waiting. Lookups still in flight end as not seen. It does not
+// wait for local adds under way: they ride in the node's completion
+// batches, which the node applies or discards (Release waits for them).
 func (s *Shard) Close() {
-	s.mu.Lock()
-	s.closed = true
-	var ps []partition.ID
-	for p := range s.subs {
-		ps = append(ps, p)
-	}
-	adds := s.adds
-	s.adds = map[partition.ID]*batch{}
-	s.mu.Unlock()
-	for _, p := range ps {
-		s.Release(p)
-	}
-	for p, b := range adds {
-		b.timer.Stop()
-		s.publish(p, b)
-	}
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.isClosed.Store(true)
+		var subs []*nats.Subscription
+		for _, pt := range s.parts {
+			if pt.sub != nil {
+				subs = append(subs, pt.sub)
+				pt.sub = nil
+			}
+		}
+		s.mu.Unlock()
+		for _, sub := range subs {
+			if err := sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+				s.opts.Logger.Warn("fpshard: close", "err", err)
+			}
+		}
+		s.handlers.Wait()
+		close(s.quit)
+		<-s.done
+	})
 }
 
 func (s *Shard) serves(p partition.ID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.subs[p] != nil
+	pt := s.parts[p]
+	return pt != nil && pt.sub != nil
+}
+
+// hold returns p's gate, held, if p is served here; nil if not. A
+// request's hold (handler) counts in s.handlers as well.
+func (s *Shard) hold(p partition.ID, handler bool) *part {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pt := s.parts[p]
+	if pt == nil || pt.sub == nil {
+		return nil
+	}
+	pt.holds++
+	if handler {
+		s.handlers.Add(1)
+	}
+	return pt
+}
+
+// unhold lets go of a hold of pt.
+func (s *Shard) unhold(pt *part, handler bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pt.holds--
+	if pt.holds == 0 && pt.idle != nil {
+		close(pt.idle)
+		pt.idle = nil
+	}
+	if handler {
+		s.handlers.Done()
+	}
 }
 
 // Stats counts what a Shard did since New.
@@ -215,8 +335,10 @@ type Stats struct {
 	// Requests the messages those were sent in.
 	LookupsLocal, LookupsRemote, RemoteMisses, Requests int64
 	// AddsLocal and AddsSent count fingerprints added here and published
-	// to others (a near add once per partition).
-	AddsLocal, AddsSent int64
+	// to others (a near add once per partition); AddsDropped the adds for
+	// others dropped because the publisher's queue was full (or a publish
+	// failed).
+	AddsLocal, AddsSent, AddsDropped int64
 	// Served and AddsReceived count the lookups answered for others and
 	// their adds written here.
 	Served, AddsReceived int64
@@ -227,7 +349,7 @@ func (s *Shard) Stats() Stats {
 	return Stats{
 		LookupsLocal: s.st.lookupsLocal.Load(), LookupsRemote: s.st.lookupsRemote.Load(),
 		RemoteMisses: s.st.remoteMisses.Load(), Requests: s.st.requests.Load(),
-		AddsLocal: s.st.addsLocal.Load(), AddsSent: s.st.addsSent.Load(),
+		AddsLocal: s.st.addsLocal.Load(), AddsSent: s.st.addsSent.Load(), AddsDropped: s.st.addsDropped.Load(),
 		Served: s.st.served.Load(), AddsReceived: s.st.addsReceived.Load(),
 	}
 }
@@ -313,10 +435,15 @@ func (s *Shard) Near(p dedup.Print, maxDist int) (dedup.Match, bool, error) {
 }
 
 // AddExact puts o as the original of payload sum: into b if this member
-// holds sum's partition, else to its owner once b has committed.
+// holds sum's partition (whose gate it then holds until b is done), else
+// to its owner once b has been applied, and a copy into b all the same:
+// the store keeps every original this member archived, which the node
+// refers a 304's revisit to when the owner does not answer (a lookup
+// here asks the owner; only the node's fallback reads the copy).
 func (s *Shard) AddExact(b *store.Batch, sum [sha256.Size]byte, o dedup.Original) error {
 	p := digestPartition(sum)
-	if s.serves(p) {
+	if pt := s.hold(p, false); pt != nil {
+		b.OnDone(func(error) { s.unhold(pt, false) })
 		s.st.addsLocal.Add(1)
 		return s.opts.Index.AddExact(b, sum, o)
 	}
@@ -326,15 +453,17 @@ func (s *Shard) AddExact(b *store.Batch, sum [sha256.Size]byte, o dedup.Original
 			s.add(p, op)
 		}
 	})
-	return nil
+	return s.opts.Index.AddExact(b, sum, o)
 }
 
 // AddNear puts the print p of the page at url, archived by job, under each
 // of its bands: into b for the partitions this member holds, to their
-// owners once b has committed for the others.
+// owners once b has been applied for the others. It holds the gate of each
+// partition it writes into b until b is done.
 func (s *Shard) AddNear(b *store.Batch, p dedup.Print, url string, job uint32) error {
 	for part, bands := range parts(p.FP) {
-		if s.serves(part) {
+		if pt := s.hold(part, false); pt != nil {
+			b.OnDone(func(error) { s.unhold(pt, false) })
 			s.st.addsLocal.Add(1)
 			if err := s.opts.Index.AddNearBands(b, p, url, job, bands); err != nil {
 				return err
@@ -415,47 +544,91 @@ func (s *Shard) flushLookups(p partition.ID, b *batch) {
 	}
 }
 
-// add queues add op for partition p's owner.
+// add hands add op for partition p's owner to the publisher. It runs in
+// a batch's OnDone, on the goroutine that applied the batch (for a node,
+// the frontier's one committer): it never waits; an add the queue has no
+// room for is dropped and counted.
 func (s *Shard) add(p partition.ID, op []byte) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if s.isClosed.Load() {
 		return
 	}
-	b := s.adds[p]
-	if b == nil {
-		b = &batch{msg: []byte{version}}
-		s.adds[p] = b
-		b.timer = time.AfterFunc(s.opts.Linger, func() { s.flushAdds(p, b) })
-	}
-	b.msg = append(b.msg, op...)
-	b.calls = append(b.calls, nil) // counted, no waiter
-	full := len(b.calls) >= s.opts.MaxBatch || len(b.msg) >= maxAddBytes
-	s.mu.Unlock()
-	if full {
-		s.flushAdds(p, b)
+	select {
+	case s.addq <- pendingAdd{p: p, op: op}:
+	default:
+		s.st.addsDropped.Add(1)
 	}
 }
 
-func (s *Shard) flushAdds(p partition.ID, b *batch) {
-	s.mu.Lock()
-	if s.adds[p] != b {
-		s.mu.Unlock()
-		return
+// addBatch is the adds bound for one partition, published together.
+type addBatch struct {
+	msg []byte // version, then the ops
+	n   int
+}
+
+// publishAdds batches the adds handed to add by partition (up to MaxBatch,
+// or maxAddBytes, or Linger after the first of a round) and publishes
+// them, until Close; then it publishes what it holds and ends.
+func (s *Shard) publishAdds() {
+	defer close(s.done)
+	pending := map[partition.ID]*addBatch{}
+	var linger *time.Timer
+	var lingerC <-chan time.Time
+	take := func(a pendingAdd) {
+		b := pending[a.p]
+		if b == nil {
+			b = &addBatch{msg: []byte{version}}
+			pending[a.p] = b
+		}
+		b.msg = append(b.msg, a.op...)
+		b.n++
+		if b.n >= s.opts.MaxBatch || len(b.msg) >= maxAddBytes {
+			delete(pending, a.p)
+			s.publish(a.p, b)
+		}
+		if len(pending) > 0 && lingerC == nil {
+			linger = time.NewTimer(s.opts.Linger)
+			lingerC = linger.C
+		}
 	}
-	delete(s.adds, p)
-	s.mu.Unlock()
-	b.timer.Stop()
-	s.publish(p, b)
+	flushAll := func() {
+		for p, b := range pending {
+			delete(pending, p)
+			s.publish(p, b)
+		}
+	}
+	for {
+		select {
+		case a := <-s.addq:
+			take(a)
+		case <-lingerC:
+			lingerC = nil
+			flushAll()
+		case <-s.quit:
+			for drained := false; !drained; {
+				select {
+				case a := <-s.addq:
+					take(a)
+				default:
+					drained = true
+				}
+			}
+			if linger != nil {
+				linger.Stop()
+			}
+			flushAll()
+			return
+		}
+	}
 }
 
 // publish sends b's adds, best-effort: no one may be listening.
-func (s *Shard) publish(p partition.ID, b *batch) {
-	if err := s.opts.Conn.Publish(Subject(p), b.msg); err != nil {
-		s.opts.Logger.Debug("fpshard: adds not sent", "partition", p, "adds", len(b.calls), "err", err)
+func (s *Shard) publish(p partition.ID, b *addBatch) {
+	if err := s.publishFn(Subject(p), b.msg); err != nil {
+		s.st.addsDropped.Add(int64(b.n))
+		s.opts.Logger.Debug("fpshard: adds not sent", "partition", p, "adds", b.n, "err", err)
 		return
 	}
-	s.st.addsSent.Add(int64(len(b.calls)))
+	s.st.addsSent.Add(int64(b.n))
 }
 
 // handle answers (or writes) a message bound for partition p, served here.
@@ -468,10 +641,12 @@ func (s *Shard) handle(p partition.ID, m *nats.Msg) {
 			s.opts.Logger.Debug("fpshard: reply", "partition", p, "err", err)
 		}
 	}
-	if !s.serves(p) { // released since the message came
+	pt := s.hold(p, true)
+	if pt == nil { // released since the message came
 		reply(statusNotServed, nil)
 		return
 	}
+	defer s.unhold(pt, true)
 	ops, err := decodeOps(m.Data)
 	if err != nil {
 		s.opts.Logger.Warn("fpshard: request", "partition", p, "err", err)

@@ -2,7 +2,9 @@ package fpshard_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
+	"errors"
 	"log/slog"
 	"sync"
 	"testing"
@@ -189,7 +191,9 @@ func TestTwoMembers(t *testing.T) {
 	}
 
 	// No one serves partition 5 once a lets it go: not seen, counted.
-	a.shard.Release(5)
+	if err := a.shard.Release(context.Background(), 5); err != nil {
+		t.Fatal(err)
+	}
 	before := a.shard.Stats()
 	start := time.Now()
 	if _, ok, err := a.shard.Exact(sumIn(5, 1)); ok || err != nil {
@@ -265,7 +269,9 @@ func TestHandoff(t *testing.T) {
 		t.Fatal("the giver does not answer for its partition")
 	}
 
-	giver.shard.Release(p) // before the last checkpoint
+	if err := giver.shard.Release(context.Background(), p); err != nil { // before the last checkpoint
+		t.Fatal(err)
+	}
 	var buf bytes.Buffer
 	if _, _, err := checkpoint.Write(&buf, giver.db, p, time.Now()); err != nil {
 		t.Fatal(err)
@@ -285,5 +291,139 @@ func TestHandoff(t *testing.T) {
 	m, ok, err := asker.shard.Near(dedup.Print{FP: fp ^ 1<<5}, simhash.MaxNear)
 	if !ok || err != nil || m.URL != "http://g.test/near" || m.Dist != 1 {
 		t.Errorf("Near after the handoff = %+v, %v, %v", m, ok, err)
+	}
+}
+
+// TestAddsNeverBlock: adds for another member are handed to the Shard's
+// publisher; while its publishing is stalled, completion batches still
+// finish (their OnDone runs on the node's one committer), the adds the
+// queue has no room for are dropped and counted, and the rest are
+// published once publishing resumes.
+func TestAddsNeverBlock(t *testing.T) {
+	const p = partition.ID(30)
+	s := startServer(t)
+	owner := join(t, s, fpshard.Options{}, p)
+	asker := join(t, s, fpshard.Options{AddQueue: 4, MaxBatch: 1})
+	stall := make(chan struct{})
+	var stalled sync.Once
+	entered := make(chan struct{})
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	fpshard.SetPublish(asker.shard, func(subject string, data []byte) error {
+		stalled.Do(func() { close(entered) })
+		<-stall
+		return nc.Publish(subject, data)
+	})
+	orig := dedup.Original{URL: "http://a.test/", Date: time.Unix(1_700_000_000, 0).UTC(), File: "a.warc.gz", RecordID: "<urn:uuid:a>", Job: 1}
+	const n = 20
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			b := asker.db.NewBatch()
+			if err := asker.shard.AddExact(b, sumIn(p, byte(i)), orig); err != nil {
+				t.Error(err)
+			}
+			if err := asker.db.ApplyGroup([]*store.Batch{b}); err != nil { // as the frontier's committer does
+				t.Error(err)
+			}
+			if i == 0 {
+				<-entered // the publisher holds the first, stalled
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		close(stall)
+		t.Fatal("completions waited for a stalled publish")
+	}
+	dropped := asker.shard.Stats().AddsDropped
+	// One add in the stalled publish, AddQueue waiting: the rest dropped.
+	if want := int64(n - 1 - 4); dropped != want {
+		t.Errorf("%d adds dropped while publishing stalled, want %d", dropped, want)
+	}
+	close(stall)
+	waitFor(t, "the queued adds to arrive", func() bool { return owner.shard.Stats().AddsReceived == n-dropped })
+	if st := asker.shard.Stats(); st.AddsSent != n-dropped {
+		t.Errorf("asker's stats: %+v, want %d sent", st, n-dropped)
+	}
+}
+
+// TestReleaseWaitsForWrites: Release of a partition stops serving it at
+// once (adds from then on go to its next owner) and returns only once the
+// local adds to it already under way are in the store, so that the
+// checkpoint taken next holds them; a Release whose context ends first
+// says so, and a later Release waits again.
+func TestReleaseWaitsForWrites(t *testing.T) {
+	const p = partition.ID(77)
+	s := startServer(t)
+	m := join(t, s, fpshard.Options{}, p)
+	orig := dedup.Original{URL: "http://a.test/", Date: time.Unix(1_700_000_000, 0).UTC(), File: "a.warc.gz", RecordID: "<urn:uuid:a>", Job: 1}
+
+	held := m.db.NewBatch() // a page's completion batch, not yet applied
+	if err := m.shard.AddExact(held, sumIn(p, 1), orig); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	err := m.shard.Release(ctx, p)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Release with an add under way and a context ending: %v, want DeadlineExceeded", err)
+	}
+	// Not served any more: an add now is for the next owner.
+	before := m.shard.Stats().AddsLocal
+	later := m.db.NewBatch()
+	if err := m.shard.AddExact(later, sumIn(p, 2), orig); err != nil {
+		t.Fatal(err)
+	}
+	later.Close()
+	if n := m.shard.Stats().AddsLocal; n != before {
+		t.Errorf("an add after Release began was written here (%d local adds, %d before)", n, before)
+	}
+
+	released := make(chan error, 1)
+	go func() { released <- m.shard.Release(context.Background(), p) }()
+	select {
+	case err := <-released:
+		t.Fatalf("Release returned (%v) before the add under way was applied", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := m.db.ApplyGroup([]*store.Batch{held}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-released:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Release still waiting after the add was applied")
+	}
+	var buf bytes.Buffer
+	_, st, err := checkpoint.Write(&buf, m.db, p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Keys != 1 {
+		t.Errorf("the checkpoint after Release holds %d keys, want the 1 digest added", st.Keys)
+	}
+
+	// A batch discarded lets go of its hold too.
+	if err := m.shard.Serve(p); err != nil {
+		t.Fatal(err)
+	}
+	discarded := m.db.NewBatch()
+	if err := m.shard.AddNear(discarded, dedup.Print{FP: band(p, 1) | band(p, 2)<<16 | band(p, 3)<<32 | band(p, 4)<<48}, "http://a.test/n", 1); err != nil {
+		t.Fatal(err)
+	}
+	discarded.Close()
+	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := m.shard.Release(ctx, p); err != nil {
+		t.Errorf("Release after the batch was discarded: %v", err)
 	}
 }
