@@ -128,10 +128,15 @@ type Stats struct {
 
 // Write writes partition p of db to w as one consistent view (an
 // iterator's snapshot), stamped written, and returns the header it wrote:
-// its RouteSeq is p's route sequence in that same view.
+// its RouteSeq is p's route sequence in that same view. It refuses a store
+// not yet upgraded to store.FormatVersion (which the header names), as
+// Read's commit does.
 func Write(w io.Writer, db *store.DB, p partition.ID, written time.Time) (Header, Stats, error) {
 	h := Header{Partition: p, Written: written}
 	var st Stats
+	if db.NeedsUpgrade() {
+		return h, st, fmt.Errorf("checkpoint: write partition %d: store of format version %d, not yet upgraded to %d", p, db.Version(), store.FormatVersion)
+	}
 	it, err := db.NewRangeIter(nil, nil)
 	if err != nil {
 		return h, st, fmt.Errorf("checkpoint: write partition %d: %w", h.Partition, err)

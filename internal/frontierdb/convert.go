@@ -9,16 +9,22 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store"
 )
 
-// convertCounters converts a store's whole-store job counters ('c' keys,
-// written before counters were kept per partition) into counters per job
-// and partition ('k' keys), in one durable batch that also deletes the 'c'
-// keys; a store without 'c' keys is left as it is. Stored and Held are
+// convertCounters upgrades a store of store.PreviousFormatVersion (3) to
+// store.FormatVersion (4): it converts the whole-store job counters ('c'
+// keys) into counters per job and partition ('k' keys), in one durable
+// batch that also deletes the 'c' keys and writes the new version
+// (store.Batch.Upgrade), so that a crash leaves either the old store or
+// the upgraded one. A store of version 3 without 'c' keys is only marked 4;
+// a store of version 4 is left as it is. Stored and Held are
 // counted from the queue and held keys (the job of a queue item is the
 // first field of its value); Dropped, a count of the past that no key
 // keeps per partition, is kept where a 'k' key already holds it (a store
 // written by this code, then by an older binary), and the rest of the 'c'
 // key's is put on partition 0. It reads every queue and held key once.
 func convertCounters(db *store.DB) error {
+	if !db.NeedsUpgrade() {
+		return nil
+	}
 	old := make(map[uint32]frontier.JobState)
 	it, err := db.NewIter(store.KindPrefix(store.KindJobCounters))
 	if err != nil {
@@ -41,6 +47,14 @@ func convertCounters(db *store.DB) error {
 		return err
 	}
 	if len(old) == 0 {
+		b := db.NewBatch()
+		if err := b.Upgrade(); err != nil {
+			b.Close()
+			return err
+		}
+		if err := db.Commit(b); err != nil {
+			return fmt.Errorf("upgrade store to format version %d: %w", store.FormatVersion, err)
+		}
 		return nil
 	}
 	counts := make(map[jobPart]*frontier.JobState)
@@ -98,6 +112,7 @@ func convertCounters(db *store.DB) error {
 	for _, err = range []error{
 		b.DeleteRange(prefix, store.PrefixEnd(prefix)),
 		b.DeleteRange(store.KindPrefix(store.KindJobCounters), store.PrefixEnd(store.KindPrefix(store.KindJobCounters))),
+		b.Upgrade(),
 	} {
 		if err != nil {
 			b.Close()
@@ -113,7 +128,7 @@ func convertCounters(db *store.DB) error {
 		}
 	}
 	if err := db.Commit(b); err != nil {
-		return fmt.Errorf("convert job counters: %w", err)
+		return fmt.Errorf("convert job counters: upgrade store to format version %d: %w", store.FormatVersion, err)
 	}
 	return nil
 }

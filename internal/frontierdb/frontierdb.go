@@ -575,9 +575,10 @@ func (s *Store) iterator() (*pebble.Iterator, error) {
 // next seq), both in (partition, host) order; then the job counters, per
 // partition ('k' keys).
 //
-// A store written before job counters were kept per partition (whole-store
-// 'c' keys) is converted first, once, in one durable batch: see
-// convertCounters. Load must be called before the first Write.
+// A store of format version 3 (whole-store 'c' job counters) is upgraded
+// to 4 first, once, in one durable batch: see convertCounters. Until then
+// the store takes no write (store.DB.NeedsUpgrade), so Load must be called
+// before the first Write.
 func (s *Store) Load(fn func(frontier.HostState) error, jobFn func(frontier.JobState) error) error {
 	if err := convertCounters(s.db); err != nil {
 		return fmt.Errorf("frontierdb: load: %w", err)

@@ -18,8 +18,27 @@ import (
 // below, the value encodings in docs/storage.md and partition.Count. It is
 // stored under MetaKey("version") as a 4-byte big-endian integer. Any change
 // to the layout, to a value encoding that older code cannot read, or to the
-// partition hash must increase it; Open refuses a store of another version.
-const FormatVersion uint32 = 3
+// partition hash must increase it; Open refuses a store of another version
+// than FormatVersion and PreviousFormatVersion, and opens one of the latter
+// read-only until it is upgraded (see the package comment).
+//
+// History:
+//
+//	3: the layout below without 'k' keys: job counters whole-store, in
+//	   'c' keys ('t', 'o', 'e', 'w', 'x', 'd' and 'n' keys were added
+//	   within 3: a store without them reads as before, and a binary that
+//	   predates them ignores them).
+//	4: job counters per (job, partition), in 'k' keys; no 'c' keys.
+//	   Upgrade from 3 in place: frontierdb's Load counts the 'k' keys
+//	   from the queue and held keys, deletes the 'c' keys and writes
+//	   version 4, in one synced batch (a 3 store without 'c' keys is just
+//	   marked 4). A binary of version 3 refuses a store of 4, where it
+//	   would have found no 'c' keys and counted every job from zero.
+const FormatVersion uint32 = 4
+
+// PreviousFormatVersion is the one older version Open accepts, as a store
+// to upgrade in place to FormatVersion.
+const PreviousFormatVersion uint32 = 3
 
 // Key layout. This is part of the on-disk format (FormatVersion): changing
 // it makes every existing store unreadable.
@@ -33,16 +52,17 @@ const FormatVersion uint32 = 3
 //	+------+-----------------+
 //	| 'j'  | job (4 B, BE)   |   job definition (value owned by the node)
 //	| 'c'  | job (4 B, BE)   |   job counters, whole-store (value:
-//	|      |                 |   frontierdb); no longer written: read
-//	|      |                 |   once and replaced by 'k' keys (below)
+//	|      |                 |   frontierdb); version 3 only: the
+//	|      |                 |   upgrade to 4 replaces them by 'k' keys
 //	| 't'  | job (4 B, BE)   |   job tally: what it did, over every run
 //	|      |                 |   (value: job.Tally; added within version 3)
 //	+------+-----------------+
 //
-//	job counters per partition (added within version 3: frontierdb
-//	converts a store with 'c' keys when it loads it, by counting its 'q'
-//	and 'p' keys, and deletes the 'c' keys; a binary that predates 'k'
-//	keys then counts its jobs from zero: no way back without --fresh):
+//	job counters per partition (version 4: frontierdb's Load upgrades a
+//	store of version 3 by counting its 'q' and 'p' keys into 'k' keys and
+//	deleting its 'c' keys, in the batch that writes version 4; a binary
+//	of version 3 then refuses the store rather than count its jobs from
+//	zero. No way back to 3 but --fresh):
 //	+------+-----------+-----------------+
 //	| 'k'  | partition | job (4 B, BE)   |  the job's counters over the
 //	|      | 2 B, BE   |                 |  partition's items (value:

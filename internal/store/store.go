@@ -3,10 +3,25 @@
 // and the format version, and commits batches durably.
 //
 // A DB is safe for concurrent use. Invariants: every key starts with its
-// Kind (keys.go); a store holds MetaKey("version") = FormatVersion; once a
-// write fails, the DB refuses every later write and reports the failure from
-// Err until it is closed and reopened, so no commit is acknowledged that is
-// not durable.
+// Kind (keys.go); a store holds MetaKey("version") = FormatVersion or
+// PreviousFormatVersion; once a write fails, the DB refuses every later
+// write and reports the failure from Err until it is closed and reopened, so
+// no commit is acknowledged that is not durable.
+//
+// Format versions. Open creates a store at FormatVersion, opens one at
+// FormatVersion, and opens one at PreviousFormatVersion (the version just
+// before) as an old store: Version reports it and NeedsUpgrade is true.
+// An old store is read-only until it is upgraded: every commit fails but
+// that of a batch carrying Batch.Upgrade, which writes the new version with
+// whatever converts the store's contents, atomically. frontierdb's Load is
+// the upgrade (it converts the job counters from 3 to 4, see keys.go), and
+// every writer in trawl opens its store through it (node.OpenState), so a
+// store is upgraded before its first write. Code that opens a store without
+// it reads an old store as the version it is and cannot write to it.
+// Because the version and the conversion are one synced batch, a crash
+// leaves either the old store or the upgraded one; and a binary of the
+// older version refuses an upgraded store (its format version is not the
+// one it reads), where it would have misread the converted contents.
 package store
 
 import (
@@ -18,6 +33,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -106,15 +122,19 @@ type DB struct {
 	failMu sync.Mutex
 	failed error
 
+	version atomic.Uint32 // the store's format version (Version)
+
 	commits commitTimes // durable commits (Stats)
 }
 
 // Open opens the store in dir, creating dir and an empty store if dir is
-// missing or empty. An existing store must hold FormatVersion. Open refuses,
-// with an error naming the file or the versions: a file in dir that is not
-// part of a Pebble store, a store without a MANIFEST, a store Pebble cannot
-// read (corrupt CURRENT, MANIFEST or OPTIONS), a store of another format
-// version, and a store locked by another open DB.
+// missing or empty. An existing store must hold FormatVersion or
+// PreviousFormatVersion (then the DB is read-only until upgraded: see the
+// package comment and NeedsUpgrade). Open refuses, with an error naming the
+// file or the versions: a file in dir that is not part of a Pebble store, a
+// store without a MANIFEST, a store Pebble cannot read (corrupt CURRENT,
+// MANIFEST or OPTIONS), a store of another format version, and a store
+// locked by another open DB.
 func Open(dir string, opts Options) (*DB, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -286,7 +306,7 @@ func (db *DB) checkVersion(existing bool, now time.Time) error {
 	switch {
 	case errors.Is(err, ErrNotFound) && !existing:
 		b := db.NewBatch()
-		b.Set(MetaKey(metaVersion), binary.BigEndian.AppendUint32(nil, FormatVersion))
+		b.Upgrade() // a new store: from no version to FormatVersion
 		b.Set(MetaKey(metaCreated), binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano())))
 		if err := db.Commit(b); err != nil {
 			return err
@@ -304,10 +324,29 @@ func (db *DB) checkVersion(existing bool, now time.Time) error {
 	case len(v) != 4:
 		return fmt.Errorf("store: %s: format version key holds %d bytes, want 4", db.dir, len(v))
 	}
-	if got := binary.BigEndian.Uint32(v); got != FormatVersion {
-		return fmt.Errorf("store: %s: format version %d, this trawl reads %d", db.dir, got, FormatVersion)
+	got := binary.BigEndian.Uint32(v)
+	switch got {
+	case FormatVersion:
+	case PreviousFormatVersion:
+		db.log.Info("store: an older format version: read-only until upgraded", "dir", db.dir, "version", got, "upgrade_to", FormatVersion)
+	default:
+		return fmt.Errorf("store: %s: format version %d, this trawl reads %d (and upgrades %d)", db.dir, got, FormatVersion, PreviousFormatVersion)
 	}
+	db.version.Store(got)
 	return nil
+}
+
+// Version is the store's format version: FormatVersion, or
+// PreviousFormatVersion for an old store not yet upgraded.
+func (db *DB) Version() uint32 { return db.version.Load() }
+
+// NeedsUpgrade reports whether the store is at PreviousFormatVersion: it
+// then refuses every commit but one of a batch carrying Batch.Upgrade.
+func (db *DB) NeedsUpgrade() bool { return db.Version() != FormatVersion }
+
+// errOldVersion is returned by a commit to a store that needs an upgrade.
+func (db *DB) errOldVersion() error {
+	return fmt.Errorf("store: %s: format version %d is read-only until upgraded to %d (frontierdb's Load upgrades it)", db.dir, db.Version(), FormatVersion)
 }
 
 // Dir is the directory the store lives in.
@@ -370,10 +409,11 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 // DB.CommitNoSync. It is not safe for concurrent use. A Batch is consumed
 // by a commit or by Close; functions registered with OnDone then run once.
 type Batch struct {
-	db     *DB
-	b      *pebble.Batch
-	onDone []func(err error)
-	done   bool
+	db      *DB
+	b       *pebble.Batch
+	onDone  []func(err error)
+	done    bool
+	upgrade bool // holds the upgrade to FormatVersion (Upgrade)
 }
 
 // ErrDiscarded is passed to OnDone functions of a batch closed uncommitted.
@@ -412,6 +452,24 @@ func (b *Batch) DeleteRange(start, end []byte) error {
 		return errConsumed
 	}
 	return b.b.DeleteRange(start, end, nil)
+}
+
+// Upgrade adds the upgrade of the store to FormatVersion to the batch: it
+// sets MetaKey("version"), and a store that needs an upgrade (NeedsUpgrade)
+// accepts the batch; once it commits, Version is FormatVersion and the
+// store takes every write. The batch must also hold whatever converts the
+// store's contents to FormatVersion, so that both are durable together;
+// commit it with Commit, which returns once it is durable. It fails only on
+// a consumed batch.
+func (b *Batch) Upgrade() error {
+	if b.done {
+		return errConsumed
+	}
+	if err := b.b.Set(MetaKey(metaVersion), binary.BigEndian.AppendUint32(nil, FormatVersion), nil); err != nil {
+		return err
+	}
+	b.upgrade = true
+	return nil
 }
 
 // Count is the number of writes in the batch.
@@ -474,13 +532,17 @@ func (db *DB) ApplyGroup(bs []*Batch) error {
 	if len(bs) == 0 {
 		return nil
 	}
+	upgrade := false
 	for _, b := range bs {
 		if b.done {
 			return fmt.Errorf("store: %s: commit of a consumed batch", db.dir)
 		}
+		upgrade = upgrade || b.upgrade
 	}
 	var err error
-	if len(bs) == 1 {
+	if !upgrade && db.NeedsUpgrade() {
+		err = db.errOldVersion()
+	} else if len(bs) == 1 {
 		db.mu.RLock()
 		err = db.commitLocked(bs[0].b, pebble.NoSync)
 		db.mu.RUnlock()
@@ -504,6 +566,9 @@ func (db *DB) ApplyGroup(bs []*Batch) error {
 			db.mu.RUnlock()
 		}
 		merged.Close()
+	}
+	if err == nil && upgrade {
+		db.version.Store(FormatVersion)
 	}
 	for _, b := range bs {
 		b.finish(err)
@@ -540,9 +605,17 @@ func (db *DB) commit(b *Batch, o *pebble.WriteOptions) error {
 	if b.done {
 		return fmt.Errorf("store: %s: commit of a consumed batch", db.dir)
 	}
+	if !b.upgrade && db.NeedsUpgrade() {
+		err := db.errOldVersion()
+		b.finish(err)
+		return err
+	}
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	err := db.commitLocked(b.b, o)
+	if err == nil && b.upgrade {
+		db.version.Store(FormatVersion)
+	}
 	b.finish(err)
 	return err
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -242,23 +243,8 @@ func TestOpenRefuses(t *testing.T) {
 			pdb.Close()
 		}, []string{"/s", "no format version"}},
 		{"other format version", func(t *testing.T, fs vfs.FS) {
-			db := mustOpen(t, "/s", memOpts(fs))
-			b := db.NewBatch()
-			b.Set(MetaKey(metaVersion), []byte{0, 0, 0, 7})
-			if err := db.Commit(b); err != nil {
-				t.Fatal(err)
-			}
-			db.Close()
-		}, []string{"store: /s: format version 7, this trawl reads 3"}},
-		{"version 2 store", func(t *testing.T, fs vfs.FS) {
-			db := mustOpen(t, "/s", memOpts(fs))
-			b := db.NewBatch()
-			b.Set(MetaKey(metaVersion), []byte{0, 0, 0, 2})
-			if err := db.Commit(b); err != nil {
-				t.Fatal(err)
-			}
-			db.Close()
-		}, []string{"store: /s: format version 2, this trawl reads 3"}},
+			setVersion(t, fs, "/s", 7)
+		}, []string{"store: /s: format version 7, this trawl reads 4 (and upgrades 3)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -477,5 +463,147 @@ func TestSyncWALDiskFull(t *testing.T) {
 	}
 	if err := db.ApplyGroup([]*Batch{db.NewBatch()}); err == nil {
 		t.Error("ApplyGroup after a failed sync = nil, want the failure")
+	}
+}
+
+// setVersion makes dir a store whose version key holds v.
+func setVersion(t *testing.T, fs vfs.FS, dir string, v uint32) {
+	t.Helper()
+	db := mustOpen(t, dir, memOpts(fs))
+	b := db.NewBatch()
+	b.Set(MetaKey(metaVersion), binary.BigEndian.AppendUint32(nil, v))
+	b.Set(HostKey("a.test"), []byte("v1"))
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpenVersions: Open refuses a store older than the previous version
+// and newer than this one, opens one of the previous version as old
+// (read-only until upgraded) and one of this version as it is.
+func TestOpenVersions(t *testing.T) {
+	if FormatVersion != 4 || PreviousFormatVersion != 3 {
+		t.Fatalf("FormatVersion %d, PreviousFormatVersion %d: update this table", FormatVersion, PreviousFormatVersion)
+	}
+	cases := []struct {
+		version uint32
+		wantErr string // "" to open
+		upgrade bool   // NeedsUpgrade
+	}{
+		{2, "store: /s: format version 2, this trawl reads 4 (and upgrades 3)", false},
+		{3, "", true},
+		{4, "", false},
+		{5, "store: /s: format version 5, this trawl reads 4 (and upgrades 3)", false},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.version), func(t *testing.T) {
+			fs := vfs.NewMem()
+			setVersion(t, fs, "/s", c.version)
+			db, err := Open("/s", memOpts(fs))
+			if c.wantErr != "" {
+				if err == nil {
+					db.Close()
+					t.Fatalf("Open = nil error, want %q", c.wantErr)
+				}
+				if err.Error() != c.wantErr {
+					t.Errorf("Open = %q, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Open = %v", err)
+			}
+			defer db.Close()
+			if db.Version() != c.version || db.NeedsUpgrade() != c.upgrade {
+				t.Errorf("Version %d, NeedsUpgrade %v; want %d, %v", db.Version(), db.NeedsUpgrade(), c.version, c.upgrade)
+			}
+			if v, err := db.Get(HostKey("a.test")); string(v) != "v1" || err != nil {
+				t.Errorf("Get(host a.test) = %q, %v; want v1", v, err)
+			}
+		})
+	}
+}
+
+// TestUpgrade: a store of the previous version refuses every commit
+// (Commit, CommitNoSync, ApplyGroup) until a batch with Upgrade commits;
+// then it is at FormatVersion, takes writes, and opens at FormatVersion.
+func TestUpgrade(t *testing.T) {
+	fs := vfs.NewMem()
+	setVersion(t, fs, "/s", PreviousFormatVersion)
+	db := mustOpen(t, "/s", memOpts(fs))
+	write := func() *Batch {
+		b := db.NewBatch()
+		b.Set(HostKey("b.test"), []byte("v2"))
+		return b
+	}
+	const refused = "store: /s: format version 3 is read-only until upgraded to 4"
+	var onDone error
+	b := write()
+	b.OnDone(func(err error) { onDone = err })
+	for name, err := range map[string]error{
+		"Commit":       db.Commit(b),
+		"CommitNoSync": db.CommitNoSync(write()),
+		"ApplyGroup":   db.ApplyGroup([]*Batch{write(), write()}),
+	} {
+		if err == nil || !strings.HasPrefix(err.Error(), refused) {
+			t.Errorf("%s on an old store = %v, want %q", name, err, refused)
+		}
+	}
+	if onDone == nil {
+		t.Errorf("OnDone of a refused batch saw nil")
+	}
+	if db.Err() != nil {
+		t.Errorf("Err after a refused commit = %v, want nil (the store is not failed)", db.Err())
+	}
+	if ok, _ := db.Has(HostKey("b.test")); ok {
+		t.Errorf("a refused write was applied")
+	}
+	if err := db.SyncWAL(); err != nil {
+		t.Errorf("SyncWAL on an old store = %v", err)
+	}
+
+	b = write()
+	if err := b.Upgrade(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatalf("Commit of the upgrade = %v", err)
+	}
+	if db.Version() != FormatVersion || db.NeedsUpgrade() {
+		t.Errorf("after the upgrade: Version %d, NeedsUpgrade %v", db.Version(), db.NeedsUpgrade())
+	}
+	b = db.NewBatch()
+	b.Set(HostKey("c.test"), []byte("v3"))
+	if err := db.Commit(b); err != nil {
+		t.Errorf("Commit after the upgrade = %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db = mustOpen(t, "/s", memOpts(fs))
+	defer db.Close()
+	if db.Version() != FormatVersion {
+		t.Errorf("reopened: Version %d, want %d", db.Version(), FormatVersion)
+	}
+	for _, h := range []string{"a.test", "b.test", "c.test"} {
+		if ok, err := db.Has(HostKey(h)); !ok || err != nil {
+			t.Errorf("reopened: Has(host %s) = %v, %v", h, ok, err)
+		}
+	}
+}
+
+// TestNewStoreVersion: a new store is written at FormatVersion.
+func TestNewStoreVersion(t *testing.T) {
+	db := mustOpen(t, "/s", memOpts(vfs.NewMem()))
+	defer db.Close()
+	if db.Version() != FormatVersion || db.NeedsUpgrade() {
+		t.Errorf("new store: Version %d, NeedsUpgrade %v", db.Version(), db.NeedsUpgrade())
+	}
+	if v, err := db.Get(MetaKey(metaVersion)); err != nil || binary.BigEndian.Uint32(v) != FormatVersion {
+		t.Errorf("Get(meta version) = %x, %v", v, err)
 	}
 }

@@ -1,0 +1,61 @@
+package node
+
+import (
+	"encoding/binary"
+	"path/filepath"
+	"testing"
+
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/store"
+)
+
+// TestOpenStateUpgradesVersion3: OpenState opens a store of the previous
+// format version and upgrades it before anything writes: here one at
+// version 3 whose counters are already per partition (converted by a
+// binary of this session before the version bump), so the upgrade only
+// marks it 4 and the job's counts are kept.
+func TestOpenStateUpgradesVersion3(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	st, err := OpenState(StateOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := []frontier.Item{
+		{URL: "http://a.test/1", Host: "a.test", Job: 1},
+		{URL: "http://b.test/1", Host: "b.test", Job: 1},
+	}
+	if err := <-st.Frontier.Add(nil, items...); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := db.NewBatch()
+	b.Set(store.MetaKey("version"), binary.BigEndian.AppendUint32(nil, store.PreviousFormatVersion))
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err = OpenState(StateOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if v := st.DB.Version(); v != store.FormatVersion {
+		t.Errorf("version %d after OpenState, want %d", v, store.FormatVersion)
+	}
+	if j := st.Frontier.Job(1); j.Queued != 2 {
+		t.Errorf("job 1 after the upgrade: %+v, want 2 queued", j)
+	}
+	if err := <-st.Frontier.Add(nil, frontier.Item{URL: "http://c.test/1", Host: "c.test", Job: 1}); err != nil {
+		t.Errorf("add to the upgraded store: %v", err)
+	}
+}
