@@ -55,7 +55,13 @@ type Runner struct {
 	opts Options
 	kv   jetstream.KeyValue
 	prev *Snapshot // the coordinator's last check
+
+	toldWhy time.Time // when the coordinator last logged why no crawl ends
 }
+
+// tellWhyEvery is how often a coordinator whose crawls do not end says
+// why at Info (each check's reason is at Debug).
+const tellWhyEvery = 30 * time.Second
 
 // Open binds the reports' bucket, creating it if absent.
 func Open(ctx context.Context, opts Options) (*Runner, error) {
@@ -216,7 +222,12 @@ func (r *Runner) check(ctx context.Context) {
 	}
 	ends, why := Decide(*prev, *cur, partition.Count)
 	if len(ends) == 0 {
-		r.opts.Logger.Debug("finish: no crawl ends", "why", why)
+		if len(cur.Running) > 0 && time.Since(r.toldWhy) >= tellWhyEvery {
+			r.toldWhy = time.Now()
+			r.opts.Logger.Info("finish: no crawl ends yet", "why", why)
+		} else {
+			r.opts.Logger.Debug("finish: no crawl ends", "why", why)
+		}
 		return
 	}
 	for _, id := range ends {
