@@ -457,7 +457,7 @@ func (g *Gate) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			g.giveBack(context.Background(), false)
+			g.giveBack(context.Background())
 			return ctx.Err()
 		case <-t.C:
 		}
@@ -491,7 +491,7 @@ func (g *Gate) tend(ctx context.Context) {
 	g.mu.Unlock()
 	for _, j := range jobs {
 		if !j.renew {
-			g.drop(ctx, j.key, j.rev, true)
+			g.drop(ctx, j.key, j.rev)
 			continue
 		}
 		start := g.opts.Now()
@@ -513,12 +513,11 @@ func (g *Gate) tend(ctx context.Context) {
 	}
 }
 
-// drop gives back slot key at rev if it is still held at rev and, if
-// idleOnly, still unused.
-func (g *Gate) drop(ctx context.Context, k string, rev uint64, idleOnly bool) {
+// drop gives back slot key at rev if it is still held at rev and unused.
+func (g *Gate) drop(ctx context.Context, k string, rev uint64) {
 	g.mu.Lock()
 	s := g.slots[k]
-	if s == nil || s.rev != rev || (idleOnly && s.busy) {
+	if s == nil || s.rev != rev || s.busy {
 		g.mu.Unlock()
 		return
 	}
@@ -532,8 +531,8 @@ func (g *Gate) drop(ctx context.Context, k string, rev uint64, idleOnly bool) {
 	}
 }
 
-// giveBack gives back every slot (all: busy ones too).
-func (g *Gate) giveBack(ctx context.Context, all bool) {
+// giveBack gives back every slot no fetch uses.
+func (g *Gate) giveBack(ctx context.Context) {
 	g.mu.Lock()
 	type held struct {
 		key string
@@ -541,13 +540,13 @@ func (g *Gate) giveBack(ctx context.Context, all bool) {
 	}
 	var hs []held
 	for k, s := range g.slots {
-		if all || !s.busy {
+		if !s.busy {
 			hs = append(hs, held{k, s.rev})
 		}
 	}
 	g.mu.Unlock()
 	for _, h := range hs {
-		g.drop(ctx, h.key, h.rev, !all)
+		g.drop(ctx, h.key, h.rev)
 	}
 }
 
@@ -564,5 +563,5 @@ func (g *Gate) Stop() {
 // others once this member is gone), as their fetches may still run.
 func (g *Gate) Close(ctx context.Context) {
 	g.Stop()
-	g.giveBack(ctx, false)
+	g.giveBack(ctx)
 }
