@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/ckptstore"
 	"github.com/trawl-crawler/trawl/cluster/fpshard"
+	"github.com/trawl-crawler/trawl/cluster/ipcap"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/testweb"
@@ -72,9 +73,20 @@ type member struct {
 	node  *node.Node
 	fleet *Fleet
 	fp    *fpshard.Shard // the content-seen gate over the fleet
+	cap   *ipcap.Gate    // the per-IP cap over the fleet
+	// stopCap ends the gate's tending; capDone closes when it has.
+	stopCap context.CancelFunc
+	capDone chan struct{}
 }
 
 const gap = 40 * time.Millisecond
+
+// fetchTimeout bounds a fetch, and so how long a killed member's slots of
+// the per-IP cap stay taken after it is found gone (cluster/ipcap).
+const fetchTimeout = 3 * time.Second
+
+// memberTTL is how long a silent member stays in the fleet.
+const memberTTL = 3 * time.Second
 
 func logger(t *testing.T, name string) *slog.Logger {
 	if testing.Verbose() && os.Getenv("FLEET_LOG") != "" {
@@ -88,7 +100,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 	m := &member{name: name, srv: srv}
 	n, err := node.Open(node.Options{
 		DataDir: t.TempDir(), MinDelay: gap, Concurrency: 8, AllowNets: loopback, Hosts: web.Resolver(),
-		MaxAdaptiveDelay: 2 * time.Second, Partitioned: true, Logger: logger(t, name),
+		MaxAdaptiveDelay: 2 * time.Second, Partitioned: true, Logger: logger(t, name), FetchTimeout: fetchTimeout,
 		UserAgent: "trawl/0.1 (fleet test " + name + "; +https://github.com/trawl-crawler/trawl)",
 	})
 	if err != nil {
@@ -109,14 +121,34 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 	n.SetContentIndex(m.fp)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	// The per-IP cap over the fleet, wired as trawl serve wires it: set
+	// before the node serves a partition, bound to the membership once
+	// it exists.
+	var joined ipcap.Later
+	for {
+		o := ipcap.Options{Name: name, JS: js, Replicas: srv.Replicas(), Hold: n.FetchTimeout(), MemberTTL: memberTTL, Logger: logger(t, name)}
+		o.Use(&joined)
+		if m.cap, err = ipcap.Open(ctx, o); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		time.Sleep(200 * time.Millisecond) // the bucket's Raft group electing
+	}
+	gctx, stopCap := context.WithCancel(context.Background())
+	m.stopCap, m.capDone = stopCap, make(chan struct{})
+	go func() { defer close(m.capDone); m.cap.Run(gctx) }()
+	n.SetIPGate(m.cap)
 	for {
 		m.fleet, err = Start(ctx, Options{
 			Name: name, Node: n, JS: js, Replicas: srv.Replicas(),
-			Heartbeat: 250 * time.Millisecond, MemberTTL: 3 * time.Second,
+			Heartbeat: 250 * time.Millisecond, MemberTTL: memberTTL,
 			CheckpointEvery: 2 * time.Second, TakeoverHold: 3 * time.Second, Logger: logger(t, name),
 			Shard: m.fp,
 		})
 		if err == nil {
+			joined.Bind(m.fleet)
 			return m
 		}
 		if ctx.Err() != nil {
@@ -133,6 +165,10 @@ func (m *member) stop(t *testing.T) {
 	if err := m.fleet.Close(ctx); err != nil {
 		t.Errorf("%s: leave: %v", m.name, err)
 	}
+	m.cap.Stop()
+	m.stopCap()
+	<-m.capDone
+	m.cap.Close(ctx)
 	m.fp.Close()
 	if err := m.node.Close(); err != nil {
 		t.Errorf("%s: close node: %v", m.name, err)
@@ -305,6 +341,8 @@ func (m *member) kill(t *testing.T) {
 		fl.cancel()
 		<-fl.done
 	}
+	m.stopCap() // its slots left taken, to be freed by the others
+	<-m.capDone
 	if err := m.node.Close(); err != nil {
 		t.Logf("%s: close node after kill: %v", m.name, err)
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -207,29 +206,11 @@ func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dat
 	// its address, shared by the members (cluster/ipcap). Set before n
 	// serves any partition; until the membership is up, the gate counts
 	// as fenced (n fetches nothing).
-	var joined atomic.Pointer[fleet.Fleet]
+	var joined ipcap.Later
 	if err := retry("per-IP slots", func() (err error) {
-		m.ipcap, err = ipcap.Open(ctx, ipcap.Options{
-			Name: name, JS: js, Replicas: replicas, Hold: n.FetchTimeout(), MemberTTL: a.memberTTL, Logger: log,
-			Fence: func() time.Time {
-				if f := joined.Load(); f != nil {
-					return f.Fence()
-				}
-				return time.Time{}
-			},
-			Since: func() time.Time {
-				if f := joined.Load(); f != nil {
-					return f.Since()
-				}
-				return time.Time{}
-			},
-			Alive: func(ctx context.Context, member string) (bool, error) {
-				if f := joined.Load(); f != nil {
-					return f.Alive(ctx, member)
-				}
-				return false, errors.New("not in the fleet yet")
-			},
-		})
+		o := ipcap.Options{Name: name, JS: js, Replicas: replicas, Hold: n.FetchTimeout(), MemberTTL: a.memberTTL, Logger: log}
+		o.Use(&joined)
+		m.ipcap, err = ipcap.Open(ctx, o)
 		return err
 	}); err != nil {
 		return nil, err
@@ -248,7 +229,7 @@ func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dat
 	}); err != nil {
 		return nil, err
 	}
-	joined.Store(m.fleet)
+	joined.Bind(m.fleet)
 	var fin *finish.Runner
 	if err := retry("crawl end", func() (err error) {
 		fin, err = finish.Open(ctx, finish.Options{
