@@ -122,6 +122,9 @@ func (o *Options) ensureDefaults() {
 	if o.CheckpointEvery == 0 {
 		o.CheckpointEvery = 5 * time.Minute
 	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = time.Second // owner's default too
+	}
 	if o.TakeoverHold == 0 {
 		o.TakeoverHold = time.Minute
 	}
@@ -507,6 +510,13 @@ func (f *Fleet) releaseShard(ctx context.Context, p partition.ID) error {
 const dropTimeout = 30 * time.Second
 
 // startFollow folds partition p's routed URLs after seq until stopFollow.
+// followStall is how many heartbeats a routed message may wait unfolded
+// before the partition's consumer counts as stalled and is made anew
+// (route.FollowOptions.Stall): 20 s at the default heartbeat. While
+// nothing is folded, each served partition costs one read of the stream
+// per that time.
+const followStall = 20
+
 func (f *Fleet) startFollow(p partition.ID, seq uint64) {
 	ctx, cancel := context.WithCancel(f.ctx)
 	fl := &follow{cancel: cancel, done: make(chan struct{})}
@@ -517,7 +527,7 @@ func (f *Fleet) startFollow(p partition.ID, seq uint64) {
 		defer close(fl.done)
 		after := seq
 		for ctx.Err() == nil {
-			err := route.Follow(ctx, f.opts.JS, p, after, f.opts.Logger, func(s uint64, items []frontier.Item) error {
+			err := route.Follow(ctx, f.opts.JS, p, after, route.FollowOptions{Stall: followStall * f.opts.Heartbeat, Logger: f.opts.Logger}, func(s uint64, items []frontier.Item) error {
 				if err := f.opts.Node.Fold(p, s, items); err != nil {
 					return err
 				}

@@ -30,6 +30,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -321,11 +322,32 @@ var ErrGap = errors.New("route: stream gap")
 // returning nil; an error stops Follow.
 type Fold func(seq uint64, items []frontier.Item) error
 
+// ErrStalled is wrapped by Follow's error when its consumer delivered
+// nothing while a message it had not folded waited in the stream for a
+// whole Stall: the caller follows again from the last sequence folded.
+var ErrStalled = errors.New("route: consumer stalled")
+
+// FollowOptions configure Follow.
+type FollowOptions struct {
+	// Stall, if positive, is how often a watchdog reads the stream's last
+	// sequence of the partition while nothing is folded. A message in
+	// the stream at one reading and still not folded at the next (one
+	// Stall later) ends Follow with ErrStalled. Under load, an ordered
+	// consumer of nats.go was seen to deliver nothing, and say nothing,
+	// for minutes while its subject held messages (cluster/finish could
+	// then never end the crawl).
+	Stall time.Duration
+	// Logger receives skipped messages. Nil: silent.
+	Logger *slog.Logger
+}
+
 // Follow delivers partition p's messages after sequence after, in order,
-// to fold until ctx ends (returning ctx's error) or fold fails. A message
-// that does not decode is skipped with a log line (its sequence is still
-// folded, with no URLs, so that it is not read again).
-func Follow(ctx context.Context, js jetstream.JetStream, p partition.ID, after uint64, log *slog.Logger, fold Fold) error {
+// to fold until ctx ends (returning ctx's error), fold fails or the
+// consumer stalls (ErrStalled). A message that does not decode is skipped
+// with a log line (its sequence is still folded, with no URLs, so that it
+// is not read again).
+func Follow(ctx context.Context, js jetstream.JetStream, p partition.ID, after uint64, o FollowOptions, fold Fold) error {
+	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -342,6 +364,27 @@ func Follow(ctx context.Context, js jetstream.JetStream, p partition.ID, after u
 		// unknown, so the caller is told.
 		err := fmt.Errorf("%w: partition %d resumes after %d, the stream starts at %d", ErrGap, p, after, info.State.FirstSeq)
 		log.Error("route: messages lost", "err", err)
+	}
+	outer := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	watched := make(chan struct{})
+	defer func() { cancel(nil); <-watched }()
+	var folded atomic.Uint64
+	folded.Store(after)
+	if o.Stall > 0 {
+		last := func(ctx context.Context) (uint64, error) {
+			m, err := s.GetLastMsgForSubject(ctx, Subject(p))
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				return 0, nil
+			}
+			if err != nil {
+				return 0, err
+			}
+			return m.Sequence, nil
+		}
+		go func() { defer close(watched); watch(ctx, cancel, p, &folded, o.Stall, last) }()
+	} else {
+		close(watched)
 	}
 	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{Subject(p)},
@@ -361,8 +404,11 @@ func Follow(ctx context.Context, js jetstream.JetStream, p partition.ID, after u
 	for {
 		m, err := it.Next()
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+			if outer.Err() != nil {
+				return outer.Err()
+			}
+			if cause := context.Cause(ctx); errors.Is(cause, ErrStalled) {
+				return cause
 			}
 			return fmt.Errorf("route: partition %d: %w", p, err)
 		}
@@ -385,6 +431,41 @@ func Follow(ctx context.Context, js jetstream.JetStream, p partition.ID, after u
 		}
 		if err := fold(md.Sequence.Stream, keep); err != nil {
 			return fmt.Errorf("route: partition %d: fold message %d: %w", p, md.Sequence.Stream, err)
+		}
+		folded.Store(md.Sequence.Stream)
+	}
+}
+
+// watch ends a Follow of partition p (cancel with ErrStalled) once a
+// message the stream held at one reading of last is still past folded a
+// reading later, every apart. A reading is skipped while folded moves:
+// the consumer is delivering. A failed reading counts as none.
+func watch(ctx context.Context, cancel context.CancelCauseFunc, p partition.ID, folded *atomic.Uint64, every time.Duration, last func(context.Context) (uint64, error)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var waiting uint64 // the last sequence read, if past folded then
+	seen := folded.Load()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := folded.Load()
+		if waiting > now {
+			cancel(fmt.Errorf("%w: partition %d: message %d waited %v in the stream, folded up to %d", ErrStalled, p, waiting, every, now))
+			return
+		}
+		waiting = 0
+		if now != seen {
+			seen = now
+			continue
+		}
+		rctx, done := context.WithTimeout(ctx, every)
+		seq, err := last(rctx)
+		done()
+		if err == nil && seq > now {
+			waiting = seq
 		}
 	}
 }

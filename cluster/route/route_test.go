@@ -134,7 +134,7 @@ func follow(t *testing.T, js jetstream.JetStream, p partition.ID, after uint64, 
 	defer cancel()
 	var got []frontier.Item
 	var seqs []uint64
-	err := Follow(ctx, js, p, after, nil, func(seq uint64, items []frontier.Item) error {
+	err := Follow(ctx, js, p, after, FollowOptions{}, func(seq uint64, items []frontier.Item) error {
 		got = append(got, items...)
 		seqs = append(seqs, seq)
 		if len(got) >= want {
