@@ -72,7 +72,11 @@ func TestFleetProcesses(t *testing.T) {
 	start := func(i int, peers []string) *fleetProc {
 		name := fmt.Sprintf("n%d", i+1)
 		p := &fleetProc{name: name, api: "http://" + apis[i], done: make(chan struct{})}
-		p.cmd = exec.Command(bin, "serve", "--data", filepath.Join(t.TempDir(), name), "--listen", apis[i],
+		data := filepath.Join(t.TempDir(), name)
+		if dir := os.Getenv("TRAWL_FLEET_LOGS"); dir != "" {
+			data = filepath.Join(dir, name+".data") // kept, to be looked into
+		}
+		p.cmd = exec.Command(bin, "serve", "--data", data, "--listen", apis[i],
 			"--node-name", name, "--nats-embedded", "--nats-cluster", cluster[i], "--nats-peers", strings.Join(peers, ","),
 			"--hosts", files[0], "--allow-net", "127.0.0.0/8", "--min-delay", fleetGap.String(), "--max-delay", "3s",
 			"--concurrency", "16", "--max-adaptive-delay", "2s", "--fetch-timeout", fleetFetchTO.String(),
@@ -92,7 +96,7 @@ func TestFleetProcesses(t *testing.T) {
 			if dir := os.Getenv("TRAWL_FLEET_LOGS"); dir != "" {
 				_ = os.WriteFile(filepath.Join(dir, name+".log"), []byte(p.out.String()), 0o644)
 			} else if t.Failed() {
-				t.Logf("%s's output (all of it: TRAWL_FLEET_LOGS=DIR):\n%s", name, lastLines(p.out.String(), 40))
+				t.Logf("%s's output (all of it, and the members' data: TRAWL_FLEET_LOGS=DIR):\n%s", name, lastLines(p.out.String(), 40))
 			}
 		})
 		return p
