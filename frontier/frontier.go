@@ -891,6 +891,11 @@ func (f *Frontier) host(name string) *hostState {
 		// Every caller has checked that the partition is loaded.
 		ps := f.parts[h.part]
 		ps.hosts = append(ps.hosts, h.id)
+		// A host first met while its partition is loaded or released
+		// (a completing lease's link, accepted while stopping) is fenced
+		// like the partition's others: nothing of it is leased, and the
+		// release need not wait for it.
+		h.fenced = ps.phase != partServing
 		if p, ok := f.keptPolicies[name]; ok {
 			delete(f.keptPolicies, name)
 			f.setPolicy(h, p)
