@@ -74,7 +74,13 @@ func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b
 			}
 			return
 		}
-		done = n.frontier.Add(attach, add...)
+		if b != nil {
+			// Through n.add: a partition released meanwhile has its
+			// URLs routed to its owner, not refused (and the node failed).
+			done = n.add(b, add)
+		} else {
+			done = n.frontier.Add(nil, add...)
+		}
 	}
 	if err := <-done; err != nil {
 		n.fail(fmt.Errorf("node: record completion of %s: %w", l.Item.URL, err))
