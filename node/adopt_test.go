@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/url"
@@ -15,7 +16,9 @@ import (
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/hostpolicy"
 	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/urlstate"
 	"github.com/trawl-crawler/trawl/job"
 )
 
@@ -454,4 +457,57 @@ func TestIPGate(t *testing.T) {
 		t.Errorf("%d slots taken for %d requests", got, rep.Requests)
 	}
 	t.Logf("%d requests, %d slots taken, %d shared addresses", rep.Requests, g.acquired.Load(), len(rep.SharedIPs))
+}
+
+// TestServedPartitionsRecordsRead: a partition restored from another
+// node's checkpoint brings its URLs' records (validators, change
+// history), and once served, the node reads them: a refetch then sends
+// the validators and continues the record, not a new one.
+func TestServedPartitionsRecordsRead(t *testing.T) {
+	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 30*time.Millisecond)
+	u := h.spec.Seeds[0]
+	pu, _ := url.Parse(u)
+	host := pu.Hostname()
+	p := partition.Of(host)
+	it := frontier.Item{Job: 1, URL: u, Host: host}
+	at := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
+	rec := urlstate.Record{}.Observe(urlstate.Observation{At: at, Status: 200, ETag: `"v1"`, Digest: [32]byte{1}, HasDigest: true, Job: 1})
+
+	// The old owner: its store holds p's record; its checkpoint of p.
+	src, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	b := src.NewBatch()
+	if err := b.Set(store.URLKey(host, u), urlstate.Encode(rec)); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	var ckpt bytes.Buffer
+	if _, _, err := checkpoint.Write(&ckpt, src, p, at); err != nil {
+		t.Fatal(err)
+	}
+
+	// The new owner restores it and serves p.
+	h.opts.Partitioned = true
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if got := n.loadRecord(it); got.Fetches != 0 {
+		t.Fatalf("record before the restore: %+v", got)
+	}
+	if _, _, err := checkpoint.Read(&ckpt, n.DB(), p); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ServePartition(p, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.loadRecord(it); got.Fetches != 1 || got.ETag != `"v1"` || !got.LastFetch.Equal(at) {
+		t.Errorf("record of %s once p is served: %+v, want the restored one (1 fetch, ETag \"v1\")", u, got)
+	}
 }

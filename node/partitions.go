@@ -154,12 +154,19 @@ var ErrNotPartitioned = errors.New("node: not partitioned")
 // ServePartition starts serving partition p, whose keys must be in the
 // store (restored from a checkpoint, or this node's own): its hosts are
 // loaded, none leased before hold (a takeover's wait for a dead owner's
-// fetches), and the seen gate learns its URLs.
+// fetches), and the seen gate learns its URLs (the filter of per-URL
+// records its records).
 func (n *Node) ServePartition(p partition.ID, hold time.Time) error {
 	if !n.opts.Partitioned {
 		return ErrNotPartitioned
 	}
 	if err := n.seen.LoadPartition(p); err != nil {
+		return fmt.Errorf("node: serve partition %d: %w", p, err)
+	}
+	// The per-URL records another node wrote (a restored checkpoint):
+	// without them in the filter, a refetch would start the URL's record
+	// afresh, losing its validators and change history.
+	if err := n.state.Fetched.LoadPartition(n.db, store.KindURL, p); err != nil {
 		return fmt.Errorf("node: serve partition %d: %w", p, err)
 	}
 	if err := n.frontier.ServePartition(p, hold); err != nil {

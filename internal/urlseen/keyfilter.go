@@ -3,6 +3,7 @@ package urlseen
 import (
 	"fmt"
 
+	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
 )
 
@@ -59,6 +60,23 @@ func (k *KeyFilter) load(db *store.DB, kind store.Kind) (uint, error) {
 		return 0, fmt.Errorf("urlseen: load %c keys: %w", kind, err)
 	}
 	return n, nil
+}
+
+// LoadPartition adds the keys of kind under partition p in db: a
+// partition's keys written by another node (restored from a checkpoint)
+// keep the invariant once loaded, before anything reads them.
+func (k *KeyFilter) LoadPartition(db *store.DB, kind store.Kind, p partition.ID) error {
+	it, err := db.NewIter(store.PartitionPrefix(kind, p))
+	if err != nil {
+		return fmt.Errorf("urlseen: load %c keys of partition %d: %w", kind, p, err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		k.f.testAndAdd(k.f.hashBytes(it.Key()))
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("urlseen: load %c keys of partition %d: %w", kind, p, err)
+	}
+	return nil
 }
 
 // MayHave reports whether the store may hold key (false: certainly not).

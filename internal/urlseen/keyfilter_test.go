@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
 )
 
@@ -57,4 +58,47 @@ func TestKeyFilter(t *testing.T) {
 		t.Error("NewKeyFilter with rate 1: no error")
 	}
 	db.Close()
+}
+
+// TestKeyFilterLoadPartition: keys written after the filter loaded (a
+// partition restored from another node's checkpoint) are in it once their
+// partition is loaded, and no other partition's keys are.
+func TestKeyFilterLoadPartition(t *testing.T) {
+	db := openStore(t, vfs.NewMem(), "/s")
+	defer db.Close()
+	k, err := NewKeyFilter(db, store.KindURL, DurableOptions{ExpectedURLs: 10_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := []string{"a.test", "b.test"}
+	for partition.Of(hosts[1]) == partition.Of(hosts[0]) {
+		hosts[1] = "x" + hosts[1]
+	}
+	key := func(h string, i int) []byte { return store.URLKey(h, fmt.Sprintf("http://%s/%d", h, i)) }
+	b := db.NewBatch()
+	for _, h := range hosts {
+		for i := range 200 {
+			if err := b.Set(key(h, i), []byte("r")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.LoadPartition(db, store.KindURL, partition.Of(hosts[0])); err != nil {
+		t.Fatal(err)
+	}
+	others := 0
+	for i := range 200 {
+		if !k.MayHave(key(hosts[0], i)) {
+			t.Fatalf("key %d of the partition loaded is not in the filter", i)
+		}
+		if k.MayHave(key(hosts[1], i)) {
+			others++
+		}
+	}
+	if others > 20 { // false positives at 1%: about 2
+		t.Errorf("%d of 200 keys of a partition not loaded answer maybe", others)
+	}
 }
