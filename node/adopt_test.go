@@ -511,3 +511,82 @@ func TestServedPartitionsRecordsRead(t *testing.T) {
 		t.Errorf("record of %s once p is served: %+v, want the restored one (1 fetch, ETag \"v1\")", u, got)
 	}
 }
+
+// TestFoldExpandsShorterPath: a routed URL the seen gate calls a
+// duplicate is queued again when it was fetched at the crawl's depth
+// limit (its links cut) and comes at a depth whose links are in scope;
+// its record then holds the new depth and no validators (the refetch must
+// bring the body). A copy no shallower, or of a page whose links were not
+// cut, is a duplicate as before.
+func TestFoldExpandsShorterPath(t *testing.T) {
+	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 30*time.Millisecond)
+	h.opts.Partitioned = true
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	spec := h.spec
+	spec.MaxDepth = 3
+	if _, err := n.Adopt(job.Record{ID: 1, Spec: spec, Created: adoptCreated, State: job.Paused}); err != nil {
+		t.Fatal(err)
+	}
+	pu, _ := url.Parse(spec.Seeds[0])
+	host := pu.Hostname()
+	p := partition.Of(host)
+	if err := n.ServePartition(p, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
+	fetched := func(path string, depth int) frontier.Item {
+		it := frontier.Item{Job: 1, URL: "http://" + pu.Host + path, Host: host, Depth: depth}
+		rec := urlstate.Record{}.Observe(urlstate.Observation{At: at, Status: 200, ETag: `"v1"`, Job: 1})
+		rec.Depth, rec.HasDepth = depth, true
+		b := n.DB().NewBatch()
+		if _, err := n.seen.AddTo(b, 1, it.URL); err != nil {
+			t.Fatal(err)
+		}
+		key := store.URLKey(host, it.URL)
+		n.state.Fetched.Add(key)
+		if err := b.Set(key, urlstate.Encode(rec)); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.DB().Commit(b); err != nil {
+			t.Fatal(err)
+		}
+		return it
+	}
+	cut := fetched("/cut", 3)  // at the limit: its links were out of scope
+	inner := fetched("/in", 2) // below it: its links were followed
+	queued := func() int { return n.frontier.Job(1).Queued }
+	seq := uint64(0)
+	fold := func(it frontier.Item, depth int) {
+		t.Helper()
+		it.Depth = depth
+		seq++
+		if err := n.Fold(p, seq, []frontier.Item{it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		it    frontier.Item
+		depth int
+		again bool
+	}{
+		{"as deep", cut, 3, false},
+		{"links cut, a shorter path", cut, 1, true},
+		{"the next copy, no shallower", cut, 2, false},
+		{"links followed before", inner, 0, false},
+	} {
+		before := queued()
+		fold(c.it, c.depth)
+		if got := queued() - before; got != map[bool]int{true: 1, false: 0}[c.again] {
+			t.Errorf("%s: %d queued, want again = %v", c.name, got, c.again)
+		}
+	}
+	rec := n.loadRecord(cut)
+	if rec.Depth != 1 || rec.ETag != "" || rec.Fetches != 1 {
+		t.Errorf("record of %s after the shorter path: depth %d, ETag %q, %d fetches; want depth 1, no ETag, 1 fetch", cut.URL, rec.Depth, rec.ETag, rec.Fetches)
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/urlstate"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/urlnorm"
 )
@@ -305,7 +306,7 @@ func (n *Node) Fold(p partition.ID, seq uint64, items []frontier.Item) error {
 		}
 		before := len(add)
 		for i, it := range its {
-			if isNew[i] {
+			if isNew[i] || n.expandAgain(b, j, it) {
 				add = append(add, it)
 			}
 		}
@@ -319,6 +320,36 @@ func (n *Node) Fold(p partition.ID, seq uint64, items []frontier.Item) error {
 		n.poke()
 	}
 	return nil
+}
+
+// expandAgain reports whether it, a URL of job j the seen gate calls a
+// duplicate, must be fetched again, and if so readies its record in b. It
+// must when the URL was fetched at a depth whose links j's depth limit
+// cut, and it (routed here) comes at a depth whose links are in scope:
+// the first path to a page is not always the shortest, and routing delays
+// in a fleet make a long local path win more often. Its record is then
+// written at it's depth (the next copy is no shallower) without
+// validators: a 304 would not give the body whose links are wanted (the
+// refetch of an exact copy of itself is parsed in a fleet: see fetchPage).
+// Routed URLs only: a local link's duplicate costs no read.
+func (n *Node) expandAgain(b *store.Batch, j *job.Job, it frontier.Item) bool {
+	limit := j.Spec.MaxDepth
+	if limit <= 0 || it.Depth >= limit {
+		return false
+	}
+	rec := n.loadRecord(it)
+	if !rec.HasDepth || rec.Job != uint32(j.ID) || rec.Depth < limit || rec.LastFetch.IsZero() {
+		return false
+	}
+	rec.Depth, rec.ETag, rec.LastModified = it.Depth, "", ""
+	key := store.URLKey(it.Host, it.URL)
+	n.state.Fetched.Add(key)
+	if err := b.Set(key, urlstate.Encode(rec)); err != nil {
+		n.opts.Logger.Warn("record URL state", "url", it.URL, "err", err)
+		return false
+	}
+	n.opts.Logger.Debug("fetched again: a shorter path to a page whose links were cut", "url", it.URL, "depth", it.Depth, "limit", limit)
+	return true
 }
 
 // Quiet reports whether the node has no work now, for a fleet's crawl end

@@ -684,6 +684,7 @@ func (n *Node) recordFetch(b *store.Batch, j *job.Job, it frontier.Item, prev ur
 		b = n.db.NewBatch()
 	}
 	rec := foldVisit(j, prev, prev.Observe(o), o)
+	rec.Depth, rec.HasDepth = it.Depth, true // for a shallower path found later (Fold)
 	n.reschedule(b, j, it, prev, &rec)
 	n.state.Fetched.Add(key) // before b commits: the filter holds every stored key
 	if err := b.Set(key, urlstate.Encode(rec)); err != nil {

@@ -43,10 +43,13 @@ import (
 //	+----------------------------------------------------------------+
 //	| the recrawl tail, absent when it would be empty (issue 11):    |
 //	| tail flags          1 B: bit 0 = change history follows,       |
-//	|                     bit 1 = a due recrawl follows              |
+//	|                     bit 1 = a due recrawl follows,             |
+//	|                     bit 2 = a depth follows                    |
 //	| change history      recrawl.History.AppendBinary (<= 114 B)    |
 //	| due                 varint, Unix s of the schedule entry's time|
 //	| due job             uvarint, the job that owns the entry       |
+//	| depth               uvarint, the depth of the item whose fetch |
+//	|                     made the record (older code ignores it)    |
 //	+----------------------------------------------------------------+
 //	| anything after this (or after the job, before tail flags'      |
 //	| first use) is ignored: fields added by later code              |
@@ -57,6 +60,7 @@ const (
 
 	tailHistory = 1 << 0
 	tailDue     = 1 << 1
+	tailDepth   = 1 << 2
 )
 
 // HistoryLen is how many observations History keeps; older ones are dropped.
@@ -125,6 +129,13 @@ type Record struct {
 	// the schedule entry belongs to.
 	Due    time.Time
 	DueJob uint32
+
+	// Depth is the depth (links followed from a seed) of the item whose
+	// fetch made the record, for Job; valid if HasDepth. A shallower
+	// path to a page whose links were cut by its crawl's depth limit
+	// makes it worth fetching again (node.Fold).
+	Depth    int
+	HasDepth bool
 }
 
 // Event is one fetch in a Record's History.
@@ -253,6 +264,9 @@ func Encode(r Record) []byte {
 	if !r.Due.IsZero() {
 		tail |= tailDue
 	}
+	if r.HasDepth && r.Depth >= 0 {
+		tail |= tailDepth
+	}
 	if tail == 0 {
 		return b
 	}
@@ -263,6 +277,9 @@ func Encode(r Record) []byte {
 	if tail&tailDue != 0 {
 		b = binary.AppendVarint(b, r.Due.Unix())
 		b = binary.AppendUvarint(b, uint64(r.DueJob))
+	}
+	if tail&tailDepth != 0 {
+		b = binary.AppendUvarint(b, uint64(r.Depth))
 	}
 	return b
 }
@@ -386,7 +403,18 @@ func (d *decoder) tail(r *Record) {
 			r.DueJob = 0
 		}
 	}
+	if flags&tailDepth != 0 {
+		v := d.uvarint("depth")
+		if d.err == nil && v > maxDepth {
+			d.fail(fmt.Sprintf("depth %d > %d", v, maxDepth))
+			return
+		}
+		r.Depth, r.HasDepth = int(v), d.err == nil
+	}
 }
+
+// maxDepth bounds a stored depth (a crawl's depth limit is far below).
+const maxDepth = 1 << 20
 
 // decoder reads fields in order and keeps the first error.
 type decoder struct {

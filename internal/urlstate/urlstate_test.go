@@ -62,6 +62,9 @@ func TestRoundTrip(t *testing.T) {
 		{"long strings", Record{Error: strings.Repeat("e", MaxErrorLen), ETag: strings.Repeat("t", MaxValidatorLen)}},
 		{"recrawl tail", withRecrawl(t)},
 		{"due only", Record{LastFetch: t0, Status: 200, Due: time.Unix(1_900_000_000, 0).UTC(), DueJob: 3}},
+		{"depth only", Record{LastFetch: t0, Status: 200, Fetches: 1, Depth: 12, HasDepth: true}},
+		{"seed depth", Record{LastFetch: t0, Status: 200, Fetches: 1, HasDepth: true}},
+		{"recrawl tail and depth", func() Record { r := withRecrawl(t); r.Depth, r.HasDepth = 300, true; return r }()},
 	} {
 		v := Encode(c.r)
 		got, err := Decode(v)
@@ -153,6 +156,10 @@ func TestTailOnlyWhenUsed(t *testing.T) {
 	with.Due, with.DueJob = t0.Truncate(time.Second), 1
 	if a, b := len(Encode(r)), len(Encode(with)); b <= a || b > a+1+10+5 {
 		t.Errorf("len(Encode) without tail %d, with a due time %d: want the tail to cost 1 flag byte and the fields", a, b)
+	}
+	deep := append(Encode(r), tailDepth, 0xFF, 0xFF, 0xFF, 0x0F)
+	if _, err := Decode(deep); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "depth") {
+		t.Errorf("Decode(depth 2^32-1) error = %v, want ErrMalformed naming the depth", err)
 	}
 	bad := append(Encode(r), tailHistory, 0x07)
 	if _, err := Decode(bad); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "change history") {
@@ -253,6 +260,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(Encode(full()))
 	f.Add(append(Encode(full()), 1, 2, 3))
 	f.Add(Encode(withRecrawl(f)))
+	f.Add(Encode(Record{LastFetch: t0, Status: 200, Fetches: 1, Depth: 3, HasDepth: true}))
 	f.Add([]byte{1, 1, 0x80})
 	f.Fuzz(func(t *testing.T, v []byte) {
 		r, err := Decode(v)
