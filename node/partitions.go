@@ -348,7 +348,7 @@ func (n *Node) expandAgain(b *store.Batch, j *job.Job, it frontier.Item) bool {
 		n.opts.Logger.Warn("record URL state", "url", it.URL, "err", err)
 		return false
 	}
-	n.opts.Logger.Debug("fetched again: a shorter path to a page whose links were cut", "url", it.URL, "depth", it.Depth, "limit", limit)
+	n.opts.Logger.Info("fetched again: a shorter path to a page whose links were cut", "url", it.URL, "depth", it.Depth, "limit", limit)
 	return true
 }
 
