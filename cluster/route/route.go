@@ -398,11 +398,13 @@ func Follow(ctx context.Context, js jetstream.JetStream, p partition.ID, after u
 	if err != nil {
 		return fmt.Errorf("route: partition %d: consumer: %w", p, err)
 	}
-	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
 	defer it.Stop()
 	for {
-		m, err := it.Next()
+		// Next is bound to ctx itself: Stop alone does not always end it
+		// (nats.go v1.55's ordered consumer, reset while being stopped,
+		// goes on with a new inner subscription; a fleet's Close then
+		// waited for ever on a follow).
+		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			if outer.Err() != nil {
 				return outer.Err()
