@@ -38,6 +38,25 @@ func openAdoptNode(t *testing.T) (*Node, *harness) {
 
 var adoptCreated = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// openPartitioned opens a partitioned node over a small web, never
+// started, serving nothing yet, closed when the test ends; it returns the
+// web's first seed and that seed's partition.
+func openPartitioned(t *testing.T) (*Node, *harness, *url.URL, partition.ID) {
+	t.Helper()
+	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 30*time.Millisecond)
+	h.opts.Partitioned = true
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	pu, err := url.Parse(h.spec.Seeds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, h, pu, partition.Of(pu.Hostname())
+}
+
 // TestAdoptThenSubmit: a job adopted from the catalog keeps its ID, spec
 // and creation time, and the node's own next ID moves past it (an
 // adopted ID below it leaves it be).
@@ -232,16 +251,8 @@ func TestAdoptedJobSurvivesRestart(t *testing.T) {
 // dropped: Fold commits nothing, not even the route sequence, and says
 // why; once the crawl is adopted the same fold queues them.
 func TestFoldWaitsForUnknownJob(t *testing.T) {
-	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 30*time.Millisecond)
-	h.opts.Partitioned = true
-	n, err := Open(h.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
-	u := h.spec.Seeds[0]
-	pu, _ := url.Parse(u)
-	p := partition.Of(pu.Hostname())
+	n, h, pu, p := openPartitioned(t)
+	u := pu.String()
 	if err := n.ServePartition(p, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
@@ -464,11 +475,9 @@ func TestIPGate(t *testing.T) {
 // history), and once served, the node reads them: a refetch then sends
 // the validators and continues the record, not a new one.
 func TestServedPartitionsRecordsRead(t *testing.T) {
-	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 30*time.Millisecond)
-	u := h.spec.Seeds[0]
-	pu, _ := url.Parse(u)
+	n, _, pu, p := openPartitioned(t)
+	u := pu.String()
 	host := pu.Hostname()
-	p := partition.Of(host)
 	it := frontier.Item{Job: 1, URL: u, Host: host}
 	at := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
 	rec := urlstate.Record{}.Observe(urlstate.Observation{At: at, Status: 200, ETag: `"v1"`, Digest: [32]byte{1}, HasDigest: true, Job: 1})
@@ -492,12 +501,6 @@ func TestServedPartitionsRecordsRead(t *testing.T) {
 	}
 
 	// The new owner restores it and serves p.
-	h.opts.Partitioned = true
-	n, err := Open(h.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
 	if got := n.loadRecord(it); got.Fetches != 0 {
 		t.Fatalf("record before the restore: %+v", got)
 	}
@@ -519,21 +522,13 @@ func TestServedPartitionsRecordsRead(t *testing.T) {
 // bring the body). A copy no shallower, or of a page whose links were not
 // cut, is a duplicate as before.
 func TestFoldExpandsShorterPath(t *testing.T) {
-	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 30*time.Millisecond)
-	h.opts.Partitioned = true
-	n, err := Open(h.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n, h, pu, p := openPartitioned(t)
 	spec := h.spec
 	spec.MaxDepth = 3
 	if _, err := n.Adopt(job.Record{ID: 1, Spec: spec, Created: adoptCreated, State: job.Paused}); err != nil {
 		t.Fatal(err)
 	}
-	pu, _ := url.Parse(spec.Seeds[0])
 	host := pu.Hostname()
-	p := partition.Of(host)
 	if err := n.ServePartition(p, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
