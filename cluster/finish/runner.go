@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -58,6 +59,10 @@ type Runner struct {
 
 	toldWhy time.Time // when the coordinator last logged why no crawl ends
 }
+
+// checkBudget is the least time a check may take (reading the reports and
+// the route stream), whatever Every: a loaded store answers slowly.
+const checkBudget = 10 * time.Second
 
 // tellWhyEvery is how often a coordinator whose crawls do not end says
 // why at Info (each check's reason is at Debug).
@@ -158,7 +163,7 @@ func (r *Runner) check(ctx context.Context) {
 		r.prev = nil
 		return
 	}
-	cctx, cancel := context.WithTimeout(ctx, 10*r.opts.Every)
+	cctx, cancel := context.WithTimeout(ctx, max(10*r.opts.Every, checkBudget))
 	defer cancel()
 	for _, m := range members {
 		e, err := r.kv.Get(cctx, m)
@@ -244,22 +249,50 @@ func (r *Runner) check(ctx context.Context) {
 	r.prev = nil // the next end needs two new checks
 }
 
+// lastReaders is how many reads of the route stream's last sequences run
+// at once: one after another, 256 round trips outlasted a check's budget
+// on a loaded machine, and no crawl could end.
+const lastReaders = 16
+
 // lastSeqs reads the route stream's last sequence for each partition.
 func (r *Runner) lastSeqs(ctx context.Context) (map[int]uint64, error) {
 	s, err := r.opts.JS.Stream(ctx, route.Stream)
 	if err != nil {
 		return nil, err
 	}
-	last := make(map[int]uint64, partition.Count)
+	seqs := make([]uint64, partition.Count)
+	errs := make([]error, partition.Count)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range lastReaders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				m, err := s.GetLastMsgForSubject(ctx, route.Subject(partition.ID(p)))
+				switch {
+				case errors.Is(err, jetstream.ErrMsgNotFound):
+				case err != nil:
+					errs[p] = fmt.Errorf("partition %d: %w", p, err)
+				default:
+					seqs[p] = m.Sequence
+				}
+			}
+		}()
+	}
 	for p := range partition.Count {
-		m, err := s.GetLastMsgForSubject(ctx, route.Subject(partition.ID(p)))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	last := make(map[int]uint64, partition.Count)
+	for p, seq := range seqs {
+		if seq > 0 {
+			last[p] = seq
 		}
-		if err != nil {
-			return nil, fmt.Errorf("partition %d: %w", p, err)
-		}
-		last[p] = m.Sequence
 	}
 	return last, nil
 }

@@ -222,6 +222,13 @@ func TestFleetProcesses(t *testing.T) {
 		}
 		if err != nil || cr.State != "finished" || cr.StopReason != "exhausted" {
 			t.Errorf("%s: crawl %d a minute after the fleet settled: %+v, %v; want finished, exhausted", p.name, created.CrawlID, cr, err)
+			var why []string // the coordinator's reasons, and what failed around them
+			for _, l := range strings.Split(p.out.String(), "\n") {
+				if strings.Contains(l, "finish:") || strings.Contains(l, "follow routed URLs") {
+					why = append(why, l)
+				}
+			}
+			t.Logf("%s's crawl-end lines (the last 15):\n%s", p.name, lastLines(strings.Join(why, "\n"), 15))
 		}
 	}
 
