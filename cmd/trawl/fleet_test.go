@@ -91,12 +91,34 @@ func TestFleetProcesses(t *testing.T) {
 		}
 		go func() { defer close(p.done); _ = p.cmd.Wait() }()
 		t.Cleanup(func() {
+			if t.Failed() {
+				// A goroutine dump of each member still running (Go's
+				// runtime writes it on SIGQUIT), to see what is stuck.
+				_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+				select {
+				case <-p.done:
+				case <-time.After(3 * time.Second):
+				}
+			}
 			_ = p.cmd.Process.Kill()
 			<-p.done
 			if dir := os.Getenv("TRAWL_FLEET_LOGS"); dir != "" {
 				_ = os.WriteFile(filepath.Join(dir, name+".log"), []byte(p.out.String()), 0o644)
 			} else if t.Failed() {
-				t.Logf("%s's output (all of it, and the members' data: TRAWL_FLEET_LOGS=DIR):\n%s", name, lastLines(p.out.String(), 40))
+				out := p.out.String()
+				var stuck []string // the fleet's goroutines in the dump, if any
+				for _, g := range strings.Split(out, "\n\n") {
+					if strings.HasPrefix(g, "goroutine ") && strings.Contains(g, "trawl/cluster/") && len(stuck) < 40 {
+						stuck = append(stuck, g)
+					}
+				}
+				if len(stuck) > 0 {
+					t.Logf("%s's goroutines in cluster/ packages at the end:\n%s", name, strings.Join(stuck, "\n\n"))
+				}
+				if i := strings.Index(out, "SIGQUIT: quit"); i >= 0 {
+					out = out[:i] // the log before the dump
+				}
+				t.Logf("%s's output (all of it, and the members' data: TRAWL_FLEET_LOGS=DIR):\n%s", name, lastLines(out, 40))
 			}
 		})
 		return p
