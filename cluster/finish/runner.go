@@ -269,14 +269,11 @@ func (r *Runner) lastSeqs(ctx context.Context) (map[int]uint64, error) {
 		go func() {
 			defer wg.Done()
 			for p := range next {
-				m, err := s.GetLastMsgForSubject(ctx, route.Subject(partition.ID(p)))
-				switch {
-				case errors.Is(err, jetstream.ErrMsgNotFound):
-				case err != nil:
+				seq, err := route.LastSeq(ctx, s, partition.ID(p))
+				if err != nil {
 					errs[p] = fmt.Errorf("partition %d: %w", p, err)
-				default:
-					seqs[p] = m.Sequence
 				}
+				seqs[p] = seq
 			}
 		}()
 	}

@@ -322,6 +322,19 @@ var ErrGap = errors.New("route: stream gap")
 // returning nil; an error stops Follow.
 type Fold func(seq uint64, items []frontier.Item) error
 
+// LastSeq returns the sequence of the last message of partition p in s
+// (the route stream), 0 if it holds none.
+func LastSeq(ctx context.Context, s jetstream.Stream, p partition.ID) (uint64, error) {
+	m, err := s.GetLastMsgForSubject(ctx, Subject(p))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return m.Sequence, nil
+}
+
 // ErrStalled is wrapped by Follow's error when its consumer delivered
 // nothing while a message it had not folded waited in the stream for a
 // whole Stall: the caller follows again from the last sequence folded.
@@ -372,16 +385,7 @@ func Follow(ctx context.Context, js jetstream.JetStream, p partition.ID, after u
 	var folded atomic.Uint64
 	folded.Store(after)
 	if o.Stall > 0 {
-		last := func(ctx context.Context) (uint64, error) {
-			m, err := s.GetLastMsgForSubject(ctx, Subject(p))
-			if errors.Is(err, jetstream.ErrMsgNotFound) {
-				return 0, nil
-			}
-			if err != nil {
-				return 0, err
-			}
-			return m.Sequence, nil
-		}
+		last := func(ctx context.Context) (uint64, error) { return LastSeq(ctx, s, p) }
 		go func() { defer close(watched); watch(ctx, cancel, p, &folded, o.Stall, last) }()
 	} else {
 		close(watched)

@@ -47,33 +47,32 @@ func NewKeyFilter(db *store.DB, kind store.Kind, opts DurableOptions) (*KeyFilte
 
 // load adds every key of kind in db and counts them.
 func (k *KeyFilter) load(db *store.DB, kind store.Kind) (uint, error) {
-	it, err := db.NewIter(store.KindPrefix(kind))
+	n, err := k.loadPrefix(db, store.KindPrefix(kind))
 	if err != nil {
 		return 0, fmt.Errorf("urlseen: load %c keys: %w", kind, err)
+	}
+	return n, nil
+}
+
+// loadPrefix adds every key under prefix in db and counts them.
+func (k *KeyFilter) loadPrefix(db *store.DB, prefix []byte) (uint, error) {
+	it, err := db.NewIter(prefix)
+	if err != nil {
+		return 0, err
 	}
 	var n uint
 	for it.First(); it.Valid(); it.Next() {
 		k.f.testAndAdd(k.f.hashBytes(it.Key()))
 		n++
 	}
-	if err := it.Close(); err != nil {
-		return 0, fmt.Errorf("urlseen: load %c keys: %w", kind, err)
-	}
-	return n, nil
+	return n, it.Close()
 }
 
 // LoadPartition adds the keys of kind under partition p in db: a
 // partition's keys written by another node (restored from a checkpoint)
 // keep the invariant once loaded, before anything reads them.
 func (k *KeyFilter) LoadPartition(db *store.DB, kind store.Kind, p partition.ID) error {
-	it, err := db.NewIter(store.PartitionPrefix(kind, p))
-	if err != nil {
-		return fmt.Errorf("urlseen: load %c keys of partition %d: %w", kind, p, err)
-	}
-	for it.First(); it.Valid(); it.Next() {
-		k.f.testAndAdd(k.f.hashBytes(it.Key()))
-	}
-	if err := it.Close(); err != nil {
+	if _, err := k.loadPrefix(db, store.PartitionPrefix(kind, p)); err != nil {
 		return fmt.Errorf("urlseen: load %c keys of partition %d: %w", kind, p, err)
 	}
 	return nil
