@@ -394,30 +394,35 @@ func Follow(ctx context.Context, js jetstream.JetStream, p partition.ID, after u
 		FilterSubjects: []string{Subject(p)},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:    after + 1,
+		// nats.go recreates a failed ordered consumer inside Messages and
+		// Next, by default for ever and deaf to any context: a member was
+		// seen waiting 5 minutes on one while JetStream refused it. A few
+		// attempts, then Next fails, and the caller follows again.
+		MaxResetAttempts: resetAttempts,
 	})
 	if err != nil {
 		return fmt.Errorf("route: partition %d: consumer: %w", p, err)
 	}
-	it, err := c.Messages()
-	if err != nil {
-		return fmt.Errorf("route: partition %d: consumer: %w", p, err)
-	}
-	defer it.Stop()
+	next := read(ctx, c)
 	for {
-		// Next is bound to ctx itself: Stop alone does not always end it
-		// (nats.go v1.55's ordered consumer, reset while being stopped,
-		// goes on with a new inner subscription; a fleet's Close then
-		// waited for ever on a follow).
-		m, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			if outer.Err() != nil {
-				return outer.Err()
-			}
-			if cause := context.Cause(ctx); errors.Is(cause, ErrStalled) {
-				return cause
-			}
-			return fmt.Errorf("route: partition %d: %w", p, err)
+		var r nextMsg
+		select {
+		case r = <-next:
+		case <-ctx.Done():
 		}
+		if outer.Err() != nil {
+			return outer.Err()
+		}
+		if cause := context.Cause(ctx); errors.Is(cause, ErrStalled) {
+			return cause
+		}
+		if r.m == nil && r.err == nil { // ctx ended (a cause not told above)
+			return fmt.Errorf("route: partition %d: %w", p, context.Cause(ctx))
+		}
+		if r.err != nil {
+			return fmt.Errorf("route: partition %d: %w", p, r.err)
+		}
+		m := r.m
 		md, err := m.Metadata()
 		if err != nil {
 			return fmt.Errorf("route: partition %d: message metadata: %w", p, err)
@@ -440,6 +445,60 @@ func Follow(ctx context.Context, js jetstream.JetStream, p partition.ID, after u
 		}
 		folded.Store(md.Sequence.Stream)
 	}
+}
+
+// resetAttempts bounds how often nats.go tries to recreate a Follow's
+// consumer in one recovery (1 s, then 2 s apart; each try waits up to
+// 10 s) before Next fails.
+const resetAttempts = 3
+
+// nextMsg is one result of an ordered consumer's Next.
+type nextMsg struct {
+	m   jetstream.Msg
+	err error
+}
+
+// read iterates c on a goroutine of its own and hands each result to the
+// returned channel until an error (the last result sent) or ctx's end.
+// Messages and Next of nats.go's ordered consumer can block for the whole
+// of a recovery whatever their context says, and Stop waits for that
+// recovery too; so the Follow that reads the channel returns on ctx at
+// once, and this goroutine stops the iterator and ends on its own, a
+// recovery later at worst. Nothing it reads after ctx's end is handed on.
+func read(ctx context.Context, c jetstream.Consumer) <-chan nextMsg {
+	out := make(chan nextMsg)
+	go func() {
+		send := func(r nextMsg) bool {
+			select {
+			case out <- r:
+				return r.err == nil
+			case <-ctx.Done():
+				return false
+			}
+		}
+		it, err := c.Messages()
+		if err != nil {
+			send(nextMsg{err: fmt.Errorf("consumer: %w", err)})
+			return
+		}
+		stop := context.AfterFunc(ctx, it.Stop) // ends a Next stuck in a recovery, at its next attempt
+		defer func() {
+			if stop() { // ctx has not ended: Stop here (else AfterFunc does)
+				it.Stop()
+			}
+		}()
+		for {
+			// Next is bound to ctx itself too: Stop alone does not
+			// always end it (nats.go v1.55's ordered consumer, reset
+			// while being stopped, goes on with a new inner
+			// subscription).
+			m, err := it.Next(jetstream.NextContext(ctx))
+			if !send(nextMsg{m, err}) {
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // watch ends a Follow of partition p (cancel with ErrStalled) once a
