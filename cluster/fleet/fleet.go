@@ -196,9 +196,19 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 		f.ckpt, ckErr = ckptstore.Open(ctx, opts.JS, ckptstore.Options{Replicas: opts.Replicas,
 			// Every outbox entry committed before a checkpoint's snapshot
 			// is published before the checkpoint counts: see BeforeCommit.
-			BeforeCommit: func(ctx context.Context, _ partition.ID) error {
-				_, err := f.pump.Flush(ctx)
-				return err
+			// And a member past its fence commits none: its membership may
+			// have lapsed and another member may have taken the partition
+			// over and checkpointed it since (a round that outlived the
+			// membership, then served and saved late, would otherwise
+			// replace the newer checkpoint with its older state).
+			BeforeCommit: func(ctx context.Context, p partition.ID) error {
+				if _, err := f.pump.Flush(ctx); err != nil {
+					return err
+				}
+				if fence := f.runner.Fence(); fence.IsZero() || !f.opts.Now().Before(fence) {
+					return fmt.Errorf("partition %d: this member is past its fence (its membership may have lapsed): not saved, as another member may own it now", p)
+				}
+				return nil
 			}})
 	}()
 	go func() {

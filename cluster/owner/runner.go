@@ -60,6 +60,16 @@ type Options struct {
 	// about 6 s on loopback: during one no member can renew). At
 	// least 4 heartbeats.
 	MemberTTL time.Duration
+	// StuckAfter is how long a round (a listing and the handler's moves)
+	// may run before the member stops renewing its membership: a member
+	// whose ownership loop is stuck still heartbeats, and would keep its
+	// partitions (and the dead members' ones the table gives it) from the
+	// others for as long. Without renewals its fence passes (its node
+	// starts no fetch) and the others take its share over; once the round
+	// ends, the lapse makes it drop everything and join again. Zero:
+	// max(10 x MemberTTL, 2 min), well past the longest move (a restore,
+	// or a drop waiting out its fetches).
+	StuckAfter time.Duration
 	// Replicas is the buckets' replication factor (jsserver.Replicas).
 	// Zero: 1.
 	Replicas int
@@ -75,6 +85,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.MemberTTL <= 0 {
 		o.MemberTTL = 15 * time.Second
+	}
+	if o.StuckAfter <= 0 {
+		o.StuckAfter = max(10*o.MemberTTL, 2*time.Minute)
 	}
 	if o.Replicas <= 0 {
 		o.Replicas = 1
@@ -98,6 +111,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Heartbeat > 0 && o.MemberTTL > 0 && o.MemberTTL < 4*o.Heartbeat {
 		errs = append(errs, fmt.Errorf("MemberTTL %v: under 4 heartbeats of %v", o.MemberTTL, o.Heartbeat))
+	}
+	if o.StuckAfter > 0 && o.MemberTTL > 0 && o.StuckAfter < o.MemberTTL {
+		errs = append(errs, fmt.Errorf("StuckAfter %v: under MemberTTL %v", o.StuckAfter, o.MemberTTL))
 	}
 	if len(o.Info) > 0 && !json.Valid(o.Info) {
 		errs = append(errs, errors.New("Info: not JSON"))
@@ -130,6 +146,7 @@ type Runner struct {
 	lastRenew atomic.Int64 // Unix ns of the start of the last successful renewal
 	lapsed    atomic.Bool  // a renewal came after the fence had passed: fenced until the loop has dropped everything
 	since     atomic.Int64 // Unix ns of the start of the first renewal of the current unbroken membership
+	inRound   atomic.Int64 // Unix ns of the start of the round under way; 0 between rounds
 
 	mu      sync.Mutex
 	claims  []Claim              // the owners bucket, kept by the watcher
@@ -372,9 +389,27 @@ func (r *Runner) Leave(ctx context.Context) error {
 func (r *Runner) heartbeat(ctx context.Context) {
 	t := time.NewTicker(r.opts.Heartbeat)
 	defer t.Stop()
+	stuck := false
 	for {
-		v, _ := json.Marshal(memberValue{Leaving: r.leaving.Load(), Info: r.opts.Info})
 		start := r.opts.Now()
+		if s := r.inRound.Load(); s != 0 && start.Sub(time.Unix(0, s)) >= r.opts.StuckAfter {
+			if !stuck {
+				r.opts.Logger.Error("owner: a round has run too long; membership no longer renewed, so the others take this member's partitions over",
+					"member", r.opts.Name, "round", start.Sub(time.Unix(0, s)).Round(time.Second), "stuck_after", r.opts.StuckAfter)
+			}
+			stuck = true
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		if stuck {
+			r.opts.Logger.Warn("owner: the long round has ended; renewing the membership (everything held is dropped first)", "member", r.opts.Name)
+			stuck = false
+		}
+		v, _ := json.Marshal(memberValue{Leaving: r.leaving.Load(), Info: r.opts.Info})
 		// A slow put is not a failed one: under load one can take longer
 		// than a heartbeat, and the renewal counts from its start anyway.
 		pctx, cancel := context.WithTimeout(ctx, r.opts.MemberTTL/3)
@@ -481,6 +516,8 @@ func (r *Runner) listMembers(ctx context.Context) ([]MemberInfo, error) {
 // round does one reconciliation: fence if the membership lapsed, else list
 // the members, plan and act.
 func (r *Runner) round(ctx context.Context) {
+	r.inRound.Store(r.opts.Now().UnixNano())
+	defer r.inRound.Store(0)
 	if r.fenced() {
 		return
 	}

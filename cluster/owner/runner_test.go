@@ -3,6 +3,8 @@ package owner
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +31,7 @@ type world struct {
 	fences    map[string]func() time.Time // each member's Runner.Fence
 	takeovers map[string]int
 	releases  int
+	block     map[string]chan struct{} // a member's Serve waits for its channel to close
 }
 
 type handler struct {
@@ -39,11 +42,23 @@ type handler struct {
 func (h handler) Serve(_ context.Context, a Action) error {
 	p, takeover := a.Partition, a.Takeover
 	h.w.mu.Lock()
+	block := h.w.block[h.name]
+	h.w.mu.Unlock()
+	if block != nil {
+		<-block
+	}
+	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
 	// A member past its fence starts no fetch (the node's lease gate,
 	// node.SetFence), so its serving until it drops is no overlap.
-	if o := h.w.serving[p]; o != "" && o != h.name && time.Now().Before(h.w.fences[o]()) {
-		h.w.t.Errorf("%s serves partition %d while %s still does", h.name, p, o)
+	now := time.Now()
+	if o := h.w.serving[p]; o != "" && o != h.name && now.Before(h.w.fences[o]()) {
+		if now.Before(h.w.fences[h.name]()) {
+			h.w.t.Errorf("%s serves partition %d while %s still does", h.name, p, o)
+		}
+		// Past its own fence (a round that outlived its membership):
+		// it fetches nothing, and drops p at its next step.
+		return nil
 	}
 	h.w.serving[p] = h.name
 	if takeover {
@@ -91,7 +106,7 @@ type member struct {
 
 const testPartitions = 64
 
-func startMember(t *testing.T, w *world, s *jsserver.Server, name string) *member {
+func startMember(t *testing.T, w *world, s *jsserver.Server, name string, tune ...func(*Options)) *member {
 	t.Helper()
 	nc, err := s.Connect()
 	if err != nil {
@@ -102,10 +117,14 @@ func startMember(t *testing.T, w *world, s *jsserver.Server, name string) *membe
 	defer cancel()
 	var r *Runner
 	for {
-		r, err = New(ctx, js, handler{w, name}, Options{
+		o := Options{
 			Name: name, Partitions: testPartitions, Heartbeat: 100 * time.Millisecond, MemberTTL: 2 * time.Second,
 			Replicas: s.Replicas(), Info: []byte(fmt.Sprintf(`{"api":"%s"}`, name)),
-		})
+		}
+		for _, f := range tune {
+			f(&o)
+		}
+		r, err = New(ctx, js, handler{w, name}, o)
 		if err == nil {
 			break
 		}
@@ -411,4 +430,43 @@ func TestLapseLatchesTheFence(t *testing.T) {
 	if want := now.Add(1800 * time.Millisecond); !r.Fence().Equal(want) {
 		t.Errorf("once everything is dropped Fence() = %v, want %v", r.Fence(), want)
 	}
+}
+
+// TestStuckRoundGivesWay: a member whose round is stuck in its handler
+// (here a Serve that does not return) stops renewing its membership after
+// StuckAfter, though its heartbeat goroutine is healthy: its fence passes
+// and the other member takes the whole table over. When the round ends,
+// the stuck member drops what it served, joins again and gets its share.
+func TestStuckRoundGivesWay(t *testing.T) {
+	srv, err := jsserver.Start(jsserver.Options{Name: "s", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	unblock := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(unblock) }) }
+	defer release()
+	w := &world{t: t, serving: map[int]string{}, fences: map[string]func() time.Time{}, takeovers: map[string]int{},
+		block: map[string]chan struct{}{"a": unblock}}
+	stuck := func(o *Options) {
+		o.StuckAfter = 2 * time.Second
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	a := startMember(t, w, srv, "a", stuck)
+	defer a.stop()
+	b := startMember(t, w, srv, "b", stuck)
+	defer b.stop()
+
+	// a's first Serve never returns: b ends up serving everything.
+	settled(t, w, []*member{b}, 30*time.Second)
+	if f := a.r.Fence(); f.IsZero() || time.Now().Before(f) {
+		t.Errorf("the stuck member's fence is %v, want passed", f)
+	}
+	if w.takeovers["b"] == 0 {
+		t.Error("b took nothing over from the stuck member")
+	}
+
+	release()
+	settled(t, w, []*member{a, b}, 30*time.Second)
 }
