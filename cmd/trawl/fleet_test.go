@@ -202,6 +202,11 @@ func TestFleetProcesses(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Errorf("coverage %.3f after 5 minutes: %s", rep.Coverage, rep)
+			for _, p := range live { // a member whose view is stale has a stuck owner round
+				if e := partitionTable(p, []string{"n1", "n3", "n4"}); e != "" {
+					t.Logf("the partition table as %s tells it: %s", p.name, e)
+				}
+			}
 			explainFleetMissing(t, web, rep)
 			t.FailNow()
 		}
