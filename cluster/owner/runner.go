@@ -60,8 +60,9 @@ type Options struct {
 	// about 6 s on loopback: during one no member can renew). At
 	// least 4 heartbeats.
 	MemberTTL time.Duration
-	// StuckAfter is how long a round (a listing and the handler's moves)
-	// may run before the member stops renewing its membership: a member
+	// StuckAfter is how long one step of a round (its listing, or one
+	// move through the handler) may run before the member stops renewing
+	// its membership: a member
 	// whose ownership loop is stuck still heartbeats, and would keep its
 	// partitions (and the dead members' ones the table gives it) from the
 	// others for as long. Without renewals its fence passes (its node
@@ -146,7 +147,7 @@ type Runner struct {
 	lastRenew atomic.Int64 // Unix ns of the start of the last successful renewal
 	lapsed    atomic.Bool  // a renewal came after the fence had passed: fenced until the loop has dropped everything
 	since     atomic.Int64 // Unix ns of the start of the first renewal of the current unbroken membership
-	inRound   atomic.Int64 // Unix ns of the start of the round under way; 0 between rounds
+	inStep    atomic.Int64 // Unix ns of the start of the round's step under way; 0 between rounds
 
 	mu      sync.Mutex
 	claims  []Claim              // the owners bucket, kept by the watcher
@@ -392,10 +393,10 @@ func (r *Runner) heartbeat(ctx context.Context) {
 	stuck := false
 	for {
 		start := r.opts.Now()
-		if s := r.inRound.Load(); s != 0 && start.Sub(time.Unix(0, s)) >= r.opts.StuckAfter {
+		if s := r.inStep.Load(); s != 0 && start.Sub(time.Unix(0, s)) >= r.opts.StuckAfter {
 			if !stuck {
-				r.opts.Logger.Error("owner: a round has run too long; membership no longer renewed, so the others take this member's partitions over",
-					"member", r.opts.Name, "round", start.Sub(time.Unix(0, s)).Round(time.Second), "stuck_after", r.opts.StuckAfter)
+				r.opts.Logger.Error("owner: a step of a round has run too long; membership no longer renewed, so the others take this member's partitions over",
+					"member", r.opts.Name, "step", start.Sub(time.Unix(0, s)).Round(time.Second), "stuck_after", r.opts.StuckAfter)
 			}
 			stuck = true
 			select {
@@ -406,7 +407,7 @@ func (r *Runner) heartbeat(ctx context.Context) {
 			continue
 		}
 		if stuck {
-			r.opts.Logger.Warn("owner: the long round has ended; renewing the membership (everything held is dropped first)", "member", r.opts.Name)
+			r.opts.Logger.Warn("owner: the long step has ended; renewing the membership (everything held is dropped first)", "member", r.opts.Name)
 			stuck = false
 		}
 		v, _ := json.Marshal(memberValue{Leaving: r.leaving.Load(), Info: r.opts.Info})
@@ -516,8 +517,8 @@ func (r *Runner) listMembers(ctx context.Context) ([]MemberInfo, error) {
 // round does one reconciliation: fence if the membership lapsed, else list
 // the members, plan and act.
 func (r *Runner) round(ctx context.Context) {
-	r.inRound.Store(r.opts.Now().UnixNano())
-	defer r.inRound.Store(0)
+	r.inStep.Store(r.opts.Now().UnixNano())
+	defer r.inStep.Store(0)
 	if r.fenced() {
 		return
 	}
@@ -561,6 +562,7 @@ func (r *Runner) round(ctx context.Context) {
 		if ctx.Err() != nil || r.fenced() {
 			return
 		}
+		r.inStep.Store(r.opts.Now().UnixNano())
 		r.act(ctx, a)
 	}
 }
