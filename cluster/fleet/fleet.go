@@ -205,7 +205,7 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 				if _, err := f.pump.Flush(ctx); err != nil {
 					return err
 				}
-				if fence := f.runner.Fence(); fence.IsZero() || !f.opts.Now().Before(fence) {
+				if f.pastFence() {
 					return fmt.Errorf("partition %d: this member is past its fence (its membership may have lapsed): not saved, as another member may own it now", p)
 				}
 				return nil
@@ -308,6 +308,13 @@ func (f *Fleet) Stats() Stats {
 		s.Outbox = n
 	}
 	return s
+}
+
+// pastFence reports whether this member may start nothing now: before its
+// first renewal, or once its fence has passed (owner.Runner.Fence).
+func (f *Fleet) pastFence() bool {
+	fence := f.runner.Fence()
+	return fence.IsZero() || !f.opts.Now().Before(fence)
 }
 
 // save checkpoints p and counts the outcome.
@@ -578,9 +585,14 @@ func (f *Fleet) checkpoints() {
 			return
 		case <-t.C:
 		}
+		if f.pastFence() {
+			// Its saves would be refused (BeforeCommit); the partitions are
+			// dropped or kept as the membership turns out.
+			continue
+		}
 		for _, p := range f.opts.Node.Partitions() {
-			if f.ctx.Err() != nil {
-				return
+			if f.ctx.Err() != nil || f.pastFence() {
+				break
 			}
 			f.saveMu.Lock()
 			if slices.Contains(f.opts.Node.Partitions(), p) { // not released since the round began
