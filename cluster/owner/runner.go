@@ -576,6 +576,7 @@ func (r *Runner) fenced() bool {
 	}
 	for _, p := range r.Held() {
 		r.opts.Logger.Warn("owner: fenced, dropping partition", "member", r.opts.Name, "partition", p)
+		r.inStep.Store(r.opts.Now().UnixNano()) // each drop is a step (it may wait out its fetches)
 		r.h.Drop(p)
 		r.setHeld(p, false)
 	}

@@ -446,7 +446,6 @@ func TestStuckRoundGivesWay(t *testing.T) {
 	unblock := make(chan struct{})
 	var once sync.Once
 	release := func() { once.Do(func() { close(unblock) }) }
-	defer release()
 	w := &world{t: t, serving: map[int]string{}, fences: map[string]func() time.Time{}, takeovers: map[string]int{},
 		block: map[string]chan struct{}{"a": unblock}}
 	stuck := func(o *Options) {
@@ -455,6 +454,7 @@ func TestStuckRoundGivesWay(t *testing.T) {
 	}
 	a := startMember(t, w, srv, "a", stuck)
 	defer a.stop()
+	defer release() // before a.stop (deferred calls run last first): its Run waits for the Serve
 	b := startMember(t, w, srv, "b", stuck)
 	defer b.stop()
 

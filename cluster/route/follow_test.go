@@ -26,7 +26,14 @@ func TestFollowEndsDuringRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	reconnected := make(chan struct{}, 1)
+	nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond),
+		nats.ReconnectHandler(func(*nats.Conn) {
+			select {
+			case reconnected <- struct{}{}:
+			default:
+			}
+		}))
 	if err != nil {
 		srv.Close()
 		t.Fatal(err)
@@ -73,11 +80,10 @@ func TestFollowEndsDuringRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv2.Close()
-	for !nc.IsConnected() {
-		if ctx.Err() != nil {
-			t.Fatal("the client did not reconnect in 10 s")
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-reconnected:
+	case <-ctx.Done():
+		t.Fatal("the client did not reconnect in 10 s")
 	}
 	time.Sleep(500 * time.Millisecond) // the consumer is recovering now
 
@@ -90,15 +96,17 @@ func TestFollowEndsDuringRecovery(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Follow still running 5 s after its context ended")
 	}
-	// The iterator left behind stops by itself: nats.go sees it stopped
-	// at its next attempt, a few seconds later.
-	for end := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	// The reader left behind ends by itself once nats.go's recovery has
+	// given up (3 attempts, a few seconds here), and stops the iterator:
+	// no pull subscription of it is left either.
+	for end := time.Now().Add(40 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		buf := make([]byte, 1<<20)
-		if !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "route.read.func") {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(stacks, "route.read.func") && !strings.Contains(stacks, "pullSubscription).pullMessages") {
 			break
 		}
 		if time.Now().After(end) {
-			t.Fatal("the consumer's reader still running 20 s after Follow returned")
+			t.Fatal("the consumer's reader or its subscription still running 40 s after Follow returned")
 		}
 	}
 }

@@ -449,7 +449,7 @@ func Follow(ctx context.Context, js jetstream.JetStream, p partition.ID, after u
 
 // resetAttempts bounds how often nats.go tries to recreate a Follow's
 // consumer in one recovery (1 s, then 2 s apart; each try waits up to
-// 10 s) before Next fails.
+// 10 s) before Next fails: a recovery lasts 33 s at most.
 const resetAttempts = 3
 
 // nextMsg is one result of an ordered consumer's Next.
@@ -463,8 +463,9 @@ type nextMsg struct {
 // Messages and Next of nats.go's ordered consumer can block for the whole
 // of a recovery whatever their context says, and Stop waits for that
 // recovery too; so the Follow that reads the channel returns on ctx at
-// once, and this goroutine stops the iterator and ends on its own, a
-// recovery later at worst. Nothing it reads after ctx's end is handed on.
+// once, and this goroutine ends on its own once the recovery has (at most
+// resetAttempts tries), stopping the iterator. Nothing it reads after
+// ctx's end is handed on.
 func read(ctx context.Context, c jetstream.Consumer) <-chan nextMsg {
 	out := make(chan nextMsg)
 	go func() {
@@ -481,12 +482,11 @@ func read(ctx context.Context, c jetstream.Consumer) <-chan nextMsg {
 			send(nextMsg{err: fmt.Errorf("consumer: %w", err)})
 			return
 		}
-		stop := context.AfterFunc(ctx, it.Stop) // ends a Next stuck in a recovery, at its next attempt
-		defer func() {
-			if stop() { // ctx has not ended: Stop here (else AfterFunc does)
-				it.Stop()
-			}
-		}()
+		// Stopped here, once Next has returned, and not from another
+		// goroutine while a recovery runs: a Stop then (it waits for the
+		// recovery's lock) would come before the recovery installs its new
+		// subscription, which nothing would stop.
+		defer it.Stop()
 		for {
 			// Next is bound to ctx itself too: Stop alone does not
 			// always end it (nats.go v1.55's ordered consumer, reset
