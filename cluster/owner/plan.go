@@ -10,7 +10,9 @@
 //
 // The decision is Plan, a pure function; Runner does the I/O. An owner that
 // cannot renew its membership stops serving its partitions before its
-// membership can expire (fencing), so a taker never overlaps it.
+// membership can expire (fencing), so a taker never overlaps it; one whose
+// reconciliation is stuck in a step stops renewing on purpose
+// (Options.StuckAfter), so that the others take its share.
 package owner
 
 import (
