@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trawl-crawler/trawl/cluster/fleet"
+	"github.com/trawl-crawler/trawl/cluster/fpshard"
 	"github.com/trawl-crawler/trawl/cluster/ipcap"
 )
 
@@ -25,6 +26,15 @@ var (
 	ipSlotWaits  = counter("trawl_fleet_ip_slot_waits_total", "Fetches that found every slot of their address taken (by this member or others) and waited their turn.")
 	ipSlotsFreed = counter("trawl_fleet_ip_slots_freed_total", "Per-IP slots of members gone (or of this member's earlier run) that this member deleted.")
 	ipcapDescs   = []desc{ipSlotsHeld, ipSlotWaits, ipSlotsFreed}
+
+	fpLookups  = counter("trawl_fleet_fingerprint_lookups_total", "Content-fingerprint lookups (cluster/fpshard), by where they were answered: local (a partition this member serves), remote (asked of the partition's owner; a near lookup counts once per partition its bands fall in).", "where")
+	fpMisses   = counter("trawl_fleet_fingerprint_lookup_misses_total", "Remote fingerprint lookups that got no answer (no owner, a timeout, a partition moving), counted as not seen: their payloads were archived in full.")
+	fpRequests = counter("trawl_fleet_fingerprint_requests_total", "Request messages this member's remote fingerprint lookups were batched into.")
+	fpAdds     = counter("trawl_fleet_fingerprint_adds_total", "Fingerprints this member added, by where they went: local (written here, in a partition it serves), remote (published to the partition's owner).", "where")
+	fpDropped  = counter("trawl_fleet_fingerprint_adds_dropped_total", "Fingerprints for another member's partition lost to a full publishing queue or a failed publish (their copies are archived in full, never lost).")
+	fpReceived = counter("trawl_fleet_fingerprint_adds_received_total", "Fingerprints sent by other members and written here.")
+	fpServed   = counter("trawl_fleet_fingerprint_lookups_served_total", "Fingerprint lookups this member answered for other members.")
+	fpDescs    = []desc{fpLookups, fpMisses, fpRequests, fpAdds, fpDropped, fpReceived, fpServed}
 )
 
 // AddFleet exports a fleet member's figures: src returns them, or false
@@ -95,4 +105,39 @@ func (c ipcapCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(ipSlotsHeld.Desc, ipSlotsHeld.kind, float64(s.Held))
 	ch <- prometheus.MustNewConstMetric(ipSlotWaits.Desc, ipSlotWaits.kind, float64(s.Waits))
 	ch <- prometheus.MustNewConstMetric(ipSlotsFreed.Desc, ipSlotsFreed.kind, float64(s.Freed))
+}
+
+// AddFingerprints exports a fleet member's content-fingerprint shard
+// figures: src returns them, or false while the member has not joined.
+func (m *Metrics) AddFingerprints(src func() (fpshard.Stats, bool)) {
+	m.reg.MustRegister(fpCollector{src})
+}
+
+type fpCollector struct {
+	src func() (fpshard.Stats, bool)
+}
+
+func (c fpCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range fpDescs {
+		ch <- d.Desc
+	}
+}
+
+func (c fpCollector) Collect(ch chan<- prometheus.Metric) {
+	s, ok := c.src()
+	if !ok {
+		return
+	}
+	emit := func(d desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d.Desc, d.kind, float64(v), labels...)
+	}
+	emit(fpLookups, s.LookupsLocal, "local")
+	emit(fpLookups, s.LookupsRemote, "remote")
+	emit(fpMisses, s.RemoteMisses)
+	emit(fpRequests, s.Requests)
+	emit(fpAdds, s.AddsLocal, "local")
+	emit(fpAdds, s.AddsSent, "remote")
+	emit(fpDropped, s.AddsDropped)
+	emit(fpReceived, s.AddsReceived)
+	emit(fpServed, s.Served)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/trawl-crawler/trawl/cluster/fleet"
+	"github.com/trawl-crawler/trawl/cluster/fpshard"
 	"github.com/trawl-crawler/trawl/cluster/ipcap"
 )
 
@@ -16,11 +17,13 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 	var (
 		st     fleet.Stats
 		ips    ipcap.Stats
+		fps    fpshard.Stats
 		joined bool
 	)
 	m := New(func() Source { return nil })
 	m.AddFleet(func() (fleet.Stats, bool) { return st, joined })
 	m.AddIPCap(func() (ipcap.Stats, bool) { return ips, joined })
+	m.AddFingerprints(func() (fpshard.Stats, bool) { return fps, joined })
 	for name := range scrape(t, m) {
 		if strings.HasPrefix(name, "trawl_fleet_") {
 			t.Errorf("%s before the member joined", name)
@@ -33,6 +36,8 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 		RoutedOut: 1234, RoutedIn: 987, Outbox: 5,
 	}, true
 	ips = ipcap.Stats{Held: 7, Waits: 321, Freed: 2}
+	fps = fpshard.Stats{LookupsLocal: 500, LookupsRemote: 1000, RemoteMisses: 110, Requests: 80,
+		AddsLocal: 300, AddsSent: 600, AddsDropped: 1, AddsReceived: 550, Served: 950}
 	fams := scrape(t, m)
 	checkConventions(t, fams, nil)
 	lint(t, fams)
@@ -58,6 +63,15 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 		{"trawl_fleet_ip_slots_held", nil, 7},
 		{"trawl_fleet_ip_slot_waits_total", nil, 321},
 		{"trawl_fleet_ip_slots_freed_total", nil, 2},
+		{"trawl_fleet_fingerprint_lookups_total", map[string]string{"where": "local"}, 500},
+		{"trawl_fleet_fingerprint_lookups_total", map[string]string{"where": "remote"}, 1000},
+		{"trawl_fleet_fingerprint_lookup_misses_total", nil, 110},
+		{"trawl_fleet_fingerprint_requests_total", nil, 80},
+		{"trawl_fleet_fingerprint_adds_total", map[string]string{"where": "local"}, 300},
+		{"trawl_fleet_fingerprint_adds_total", map[string]string{"where": "remote"}, 600},
+		{"trawl_fleet_fingerprint_adds_dropped_total", nil, 1},
+		{"trawl_fleet_fingerprint_adds_received_total", nil, 550},
+		{"trawl_fleet_fingerprint_lookups_served_total", nil, 950},
 	} {
 		if got := value(t, fams, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)

@@ -65,6 +65,7 @@ var labelValues = map[string]*regexp.Regexp{
 	"kind":      regexp.MustCompile(`^(page|robots|take|takeover|adopt|release|drop)$`),
 	"result":    regexp.MustCompile(`^(response|error|saved|failed)$`),
 	"direction": regexp.MustCompile(`^(in|out)$`),
+	"where":     regexp.MustCompile(`^(local|remote)$`),
 }
 
 // units are the base units a name may carry, as its last word (before

@@ -24,6 +24,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/api"
 	"github.com/trawl-crawler/trawl/cluster/fleet"
+	"github.com/trawl-crawler/trawl/cluster/fpshard"
 	"github.com/trawl-crawler/trawl/cluster/ipcap"
 	"github.com/trawl-crawler/trawl/dashboard"
 	"github.com/trawl-crawler/trawl/internal/config"
@@ -187,6 +188,12 @@ func serve(ctx context.Context, ln net.Listener, opts node.Options, fa *fleetArg
 				return fm.ipcap.Stats(), true
 			}
 			return ipcap.Stats{}, false
+		})
+		m.AddFingerprints(func() (fpshard.Stats, bool) {
+			if fm := joined.Load(); fm != nil && fm.fp != nil {
+				return fm.fp.Stats(), true
+			}
+			return fpshard.Stats{}, false
 		})
 	}
 	hosts, err := hostrank.New(hostrank.Options{})
