@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -292,6 +294,7 @@ func TestFleetProcesses(t *testing.T) {
 		}
 		t.Logf("trawl status: %d pages over the fleet (%s's own %d; the live members requested %d)", sum, live[0].name, mine.Fetched, liveRequests)
 	}
+	checkFleetMetrics(t, live[0])
 
 	// Repeats: each must be a fetch the killed member made since its last
 	// checkpoint (every fleetCkpt; a round of checkpoints may take a few
@@ -480,4 +483,49 @@ func shorterPathRefetches(t *testing.T, procs []*fleetProc, limit int) map[strin
 		}
 	}
 	return out
+}
+
+// checkFleetMetrics reads p's /metrics: its fleet figures are there, and
+// its content-fingerprint shard asked other members (each page's digest
+// is looked up in its partition, two in three of them another's).
+func checkFleetMetrics(t *testing.T, p *fleetProc) {
+	t.Helper()
+	resp, err := http.Get(p.api + "/metrics")
+	if err != nil {
+		t.Errorf("GET %s/metrics: %v", p.name, err)
+		return
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET %s/metrics = %d, %v", p.name, resp.StatusCode, err)
+		return
+	}
+	values := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		name, v, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err == nil {
+			values[name] = f
+		}
+	}
+	for _, c := range []struct {
+		series string
+		least  float64
+	}{
+		{"trawl_fleet_members", 3},
+		{"trawl_fleet_partitions_served", 1},
+		{`trawl_fleet_fingerprint_lookups_total{where="remote"}`, 1},
+		{`trawl_fleet_fingerprint_lookups_served_total`, 1},
+	} {
+		if v, ok := values[c.series]; !ok || v < c.least {
+			t.Errorf("%s's /metrics: %s = %v (present %v), want at least %v", p.name, c.series, v, ok, c.least)
+		}
+	}
+	t.Logf("%s's /metrics: fingerprint lookups local %v, remote %v (%v unanswered), served for others %v", p.name,
+		values[`trawl_fleet_fingerprint_lookups_total{where="local"}`], values[`trawl_fleet_fingerprint_lookups_total{where="remote"}`],
+		values["trawl_fleet_fingerprint_lookup_misses_total"], values["trawl_fleet_fingerprint_lookups_served_total"])
 }
