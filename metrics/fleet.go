@@ -40,104 +40,78 @@ var (
 // AddFleet exports a fleet member's figures: src returns them, or false
 // while the member has not joined (no series then).
 func (m *Metrics) AddFleet(src func() (fleet.Stats, bool)) {
-	m.reg.MustRegister(fleetCollector{src})
-}
-
-type fleetCollector struct {
-	src func() (fleet.Stats, bool)
-}
-
-func (c fleetCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range fleetDescs {
-		ch <- d.Desc
-	}
-}
-
-func (c fleetCollector) Collect(ch chan<- prometheus.Metric) {
-	s, ok := c.src()
-	if !ok {
-		return
-	}
-	emit := func(d desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d.Desc, d.kind, v, labels...)
-	}
-	emit(fleetMembers, float64(s.Members))
-	emit(fleetServed, float64(s.Served))
-	fenced := 0.0
-	if s.Fenced {
-		fenced = 1
-	}
-	emit(fleetFenced, fenced)
-	emit(fleetMoves, float64(s.Takes), "take")
-	emit(fleetMoves, float64(s.Takeovers), "takeover")
-	emit(fleetMoves, float64(s.Adopts), "adopt")
-	emit(fleetMoves, float64(s.Releases), "release")
-	emit(fleetMoves, float64(s.Drops), "drop")
-	emit(fleetCkpts, float64(s.CheckpointsSaved), "saved")
-	emit(fleetCkpts, float64(s.CheckpointsFailed), "failed")
-	emit(fleetRestores, float64(s.CheckpointsRestored))
-	emit(fleetRouted, float64(s.RoutedOut), "out")
-	emit(fleetRouted, float64(s.RoutedIn), "in")
-	emit(fleetOutbox, float64(s.Outbox))
+	m.reg.MustRegister(memberCollector[fleet.Stats]{fleetDescs, src, func(s fleet.Stats, emit emitFunc) {
+		emit(fleetMembers, float64(s.Members))
+		emit(fleetServed, float64(s.Served))
+		fenced := 0.0
+		if s.Fenced {
+			fenced = 1
+		}
+		emit(fleetFenced, fenced)
+		emit(fleetMoves, float64(s.Takes), "take")
+		emit(fleetMoves, float64(s.Takeovers), "takeover")
+		emit(fleetMoves, float64(s.Adopts), "adopt")
+		emit(fleetMoves, float64(s.Releases), "release")
+		emit(fleetMoves, float64(s.Drops), "drop")
+		emit(fleetCkpts, float64(s.CheckpointsSaved), "saved")
+		emit(fleetCkpts, float64(s.CheckpointsFailed), "failed")
+		emit(fleetRestores, float64(s.CheckpointsRestored))
+		emit(fleetRouted, float64(s.RoutedOut), "out")
+		emit(fleetRouted, float64(s.RoutedIn), "in")
+		emit(fleetOutbox, float64(s.Outbox))
+	}})
 }
 
 // AddIPCap exports a fleet member's per-IP slot figures: src returns them,
 // or false while the member has not joined.
 func (m *Metrics) AddIPCap(src func() (ipcap.Stats, bool)) {
-	m.reg.MustRegister(ipcapCollector{src})
-}
-
-type ipcapCollector struct {
-	src func() (ipcap.Stats, bool)
-}
-
-func (c ipcapCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range ipcapDescs {
-		ch <- d.Desc
-	}
-}
-
-func (c ipcapCollector) Collect(ch chan<- prometheus.Metric) {
-	s, ok := c.src()
-	if !ok {
-		return
-	}
-	ch <- prometheus.MustNewConstMetric(ipSlotsHeld.Desc, ipSlotsHeld.kind, float64(s.Held))
-	ch <- prometheus.MustNewConstMetric(ipSlotWaits.Desc, ipSlotWaits.kind, float64(s.Waits))
-	ch <- prometheus.MustNewConstMetric(ipSlotsFreed.Desc, ipSlotsFreed.kind, float64(s.Freed))
+	m.reg.MustRegister(memberCollector[ipcap.Stats]{ipcapDescs, src, func(s ipcap.Stats, emit emitFunc) {
+		emit(ipSlotsHeld, float64(s.Held))
+		emit(ipSlotWaits, float64(s.Waits))
+		emit(ipSlotsFreed, float64(s.Freed))
+	}})
 }
 
 // AddFingerprints exports a fleet member's content-fingerprint shard
 // figures: src returns them, or false while the member has not joined.
 func (m *Metrics) AddFingerprints(src func() (fpshard.Stats, bool)) {
-	m.reg.MustRegister(fpCollector{src})
+	m.reg.MustRegister(memberCollector[fpshard.Stats]{fpDescs, src, func(s fpshard.Stats, emit emitFunc) {
+		emit(fpLookups, float64(s.LookupsLocal), "local")
+		emit(fpLookups, float64(s.LookupsRemote), "remote")
+		emit(fpMisses, float64(s.RemoteMisses))
+		emit(fpRequests, float64(s.Requests))
+		emit(fpAdds, float64(s.AddsLocal), "local")
+		emit(fpAdds, float64(s.AddsSent), "remote")
+		emit(fpDropped, float64(s.AddsDropped))
+		emit(fpReceived, float64(s.AddsReceived))
+		emit(fpServed, float64(s.Served))
+	}})
 }
 
-type fpCollector struct {
-	src func() (fpshard.Stats, bool)
+// emitFunc sends one sample of d, with its label values.
+type emitFunc func(d desc, v float64, labels ...string)
+
+// memberCollector exports, at each scrape, the figures of type S that src
+// returns, through write; nothing while src reports the member has not
+// joined the fleet.
+type memberCollector[S any] struct {
+	descs []desc
+	src   func() (S, bool)
+	write func(S, emitFunc)
 }
 
-func (c fpCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range fpDescs {
+func (c memberCollector[S]) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
 		ch <- d.Desc
 	}
 }
 
-func (c fpCollector) Collect(ch chan<- prometheus.Metric) {
+func (c memberCollector[S]) Collect(ch chan<- prometheus.Metric) {
 	s, ok := c.src()
 	if !ok {
 		return
 	}
-	emit := func(d desc, v int64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d.Desc, d.kind, float64(v), labels...)
-	}
-	emit(fpLookups, s.LookupsLocal, "local")
-	emit(fpLookups, s.LookupsRemote, "remote")
-	emit(fpMisses, s.RemoteMisses)
-	emit(fpRequests, s.Requests)
-	emit(fpAdds, s.AddsLocal, "local")
-	emit(fpAdds, s.AddsSent, "remote")
-	emit(fpDropped, s.AddsDropped)
-	emit(fpReceived, s.AddsReceived)
-	emit(fpServed, s.Served)
+	c.write(s, func(d desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d.Desc, d.kind, v, labels...)
+	})
 }
