@@ -303,7 +303,14 @@ func TestFleetProcesses(t *testing.T) {
 	// by a shorter path is fetched again for its links, by design
 	// (node.Fold; README "A shorter path is followed"): the members'
 	// crawl logs show both fetches and their depths.
-	shorter := shorterPathRefetches(t, append(slices.Clone(procs), joiner), 12)
+	var dirs []string
+	for _, p := range append(slices.Clone(procs), joiner) {
+		dirs = append(dirs, p.data)
+	}
+	shorter, err := clustertest.ShorterPathRefetches(dirs, 12)
+	if err != nil {
+		t.Errorf("the members' crawl logs: %v", err)
+	}
 	window := victim.killAt.Add(-fleetCkpt - 5*time.Second)
 	var unexplained, problems []string
 	for _, rp := range append(rep.Repeats, rep.RobotsRepeats...) {
@@ -443,46 +450,6 @@ func explainFleetMissing(t *testing.T, web *testweb.Server, rep *testweb.Report)
 		}
 		t.Logf("missing %s (partition %d); the host's requests:\n  %s", u, partition.Of(host), strings.Join(reqs, "\n  "))
 	}
-}
-
-// shorterPathRefetches reads the members' crawl logs and returns the URLs
-// fetched at depth limit and fetched again later at a smaller depth.
-func shorterPathRefetches(t *testing.T, procs []*fleetProc, limit int) map[string]bool {
-	t.Helper()
-	type fetch struct {
-		at    time.Time
-		depth int
-	}
-	fetches := map[string][]fetch{}
-	for _, p := range procs {
-		b, err := os.ReadFile(filepath.Join(p.data, "logs", "crawl.log"))
-		if err != nil {
-			t.Logf("%s's crawl log: %v", p.name, err)
-			continue
-		}
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			var e struct {
-				Time   time.Time `json:"time"`
-				URL    string    `json:"url"`
-				Status int       `json:"status"`
-				Depth  int       `json:"depth"`
-			}
-			if json.Unmarshal(line, &e) != nil || e.Status == 0 {
-				continue // not a fetch (a dropped link), or a torn last line
-			}
-			fetches[e.URL] = append(fetches[e.URL], fetch{e.Time, e.Depth})
-		}
-	}
-	out := map[string]bool{}
-	for u, fs := range fetches {
-		slices.SortFunc(fs, func(a, b fetch) int { return a.at.Compare(b.at) })
-		for i, f := range fs {
-			if f.depth == limit && slices.ContainsFunc(fs[i+1:], func(g fetch) bool { return g.depth < limit }) {
-				out[u] = true
-			}
-		}
-	}
-	return out
 }
 
 // checkFleetMetrics reads p's /metrics: its fleet figures are there, and
