@@ -62,14 +62,14 @@ type Options struct {
 	MemberTTL time.Duration
 	// StuckAfter is how long one step of a round (its listing, or one
 	// move through the handler) may run before the member stops renewing
-	// its membership: a member
-	// whose ownership loop is stuck still heartbeats, and would keep its
-	// partitions (and the dead members' ones the table gives it) from the
-	// others for as long. Without renewals its fence passes (its node
-	// starts no fetch) and the others take its share over; once the round
-	// ends, the lapse makes it drop everything and join again. Zero:
-	// max(10 x MemberTTL, 2 min), well past the longest move (a restore,
-	// or a drop waiting out its fetches).
+	// its membership. A member whose ownership loop is stuck still
+	// heartbeats, and would keep its partitions (and the dead members'
+	// ones the table gives it) from the others for as long; without
+	// renewals its fence passes (its node starts no fetch) and the others
+	// take its share over. Once the step ends, the lapse makes it drop
+	// everything and join again. Zero: max(10 x MemberTTL, 2 min), well
+	// past the longest move (a restore, or a drop waiting out its
+	// fetches).
 	StuckAfter time.Duration
 	// Replicas is the buckets' replication factor (jsserver.Replicas).
 	// Zero: 1.
