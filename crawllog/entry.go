@@ -60,10 +60,11 @@ const (
 	DropExcluded          = "excluded"           // an operator's exclusion pattern
 	DropUnreachable       = "unreachable"        // its host was given up (DNS, refused connections)
 	DropRobotsUnavailable = "robots-unavailable" // its host's robots.txt stayed unavailable
+	DropWait              = "wait"               // its host asked the crawl to wait past its --max-wait (Detail: why)
 )
 
 // DropReasons lists every drop reason, in the order the docs give them.
-var DropReasons = []string{DropRobots, DropScope, DropTrap, DropBudget, DropExcluded, DropUnreachable, DropRobotsUnavailable}
+var DropReasons = []string{DropRobots, DropScope, DropTrap, DropBudget, DropExcluded, DropUnreachable, DropRobotsUnavailable, DropWait}
 
 // Error classes of a fetch that got a response but was cut (Entry.Error),
 // beside the fetch.Class values of failed fetches.

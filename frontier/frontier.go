@@ -387,6 +387,12 @@ type Outcome struct {
 	// contacted again, whatever else the outcome says (a crash lost what
 	// the host answered, so its gap is not known).
 	NotBefore time.Time
+	// NotBeforeWhy says why NotBefore was set (HostInfo.DelayReason, and
+	// whether a one-shot crawl may give the wait up: GiveUp).
+	NotBeforeWhy GapReason
+	// Robots reports that the request was the host's robots.txt: a
+	// Retry-After or a backoff it brings is told apart from a page's.
+	Robots bool
 }
 
 // DropReason says why the frontier discarded an item.
@@ -399,6 +405,9 @@ const (
 	DropDuplicates                       // its host's budget was cut: mostly duplicates (Options.DuplicateAllowance)
 	DropHost                             // its host's queue was dropped (Outcome.DropHost)
 	DropFailing                          // its host failed Options.FailLimit times in a row
+	DropRetryAfter                       // given up: its host's Retry-After lies beyond its job's wait horizon (GiveUp)
+	DropBackoff                          // given up: its host's backoff lies beyond its job's wait horizon (GiveUp)
+	DropRobotsWait                       // given up: its host's robots.txt stays unavailable beyond its job's wait horizon (GiveUp)
 )
 
 func (r DropReason) String() string {
@@ -413,6 +422,12 @@ func (r DropReason) String() string {
 		return "host-dropped"
 	case DropFailing:
 		return "failing"
+	case DropRetryAfter:
+		return "retry-after"
+	case DropBackoff:
+		return "backoff"
+	case DropRobotsWait:
+		return "robots-unavailable"
 	}
 	return "unknown"
 }
@@ -471,7 +486,11 @@ type Frontier struct {
 	// policies holds the operator policies of the hosts that have one
 	// (hostState.policy): few hosts, so a map rather than a field each.
 	policies map[hostID]hostpolicy.Policy
-	jobs     map[uint32]*job
+	// sweeps holds the hosts being swept by GiveUp (hostState.sweeping),
+	// and giveUpWait the jobs' wait horizons it was called with.
+	sweeps     map[hostID]sweep
+	giveUpWait func(job uint32) time.Duration
+	jobs       map[uint32]*job
 	touched  []jobPart // job counters changed since the last write; empty while mu is free
 	changed  chan struct{}
 	// parts holds the state of each partition loaded, indexed by
@@ -541,6 +560,9 @@ func (f *Frontier) restoreHost(hs HostState) *hostState {
 	h := f.host(hs.Host)
 	h.nextAllowed, h.crawlDelay = f.clock.mono(hs.NextAllowed), hs.CrawlDelay
 	f.setBackoff(h, hs.Backoff)
+	if hs.Backoff > 0 {
+		h.gapWhy = GapBackoff
+	}
 	h.leased, h.dups, h.nextSeq, h.dead = int32(hs.Leased), int32(hs.Duplicates), hs.NextSeq, hs.Dead
 	if h.dead {
 		// A state written without the reason (an older store): a
@@ -1006,9 +1028,9 @@ func (f *Frontier) schedule(h *hostState) {
 			f.active--
 		}
 	}
-	want := pending > 0 && !h.refilling && !h.fenced && (h.dead || !h.parked && !h.paused && int(h.inFlight) < f.maxParallel(h))
+	want := pending > 0 && !h.refilling && !h.fenced && (h.draining() || !h.parked && !h.paused && int(h.inFlight) < f.maxParallel(h))
 	if h.runIdx >= 0 {
-		if want && !h.dead && h.nextAllowed <= f.runAt {
+		if want && !h.draining() && h.nextAllowed <= f.runAt {
 			return // still due: it keeps its place
 		}
 		heap.Remove(&f.runnable, int(h.runIdx))
@@ -1043,12 +1065,17 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 	}()
 	f.runAt = f.clock.mono(now)
 	for {
-		// Dead hosts sort first in ready: drain them. Then every host due
+		// Dead hosts, and hosts swept by GiveUp, sort first in ready:
+		// drain them. Then every host due
 		// now moves to runnable, which orders them (see run).
 		for f.ready.Len() > 0 {
 			h := f.ready.top()
 			if h.dead {
 				f.drain(h, ch)
+				continue
+			}
+			if h.sweeping {
+				f.sweepHost(h, ch)
 				continue
 			}
 			if h.nextAllowed > f.runAt {
@@ -1326,7 +1353,7 @@ func (f *Frontier) spareMax() int { return max(1, f.opts.WindowBudget/16) }
 // readSize is how many items h may read now, and whether the read is a
 // spare one (past WindowBudget); 0 means none until room is made.
 func (f *Frontier) readSize(h *hostState) (n int, spare bool) {
-	if h.dead {
+	if h.draining() {
 		return f.opts.Window, false
 	}
 	if full := min(f.opts.Window, f.opts.WindowBudget); f.windowed+f.reading+full <= f.opts.WindowBudget {
@@ -1415,10 +1442,14 @@ func (f *Frontier) install(h *hostState, level int, items []Item, err error) {
 		f.setWin(h, level, append(f.win(h, level), items...))
 		f.windowed += len(items)
 	}
-	if h.dead {
+	if h.draining() {
 		ch := &Change{}
-		f.drain(h, ch)
-		if len(ch.Del) > 0 || len(f.touched) > 0 {
+		if h.dead {
+			f.drain(h, ch)
+		} else {
+			f.sweepHost(h, ch)
+		}
+		if len(ch.Del) > 0 || len(ch.Put) > 0 || len(f.touched) > 0 {
 			f.write(ch)
 		}
 	}
@@ -1600,7 +1631,12 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 		f.politeness(h, o, now)
 	}
 	if !o.NotBefore.IsZero() {
-		h.nextAllowed = max(h.nextAllowed, f.clock.mono(o.NotBefore))
+		if nb := f.clock.mono(o.NotBefore); nb >= h.nextAllowed {
+			h.nextAllowed = nb
+			if o.NotBeforeWhy != GapNone {
+				h.gapWhy = o.NotBeforeWhy
+			}
+		}
 	}
 	// Put h in its place in the heap before any other host moves in it
 	// (put below): the heap's operations assume every other entry is.
@@ -1670,16 +1706,16 @@ func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
 	}
 	md := f.minDelay(h)
 	base := max(md, h.crawlDelay, adaptive)
-	h.gapWhy = gapMinDelay
+	h.gapWhy = GapMinDelay
 	if h.policy && f.policies[h.id].HasMinDelay {
-		h.gapWhy = gapPolicy
+		h.gapWhy = GapPolicy
 	}
 	switch {
 	case base == md:
 	case base == h.crawlDelay:
-		h.gapWhy = gapCrawlDelay
+		h.gapWhy = GapCrawlDelay
 	default:
-		h.gapWhy = gapAdaptive
+		h.gapWhy = GapAdaptive
 	}
 	if o.Status == 429 || o.Status == 503 || o.Timeout || o.Failed {
 		f.setBackoff(h, min(max(2*h.backoff, 2*base), f.opts.MaxDelay))
@@ -1692,12 +1728,18 @@ func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
 	}
 	gap := min(max(base, h.backoff), max(f.opts.MaxDelay, base))
 	if gap > base {
-		h.gapWhy = gapBackoff
+		h.gapWhy = GapBackoff
+		if o.Robots {
+			h.gapWhy = GapRobots
+		}
 	}
 	next := f.clock.mono(now.Add(gap))
 	if ra := min(o.RetryAfter, f.opts.MaxRetryAfter); ra > 0 && f.clock.mono(now.Add(ra)) > next {
 		next = f.clock.mono(now.Add(ra))
-		h.gapWhy = gapRetryAfter
+		h.gapWhy = GapRetryAfter
+		if o.Robots {
+			h.gapWhy = GapRobotsRetryAfter
+		}
 	}
 	h.lastDone = f.clock.mono(now)
 	if f.maxParallel(h) == 1 || next > h.nextAllowed {

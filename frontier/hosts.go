@@ -37,7 +37,8 @@ type hostState struct {
 	spare       bool // holds an item read past WindowBudget (Frontier.spare) until its next take
 	policy      bool // has an operator policy (Frontier.policies)
 	paused      bool // its policy pauses it: not leased
-	gapWhy      gapReason
+	sweeping    bool // GiveUp sweeps its queue (Frontier.sweeps)
+	gapWhy      GapReason
 	failWay     failWay // how its latest fetches failed (Frontier.failed)
 	// fenced: its partition is being loaded or released
 	// (Options.Partitioned): it is not leased and reads no window.
@@ -89,11 +90,15 @@ func (w failWay) String() string {
 // key orders h in the ready heap: its next allowed time, or noTime (first)
 // for a dead host, whose queue is drained without contacting it.
 func (h *hostState) key() mono {
-	if h.dead {
+	if h.draining() {
 		return noTime
 	}
 	return h.nextAllowed
 }
+
+// draining reports that h's queue is being emptied without contacting it:
+// dropped (dead), or swept by GiveUp.
+func (h *hostState) draining() bool { return h.dead || h.sweeping }
 
 // hostChunk is the number of host states allocated together.
 const hostChunk = 4096
@@ -320,7 +325,7 @@ func (q *hostHeap) due(now mono) (due, dead int) {
 			continue
 		}
 		due++
-		if h.dead {
+		if h.draining() {
 			dead++
 		}
 		for _, c := range [2]int{2*i + 1, 2*i + 2} {
@@ -381,7 +386,7 @@ func (d *dueCount) set(h *hostState) {
 func (d *dueCount) count(h *hostState) {
 	d.due++
 	h.due = dueCounted
-	if h.dead {
+	if h.draining() {
 		d.dead++
 		h.due = dueDead
 	}

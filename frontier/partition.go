@@ -179,7 +179,9 @@ func (f *Frontier) ServePartition(p partition.ID, hold time.Time) error {
 		for _, hs := range batch {
 			h := f.restoreHost(hs)
 			h.fenced = true
-			h.nextAllowed = max(h.nextAllowed, floor)
+			if floor > h.nextAllowed {
+				h.nextAllowed, h.gapWhy = floor, GapHold
+			}
 			h.lastDone = now
 		}
 		f.mu.Unlock()
@@ -400,6 +402,10 @@ func (f *Frontier) forget(ps *partState) {
 		h.fenced = true
 		if h.parked {
 			f.unpark(h)
+		}
+		if h.sweeping {
+			delete(f.sweeps, h.id)
+			h.sweeping = false
 		}
 		f.schedule(h) // out of the heaps
 		f.queued -= f.pending(h)

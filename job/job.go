@@ -28,6 +28,11 @@ import (
 // and never reused in one data directory.
 type ID = uint32
 
+// DefaultMaxWait is a one-shot crawl's Spec.MaxWait unless it says
+// otherwise: waits a server asks for up to half a minute are honoured,
+// longer ones are given up once nothing else is left.
+const DefaultMaxWait = 30 * time.Second
+
 // Spec is what a job is asked to do. A zero field takes the default named.
 type Spec struct {
 	// Name is a label for people and for `trawl crawl`, which resumes the
@@ -77,6 +82,15 @@ type Spec struct {
 	// 30 days of outage, applies the last good copy or none (RFC 9309
 	// 2.3.1.4).
 	RobotsGiveUp time.Duration `json:"robots_give_up,omitempty"`
+	// MaxWait bounds how long a one-shot job waits for hosts that ask it
+	// to (a Retry-After on a page or on robots.txt, a backoff earned by
+	// failing, a robots.txt outage): once nothing at all may be fetched
+	// within MaxWait, the URLs of hosts that wait longer are given up
+	// (counted, logged as dropped), and the job ends. So a one-shot job is
+	// never idle for longer than MaxWait because a server asked for more.
+	// The crawler's own waits (gaps, Crawl-delay) are waited out. 0 means
+	// never give up. A continuous job waits for every host.
+	MaxWait time.Duration `json:"max_wait,omitempty"`
 	// Exclude holds URL exclusion patterns (Exclusions): a URL one
 	// matches is not fetched. An operator may change them while the job
 	// runs (Job.EditExclusions); they apply to queued URLs too.
@@ -154,6 +168,9 @@ func (s Spec) Validate() error {
 	}
 	if s.RobotsGiveUp < 0 {
 		bad("RobotsGiveUp", s.RobotsGiveUp, "negative")
+	}
+	if s.MaxWait < 0 {
+		bad("MaxWait", s.MaxWait, "negative")
 	}
 	if s.RecrawlMin < 0 {
 		bad("RecrawlMin", s.RecrawlMin, "negative")

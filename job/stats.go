@@ -19,6 +19,7 @@ type Stats struct {
 	RobotsFetches    atomic.Int64
 	RobotsDisallowed atomic.Int64
 	RobotsGaveUp     atomic.Int64 // URLs given up because their host's robots.txt stayed unavailable
+	WaitGaveUp       atomic.Int64 // URLs given up because their host asked to wait past Spec.MaxWait
 	Bytes            atomic.Int64 // body bytes archived for the job
 	Discovered       atomic.Int64 // distinct URLs queued for the job, seeds included
 	OutOfScope       atomic.Int64
@@ -45,12 +46,15 @@ type Stats struct {
 	status      map[string]int64 // "2xx", "3xx", ...
 	gaveUpHosts map[string]struct{}
 	gaveUpMore  int // hosts given up past maxGaveUpHosts
+	waitHosts   map[string]struct{}
+	waitMore    int // hosts given up waiting past maxGaveUpHosts
 }
 
 func (s *Stats) init() {
 	s.errors = make(map[string]int64)
 	s.status = make(map[string]int64)
 	s.gaveUpHosts = make(map[string]struct{})
+	s.waitHosts = make(map[string]struct{})
 }
 
 // SetPrior records what earlier runs of the node counted for the job
@@ -70,6 +74,7 @@ func (s *Stats) Run() Tally {
 		RobotsFetches:    s.RobotsFetches.Load(),
 		RobotsDisallowed: s.RobotsDisallowed.Load(),
 		RobotsGaveUp:     s.RobotsGaveUp.Load(),
+		WaitGaveUp:       s.WaitGaveUp.Load(),
 		Bytes:            s.Bytes.Load(),
 		Discovered:       s.Discovered.Load(),
 		OutOfScope:       s.OutOfScope.Load(),
@@ -174,15 +179,27 @@ func (s *Stats) AddStatus(code int) {
 // list.
 func (s *Stats) GaveUp(host string) bool {
 	s.RobotsGaveUp.Add(1)
+	return s.gaveUpHost(s.gaveUpHosts, &s.gaveUpMore, host)
+}
+
+// GaveUpWaiting records that the job gave up a URL of host because the
+// host asked it to wait past its Spec.MaxWait (Retry-After, backoff, a
+// robots.txt outage); it reports whether host is new to the list.
+func (s *Stats) GaveUpWaiting(host string) bool {
+	s.WaitGaveUp.Add(1)
+	return s.gaveUpHost(s.waitHosts, &s.waitMore, host)
+}
+
+func (s *Stats) gaveUpHost(hosts map[string]struct{}, more *int, host string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.gaveUpHosts[host]; ok {
+	if _, ok := hosts[host]; ok {
 		return false
 	}
-	if len(s.gaveUpHosts) < maxGaveUpHosts {
-		s.gaveUpHosts[host] = struct{}{}
+	if len(hosts) < maxGaveUpHosts {
+		hosts[host] = struct{}{}
 	} else {
-		s.gaveUpMore++
+		*more++
 	}
 	return true
 }
@@ -204,6 +221,8 @@ type Progress struct {
 	RobotsDisallowed int64            `json:"robots_disallowed"` // URLs not fetched because robots.txt disallows them
 	RobotsGaveUp     int64            `json:"robots_gave_up"`    // URLs given up: their host's robots.txt stayed unavailable
 	RobotsGaveUpOn   int              `json:"robots_gave_up_hosts"`
+	WaitGaveUp       int64            `json:"wait_gave_up"`       // URLs given up: their host asked to wait past the job's MaxWait
+	WaitGaveUpOn     int              `json:"wait_gave_up_hosts"` // hosts those URLs were on
 	Bytes            int64            `json:"bytes"` // body bytes archived
 	PagesPerSecond   float64          `json:"pages_per_s"`
 	Discovered       int64            `json:"discovered"`   // distinct URLs queued, seeds included
@@ -261,6 +280,7 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 		RobotsFetches:    run.RobotsFetches,
 		RobotsDisallowed: run.RobotsDisallowed,
 		RobotsGaveUp:     run.RobotsGaveUp,
+		WaitGaveUp:       run.WaitGaveUp,
 		Bytes:            run.Bytes,
 		Discovered:       run.Discovered,
 		OutOfScope:       run.OutOfScope,
@@ -282,6 +302,7 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 	}
 	s.mu.Lock()
 	p.RobotsGaveUpOn = len(s.gaveUpHosts) + s.gaveUpMore
+	p.WaitGaveUpOn = len(s.waitHosts) + s.waitMore
 	prior := s.prior
 	s.mu.Unlock()
 	p.Total = prior.Add(run)

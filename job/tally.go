@@ -37,6 +37,7 @@ type Tally struct {
 	SitemapURLs      int64            `json:"sitemap_urls"`    // URLs queued from sitemaps (new to the job)
 	SitemapKnown     int64            `json:"sitemap_known"`   // URLs sitemaps listed that the job had seen already
 	Routed           int64            `json:"routed"`          // URLs found for partitions another node serves, sent to it (fleet)
+	WaitGaveUp       int64            `json:"wait_gave_up"`    // URLs given up: their host asked to wait past the job's MaxWait
 	Status           map[string]int64 `json:"status"`          // responses by status class
 	Errors           map[string]int64 `json:"errors"`          // failures by class
 }
@@ -47,7 +48,7 @@ func (t *Tally) fields() []*int64 {
 	return []*int64{&t.Pages, &t.Shared, &t.Requests, &t.RobotsFetches, &t.RobotsDisallowed, &t.RobotsGaveUp,
 		&t.Bytes, &t.Discovered, &t.OutOfScope, &t.Excluded, &t.BadLinks, &t.Duplicates, &t.Revisits, &t.NearDuplicates,
 		&t.Recrawls, &t.NotModified, &t.Changed,
-		&t.Sitemaps, &t.SitemapURLs, &t.SitemapKnown, &t.Routed}
+		&t.Sitemaps, &t.SitemapURLs, &t.SitemapKnown, &t.Routed, &t.WaitGaveUp}
 }
 
 // Add returns t + u.

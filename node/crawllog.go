@@ -118,6 +118,8 @@ func (n *Node) frontierDropped(it frontier.Item, why frontier.DropReason) {
 		// Its fetches ended without a response, the same way, too many
 		// times in a row (frontier.Options.FailLimit).
 		n.logDrop(it, crawllog.DropUnreachable, "host failing")
+	case frontier.DropRetryAfter, frontier.DropBackoff, frontier.DropRobotsWait:
+		n.gaveUpWaiting(it, why)
 	}
 	// Items of a cancelled job are not logged one by one.
 }

@@ -353,7 +353,7 @@ func (n *Node) run() {
 func (n *Node) dispatch(work chan<- *frontier.Lease, slots chan struct{}) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	var checked time.Time
+	var checked, gaveUp time.Time
 	for {
 		// Take a worker slot first, so that a lease is only made when a
 		// worker can start on it.
@@ -391,8 +391,15 @@ func (n *Node) dispatch(work chan<- *frontier.Lease, slots chan struct{}) {
 				break
 			}
 			n.checkJobs()
+			if now := n.opts.Now(); !n.paused.Load() && !n.fenced() && now.Sub(gaveUp) >= giveUpEvery && (wait < 0 || wait > giveUpEvery) {
+				gaveUp = now
+				n.giveUpFar(wait)
+			}
 			if wait < 0 {
 				wait = time.Hour
+			} else if n.anyMaxWait() {
+				// Look again for work to give up (giveUpFar) while waiting.
+				wait = min(wait, giveUpEvery)
 			}
 			timer.Reset(wait)
 			select {

@@ -152,7 +152,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 			if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 				n.opts.Logger.Warn("per-IP slot not taken", "host", l.Item.Host, "ip", ip, "err", err)
 			}
-			n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: n.opts.Now().Add(ipGateRetry)})
+			n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: n.opts.Now().Add(ipGateRetry), NotBeforeWhy: frontier.GapIPSlot})
 			return
 		}
 		defer release()
@@ -164,7 +164,11 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	}
 	switch v.Action {
 	case robots.Wait:
-		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: n.retryAt(j, v.Until, v.Attempts, v.OutageSince)})
+		why := frontier.GapRobots // an outage: asked again after a backoff
+		if v.OutageSince.IsZero() {
+			why = frontier.GapLostAnswer // or fetched by another worker now (Until is now)
+		}
+		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: n.retryAt(j, v.Until, v.Attempts, v.OutageSince), NotBeforeWhy: why})
 		return
 	case robots.Fetch:
 		n.fetchRobots(ctx, l, j, origin, v)
@@ -293,7 +297,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 		n.complete(l, frontier.Outcome{Requeue: true, Failed: true})
 		return
 	}
-	o := frontier.Outcome{Requeue: true}
+	o := frontier.Outcome{Requeue: true, Robots: true}
 	ans := robots.Answer{Err: err, At: n.opts.Now().UTC()}
 	if resp != nil {
 		j.Stats.RobotsFetches.Add(1)
@@ -331,6 +335,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 		j.Stats.AddError("robots-unavailable")
 		o.Failed = true // back the host off
 		o.NotBefore = n.retryAt(j, res.RetryAt, res.Attempts, res.OutageSince)
+		o.NotBeforeWhy = frontier.GapRobots
 	case res.Policy != nil:
 		n.setCrawlDelay(host, res.Policy)
 	}

@@ -87,6 +87,7 @@ type crawlFlags struct {
 	progress time.Duration
 	shapeRun int
 	giveUp   time.Duration
+	maxWait  time.Duration
 }
 
 func (cf *crawlFlags) register(fs *flag.FlagSet) {
@@ -95,6 +96,7 @@ func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&cf.maxDepth, "max-depth", 20, "most links followed from a seed (0: no limit)")
 	fs.IntVar(&cf.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
 	fs.DurationVar(&cf.giveUp, "robots-give-up", 15*time.Second, "give up a host whose robots.txt stays unavailable (429, 5xx, network errors) this long: about four attempts at a 1s gap (0: never)")
+	fs.DurationVar(&cf.maxWait, "max-wait", job.DefaultMaxWait, "once nothing else may be fetched within this, give up hosts that ask to wait longer (Retry-After, backoff, robots.txt outages), so the crawl ends (0: wait for ever)")
 	fs.IntVar(&cf.shapeRun, "max-shape-run", 0, "most consecutive links between URLs of one shape, e.g. calendar months (0: the default, 3; -1: no cap)")
 	fs.DurationVar(&cf.progress, "progress", 0, "progress interval (default: a live display redrawn every 0.5s on a terminal, a line every 5s otherwise)")
 }
@@ -190,6 +192,7 @@ func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
 		MaxPages:     cf.maxPages,
 		MaxShapeRun:  cf.shapeRun,
 		RobotsGiveUp: cf.giveUp,
+		MaxWait:      cf.maxWait,
 	}
 	o, err := cf.nodeFlags.options()
 	if err != nil {
@@ -197,6 +200,9 @@ func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
 	}
 	if cf.giveUp < 0 {
 		return o, spec, fmt.Errorf("--robots-give-up %v is negative", cf.giveUp)
+	}
+	if cf.maxWait < 0 {
+		return o, spec, fmt.Errorf("--max-wait %v is negative (want a duration such as 30s, or 0 to wait for ever)", cf.maxWait)
 	}
 	return o, spec, nil
 }
@@ -418,6 +424,9 @@ func printSummary(w io.Writer, s *node.Summary, dataDir string) {
 		s.Discovered, s.Hosts, s.Queued, s.Dropped, s.RobotsDisallowed, s.OutOfScope)
 	if s.RobotsGaveUpOn > 0 {
 		fmt.Fprintf(w, "  gave up     %d URLs on %d hosts whose robots.txt stayed unavailable (--robots-give-up)\n", s.RobotsGaveUp, s.RobotsGaveUpOn)
+	}
+	if s.WaitGaveUpOn > 0 {
+		fmt.Fprintf(w, "  gave up     %d URLs on %d hosts that asked to wait past --max-wait (Retry-After, backoff, robots.txt outages)\n", s.WaitGaveUp, s.WaitGaveUpOn)
 	}
 	if s.Shared > 0 {
 		fmt.Fprintf(w, "  shared      %d pages fetched once for another job too\n", s.Shared)
