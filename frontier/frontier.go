@@ -491,8 +491,8 @@ type Frontier struct {
 	sweeps     map[hostID]sweep
 	giveUpWait func(job uint32) time.Duration
 	jobs       map[uint32]*job
-	touched  []jobPart // job counters changed since the last write; empty while mu is free
-	changed  chan struct{}
+	touched    []jobPart // job counters changed since the last write; empty while mu is free
+	changed    chan struct{}
 	// parts holds the state of each partition loaded, indexed by
 	// partition.ID (nil: not loaded); nil unless Options.Partitioned.
 	parts []*partState

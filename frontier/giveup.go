@@ -151,3 +151,30 @@ func (f *Frontier) sweepHost(h *hostState, ch *Change) {
 		f.startRefill(h, more)
 	}
 }
+
+// Waiting says what the frontier waits for while it has nothing to lease:
+// "waiting 59m for 1 host (robots.txt Retry-After)".
+type Waiting struct {
+	// Idle is set when nothing is in flight, due, being read or drained:
+	// the fields below say what is waited for. Otherwise they are zero.
+	Idle bool
+	// Next is the soonest a host with work may be leased, and Reason why
+	// that host waits; Hosts counts the hosts with work, all waiting.
+	Next   time.Time
+	Reason GapReason
+	Hosts  int
+}
+
+// WaitFor says what the frontier waits for (Waiting), in constant time.
+func (f *Frontier) WaitFor() Waiting {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inFlight > 0 || f.runnable.Len() > 0 || f.refilling > 0 || len(f.sweeps) > 0 || f.ready.Len() == 0 {
+		return Waiting{}
+	}
+	top := f.ready.top()
+	if top.dead || top.nextAllowed <= f.clock.mono(f.opts.Now()) {
+		return Waiting{}
+	}
+	return Waiting{Idle: true, Next: f.clock.time(top.nextAllowed), Reason: top.gapWhy, Hosts: f.ready.Len()}
+}

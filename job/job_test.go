@@ -294,3 +294,17 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+func TestWaitDuration(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{450 * time.Millisecond, "450ms"}, {12 * time.Second, "12s"}, {59*time.Second + 600*time.Millisecond, "1m"},
+		{59 * time.Minute, "59m"}, {59*time.Minute + 50*time.Second, "1h00m"}, {2*time.Hour + 5*time.Minute, "2h05m"},
+	} {
+		if got := WaitDuration(c.d); got != c.want {
+			t.Errorf("WaitDuration(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"fmt"
 	"maps"
 	"strconv"
 	"sync"
@@ -223,7 +224,7 @@ type Progress struct {
 	RobotsGaveUpOn   int              `json:"robots_gave_up_hosts"`
 	WaitGaveUp       int64            `json:"wait_gave_up"`       // URLs given up: their host asked to wait past the job's MaxWait
 	WaitGaveUpOn     int              `json:"wait_gave_up_hosts"` // hosts those URLs were on
-	Bytes            int64            `json:"bytes"` // body bytes archived
+	Bytes            int64            `json:"bytes"`              // body bytes archived
 	PagesPerSecond   float64          `json:"pages_per_s"`
 	Discovered       int64            `json:"discovered"`   // distinct URLs queued, seeds included
 	OutOfScope       int64            `json:"out_of_scope"` // links outside the scope or over a trap cap
@@ -245,6 +246,9 @@ type Progress struct {
 	// Freshness is the recrawl schedule's last figures for the job; nil
 	// before its first scan, and for a job that is not continuous.
 	Freshness *Freshness `json:"freshness,omitempty"`
+	// Waiting says what the job waits for when nothing of it is in flight
+	// and nothing may be fetched now; nil otherwise.
+	Waiting *Waiting `json:"waiting,omitempty"`
 	// Node-wide host counts (politeness is the node's, shared by jobs).
 	Hosts        int `json:"hosts"`
 	HostsReady   int `json:"hosts_ready"`   // hosts with work that may be fetched now
@@ -307,4 +311,40 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 	s.mu.Unlock()
 	p.Total = prior.Add(run)
 	return p
+}
+
+// Waiting is what a job with queued URLs waits for while nothing may be
+// fetched: the soonest of its node's hosts with work (politeness is the
+// node's), why that host waits, and how many hosts wait.
+type Waiting struct {
+	Seconds float64   `json:"for_s"`  // until the soonest host may be fetched
+	Until   time.Time `json:"until"`  // when that is
+	Hosts   int       `json:"hosts"`  // hosts with work, all waiting
+	Reason  string    `json:"reason"` // why the soonest waits: retry-after, robots-retry-after, robots-unavailable, backoff, crawl-delay, ...
+	// Why is Reason in a user's words ("robots.txt Retry-After").
+	Why string `json:"why"`
+}
+
+// String is the wait as the progress line, `trawl status` and the
+// dashboard say it: "waiting 59m for 1 host (robots.txt Retry-After)".
+func (w Waiting) String() string {
+	hosts := "hosts"
+	if w.Hosts == 1 {
+		hosts = "host"
+	}
+	return fmt.Sprintf("waiting %s for %d %s (%s)", WaitDuration(time.Duration(w.Seconds*float64(time.Second))), w.Hosts, hosts, w.Why)
+}
+
+// WaitDuration is d as a wait is said: 450ms, 12s, 59m, 2h05m.
+func WaitDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute-time.Second/2:
+		return fmt.Sprintf("%ds", int(d.Round(time.Second).Seconds()))
+	case d < time.Hour-time.Minute/2:
+		return fmt.Sprintf("%dm", int(d.Round(time.Minute).Minutes()))
+	}
+	d = d.Round(time.Minute)
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }

@@ -160,3 +160,45 @@ func TestOneShotCrawlEndsDespiteLongWaits(t *testing.T) {
 		t.Errorf("the crawl log has %v drops for waits, the summary %d", why, sum.WaitGaveUp)
 	}
 }
+
+// TestProgressSaysWhatTheCrawlWaitsFor: a crawl whose only host answers
+// robots.txt with 503 and Retry-After: 3600, and that waits for ever
+// (MaxWait 0), says so in its progress: waiting about an hour for 1 host,
+// for a robots.txt Retry-After.
+func TestProgressSaysWhatTheCrawlWaitsFor(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	n, err := Open(Options{DataDir: t.TempDir(), MinDelay: 10 * time.Millisecond, AllowNets: loopback,
+		Hosts: map[string][]netip.Addr{"parked.test": {netip.MustParseAddr("127.0.0.1")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	j, err := n.Submit(job.Spec{Seeds: []string{"http://parked.test:" + port + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p, _ := n.Progress(j.ID)
+		if w := p.Waiting; w != nil {
+			if w.Reason != "robots-retry-after" || w.Hosts != 1 || w.Seconds < 3500 || w.Seconds > 3600 {
+				t.Fatalf("waiting %+v, want about 3600 s for 1 host, reason robots-retry-after", *w)
+			}
+			if got, want := w.String(), "waiting 1h00m for 1 host (robots.txt Retry-After)"; got != want && got != "waiting 59m for 1 host (robots.txt Retry-After)" {
+				t.Errorf("said %q, want %q", got, want)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s the progress still says nothing of the wait: %+v", p)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

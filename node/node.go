@@ -550,6 +550,12 @@ func (n *Node) Progress(id job.ID) (p job.Progress, ok bool) {
 	p.Queued, p.InFlight, p.Held, p.Dropped = js.Queued, js.InFlight, js.Held, js.Dropped
 	fs := n.frontier.Stats()
 	p.Hosts, p.HostsReady, p.HostsWaiting, p.HostsBackoff = fs.Hosts, fs.Ready, fs.Waiting, fs.Backoff
+	if st, _ := j.State(); st == job.Running && js.Queued > 0 && js.InFlight == 0 {
+		if w := n.frontier.WaitFor(); w.Idle {
+			d := max(0, w.Next.Sub(n.opts.Now()))
+			p.Waiting = &job.Waiting{Seconds: d.Seconds(), Until: w.Next.UTC(), Hosts: w.Hosts, Reason: w.Reason.String(), Why: w.Reason.Describe()}
+		}
+	}
 	return p, true
 }
 

@@ -30,11 +30,14 @@ import (
 // output is not a terminal. Its form is stable: scripts read it. A
 // continuous job's line goes on with its recrawl counts, the schedule's
 // figures when it has some, and "waiting for recrawls" when nothing is
-// queued.
+// queued. When nothing may be fetched, it says what the crawl waits for.
 func Line(p job.Progress) string {
 	l := fmt.Sprintf("%6.0fs  %d pages  %.1f pages/s  %d queued  hosts: %d active, %d waiting, %d backoff  errors: %s",
 		p.Elapsed.Seconds(), p.Pages, p.PagesPerSecond, p.Queued,
 		p.HostsReady+p.InFlight, p.HostsWaiting, p.HostsBackoff, Counts(p.Errors))
+	if p.Waiting != nil {
+		l += "  " + p.Waiting.String()
+	}
 	if !p.Continuous {
 		return l
 	}
@@ -70,6 +73,11 @@ func Block(p, prev job.Progress) []string {
 			p.HostsReady+p.InFlight, p.HostsWaiting, p.HostsBackoff, p.Hosts),
 		fmt.Sprintf("answers %s; errors %s; robots.txt disallowed %d",
 			Counts(p.Status), Counts(p.Errors), p.RobotsDisallowed),
+	}
+	if p.Waiting != nil {
+		// Nothing may be fetched now: say what for, on a line of its own
+		// so that a narrow terminal keeps it.
+		lines = append(lines[:3], append([]string{p.Waiting.String()}, lines[3:]...)...)
 	}
 	return append(lines, recrawlLines(p)...)
 }

@@ -34,6 +34,11 @@ var snapshots = []struct {
 			Discovered: 1500, Hosts: 20, HostsWaiting: 0, Status: map[string]int64{"2xx": 5000, "3xx": 4000},
 			Continuous: true, Recrawls: 7500, NotModified: 6100, Changed: 700,
 			Freshness: &job.Freshness{Scheduled: 1500, Due: 0, Overdue: 0, Freshness: 0.9214, MeanAge: 3*time.Hour + 7*time.Minute + 12*time.Second}}},
+	// A one-shot job whose hosts all wait: a robots.txt Retry-After.
+	{"parked", job.Progress{Elapsed: 40 * time.Second, Pages: 12},
+		job.Progress{Elapsed: 41 * time.Second, Pages: 12, PagesPerSecond: 0.29, Requests: 14, Bytes: 120_000,
+			Queued: 3, Discovered: 15, Hosts: 2, HostsWaiting: 1, HostsBackoff: 1, Status: map[string]int64{"2xx": 12, "5xx": 1},
+			Waiting: &job.Waiting{Seconds: 3540, Hosts: 1, Reason: "robots-retry-after", Why: "robots.txt Retry-After"}}},
 	{"overdue", job.Progress{}, job.Progress{Elapsed: 40 * 24 * time.Hour, Pages: 90000, Queued: 700, Continuous: true,
 		Recrawls: 88000, NotModified: 80000, Changed: 5000,
 		Freshness: &job.Freshness{Scheduled: 1500, Due: 700, Overdue: 650, Freshness: 0.4, MeanAge: 12*24*time.Hour + 5*time.Hour + 29*time.Minute}}},
