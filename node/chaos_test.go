@@ -3,6 +3,7 @@ package node
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,12 +32,17 @@ var chaosDefaultSeeds = []int64{1, 2, 3, 4}
 var chaosLongSeeds = []int64{6}
 
 // chaosRegressions are seeds on which an invariant once failed: each is
-// a permanent test. Found is what failed, and when.
+// a permanent test, run by TestChaos with the default seeds. Found is what
+// failed, and when.
 var chaosRegressions = []struct {
 	seed  int64
 	long  bool
 	found string
-}{}
+}{
+	{2, false, "2026-12-03: blog, forum and catalogue pagination cut after 4 listing pages; a windows-1252 page's only link never followed"},
+	{3, false, "2026-12-03: did not end: a host with a page that never answers (h02) fetched its docs tree at one page per few seconds"},
+	{6, true, "2026-12-03: robots.txt 503 with Retry-After of hours: the crawl does not end"},
+}
 
 // The chaos crawls' settings: short gaps and time-outs so that CI stays
 // quick; the horizon is the crawl's RobotsGiveUp until one-shot crawls
@@ -171,13 +177,11 @@ func TestChaos(t *testing.T) {
 		for _, s := range chaosLongSeeds {
 			runChaos(t, s, true)
 		}
-	}
-}
-
-// TestChaosRegressions runs every seed on which an invariant once failed.
-func TestChaosRegressions(t *testing.T) {
-	for _, r := range chaosRegressions {
-		runChaos(t, r.seed, r.long)
+		for _, r := range chaosRegressions {
+			if !slices.Contains(chaosDefaultSeeds, r.seed) && !(r.long && slices.Contains(chaosLongSeeds, r.seed)) {
+				runChaos(t, r.seed, r.long)
+			}
+		}
 	}
 }
 

@@ -240,6 +240,7 @@ func drawChaosHost(rng *rand.Rand, o ChaosOptions) *chaosHost {
 	}
 	if c.drew(chaosPageCharset) {
 		c.charset = chaosCharsets[rng.IntN(len(chaosCharsets))]
+		c.draws = append(c.draws, "charset "+c.charset)
 	}
 	return c
 }
