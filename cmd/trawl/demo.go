@@ -25,6 +25,7 @@ type demoArgs struct {
 	hosts   int
 	seed    int64
 	hostile bool
+	chaos   int64
 }
 
 func (a *demoArgs) register(fs *flag.FlagSet) {
@@ -32,6 +33,7 @@ func (a *demoArgs) register(fs *flag.FlagSet) {
 	fs.IntVar(&a.hosts, "hosts", 300, "hosts in the synthetic web")
 	fs.Int64Var(&a.seed, "seed", 1, "seed of the synthetic web")
 	fs.BoolVar(&a.hostile, "hostile", true, "include hostile hosts (malformed HTML, lying headers, slow drip, endless body)")
+	fs.Int64Var(&a.chaos, "chaos", 0, "crawl the chaos web of this seed instead, and print its verdict (0: the bundled web)")
 }
 
 // demoEnv is empty: the demo wipes its --data, so TRAWL_DATA, meant for
@@ -55,7 +57,8 @@ Examples:
   trawl demo
   trawl demo --hosts 50 --min-delay 100ms
   trawl demo --hosts 1000 --min-delay 200ms --concurrency 128 --hostile=false
-  trawl demo --progress 2s 2>progress.log`
+  trawl demo --progress 2s 2>progress.log
+  trawl demo --chaos 7 --min-delay 50ms`
 
 // cmdDemo starts the synthetic web in-process, crawls it like `trawl
 // crawl` would a real one, and then shows what the web's own request log
@@ -71,6 +74,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "trawl demo: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if a.chaos != 0 {
+		return demoChaos(&a, stdout, stderr)
 	}
 	srv, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: a.seed, Hosts: a.hosts, Hostile: a.hostile}), testweb.ServeOptions{})
 	if err != nil {

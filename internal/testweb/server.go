@@ -122,6 +122,7 @@ type Server struct {
 	robotHits map[*host]int
 	sessions  uint64 // session IDs handed out
 	closeOnce sync.Once
+	chaos     chaosServed // what a chaos web's hosts answered so far (chaosserve.go)
 }
 
 // newSession returns a session ID no earlier response carried: 16 hex
@@ -369,6 +370,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 		}
 	}
 	pq := canonRequestURI(uri)
+	if h.chaos != nil {
+		s.serveChaos(w, r, h, pq)
+		return
+	}
 	if h.hostile != notHostile {
 		s.serveHostile(w, r, h, pq)
 		return

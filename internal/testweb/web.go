@@ -26,7 +26,8 @@ type Web struct {
 	hosts  []*host
 	byName map[string]*host
 	port   atomic.Int64
-	tls    *webTLS // the test CA and TLS hosts' configurations; nil without Options.TLSKinds
+	tls    *webTLS   // the test CA and TLS hosts' configurations; nil without Options.TLSKinds
+	chaos  *chaosWeb // a chaos web's own state (chaos.go); nil for Generate's webs
 }
 
 type host struct {
@@ -54,6 +55,8 @@ type host struct {
 
 	sitemap     sitemapKind // the sitemap it serves (Options.Sitemaps)
 	sitemapOnly []*resource // pages only its sitemap lists
+
+	chaos *chaosHost // what a chaos web's host drew (chaos.go); nil otherwise
 }
 
 // sessionKind is how a session-ID host writes the session into its links.
@@ -312,6 +315,9 @@ func (r *resource) contentType() string {
 // Seeds returns a few entry URLs, home pages of hosts chosen so that most
 // hosts are reachable from them.
 func (w *Web) Seeds() []string {
+	if w.chaos != nil {
+		return w.chaosSeeds()
+	}
 	var out []string
 	for _, h := range w.hosts {
 		if h.hostile != notHostile || h.tls != notTLS || h.robots == robotsServerError {
