@@ -45,8 +45,7 @@ var chaosRegressions = []struct {
 }
 
 // The chaos crawls' settings: short gaps and time-outs so that CI stays
-// quick; the horizon is the crawl's RobotsGiveUp until one-shot crawls
-// have a wait horizon of their own.
+// quick; the horizon is the crawl's MaxWait (and its RobotsGiveUp).
 const (
 	chaosGap          = 30 * time.Millisecond
 	chaosFetchTimeout = 2 * time.Second
@@ -80,6 +79,7 @@ func chaosNode(t *testing.T, srv *testweb.Server) (Options, job.Spec) {
 			Domains:      []string{srv.Web().Options().Domain},
 			MaxDepth:     chaosMaxDepth,
 			RobotsGiveUp: chaosHorizon,
+			MaxWait:      chaosHorizon,
 		}
 }
 
@@ -98,8 +98,12 @@ func awaitEnd(t *testing.T, n *Node, j *job.Job, deadline time.Duration) bool {
 	case <-time.After(deadline):
 	}
 	p, _ := n.Progress(j.ID)
-	t.Errorf("job %d did not end within %v: %d queued, %d in flight, %d held; hosts: %d ready, %d waiting for their gap, %d in backoff; robots.txt gave up on %d hosts",
-		j.ID, deadline, p.Queued, p.InFlight, p.Held, p.HostsReady, p.HostsWaiting, p.HostsBackoff, p.RobotsGaveUpOn)
+	waiting := "something may be fetched now"
+	if p.Waiting != nil {
+		waiting = p.Waiting.String()
+	}
+	t.Errorf("job %d did not end within %v: %d queued, %d in flight, %d held; hosts: %d ready, %d waiting for their gap, %d in backoff; robots.txt gave up on %d hosts; %s",
+		j.ID, deadline, p.Queued, p.InFlight, p.Held, p.HostsReady, p.HostsWaiting, p.HostsBackoff, p.RobotsGaveUpOn, waiting)
 	return false
 }
 
