@@ -44,7 +44,13 @@ type ChaosVerdict struct {
 	// Reachable is the URLs a polite, complete crawler fetches; Fetched
 	// how many of them were; Unreachable the URLs unreachable by design.
 	Reachable, Fetched, Unreachable int
-	Coverage                        float64
+	// GivenUp counts reachable URLs not fetched on hosts that asked the
+	// crawl to wait longer than its horizon (a Retry-After of hours on a
+	// page: a polite crawler honours it for the whole host, so a one-shot
+	// crawl gives the rest of the host up). They do not count as missed;
+	// Coverage is Fetched / (Reachable - GivenUp).
+	GivenUp  int
+	Coverage float64
 	// Critical is the polite critical path, CriticalHost the host that
 	// sets it; Bound = 1.3 x Critical + Horizon + Slack.
 	Critical     time.Duration
@@ -85,8 +91,8 @@ func (v *ChaosVerdict) OK() bool { return len(v.Failures) == 0 }
 // String is the verdict as a user reads it: figures, then each failure.
 func (v *ChaosVerdict) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "chaos web %d: %d hosts, %d requests; reachable %d, fetched %d, coverage %.3f, unreachable by design %d\n",
-		v.Seed, v.Hosts, v.Requests, v.Reachable, v.Fetched, v.Coverage, v.Unreachable)
+	fmt.Fprintf(&b, "chaos web %d: %d hosts, %d requests; reachable %d, fetched %d, given up past the horizon %d, coverage %.3f, unreachable by design %d\n",
+		v.Seed, v.Hosts, v.Requests, v.Reachable, v.Fetched, v.GivenUp, v.Coverage, v.Unreachable)
 	ended := "ended by itself"
 	if !v.Ended {
 		ended = "did NOT end by itself"
@@ -462,19 +468,29 @@ func JudgeChaos(srv *Server, o ChaosJudgeOptions) *ChaosVerdict {
 		}
 	}
 
-	// Coverage.
+	// Coverage. A host that asked for a wait past the horizon has what
+	// was not fetched of it given up, not missed.
+	parked := map[*host]bool{}
+	for _, wt := range srv.ChaosWaits() {
+		if wt.Until.Sub(wt.At) > w.chaos.opts.Horizon {
+			parked[w.byName[wt.Host]] = true
+		}
+	}
 	var missing []string
-	for u := range t.reach {
-		if fetched[u] {
+	for u, p := range t.reach {
+		switch {
+		case fetched[u]:
 			v.Fetched++
-		} else {
+		case parked[p.host]:
+			v.GivenUp++
+		default:
 			missing = append(missing, u)
 		}
 	}
 	slices.Sort(missing)
 	v.Coverage = 1
-	if v.Reachable > 0 {
-		v.Coverage = float64(v.Fetched) / float64(v.Reachable)
+	if n := v.Reachable - v.GivenUp; n > 0 {
+		v.Coverage = float64(v.Fetched) / float64(n)
 	}
 	for _, u := range missing {
 		p := t.reach[u]
