@@ -3,6 +3,7 @@ package node
 import (
 	"flag"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -134,7 +135,11 @@ func crawlChaos(t *testing.T, seed int64, long bool) *testweb.ChaosVerdict {
 	if err := n.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	return testweb.JudgeChaos(srv, jo)
+	v := testweb.JudgeChaos(srv, jo)
+	if jo.Ended && !v.OK() {
+		logHostTails(t, srv)
+	}
+	return v
 }
 
 func chaosSeedList() (seeds []int64, long bool) {
@@ -306,5 +311,12 @@ func logHostTails(t *testing.T, srv *testweb.Server) {
 		}
 		t.Logf("  %s: %d requests, the last %s at +%v -> %d", h.Name, count[h.Name], q.Path,
 			q.Start.Sub(log[0].Start).Round(time.Millisecond), q.Status)
+		if os.Getenv("TRAWL_CHAOS_TRACE") != "" {
+			for _, r := range log {
+				if r.Host == h.Name {
+					t.Logf("      +%v..+%v %s -> %d", r.Start.Sub(log[0].Start).Round(time.Millisecond), r.End.Sub(log[0].Start).Round(time.Millisecond), r.Path, r.Status)
+				}
+			}
+		}
 	}
 }
