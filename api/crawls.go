@@ -148,6 +148,7 @@ type statsView struct {
 	HostsWaiting     int              `json:"hosts_waiting"`
 	HostsBackoff     int              `json:"hosts_backoff"`
 	recrawlStats
+	liveStats
 }
 
 // recrawlStats are a crawl's recrawl figures, in its stats and in GET
@@ -284,7 +285,7 @@ func (c *crawls) stats(w http.ResponseWriter, _ *http.Request, n Node, j *job.Jo
 		ElapsedSeconds: p.ElapsedSeconds, ErrorsByClass: t.Errors, StatusByClass: t.Status, RobotsFetches: t.RobotsFetches,
 		Shared: t.Shared, Revisits: t.Revisits, NearDuplicates: t.NearDuplicates,
 		Hosts: p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff,
-		recrawlStats: recrawlStatsOf(p, st)}
+		recrawlStats: recrawlStatsOf(p, st), liveStats: liveStatsOf(p, st)}
 	if v.ErrorsByClass == nil {
 		v.ErrorsByClass = map[string]int64{}
 	}

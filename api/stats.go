@@ -83,6 +83,7 @@ type crawlProgress struct {
 	Held       int    `json:"held"`
 	MaxPages   int    `json:"max_pages"`
 	recrawlStats
+	liveStats
 }
 
 type busyHost struct {
@@ -116,7 +117,7 @@ func (s *nodeStats) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 		c := crawlProgress{ID: j.ID, Name: j.Spec.Name, State: string(st), StopReason: reason,
 			Pages: all.Pages, Requests: all.Requests, Discovered: all.Discovered,
 			Queued: p.Queued, InFlight: p.InFlight, Held: p.Held, MaxPages: j.Spec.MaxPages,
-			recrawlStats: recrawlStatsOf(p, st)}
+			recrawlStats: recrawlStatsOf(p, st), liveStats: liveStatsOf(p, st)}
 		for class, k := range all.Errors {
 			v.ErrorsByClass[class] += k
 			c.Errors += k

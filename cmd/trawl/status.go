@@ -178,6 +178,16 @@ func addStats(sum *apiclient.Stats, st apiclient.Stats) {
 	sum.HostsActive += st.HostsActive
 	sum.HostsWaiting += st.HostsWaiting
 	sum.HostsBackoff += st.HostsBackoff
+	sum.RobotsGaveUp += st.RobotsGaveUp
+	sum.WaitGaveUp += st.WaitGaveUp
+	// The fleet waits for the soonest of its members' waits, and not at
+	// all while a member has a fetch in flight.
+	if w := st.Waiting; w != nil && (sum.Waiting == nil || w.ForSeconds < sum.Waiting.ForSeconds) {
+		sum.Waiting = w
+	}
+	if sum.InFlight > 0 {
+		sum.Waiting = nil
+	}
 	for class, n := range st.ErrorsByClass {
 		if sum.ErrorsByClass == nil {
 			sum.ErrorsByClass = map[string]int64{}
@@ -259,4 +269,9 @@ func printStatus(w io.Writer, s statusJSON) {
 			time.Duration(st.ElapsedSeconds*float64(time.Second)).Round(time.Second))
 	}
 	tw.Flush()
+	for _, c := range s.Crawls {
+		if st := c.Stats; st != nil && st.Waiting != nil && c.Crawl.State == "running" {
+			fmt.Fprintf(w, "crawl %d: %s\n", c.Crawl.ID, st.Waiting.Text)
+		}
+	}
 }

@@ -117,13 +117,30 @@ type Stats struct {
 	// Continuous crawls only: WaitingForRecrawls while one runs with
 	// nothing queued, in flight or held; Freshness once the schedule has
 	// figures.
-	Continuous         bool            `json:"continuous,omitempty"`
-	WaitingForRecrawls bool            `json:"waiting_for_recrawls,omitempty"`
-	Recrawls           int64           `json:"recrawls"`     // fetches of pages fetched before
-	NotModified        int64           `json:"not_modified"` // of recrawls, 304 answers
-	Changed            int64           `json:"changed"`      // of recrawls, pages that had changed
-	Freshness          *Freshness      `json:"freshness,omitempty"`
-	Raw                json.RawMessage `json:"-"` // the body as the server sent it
+	Continuous         bool       `json:"continuous,omitempty"`
+	WaitingForRecrawls bool       `json:"waiting_for_recrawls,omitempty"`
+	Recrawls           int64      `json:"recrawls"`     // fetches of pages fetched before
+	NotModified        int64      `json:"not_modified"` // of recrawls, 304 answers
+	Changed            int64      `json:"changed"`      // of recrawls, pages that had changed
+	Freshness          *Freshness `json:"freshness,omitempty"`
+	// Waiting, while nothing of a running crawl may be fetched now: what
+	// it waits for. RobotsGaveUp and WaitGaveUp count the URLs it gave up
+	// because a host's robots.txt stayed unavailable, or because a host
+	// asked it to wait past its max wait.
+	Waiting      *Waiting        `json:"waiting,omitempty"`
+	RobotsGaveUp int64           `json:"robots_gave_up"`
+	WaitGaveUp   int64           `json:"wait_gave_up"`
+	Raw          json.RawMessage `json:"-"` // the body as the server sent it
+}
+
+// Waiting is what a crawl waits for while nothing of it may be fetched.
+type Waiting struct {
+	ForSeconds float64   `json:"for_s"`
+	Until      time.Time `json:"until"`
+	Hosts      int       `json:"hosts"`  // hosts with work, all waiting
+	Reason     string    `json:"reason"` // why the soonest waits: retry-after, robots-retry-after, backoff, ...
+	Why        string    `json:"why"`    // the reason in words
+	Text       string    `json:"text"`   // "waiting 59m for 1 host (robots.txt Retry-After)"
 }
 
 // Crawls lists every crawl the node knows.
