@@ -371,6 +371,11 @@ type Outcome struct {
 	// slot was used for something else first (robots.txt), or the fetch is
 	// to be retried.
 	Requeue bool
+	// Retry, with Requeue, puts the item back at the tail of its host's
+	// queue instead (under a new Seq): a fetch that failed and is tried
+	// again after the host's other URLs, so that one URL that times out
+	// does not hold up the rest of its host.
+	Retry bool
 	// DropHost discards the host's queue (robots.txt stays unavailable):
 	// the host is marked dead and its items are drained, a window at a
 	// time, and counted dropped for their jobs. With Requeue the lease's
@@ -1595,7 +1600,7 @@ func (f *Frontier) SetCrawlDelay(host string, d time.Duration) {
 // the moment the fetch finished, so the gap the server sees between request
 // starts is never shorter than the rule. 429, 503, time-outs and network
 // failures double the host's backoff (up to MaxDelay) and a Retry-After is
-// honoured (up to MaxRetryAfter); successes shrink the backoff by a quarter.
+// honoured (up to MaxRetryAfter); successes halve the backoff.
 //
 // The lease's item leaves the store (unless requeued), add enters it and
 // the touched hosts' states are written, all in one Change that carries
@@ -1649,11 +1654,15 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 	ch := &Change{Attach: attach, Hosts: []HostState{}}
 	j := f.job(l.Item.Job)
 	j.inFlight--
+	var retry []Item
 	switch {
-	case o.Requeue && !o.DropHost:
+	case o.Requeue && !o.DropHost && !o.Retry:
 		j.queued++
 		f.pushFront(h, l.Item)
 	default:
+		if o.Requeue && !o.DropHost {
+			retry = append(retry, l.Item) // queued again below, at the tail
+		}
 		ch.Del = append(ch.Del, l.Item)
 		h.total[l.Item.Level]--
 		c := f.counts(l.Item.Job, j, h.part)
@@ -1672,6 +1681,7 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 		f.kill(h, ch, DropFailing)
 	}
 	f.put(ch, add)
+	f.put(ch, retry)
 	ch.Hosts = append(ch.Hosts, f.state(h))
 	f.schedule(h)
 	f.signal()
@@ -1720,7 +1730,7 @@ func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
 	if o.Status == 429 || o.Status == 503 || o.Timeout || o.Failed {
 		f.setBackoff(h, min(max(2*h.backoff, 2*base), f.opts.MaxDelay))
 	} else if h.backoff > 0 {
-		b := h.backoff * 3 / 4
+		b := h.backoff / 2
 		if b <= base {
 			b = 0
 		}

@@ -162,7 +162,8 @@ func TestGapRules(t *testing.T) {
 		{"retry-after longer", 0, []Outcome{{Status: 429, RetryAfter: 30 * time.Second}}, 30 * time.Second},
 		{"retry-after capped", 0, []Outcome{{Status: 503, RetryAfter: 48 * time.Hour}}, time.Hour},
 		{"backoff ceiling", 0, []Outcome{{Status: 503}, {Status: 503}, {Status: 503}, {Status: 503}, {Status: 503}, {Status: 503}, {Status: 503}}, 60 * time.Second},
-		{"decays slowly", 0, []Outcome{{Status: 503}, {Status: 503}, {Status: 503}, {Status: 200}}, 6 * time.Second},
+		{"a success halves it", 0, []Outcome{{Status: 503}, {Status: 503}, {Status: 503}, {Status: 200}}, 4 * time.Second},
+		{"halves again", 0, []Outcome{{Status: 503}, {Status: 503}, {Status: 503}, {Status: 200}, {Status: 200}}, 2 * time.Second},
 		{"back to base", 0, []Outcome{{Status: 503}, {Status: 200}, {Status: 200}, {Status: 200}}, time.Second},
 	}
 	for _, tt := range tests {

@@ -478,7 +478,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			o = frontier.Outcome{NotStarted: true}
 		} else if retryable(class) && it.Attempts < n.opts.MaxRetries {
 			l.Item.Attempts++
-			o.Requeue = true
+			o.Requeue, o.Retry = true, true
 		}
 		n.opts.Logger.Debug("fetch failed", "url", it.URL, "err", err)
 		o.Refetch = fetchedBefore(prev) // a recrawl spends no host budget
@@ -531,7 +531,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	case resp.Status == 429 || resp.Status == 503:
 		if it.Attempts < n.opts.MaxRetries {
 			l.Item.Attempts++
-			o.Requeue = true
+			o.Requeue, o.Retry = true, true
 		}
 	case resp.Status >= 300 && resp.Status < 400:
 		page = &sharedPage{at: start, status: resp.Status}
