@@ -419,6 +419,7 @@ func printSummary(w io.Writer, s *node.Summary, dataDir string) {
 	if s.RobotsGaveUpOn > 0 {
 		fmt.Fprintf(w, "  gave up     %d URLs on %d hosts whose robots.txt stayed unavailable (--robots-give-up)\n", s.RobotsGaveUp, s.RobotsGaveUpOn)
 	}
+	fmt.Fprintf(w, "  duplicates  %d exact (revisit records), %d near (links not followed)\n", s.Revisits, s.NearDuplicates)
 	if s.Shared > 0 {
 		fmt.Fprintf(w, "  shared      %d pages fetched once for another job too\n", s.Shared)
 	}
