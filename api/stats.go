@@ -50,6 +50,7 @@ type nodeStatsView struct {
 		URLRate       float64 `json:"url_rate"`
 		SharedPages   int64   `json:"shared_pages"`
 		SharedRate    float64 `json:"shared_rate"`
+		contentDuplicates
 	} `json:"duplicates"`
 	Crawls  []crawlProgress `json:"crawls"`
 	Busiest []busyHost      `json:"busiest_hosts"`
@@ -84,6 +85,20 @@ type crawlProgress struct {
 	MaxPages   int    `json:"max_pages"`
 	recrawlStats
 	liveStats
+	// Content duplicates over every run, named as in the crawl's stats.
+	Revisits       int64 `json:"revisits"`
+	NearDuplicates int64 `json:"near_duplicates"`
+}
+
+// contentDuplicates are the pages fetched whose content the node had
+// archived already, over every crawl: exact copies (written as revisit
+// records) and near ones (SimHash), and their share of the pages fetched
+// over the network (totals.fetched). A page shared from another crawl's
+// fetch is never one: only a fetch is judged.
+type contentDuplicates struct {
+	ExactPages  int64   `json:"exact_pages"`
+	NearPages   int64   `json:"near_pages"`
+	ContentRate float64 `json:"content_rate"`
 }
 
 type busyHost struct {
@@ -117,7 +132,7 @@ func (s *nodeStats) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 		c := crawlProgress{ID: j.ID, Name: j.Spec.Name, State: string(st), StopReason: reason,
 			Pages: all.Pages, Requests: all.Requests, Discovered: all.Discovered,
 			Queued: p.Queued, InFlight: p.InFlight, Held: p.Held, MaxPages: j.Spec.MaxPages,
-			recrawlStats: recrawlStatsOf(p, st), liveStats: liveStatsOf(p, st)}
+			recrawlStats: recrawlStatsOf(p, st), liveStats: liveStatsOf(p, st), Revisits: all.Revisits, NearDuplicates: all.NearDuplicates}
 		for class, k := range all.Errors {
 			v.ErrorsByClass[class] += k
 			c.Errors += k
@@ -139,6 +154,8 @@ func (s *nodeStats) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 		d := &v.Duplicates
 		d.URLsSeenAgain += all.Duplicates
 		d.SharedPages += all.Shared
+		d.ExactPages += all.Revisits
+		d.NearPages += all.NearDuplicates
 		v.Crawls = append(v.Crawls, c)
 	}
 	d := &v.Duplicates
@@ -147,6 +164,9 @@ func (s *nodeStats) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	}
 	if v.Totals.Pages > 0 {
 		d.SharedRate = float64(d.SharedPages) / float64(v.Totals.Pages)
+	}
+	if v.Totals.Fetched > 0 {
+		d.ContentRate = float64(d.ExactPages+d.NearPages) / float64(v.Totals.Fetched)
 	}
 	v.NodePaused = n.NodePaused()
 	fs := n.FrontierStats()

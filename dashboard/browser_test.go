@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -32,7 +33,10 @@ const browserToken = "dashboard-test-token"
 // TestDashboardInBrowser opens the dashboard in headless Chromium over a
 // node crawling the synthetic web: the page loads without a script error
 // or a CSP violation, takes the token from the link's fragment (and drops
-// the fragment), shows numbers that change while the crawl runs, and its
+// the fragment), shows numbers that change while the crawl runs, shows
+// the /v1/stats answers' own figures (pages/s, one figure in the tile and
+// at the chart's end, over at least 5 s; the content duplicates the crawl
+// met, exact and near; links to known URLs), and its
 // Pause and Resume buttons pause and resume the crawl (checked on the node).
 // A second, continuous crawl of one seed shows in the continuous crawls'
 // table, waiting for recrawls, with its recrawl counts and the schedule's
@@ -77,8 +81,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.Start()
-	srv := httptest.NewServer(api.New(api.Options{Node: func() api.Node { return n }, Token: browserToken,
-		HostRanking: hosts, Dashboard: dashboard.Handler()}))
+	answers := &statsLog{byUptime: map[float64]statsAnswer{}}
+	srv := httptest.NewServer(answers.wrap(api.New(api.Options{Node: func() api.Node { return n }, Token: browserToken,
+		HostRanking: hosts, Dashboard: dashboard.Handler()})))
 	defer srv.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -200,6 +205,20 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// A few more samples, so that the screenshot's charts have lines.
 	waitPage("8 samples in the page", `Number(document.body.dataset.samples) >= 8`, 30*time.Second)
+
+	// The figures the page shows are the answers' own: pages/s in the
+	// tile and at the chart's end are one figure, over a window of at
+	// least 5 s, and the content duplicates (once the crawl has met
+	// some of the web's copies) are the answer's counts. Checked on
+	// three successive samples.
+	waitPage("content duplicates, exact and near, on the page",
+		`Number(document.getElementById('dup-exact').textContent.replace(/,/g, '')) > 0 && `+
+			`Number(document.getElementById('dup-near').textContent.replace(/,/g, '')) > 0`, 90*time.Second)
+	var last string
+	for range 3 {
+		waitPage("a new sample", `document.getElementById('pages-rate').dataset.t !== `+strconv.Quote(last), 15*time.Second)
+		last = checkFigures(t, eval(shownFigures), answers)
+	}
 	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
@@ -230,6 +249,130 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("browser console: %s", p)
 	}
 	t.Logf("browser test took %v", time.Since(began).Round(time.Millisecond))
+}
+
+// statsLog keeps the GET /v1/stats answers a handler sent, by their
+// uptime_s: what the page was given, to judge what it shows.
+type statsLog struct {
+	mu       sync.Mutex
+	byUptime map[float64]statsAnswer
+}
+
+// statsAnswer is what the checks read of a /v1/stats answer.
+type statsAnswer struct {
+	UptimeS float64 `json:"uptime_s"`
+	Totals  struct {
+		Fetched int64 `json:"fetched"`
+	} `json:"totals"`
+	Duplicates struct {
+		ExactPages  int64   `json:"exact_pages"`
+		NearPages   int64   `json:"near_pages"`
+		ContentRate float64 `json:"content_rate"`
+		URLRate     float64 `json:"url_rate"`
+	} `json:"duplicates"`
+}
+
+// wrap returns h, with its /v1/stats answers kept in l.
+func (l *statsLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/stats" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var a statsAnswer
+		if rec.Code == http.StatusOK && json.Unmarshal(rec.Body.Bytes(), &a) == nil {
+			l.mu.Lock()
+			l.byUptime[a.UptimeS] = a
+			l.mu.Unlock()
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	})
+}
+
+func (l *statsLog) at(t *testing.T, uptime string) statsAnswer {
+	t.Helper()
+	u, err := strconv.ParseFloat(uptime, 64)
+	if err != nil {
+		t.Fatalf("the page names sample %q: %v", uptime, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a, ok := l.byUptime[u]
+	if !ok {
+		t.Fatalf("the page names sample uptime_s=%s, which /v1/stats never answered", uptime)
+	}
+	return a
+}
+
+// shownFigures is a page expression: what the page shows of pages/s and
+// duplicates, and the samples (uptime_s) it says the rate is from, read at
+// one instant.
+const shownFigures = `JSON.stringify((() => {
+  const $ = (id) => document.getElementById(id);
+  return {t: $('pages-rate').dataset.t || '', from: $('pages-rate').dataset.from || '',
+    rate: $('pages-rate').textContent, chart: $('chart-pages-now').textContent,
+    exact: $('dup-exact').textContent, near: $('dup-near').textContent,
+    content: $('dup-content-rate').textContent, urls: $('url-seen-rate').textContent};
+})())`
+
+// checkFigures judges what the page shows (shownFigures' JSON) against
+// the answers it was given, and returns the sample it is of.
+func checkFigures(t *testing.T, shown string, answers *statsLog) string {
+	t.Helper()
+	var f struct{ T, From, Rate, Chart, Exact, Near, Content, URLs string }
+	if err := json.Unmarshal([]byte(shown), &f); err != nil {
+		t.Fatalf("the page's figures %s: %v", shown, err)
+	}
+	b := answers.at(t, f.T)
+	a := answers.at(t, f.From)
+	if span := b.UptimeS - a.UptimeS; span < 5 {
+		t.Errorf("pages/s %s is over %.3f s (samples %s to %s), want at least 5 s", f.Rate, span, f.From, f.T)
+	}
+	want := float64(b.Totals.Fetched-a.Totals.Fetched) / (b.UptimeS - a.UptimeS)
+	if !near(t, f.Rate, want) {
+		t.Errorf("the pages/s tile shows %s, want %.4f: %d pages fetched between samples %s and %s", f.Rate, want,
+			b.Totals.Fetched-a.Totals.Fetched, f.From, f.T)
+	}
+	if f.Chart != f.Rate {
+		t.Errorf("the pages/s chart ends at %s, the tile shows %s: want one figure", f.Chart, f.Rate)
+	}
+	for _, c := range []struct {
+		what, shown string
+		want        float64
+	}{
+		{"exact content duplicates", f.Exact, float64(b.Duplicates.ExactPages)},
+		{"near content duplicates", f.Near, float64(b.Duplicates.NearPages)},
+		{"content duplicates, % of pages fetched", strings.TrimSuffix(f.Content, "%"), 100 * b.Duplicates.ContentRate},
+		{"links to known URLs, % of links found", strings.TrimSuffix(f.URLs, "%"), 100 * b.Duplicates.URLRate},
+	} {
+		if !near(t, c.shown, c.want) {
+			t.Errorf("%s: the page shows %s, the answer (uptime_s=%s) says %v", c.what, c.shown, f.T, c.want)
+		}
+	}
+	t.Logf("sample %s: %s pages/s over %s..%s; content duplicates %s (%s exact, %s near)", f.T, f.Rate, f.From, f.T, f.Content, f.Exact, f.Near)
+	return f.T
+}
+
+// near reports whether shown, a number as the page prints it (digit
+// groups, some decimals), is want rounded to its decimals.
+func near(t *testing.T, shown string, want float64) bool {
+	t.Helper()
+	v, err := strconv.ParseFloat(strings.ReplaceAll(shown, ",", ""), 64)
+	if err != nil {
+		t.Errorf("the page shows %q: not a number", shown)
+		return false
+	}
+	unit := 1.0
+	if i := strings.IndexByte(shown, '.'); i >= 0 {
+		unit = math.Pow(10, -float64(len(shown)-i-1))
+	}
+	return math.Abs(v-want) <= unit/2+1e-9
 }
 
 // checkFleet opens the dashboard of a second API over the same node, one

@@ -1,8 +1,10 @@
 // Package dashboard is the live page of `trawl serve`: one HTML page, a
 // small script and a style sheet, embedded in the binary (no framework, no
 // CDN, no request leaves the server's origin). The page polls GET
-// /v1/stats every second and draws its charts from the samples it keeps;
-// its pause and resume buttons call the API with the bearer token the
+// /v1/stats every second and draws its charts from the samples it keeps:
+// every rate it shows, a tile's or a chart's point, is over the same
+// window of at least 5 s (the newest pair of samples that far apart), so
+// a chart ends at its tile's figure; its pause and resume buttons call the API with the bearer token the
 // page was given (a #token= fragment, never sent to the server, or typed
 // in), kept in the browser's localStorage.
 //

@@ -254,6 +254,11 @@ type Progress struct {
 	HostsReady   int `json:"hosts_ready"`   // hosts with work that may be fetched now
 	HostsWaiting int `json:"hosts_waiting"` // hosts with work waiting for their gap
 	HostsBackoff int `json:"hosts_backoff"`
+
+	// Content duplicates: pages fetched whose content the node had
+	// archived already, byte for byte (Revisits) or nearly (NearDuplicates).
+	Revisits       int64 `json:"revisits"`        // written as revisit records, not parsed
+	NearDuplicates int64 `json:"near_duplicates"` // text within the near distance of an archived page's (SimHash): links not followed
 	// Total counts every run of the job, this one included (the counts
 	// above are this run's).
 	Total Tally `json:"total"`
@@ -290,6 +295,8 @@ func (s *Stats) Snapshot(now time.Time) Progress {
 		OutOfScope:       run.OutOfScope,
 		Excluded:         run.Excluded,
 		Duplicates:       run.Duplicates,
+		Revisits:         run.Revisits,
+		NearDuplicates:   run.NearDuplicates,
 		BadLinks:         run.BadLinks,
 		Status:           run.Status,
 		Errors:           run.Errors,

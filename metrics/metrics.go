@@ -11,12 +11,15 @@
 // Names follow Prometheus conventions: the trawl_ prefix, base units as a
 // suffix (_seconds, _bytes) before _total on counters. Labels are bounded:
 // crawl (a node's crawls), class (error and status classes, small fixed
-// sets), state (host and URL states), kind (page, robots) and result
-// (response, error); never a host or a URL. A continuous crawl's
-// freshness gauges (trawl_recrawl_urls, trawl_crawl_freshness_ratio,
-// trawl_crawl_mean_age_seconds) are its recrawl schedule's last figures,
-// absent until the schedule has scanned once. Content duplicates (issue 10)
-// are not counted yet: trawl_urls_duplicate_total counts URLs found again.
+// sets), state (host and URL states), kind (page, robots; for content
+// duplicates exact, near) and result (response, error); never a host or a
+// URL. A continuous crawl's freshness gauges (trawl_recrawl_urls,
+// trawl_crawl_freshness_ratio, trawl_crawl_mean_age_seconds) are its
+// recrawl schedule's last figures, absent until the schedule has scanned
+// once. Duplicates are counted twice over, as they differ:
+// trawl_urls_duplicate_total counts URLs found again (no request sent),
+// trawl_pages_duplicate_total pages fetched whose content was archived
+// already, by kind: exact (written as revisit records) or near (SimHash).
 // A fleet member adds its trawl_fleet_* figures (AddFleet, fleet.go).
 package metrics
 
@@ -130,6 +133,7 @@ var (
 	duplicates  = counter("trawl_urls_duplicate_total", "URLs a crawl found again (links, redirect targets, seeds) and dropped: its URL-seen gate had them.", "crawl")
 	outOfScope  = counter("trawl_urls_out_of_scope_total", "Links outside a crawl's scope or over a trap cap.", "crawl")
 	shared      = counter("trawl_pages_shared_total", "Pages a crawl got from another crawl's fetch of the same URL.", "crawl")
+	contentDups = counter("trawl_pages_duplicate_total", "Pages a crawl fetched whose content the node had archived already, by kind: exact (same payload: written as a revisit record, not parsed) or near (text within the near-duplicate distance: links not followed).", "crawl", "kind")
 	crawlURLs   = gauge("trawl_crawl_urls", "A crawl's URLs by state: queued, in_flight, held (paused).", "crawl", "state")
 	recrawls    = counter("trawl_recrawls_total", "Fetches of pages the node had fetched before.", "crawl")
 	notModified = counter("trawl_recrawls_not_modified_total", "Recrawls answered 304 Not Modified (conditional requests): no body.", "crawl")
@@ -151,7 +155,7 @@ var (
 	warcFiles    = counter("trawl_warc_files_total", "WARC files begun, since the node started.")
 	warcSyncs    = counter("trawl_warc_syncs_total", "Rounds of WARC fsyncs, each shared by the exchanges written meanwhile, since the node started.")
 	commitTime   = prometheus.NewDesc("trawl_store_commit_duration_seconds", "Durable commits of the node's store (a synced batch, or the WAL sync that makes the frontier's applied groups durable), from the call to durable.", nil, nil)
-	all          = []desc{pages, bytes, requests, responses, fetchErrors, robotsDeny, discovered, duplicates, outOfScope, shared, crawlURLs,
+	all          = []desc{pages, bytes, requests, responses, fetchErrors, robotsDeny, discovered, duplicates, outOfScope, shared, contentDups, crawlURLs,
 		recrawls, notModified, changed, recrawlURLs, freshness, meanAge,
 		hosts, frontierN, robotsHits, robotsMisses, robotsLoads, robotsHeld, warcBytes, warcRecords, warcFiles, warcSyncs}
 )
@@ -189,6 +193,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(duplicates, float64(p.Duplicates), id)
 		emit(outOfScope, float64(p.OutOfScope), id)
 		emit(shared, float64(p.Shared), id)
+		emit(contentDups, float64(p.Revisits), id, "exact")
+		emit(contentDups, float64(p.NearDuplicates), id, "near")
 		for class, n := range p.Status {
 			emit(responses, float64(n), id, class)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,9 +55,11 @@ func TestDemo(t *testing.T) {
 		t.Errorf("no progress lines on stderr:\n%s", errb.String())
 	}
 	var sum struct {
-		Pages      int      `json:"pages"`
-		StopReason string   `json:"stop_reason"`
-		WARCFiles  []string `json:"warc_files"`
+		Pages          int      `json:"pages"`
+		StopReason     string   `json:"stop_reason"`
+		WARCFiles      []string `json:"warc_files"`
+		Revisits       int      `json:"revisits"`
+		NearDuplicates int      `json:"near_duplicates"`
 	}
 	b, err := os.ReadFile(filepath.Join(data, "summary.json"))
 	if err != nil {
@@ -67,6 +70,15 @@ func TestDemo(t *testing.T) {
 	}
 	if sum.Pages == 0 || sum.StopReason != "exhausted" || len(sum.WARCFiles) == 0 {
 		t.Errorf("summary.json = %s", b)
+	}
+	// The web's exact and near copies: counted, and the summary printed
+	// says what summary.json says (and the API would).
+	if sum.Revisits == 0 || sum.NearDuplicates == 0 {
+		t.Errorf("summary.json counts %d exact and %d near duplicates; the demo web has both", sum.Revisits, sum.NearDuplicates)
+	}
+	want := fmt.Sprintf("  duplicates  %d exact (revisit records), %d near (links not followed)\n", sum.Revisits, sum.NearDuplicates)
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("the summary printed lacks %q:\n%s", want, out.String())
 	}
 }
 

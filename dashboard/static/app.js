@@ -13,7 +13,12 @@
 (() => {
   const POLL_MS = 1000;
   const RING = 120; // samples kept: two minutes at one a second
-  const RATE_SPAN = 5; // the pages/s figures: over the last 5 samples
+  // Every rate the page shows (the tiles, each point of the charts, the
+  // crawls' pages/s) is over the same window: from the newest sample at
+  // least RATE_WINDOW_S older than the one it is shown for, to that one;
+  // none ('–', a gap) before the page has samples that far apart. So a
+  // chart's last point is the tile's figure.
+  const RATE_WINDOW_S = 5;
   const TOKEN_KEY = 'trawl.token';
   const PARTITIONS = 256; // a fleet's partitions when /v1/nodes does not say (internal/partition.Count)
 
@@ -89,17 +94,30 @@
     const dv = get(b) - get(a);
     return dt > 0 && dv >= 0 ? dv / dt : null;
   }
+  // windowStart is the index of the sample the rate window ending at
+  // sample i starts from: the newest at least RATE_WINDOW_S older than
+  // ring[i], or -1 if there is none. (A poll may come early, after a
+  // click: samples are not a fixed time apart, so the window is in
+  // seconds, not samples.)
+  function windowStart(i) {
+    for (let j = i - 1; j >= 0; j--) {
+      if (ring[i].t - ring[j].t >= RATE_WINDOW_S) return j;
+    }
+    return -1;
+  }
+  // windowRate is the rate of get() over the window ending at sample i.
+  function windowRate(i, get) {
+    const j = windowStart(i);
+    return j < 0 ? null : perSecond(ring[j], ring[i], get);
+  }
   function recentRate(get) {
-    if (ring.length < 2) return null;
-    const b = ring[ring.length - 1];
-    const a = ring[Math.max(0, ring.length - 1 - RATE_SPAN)];
-    return perSecond(a, b, get);
+    return windowRate(ring.length - 1, get);
   }
   function series(get) {
     return ring.map(get);
   }
   function rateSeries(get) {
-    return ring.map((s, i) => (i === 0 ? null : perSecond(ring[i - 1], s, get)));
+    return ring.map((_, i) => windowRate(i, get));
   }
 
   // --- charts -----------------------------------------------------------
@@ -322,6 +340,17 @@
     );
   }
 
+  // showDuplicates fills the two duplicate tiles: content duplicates
+  // (pages fetched whose content was archived already, exact or near),
+  // and links to URLs already seen, which cost nothing (no request).
+  function showDuplicates(d) {
+    text('dup-content-rate', pct(d.content_rate));
+    text('dup-exact', int(d.exact_pages));
+    text('dup-near', int(d.near_pages));
+    text('url-seen-rate', pct(d.url_rate));
+    text('shared-rate', pct(d.shared_rate));
+  }
+
   // --- the fleet --------------------------------------------------------
 
   // dashboardLink is a link to a member's own dashboard at the API address
@@ -435,7 +464,13 @@
 
     const t = s.totals;
     const now = ring[ring.length - 1];
-    text('pages-rate', rate(recentRate((x) => x.fetched)));
+    const pagesRates = rateSeries((x) => x.fetched);
+    text('pages-rate', rate(pagesRates[pagesRates.length - 1]));
+    // The samples the figure is from (uptime_s), for a reader to check it.
+    const rateEl = $('pages-rate');
+    rateEl.dataset.t = String(now.t);
+    const from = windowStart(ring.length - 1);
+    rateEl.dataset.from = from < 0 ? '' : String(ring[from].t);
     text('pages-total', int(t.fetched));
     text('bytes-total', `${bytes(t.bytes)}; ${int(t.pages)} pages to crawls`);
     text('requests-total', int(t.requests));
@@ -446,10 +481,8 @@
     text('hosts-active', int(s.hosts.active));
     text('hosts-waiting', int(s.hosts.waiting));
     text('hosts-known', int(s.hosts.known));
-    text('dup-rate', pct(s.duplicates.url_rate));
-    text('dup-shared', pct(s.duplicates.shared_rate));
+    showDuplicates(s.duplicates);
 
-    const pagesRates = rateSeries((x) => x.fetched);
     const errorRates = rateSeries((x) => x.errors);
     chart('chart-pages', pagesRates, rate);
     chart('chart-errors', errorRates, rate);

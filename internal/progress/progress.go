@@ -51,7 +51,9 @@ func Line(p job.Progress) string {
 	return l
 }
 
-// Block is the live display's lines for p, not yet fitted to a width.
+// Block is the live display's lines for p, not yet fitted to a width,
+// with a line of content duplicates once there are some and a continuous
+// job's recrawl lines.
 // prev is the snapshot drawn before (zero for the first): the rate "now"
 // is the pages between the two over the time between them, while the
 // other rate is the average since the start.
@@ -79,7 +81,16 @@ func Block(p, prev job.Progress) []string {
 		// so that a narrow terminal keeps it.
 		lines = append(lines[:3], append([]string{p.Waiting.String()}, lines[3:]...)...)
 	}
+	if p.Revisits+p.NearDuplicates > 0 {
+		lines = append(lines, dupLine(p))
+	}
 	return append(lines, recrawlLines(p)...)
+}
+
+// dupLine is the live display's line of content duplicates, shown once
+// there are some: pages fetched whose content was archived already.
+func dupLine(p job.Progress) string {
+	return fmt.Sprintf("dups    %d exact (revisit records), %d near (links not followed)", p.Revisits, p.NearDuplicates)
 }
 
 // recrawlLines are a continuous job's lines of the live display: its

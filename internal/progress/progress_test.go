@@ -42,6 +42,11 @@ var snapshots = []struct {
 	{"overdue", job.Progress{}, job.Progress{Elapsed: 40 * 24 * time.Hour, Pages: 90000, Queued: 700, Continuous: true,
 		Recrawls: 88000, NotModified: 80000, Changed: 5000,
 		Freshness: &job.Freshness{Scheduled: 1500, Due: 700, Overdue: 650, Freshness: 0.4, MeanAge: 12*24*time.Hour + 5*time.Hour + 29*time.Minute}}},
+	// A crawl that met content duplicates: their line.
+	{"duplicates", job.Progress{Elapsed: 9 * time.Second, Pages: 300},
+		job.Progress{Elapsed: 10 * time.Second, Pages: 320, PagesPerSecond: 32, Requests: 330, Bytes: 9_000_000,
+			Queued: 40, Discovered: 360, Hosts: 6, HostsReady: 4, Status: map[string]int64{"2xx": 320},
+			Revisits: 17, NearDuplicates: 5}},
 }
 
 // TestBlockGolden renders each snapshot at widths from a wide terminal
