@@ -551,6 +551,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			}
 		}
 		page.links, text = n.extract(j, u, resp)
+		page.text = text
 		if text.read {
 			sim = &text.sim.FP
 		}
@@ -592,7 +593,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		return
 	}
 	b := n.db.NewBatch()
-	add, err := n.admit(b, j, found, true)
+	add, err := n.admitLinks(b, j, it, u, found, text)
 	if err != nil {
 		b.Close()
 		n.fail(err)
@@ -663,7 +664,7 @@ func (n *Node) share(l *frontier.Lease, j *job.Job, u *url.URL, p *sharedPage) {
 		return
 	}
 	b := n.db.NewBatch()
-	add, err := n.admit(b, j, found, true)
+	add, err := n.admitLinks(b, j, l.Item, u, found, p.text)
 	if err != nil {
 		b.Close()
 		n.fail(err)
@@ -769,9 +770,12 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 		// A redirect is not a link: depth and shape run stay the item's.
 		return []candidate{{u: p.redirect, via: it.URL, depth: it.Depth, redirects: it.Redirects + 1, shapeRun: it.ShapeRun}}
 	}
+	// A link within the page's shape continues its run (runs.go): its
+	// run value is settled once the links out of the run are admitted.
+	shape := scope.Shape(u)
 	found := make([]candidate, len(p.links))
 	for i, t := range p.links {
-		found[i] = candidate{u: t, via: it.URL, depth: it.Depth + 1, shapeRun: scope.ShapeRun(u, it.ShapeRun, t)}
+		found[i] = candidate{u: t, via: it.URL, depth: it.Depth + 1, inRun: scope.Shape(t) == shape}
 	}
 	return found
 }
@@ -780,7 +784,8 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 // that extracts its links.
 type textPrint struct {
 	sim  dedup.Print
-	read bool // the page was read: sim is its fingerprint
+	read  bool // the page was read: sim is its fingerprint
+	words int  // visible words
 	// judged: the near-duplicate gate applies (it is on, and the page has
 	// at least nearMinWords words)
 	judged bool
@@ -801,7 +806,8 @@ func (n *Node) extract(j *job.Job, u *url.URL, resp *fetch.Response) ([]*url.URL
 		return nil, textPrint{}
 	}
 	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: true})
-	sim := textPrint{sim: dedup.Print{FP: page.SimHash, Weak: page.SimWeak}, read: true, judged: n.opts.NearDistance >= 0 && page.SimWords >= nearMinWords}
+	sim := textPrint{sim: dedup.Print{FP: page.SimHash, Weak: page.SimWeak}, read: true, words: page.SimWords,
+		judged: n.opts.NearDistance >= 0 && page.SimWords >= nearMinWords}
 	if page.NoFollow {
 		return nil, sim
 	}
@@ -848,6 +854,9 @@ type candidate struct {
 	u                          *url.URL
 	via                        string // the URL it was found at; "" for a seed
 	depth, redirects, shapeRun int
+	// inRun: a link to a URL of the linking page's shape (admitLinks
+	// sets its shapeRun)
+	inRun bool
 }
 
 // admit passes candidates through j's scope (unless they are seeds), its
