@@ -783,7 +783,7 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 // textPrint is the SimHash of a page's visible text, taken in the pass
 // that extracts its links.
 type textPrint struct {
-	sim  dedup.Print
+	sim   dedup.Print
 	read  bool // the page was read: sim is its fingerprint
 	words int  // visible words
 	// judged: the near-duplicate gate applies (it is on, and the page has

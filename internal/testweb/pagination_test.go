@@ -143,7 +143,9 @@ func TestPagedServe(t *testing.T) {
 				t.Errorf("GET %s: no link %s in %v", tc.pq, l, links)
 			}
 		}
-		if n := has(links, func(l string) bool { return tc.kind != "" && strings.HasPrefix(l, tc.kind) && len(l) > len("/news/?page=") && !strings.Contains(l, "?") }); n != tc.posts {
+		if n := has(links, func(l string) bool {
+			return tc.kind != "" && strings.HasPrefix(l, tc.kind) && len(l) > len("/news/?page=") && !strings.Contains(l, "?")
+		}); n != tc.posts {
 			t.Errorf("GET %s: %d links to %s…, want %d", tc.pq, n, tc.kind, tc.posts)
 		}
 	}
