@@ -76,7 +76,7 @@ type Item struct {
 	Level     int
 	Redirects int    // redirects followed to reach this URL
 	Attempts  int    // earlier attempts that ended in a retryable failure
-	ShapeRun  int    // consecutive links within one URL shape (scope.ShapeRun)
+	ShapeRun  int    // run value within its URL shape: 0, or 1 + barren pages in a row before it (scope.NextShapeRun)
 	Via       string // the URL whose link or redirect led here; "" for seeds
 	Job       uint32 // the job that queued it; 0: no job
 	Seq       uint64 // position in its host's queue; set by the frontier

@@ -45,9 +45,11 @@ type Spec struct {
 	Domains []string `json:"domains,omitempty"`
 	// MaxDepth is the most links followed from a seed; 0 means no limit.
 	MaxDepth int `json:"max_depth,omitempty"`
-	// MaxShapeRun caps consecutive links between URLs of one shape, the
-	// mark of calendars and other endless page families (scope.Rules).
-	// Default scope.DefaultMaxShapeRun; negative means no cap.
+	// MaxShapeRun caps the pages in a row, within one URL shape, that
+	// yield nothing new (no new link, no new text): the mark of calendars
+	// and other endless page families, against pagination, which yields
+	// (scope.NextShapeRun). Default scope.DefaultMaxShapeRun; negative
+	// means no cap.
 	MaxShapeRun int `json:"max_shape_run,omitempty"`
 	// MaxURLsPerPattern caps the URLs the job queues per host and URL
 	// pattern (scope.Pattern: digits folded, path parameters and the

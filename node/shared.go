@@ -15,6 +15,7 @@ type sharedPage struct {
 	status   int
 	redirect *url.URL   // a 3xx's target, nil otherwise
 	links    []*url.URL // canonical, followable links of an HTML page
+	text     textPrint  // its visible text's fingerprint, if read (for shape runs)
 	// sitemap is what a sitemap file listed, for a sitemap held under
 	// sitemapShareKey (nil for pages)
 	sitemap *sitemapResult

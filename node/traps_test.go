@@ -121,7 +121,8 @@ func TestTrapCost(t *testing.T) {
 	for _, st := range stats["after"] {
 		t.Run(st.Kind, func(t *testing.T) {
 			// Bounds per trapped host with the defaults: the calendar's
-			// shape runs (3 each way, from where the crawl enters); no
+			// shape runs (the month the crawl enters at, then 4 barren
+			// months each way before a run is cut: 9); no
 			// session-ID variant fetched twice; the shop's filtered
 			// listings and a soft-404 host's directories (two) within the
 			// pattern budget; the growing path's 69 paths under the

@@ -556,6 +556,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			}
 		}
 		page.links, text = n.extract(j, u, resp)
+		page.text = text
 		if text.read {
 			sim = &text.sim.FP
 		}
@@ -597,7 +598,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		return
 	}
 	b := n.db.NewBatch()
-	add, err := n.admit(b, j, found, true)
+	add, err := n.admitLinks(b, j, it, u, found, text)
 	if err != nil {
 		b.Close()
 		n.fail(err)
@@ -668,7 +669,7 @@ func (n *Node) share(l *frontier.Lease, j *job.Job, u *url.URL, p *sharedPage) {
 		return
 	}
 	b := n.db.NewBatch()
-	add, err := n.admit(b, j, found, true)
+	add, err := n.admitLinks(b, j, l.Item, u, found, p.text)
 	if err != nil {
 		b.Close()
 		n.fail(err)
@@ -774,9 +775,12 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 		// A redirect is not a link: depth and shape run stay the item's.
 		return []candidate{{u: p.redirect, via: it.URL, depth: it.Depth, redirects: it.Redirects + 1, shapeRun: it.ShapeRun}}
 	}
+	// A link within the page's shape continues its run (runs.go): its
+	// run value is settled once the links out of the run are admitted.
+	shape := scope.Shape(u)
 	found := make([]candidate, len(p.links))
 	for i, t := range p.links {
-		found[i] = candidate{u: t, via: it.URL, depth: it.Depth + 1, shapeRun: scope.ShapeRun(u, it.ShapeRun, t)}
+		found[i] = candidate{u: t, via: it.URL, depth: it.Depth + 1, inRun: scope.Shape(t) == shape}
 	}
 	return found
 }
@@ -784,8 +788,9 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 // textPrint is the SimHash of a page's visible text, taken in the pass
 // that extracts its links.
 type textPrint struct {
-	sim  dedup.Print
-	read bool // the page was read: sim is its fingerprint
+	sim   dedup.Print
+	read  bool // the page was read: sim is its fingerprint
+	words int  // visible words
 	// judged: the near-duplicate gate applies (it is on, and the page has
 	// at least nearMinWords words)
 	judged bool
@@ -806,7 +811,8 @@ func (n *Node) extract(j *job.Job, u *url.URL, resp *fetch.Response) ([]*url.URL
 		return nil, textPrint{}
 	}
 	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: true})
-	sim := textPrint{sim: dedup.Print{FP: page.SimHash, Weak: page.SimWeak}, read: true, judged: n.opts.NearDistance >= 0 && page.SimWords >= nearMinWords}
+	sim := textPrint{sim: dedup.Print{FP: page.SimHash, Weak: page.SimWeak}, read: true, words: page.SimWords,
+		judged: n.opts.NearDistance >= 0 && page.SimWords >= nearMinWords}
 	if page.NoFollow {
 		return nil, sim
 	}
@@ -853,6 +859,9 @@ type candidate struct {
 	u                          *url.URL
 	via                        string // the URL it was found at; "" for a seed
 	depth, redirects, shapeRun int
+	// inRun: a link to a URL of the linking page's shape (admitLinks
+	// sets its shapeRun)
+	inRun bool
 }
 
 // admit passes candidates through j's scope (unless they are seeds), its

@@ -54,9 +54,10 @@ type Rules struct {
 	// If zero, DefaultMaxQueryParams is used; if negative, the count is
 	// unlimited.
 	MaxQueryParams int
-	// MaxShapeRun is the most consecutive links between URLs of one
-	// Shape (see CheckShapeRun). If zero, DefaultMaxShapeRun is used; if
-	// negative, runs are not checked.
+	// MaxShapeRun is the most pages of one Shape in a row that yield
+	// nothing new before a URL of that shape (see NextShapeRun and
+	// CheckShapeRun). If zero, DefaultMaxShapeRun is used; if negative,
+	// runs are not checked.
 	MaxShapeRun int
 	// MaxURLsPerPattern is the most URLs a job queues per host and
 	// Pattern (query values and names dropped, digits folded): it stops

@@ -35,17 +35,20 @@ func TestShapeRun(t *testing.T) {
 		name    string
 		from    *url.URL
 		fromRun int
+		yielded bool
 		to      *url.URL
 		want    int
 	}{
-		{"seed", nil, 0, cal("01"), 0},
-		{"same shape", cal("01"), 0, cal("02"), 1},
-		{"run grows", cal("02"), 3, cal("03"), 4},
-		{"other shape resets", cal("02"), 3, mustURL(t, "http://a.test/about"), 0},
-		{"other host resets", cal("02"), 3, mustURL(t, "http://b.test/calendar/2025/03"), 0},
+		{"seed", nil, 0, false, cal("01"), 0},
+		{"run starts", cal("01"), 0, false, cal("02"), 1},
+		{"barren page: the run grows", cal("02"), 3, false, cal("03"), 4},
+		{"page yielded: the count starts again", cal("02"), 3, true, cal("03"), 1},
+		{"first page yielded", cal("01"), 0, true, cal("02"), 1},
+		{"other shape resets", cal("02"), 3, false, mustURL(t, "http://a.test/about"), 0},
+		{"other host resets", cal("02"), 3, false, mustURL(t, "http://b.test/calendar/2025/03"), 0},
 	}
 	for _, tt := range tests {
-		if got := ShapeRun(tt.from, tt.fromRun, tt.to); got != tt.want {
+		if got := ShapeRun(tt.from, tt.fromRun, tt.to, tt.yielded); got != tt.want {
 			t.Errorf("%s: ShapeRun = %d, want %d", tt.name, got, tt.want)
 		}
 	}
@@ -57,10 +60,11 @@ func TestCheckShapeRun(t *testing.T) {
 		max, run int
 		reject   bool
 	}{
-		{0, DefaultMaxShapeRun, false},
-		{0, DefaultMaxShapeRun + 1, true},
-		{5, 5, false},
-		{5, 6, true},
+		{0, 0, false},
+		{0, DefaultMaxShapeRun + 1, false}, // DefaultMaxShapeRun barren pages
+		{0, DefaultMaxShapeRun + 2, true},
+		{5, 6, false},
+		{5, 7, true},
 		{-1, 1000, false},
 	}
 	for _, tt := range tests {
@@ -70,6 +74,46 @@ func TestCheckShapeRun(t *testing.T) {
 		}
 		if r, ok := err.(*Rejection); err != nil && (!ok || r.Reason != ReasonShapeRun) {
 			t.Errorf("CheckShapeRun error = %#v, want a shape-run Rejection", err)
+		}
+	}
+}
+
+// TestShapeRunWalk walks a run of pages through NextShapeRun and
+// CheckShapeRun, entered at one page and followed in both directions
+// (next and previous), as a crawler reaches them: an endless run whose
+// pages yield nothing stops after MaxShapeRun+1 pages each way; a
+// finite one whose pages yield is walked whole, however long; one that
+// yields for a while and then runs dry (a listing whose "next" links go
+// on past its last page) stops MaxShapeRun+1 pages past its last yield.
+func TestShapeRunWalk(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rules  Rules
+		pages  int              // the run's pages each way from the entry; 0: endless
+		yields func(k int) bool // whether the page k steps from the entry yields
+		want   int              // pages fetched each way, the entry left out
+	}{
+		{"calendar", Rules{}, 0, func(int) bool { return false }, DefaultMaxShapeRun + 1},
+		{"calendar, cap 1", Rules{MaxShapeRun: 1}, 0, func(int) bool { return false }, 2},
+		{"blog listing", Rules{}, 29, func(int) bool { return true }, 29},
+		{"listing that runs dry after 12", Rules{}, 0, func(k int) bool { return k <= 12 }, 12 + DefaultMaxShapeRun + 1},
+		{"every other page yields", Rules{}, 500, func(k int) bool { return k%2 == 0 }, 500},
+		{"no cap, finite", Rules{MaxShapeRun: -1}, 40, func(int) bool { return false }, 40},
+	} {
+		u := mustURL(t, "http://a.test/blog/page/1/")
+		run, fetched := 0, 0 // the entry: a link from another shape
+		for k := 1; tc.pages == 0 || k <= tc.pages; k++ {
+			run = NextShapeRun(run, k > 1 && tc.yields(k-1))
+			if tc.rules.CheckShapeRun(u, run) != nil {
+				break
+			}
+			fetched++
+			if fetched > 10000 {
+				break
+			}
+		}
+		if fetched != tc.want {
+			t.Errorf("%s: %d pages fetched each way, want %d", tc.name, fetched, tc.want)
 		}
 	}
 }

@@ -97,7 +97,7 @@ func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&cf.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
 	fs.DurationVar(&cf.giveUp, "robots-give-up", 15*time.Second, "give up a host whose robots.txt stays unavailable (429, 5xx, network errors) this long: about four attempts at a 1s gap (0: never)")
 	fs.DurationVar(&cf.maxWait, "max-wait", job.DefaultMaxWait, "once nothing else may be fetched within this, give up hosts that ask to wait longer (Retry-After, backoff, robots.txt outages), so the crawl ends (0: wait for ever)")
-	fs.IntVar(&cf.shapeRun, "max-shape-run", 0, "most consecutive links between URLs of one shape, e.g. calendar months (0: the default, 3; -1: no cap)")
+	fs.IntVar(&cf.shapeRun, "max-shape-run", 0, "most pages in a row of one URL shape that yield no new link or text, e.g. calendar months (0: the default, 3; -1: no cap)")
 	fs.DurationVar(&cf.progress, "progress", 0, "progress interval (default: a live display redrawn every 0.5s on a terminal, a line every 5s otherwise)")
 }
 

@@ -336,7 +336,7 @@ func (t TrapStat) PerHost() float64 {
 // order of the kind constants.
 func (r *Report) TrapStats() []TrapStat {
 	var out []TrapStat
-	for _, kind := range []string{TrapCalendar, TrapSessionID, TrapFacets, TrapGrowingPath, TrapSoft404} {
+	for _, kind := range []string{TrapCalendar, TrapSessionID, TrapFacets, TrapGrowingPath, TrapSoft404, TrapEvents, TrapEndlessPages} {
 		st := TrapStat{Kind: kind}
 		carried := false
 		for _, h := range r.web.hosts {

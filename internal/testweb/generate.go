@@ -45,6 +45,7 @@ func Generate(opts Options) *Web {
 	if o.Changing {
 		w.makeChanging()
 	}
+	g.makePagedHost()
 	return w
 }
 

@@ -85,6 +85,12 @@ type Options struct {
 	// pages only a sitemap lists (Page.SitemapOnly), and one malformed,
 	// one gzip-bomb and one cross-host sitemap. Off, the web is unchanged.
 	Sitemaps bool
+	// Pagination adds the paged host (pagination.go): a blog, a forum
+	// thread, a catalogue and a docs tree whose pages link to pages of
+	// their own URL shape, all crawlable, beside an events calendar and a
+	// news listing that never end (TrapEvents, TrapEndlessPages). Made
+	// after every other host: the rest of the web is unchanged.
+	Pagination bool
 }
 
 // Defaults of Options, in one place.

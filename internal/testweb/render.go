@@ -78,6 +78,9 @@ func (w *Web) renderPage(r *resource, sid string) []byte {
 	if b.template != 0 {
 		return w.renderLookalike(r)
 	}
+	if b.paged != nil {
+		return w.renderPaged(r)
+	}
 	rng := rand.New(rand.NewPCG(b.seed, 2))
 	var sb strings.Builder
 	sb.Grow(b.size + 8<<10)

@@ -393,6 +393,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 			send(w, r, http.StatusOK, "text/html; charset=utf-8", s.web.renderCalendar(h, y, m))
 			return
 		}
+	case h.paged && pagedTrapKind(pq) != "":
+		send(w, r, http.StatusOK, "text/html; charset=utf-8", s.web.renderPagedTrap(h, pq))
+		return
 	case h.grow && strings.HasPrefix(pq, "/grow/"):
 		if !strings.Contains(pq, "?") && strings.HasSuffix(pq, "/") {
 			send(w, r, http.StatusOK, "text/html; charset=utf-8", s.web.renderGrow(h, pq))

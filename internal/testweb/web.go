@@ -43,6 +43,7 @@ type host struct {
 	shop       bool        // serves /shop/ with endless filter combinations
 	grow       bool        // serves /grow/, whose links grow the path forever
 	soft404    bool        // answers unknown paths with 200 "not found"
+	paged      bool        // the paged host (Options.Pagination, pagination.go)
 	shopItems  []*resource // the shop's products
 	hostile    hostileKind
 	tls        tlsKind              // served over TLS with this certificate (Options.TLSKinds)
@@ -96,6 +97,9 @@ func (h *host) traps() []string {
 	if h.soft404 {
 		out = append(out, TrapSoft404)
 	}
+	if h.paged {
+		out = append(out, TrapEvents, TrapEndlessPages)
+	}
 	return out
 }
 
@@ -139,7 +143,8 @@ type bodySpec struct {
 	title   string
 	base    string // <base href> as written (with portToken), or ""
 	links   []link
-	variant int // non-zero: a near duplicate (see the variant constants)
+	variant int        // non-zero: a near duplicate (see the variant constants)
+	paged   *pagedSpec // a page of the paged host: rendered by renderPaged
 	// template, if non-zero, seeds the boilerplate a lookalike page
 	// shares with its pair; the page's own text is then short.
 	template uint64
@@ -374,6 +379,8 @@ func (h *host) trapKind(pq string) string {
 		return TrapGrowingPath
 	case h.soft404 && h.byPQ[pq] == nil && !isRobotsPath(pq):
 		return TrapSoft404
+	case h.paged:
+		return pagedTrapKind(pq)
 	}
 	return ""
 }

@@ -1,0 +1,137 @@
+package node
+
+import (
+	"errors"
+	"math"
+	"math/bits"
+	"net/url"
+
+	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/dedup"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/urlstate"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/scope"
+)
+
+// Shape runs (scope.NextShapeRun): a page's links to URLs of its own
+// shape continue its run, and what they carry depends on whether the page
+// yielded anything new. The judgement is made here, when the page has been
+// fetched and parsed, and travels with its links in their queue items
+// (frontier.Item.ShapeRun, durable like the depth): nothing is held in
+// memory per run, and a restart or a fleet's routing loses nothing.
+//
+// A page yields something new if
+//   - a link of it leads out of the run to a URL of its own host that is
+//     new to the job (the posts of a blog's listing page, the products of
+//     a catalogue's), or
+//   - its visible text has a paragraph (newTextWords) or more that the
+//     page before it in the run has not (the posts of a forum thread's
+//     page), as newWords estimates it from the two pages' SimHashes.
+//
+// A calendar's month, an empty listing past the last page, a counter's
+// next value yield neither: their text differs by a date or a number,
+// and their links lead only onward. The text test costs one read of the
+// page before's stored record (its SimHash), made only for a page in a run
+// that found nothing new to queue.
+
+// newTextWords is how many words of a page in a shape run must be new
+// (not in the page before it in the run) for its text to count as new: a
+// paragraph. newWords estimates them from the two pages' fingerprints.
+const newTextWords = 50
+
+// admitLinks admits the candidates found on the page at u (job j's item
+// it): first those that leave the page's shape run, then those that
+// continue it, whose run value (scope.NextShapeRun) depends on what the
+// page yielded: a new URL of its host queued by the first step, or, if
+// none, text unlike the page before it (text is the page's).
+func (n *Node) admitLinks(b *store.Batch, j *job.Job, it frontier.Item, u *url.URL, found []candidate, text textPrint) ([]frontier.Item, error) {
+	var out, run []candidate
+	for _, cd := range found {
+		if cd.inRun {
+			run = append(run, cd)
+		} else {
+			out = append(out, cd)
+		}
+	}
+	if len(run) == 0 {
+		return n.admit(b, j, found, true)
+	}
+	items, err := n.admit(b, j, out, true)
+	if err != nil {
+		return nil, err
+	}
+	yielded := false
+	if it.ShapeRun > 0 { // a page that starts its run is new to it
+		for _, q := range items {
+			if q.Host == it.Host {
+				yielded = true
+				break
+			}
+		}
+		yielded = yielded || n.newText(it, u, text)
+	}
+	v := scope.NextShapeRun(it.ShapeRun, yielded)
+	for i := range run {
+		run[i].shapeRun = v
+	}
+	more, err := n.admit(b, j, run, true)
+	if err != nil {
+		return nil, err
+	}
+	return append(items, more...), nil
+}
+
+// newText reports whether the visible text of the page at u (its item
+// it, in a shape run) is unlike that of the page before it in the run,
+// it.Via, as the URL's stored record has it. A page of fewer than
+// newTextWords words, or whose page before is not of its shape (a
+// redirect) or has no fingerprint, does not count as new.
+func (n *Node) newText(it frontier.Item, u *url.URL, text textPrint) bool {
+	if !text.read || text.words < newTextWords || it.Via == "" {
+		return false
+	}
+	via, err := url.Parse(it.Via)
+	if err != nil || scope.Shape(via) != scope.Shape(u) {
+		return false
+	}
+	key := store.URLKey(it.Host, it.Via)
+	if !n.state.Fetched.MayHave(key) {
+		return false
+	}
+	v, err := n.db.Get(key)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			n.opts.Logger.Warn("read the URL state of a shape run's page before", "url", it.Via, "err", err)
+		}
+		return false
+	}
+	rec, err := urlstate.Decode(v)
+	if err != nil || !rec.HasDigest || rec.SimHash == 0 {
+		return false
+	}
+	return newWords(rec.SimHash, text.sim, text.words) >= newTextWords
+}
+
+// newWords estimates how many of the words of a page (words of them,
+// fingerprint cur) the page before it (fingerprint prev) has not. Two
+// SimHashes differ in a bit with odds θ/π, θ the angle between the pages'
+// feature vectors (Charikar 2002); for pages of like length cos θ is about
+// the share of the page's shingles the other has too. So a page whose
+// fingerprint is d bits away has about words·(1 − cos(π·d/64)) words of
+// its own. A share, not a distance, is what tells a calendar's month from
+// a thread's page: a 40-word month whose date moved on is some 20 bits
+// from the month before (a third of its shingles changed: about 13 new
+// words), a 450-word thread page with a template around its posts about
+// as far (over 100 new words); see TestShapeRunTextDistances.
+func newWords(prev uint64, cur dedup.Print, words int) int {
+	d := textDistance(prev, cur)
+	return int(float64(words) * (1 - math.Cos(math.Pi*float64(d)/64)))
+}
+
+// textDistance is the distance newWords reads: the bits in which cur, a page's fingerprint, differs from prev, the page
+// before it's, outside cur's weakest bits (the record of the page before
+// keeps its fingerprint, not its weak bits).
+func textDistance(prev uint64, cur dedup.Print) int {
+	return bits.OnesCount64((prev ^ cur.FP) &^ cur.Weak)
+}
