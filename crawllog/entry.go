@@ -70,6 +70,7 @@ var DropReasons = []string{DropRobots, DropScope, DropTrap, DropBudget, DropExcl
 const (
 	ErrTooLarge    = "too-large"    // the body passed the size cap
 	ErrBodyTimeout = "body-timeout" // the body took longer than allowed
+	ErrBodyCut     = "body"         // the connection ended or failed before the body did
 	// ErrDecode: the Content-Encoding could not be undone (corrupt, or a
 	// coding never asked for): archived as sent, its links not read
 	ErrDecode = "decode"
