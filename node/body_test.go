@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/internal/testweb"
 	"github.com/trawl-crawler/trawl/internal/warccheck"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/warc"
@@ -291,4 +292,34 @@ func readPayloads(t *testing.T, files []string, bodies map[string][]byte) map[st
 func sum256(b []byte) []byte {
 	s := sha256.Sum256(b)
 	return s[:]
+}
+
+// checkPayloads checks every response and revisit record warcio read
+// (rep) against the bytes the synthetic web sends for its URL, where the
+// web knows them in advance (testweb.Web.Body): each holds them whole or
+// says WARC-Truncated over a prefix of them. It returns how many records
+// were checked.
+func checkPayloads(t *testing.T, web *testweb.Web, rep *warccheck.Report) int {
+	t.Helper()
+	sent := map[string][]byte{}
+	checked := 0
+	for u := range rep.Archived() {
+		if b, ok := web.Body(u); ok {
+			sent[u] = b
+		}
+	}
+	for _, x := range rep.Responses {
+		if _, ok := sent[x.URI]; ok {
+			checked++
+		}
+	}
+	for _, x := range rep.Revisits {
+		if _, ok := sent[x.URI]; ok {
+			checked++
+		}
+	}
+	for _, p := range rep.Payloads(sent) {
+		t.Error(p)
+	}
+	return checked
 }
