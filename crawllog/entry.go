@@ -26,7 +26,7 @@ type Entry struct {
 	URL      string        `json:"url"`
 	Robots   bool          `json:"robots,omitempty"` // a robots.txt fetch
 	Status   int           `json:"status,omitempty"` // HTTP status; 0 if no response
-	Error    string        `json:"error,omitempty"`  // error class (fetch.Class, or "too-large"/"body-timeout"/"decode") when the fetch failed, was cut or could not be decoded
+	Error    string        `json:"error,omitempty"`  // error class (fetch.Class, or "body"/"too-large"/"body-timeout"/"decode") when the fetch failed, was cut or could not be decoded
 	Bytes    int64         `json:"bytes"`            // body bytes as transferred
 	MIME     string        `json:"mime,omitempty"`   // media type without parameters
 	Duration time.Duration `json:"duration_ms"`      // encoded as milliseconds with 3 decimals, e.g. 12.345
@@ -71,6 +71,7 @@ var DropReasons = []string{DropRobots, DropScope, DropTrap, DropBudget, DropExcl
 const (
 	ErrTooLarge    = "too-large"    // the body passed the size cap
 	ErrBodyTimeout = "body-timeout" // the body took longer than allowed
+	ErrBodyCut     = "body"         // the connection ended or failed before the body did
 	// ErrDecode: the Content-Encoding could not be undone (corrupt, or a
 	// coding never asked for): archived as sent, its links not read
 	ErrDecode = "decode"

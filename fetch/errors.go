@@ -22,16 +22,16 @@ const (
 	ClassTLS         Class = "tls"         // the TLS handshake failed: an alert, no common protocol (an HTTP/2-only server), not TLS at all, a connection cut mid-handshake
 	ClassCertificate Class = "certificate" // the server's certificate did not verify: unknown authority (self-signed, another root), expired or not yet valid, another name
 	ClassProtocol    Class = "protocol"    // the server did not answer with a valid HTTP/1.x response (incl. oversized headers)
-	ClassBody        Class = "body"        // the connection failed while the body was being read
 	ClassCanceled    Class = "canceled"    // the caller's context was canceled or its deadline passed
 )
 
 // What a hostile server gets, as the synthetic web's hostile hosts show
 // (TestFetchHostileWeb): a head that drips or never comes, ClassTimeout;
-// a head past MaxHeaderBytes, ClassProtocol; a body cut short of its
-// Content-Length or reset, ClassBody. A body that drips, never ends or
-// inflates past a cap is no error: the Response is Truncated "time" or
-// "length". A Content-Length shorter than the body yields the declared
+// a head past MaxHeaderBytes, ClassProtocol. Once the head has come, the
+// Response is returned with what of the body came: a body cut short of
+// its Content-Length or reset is Truncated "disconnect", one that drips,
+// never ends or inflates past a cap "time" or "length". A Content-Length
+// shorter than the body yields the declared
 // bytes (net/http drops the connection); a coding that cannot be undone
 // (corrupt gzip, deflate or br, or a coding never asked for) leaves
 // Response.DecodeErr.

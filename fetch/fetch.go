@@ -16,6 +16,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -23,6 +24,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -78,17 +80,19 @@ type Response struct {
 	DecodeErr error
 
 	// MediaType comes from Content-Type, lower-case without parameters.
-	// When Content-Type is missing the body is read whatever its type and
-	// sniffed with http.DetectContentType; "" if there was no body either.
+	// When Content-Type is missing it is sniffed from the body with
+	// http.DetectContentType; "" if there was no body either. The body is
+	// read whatever the type: what was fetched is archived whole.
 	MediaType string
-	// Truncated is "" for a complete body, "length" when MaxBodyBytes or
-	// MaxDecodedBytes stopped reading, and "time" when FirstByteTimeout or
-	// TotalTimeout expired during the body: what was read is kept and
-	// Fetch returns no error.
+	// Truncated is "" for a complete body, else why it is not, in the
+	// words of WARC 1.1's WARC-Truncated (section 5.13): "length" when
+	// MaxBodyBytes or MaxDecodedBytes stopped reading, "time" when
+	// FirstByteTimeout or TotalTimeout expired during the body,
+	// "disconnect" when the connection ended or was reset before the
+	// body did (short of its Content-Length, say), "unspecified" when
+	// the body could not be read otherwise (malformed chunked coding).
+	// What was read is kept and Fetch returns no error.
 	Truncated string
-	// BodySkipped is set when Content-Type named a type outside
-	// AcceptTypes: the body was not read and Body is nil.
-	BodySkipped bool
 	// Location is, for a 3xx with a Location header, its value resolved
 	// against the request URL; otherwise "". A value net/url cannot parse
 	// (e.g. "http://[::1") is given as sent, for the caller to judge: the
@@ -140,7 +144,6 @@ func sameArray(a, b []byte) bool {
 // connections with Close.
 type Fetcher struct {
 	opts      Options
-	accept    map[string]bool
 	resolver  Resolver
 	dns       *dnsCache
 	dialer    *net.Dialer
@@ -155,16 +158,12 @@ func New(opts Options) (*Fetcher, error) {
 	opts = opts.withDefaults()
 	f := &Fetcher{
 		opts:     opts,
-		accept:   make(map[string]bool, len(opts.AcceptTypes)),
 		resolver: opts.Resolver,
 		dns:      newDNSCache(opts.DNSCacheTTL, opts.DNSCacheSize, opts.Now),
 	}
 	f.dialer = &net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second, Control: f.control}
 	if opts.LocalAddr.IsValid() {
 		f.dialer.LocalAddr = &net.TCPAddr{IP: opts.LocalAddr.AsSlice()}
-	}
-	for _, t := range opts.AcceptTypes {
-		f.accept[t] = true
 	}
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
@@ -199,9 +198,10 @@ var reservedHeaders = map[string]bool{
 }
 
 // Fetch GETs req.URL. Errors are *Error; see Class. A response whose
-// headers arrived is returned without error whatever its status, including
-// when a time-out cut its body short (Truncated "time"). If ctx ends first,
-// the error has ClassCanceled and no Response is returned.
+// headers arrived is returned without error whatever its status and type,
+// including when a time-out or the connection cut its body short
+// (Truncated). If ctx ends first, the error has ClassCanceled and no
+// Response is returned.
 func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	if req == nil || req.URL == nil {
 		return nil, &Error{Class: ClassRequest, Err: errors.New("no URL")}
@@ -297,21 +297,13 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 			resp.Location = loc
 		}
 	}
-	if resp.MediaType != "" && !f.accept[resp.MediaType] {
-		resp.BodySkipped = true
-		resp.Duration = f.opts.Now().Sub(start)
-		return resp, nil
-	}
-
 	body, truncated, err := readCapped(hresp.Body, f.opts.MaxBodyBytes, min(hresp.ContentLength, maxBodyHint))
 	if err != nil {
 		if ctx.Err() != nil {
+			putBuf(body)
 			return nil, &Error{Class: ClassCanceled, URL: urlStr, Err: context.Cause(ctx)}
 		}
-		if cause := context.Cause(rctx); cause != errTotalTimeout && cause != errFirstByteTimeout {
-			return nil, &Error{Class: ClassBody, URL: urlStr, Err: fmt.Errorf("read body after %d bytes: %w", len(body), err)}
-		}
-		resp.Truncated = "time"
+		resp.Truncated = bodyCut(context.Cause(rctx), err)
 	} else if truncated {
 		resp.Truncated = "length"
 	}
@@ -337,6 +329,20 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	}
 	resp.Duration = f.opts.Now().Sub(start)
 	return resp, nil
+}
+
+// bodyCut names, as a WARC-Truncated reason, why reading a body failed
+// with err: the fetch's time-out (cause), or the connection.
+func bodyCut(cause, err error) string {
+	var opErr *net.OpError
+	switch {
+	case cause == errTotalTimeout || cause == errFirstByteTimeout:
+		return "time"
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &opErr) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE):
+		return "disconnect"
+	}
+	return "unspecified"
 }
 
 // newRequest builds the GET request for req, checking the URL and the

@@ -42,6 +42,20 @@ func gzipBytes(t testing.TB, data []byte) []byte {
 	return b.Bytes()
 }
 
+// gunzipPrefix is what can be decoded of a gzip stream cut short.
+func gunzipPrefix(t testing.TB, cut []byte) string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(cut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
 func zlibBytes(t testing.TB, data []byte) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -98,7 +112,6 @@ func TestFetchRaw(t *testing.T) {
 		{"Decoded", string(resp.Decoded), "<html></html>"},
 		{"Truncated", resp.Truncated, ""},
 		{"Location", resp.Location, ""},
-		{"BodySkipped", strconv.FormatBool(resp.BodySkipped), "false"},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -115,6 +128,7 @@ func TestFetchRaw(t *testing.T) {
 func TestRawResponses(t *testing.T) {
 	page := []byte("<!DOCTYPE html><html><body>hello</body></html>")
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+	pdf := ("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + strings.Repeat("\x00\xff stream ", 600))[:5009]
 	withBody := func(head string, body []byte) string {
 		return head + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body)
 	}
@@ -128,7 +142,7 @@ func TestRawResponses(t *testing.T) {
 		decoded   string // want Decoded unless decodeErr
 		decodeErr bool
 		mediaType string
-		skipped   bool
+		truncated string // want Truncated
 		location  string // "{base}" stands for the server's URL
 		rawHeader string // if set, want RawResponseHeader
 	}{
@@ -138,7 +152,11 @@ func TestRawResponses(t *testing.T) {
 		{name: "content-length shorter than body", reply: "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n0123456789",
 			status: 200, body: "01234", decoded: "01234", mediaType: "text/html"},
 		{name: "content-length longer than body", reply: "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n0123456789",
-			class: ClassBody},
+			status: 200, body: "0123456789", decoded: "0123456789", mediaType: "text/html", truncated: "disconnect"},
+		{name: "gzip cut by the connection", reply: "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: 100000\r\n\r\n" + string(gzipBytes(t, page)[:60]),
+			status: 200, body: string(gzipBytes(t, page)[:60]), decoded: gunzipPrefix(t, gzipBytes(t, page)[:60]), mediaType: "text/html", truncated: "disconnect"},
+		{name: "malformed chunk", reply: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n",
+			status: 200, body: "hello", decoded: "hello", mediaType: "text/plain", truncated: "unspecified"},
 		{name: "no content-length, closed", reply: "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<p>until close",
 			status: 200, body: "<p>until close", decoded: "<p>until close", mediaType: "text/html"},
 		{name: "missing content-type sniffed html", reply: withBody("HTTP/1.1 200 OK\r\n", page),
@@ -170,8 +188,10 @@ func TestRawResponses(t *testing.T) {
 		{name: "not modified", reply: "HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n", status: 304},
 		{name: "404 page", reply: withBody("HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n", []byte("<p>gone</p>")),
 			status: 404, body: "<p>gone</p>", decoded: "<p>gone</p>", mediaType: "text/html"},
-		{name: "image skipped", reply: withBody("HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n", bytes.Repeat([]byte("x"), 100000)),
-			status: 200, mediaType: "image/png", skipped: true},
+		{name: "image read whole", reply: withBody("HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n", bytes.Repeat([]byte("x"), 100000)),
+			status: 200, body: strings.Repeat("x", 100000), decoded: strings.Repeat("x", 100000), mediaType: "image/png"},
+		{name: "pdf read whole", reply: withBody("HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\n", []byte(pdf)),
+			status: 200, body: pdf, decoded: pdf, mediaType: "application/pdf"},
 		{name: "malformed status", reply: "HTTP/1.1 abc\r\n\r\n", class: ClassProtocol},
 		{name: "not http", reply: "SSH-2.0-OpenSSH_9.6\r\n\r\n", class: ClassProtocol},
 		{name: "closed without answer", reply: "", class: ClassProtocol},
@@ -211,8 +231,8 @@ func TestRawResponses(t *testing.T) {
 			if resp.MediaType != c.mediaType {
 				t.Errorf("MediaType = %q, want %q", resp.MediaType, c.mediaType)
 			}
-			if resp.BodySkipped != c.skipped || resp.Truncated != "" {
-				t.Errorf("BodySkipped = %v, Truncated = %q; want %v, \"\"", resp.BodySkipped, resp.Truncated, c.skipped)
+			if resp.Truncated != c.truncated {
+				t.Errorf("Truncated = %q, want %q", resp.Truncated, c.truncated)
 			}
 			if want := strings.ReplaceAll(c.location, "{base}", srv.URL()); resp.Location != want {
 				t.Errorf("Location = %q, want %q", resp.Location, want)
@@ -232,8 +252,11 @@ func TestResetMidBody(t *testing.T) {
 	})
 	f := newFetcher(t, testOptions())
 	resp, err := get(t, f, srv.URL()+"/")
-	if ClassOf(err) != ClassBody || resp != nil {
-		t.Fatalf("Fetch = %v, %v; want class %q", resp, err, ClassBody)
+	if err != nil {
+		t.Fatalf("Fetch: %v; want the response, cut", err)
+	}
+	if resp.Truncated != "disconnect" || len(resp.Body) > 1000 || !bytes.Equal(resp.Body, bytes.Repeat([]byte("a"), len(resp.Body))) {
+		t.Errorf("Truncated %q, Body of %d bytes; want \"disconnect\" and what came of the 1,000 sent", resp.Truncated, len(resp.Body))
 	}
 }
 

@@ -234,14 +234,11 @@ func TestValidate(t *testing.T) {
 			MaxDecodedBytes:     -1,
 			MaxHeaderBytes:      -1,
 			MaxIdleConnsPerHost: -1,
-			AcceptTypes:         []string{"text/html; charset=utf-8", "Text/HTML", "html"},
 		}, []string{
 			`Options.Hosts: key "Upper.test"`, `Options.Hosts: "empty.test" has no addresses`,
 			"Options.AllowNets", "Options.DNSCacheTTL", "Options.DNSCacheSize", "Options.ConnectTimeout",
 			"Options.FirstByteTimeout", "Options.TotalTimeout", "Options.MaxBodyBytes",
 			"Options.MaxDecodedBytes", "Options.MaxHeaderBytes", "Options.MaxIdleConnsPerHost",
-			`Options.AcceptTypes: "text/html; charset=utf-8"`, `Options.AcceptTypes: "Text/HTML"`,
-			`Options.AcceptTypes: "html"`,
 		}},
 	}
 	for _, c := range cases {

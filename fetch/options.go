@@ -27,10 +27,6 @@ const (
 	DefaultMaxIdleConnsPerHost = 2
 )
 
-// defaultAcceptTypes are the media types whose bodies are downloaded when
-// Options.AcceptTypes is empty.
-var defaultAcceptTypes = []string{"text/html", "application/xhtml+xml", "text/plain", "application/xml", "text/xml"}
-
 // Limits of the connection pool that are not configurable.
 const (
 	// maxIdleConns bounds the idle connections over all hosts. A crawl
@@ -105,11 +101,6 @@ type Options struct {
 	// MaxHeaderBytes caps the response header block. If zero,
 	// DefaultMaxHeaderBytes.
 	MaxHeaderBytes int64
-
-	// AcceptTypes lists the media types (lower-case, no parameters) whose
-	// bodies are downloaded. If empty: text/html, application/xhtml+xml,
-	// text/plain, application/xml and text/xml.
-	AcceptTypes []string
 
 	// MaxIdleConnsPerHost bounds the keep-alive connections kept per host.
 	// If zero, DefaultMaxIdleConnsPerHost.
@@ -196,12 +187,6 @@ func (o *Options) Validate() error {
 			bad("CACerts", "%v", err)
 		}
 	}
-	for _, t := range o.AcceptTypes {
-		typ, sub, ok := strings.Cut(t, "/")
-		if !ok || typ == "" || sub == "" || t != mediaType(t) || strings.ContainsAny(t, " \t") {
-			bad("AcceptTypes", "%q is not a lower-case type/subtype", t)
-		}
-	}
 	return errors.Join(errs...)
 }
 
@@ -233,9 +218,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxHeaderBytes == 0 {
 		o.MaxHeaderBytes = DefaultMaxHeaderBytes
-	}
-	if len(o.AcceptTypes) == 0 {
-		o.AcceptTypes = defaultAcceptTypes
 	}
 	if o.MaxIdleConnsPerHost == 0 {
 		o.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost

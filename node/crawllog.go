@@ -63,6 +63,8 @@ func (n *Node) logResponse(j *job.Job, it frontier.Item, robotsTxt bool, resp *f
 		e.Error = crawllog.ErrTooLarge
 	case "time":
 		e.Error = crawllog.ErrBodyTimeout
+	case "disconnect", "unspecified":
+		e.Error = crawllog.ErrBodyCut
 	}
 	if e.Error == "" && resp.DecodeErr != nil {
 		e.Error = crawllog.ErrDecode

@@ -190,7 +190,7 @@ var retried = map[string]bool{"retry-after-seconds": true, "retry-after-date": t
 // "redirect-chain").
 var hostileOutcomes = map[string][]string{
 	"junk":                   {"200"},
-	"lying-length":           {"error body"},
+	"lying-length":           {"200 body"},                // archived as cut: WARC-Truncated disconnect
 	"slow-drip":              {"200", "200 body-timeout"}, // its drip is bounded; FetchTimeout may cut it first
 	"endless":                {"200 too-large"},
 	"bad-gzip":               {"200 decode"},
@@ -221,7 +221,7 @@ var hostileOutcomes = map[string][]string{
 	"retry-after-seconds":    {"429"},
 	"retry-after-date":       {"429"},
 	"503-storm":              {"503"},
-	"reset":                  {"error body"},
+	"reset":                  {"200 body"},
 	"silent":                 {"error timeout"},
 	"deflate-bomb":           {"200 too-large"},
 	"gzip-bomb":              {"200 too-large"},

@@ -164,9 +164,6 @@ func Open(opts Options) (*Node, error) {
 		TotalTimeout: opts.FetchTimeout,
 		MaxBodyBytes: opts.MaxBodyBytes,
 	}
-	if !opts.NoSitemaps {
-		fetchOpts.AcceptTypes = sitemapAcceptTypes
-	}
 	stateOpts := StateOptions{
 		Dir:             filepath.Join(opts.DataDir, "state"),
 		FS:              opts.FS,

@@ -217,6 +217,9 @@ func checkWARC(t *testing.T, h *harness, sum *Summary) {
 	if len(rep.Errors) > 0 {
 		t.Fatalf("warcio found %d errors: %v", len(rep.Errors), rep.Errors)
 	}
+	if n := checkPayloads(t, h.srv.Web(), rep); n == 0 {
+		t.Error("no record's payload checked against the web's bodies")
+	}
 	archived := rep.Archived()
 	for _, r := range rep.Unresolved(warc.ProfileIdenticalPayload) {
 		t.Errorf("revisit of %s refers to %s at %s (%s): no response record of that URI and date with its digest %s",
@@ -238,8 +241,9 @@ func checkWARC(t *testing.T, h *harness, sum *Summary) {
 		if req.Status == 0 || archived[u] {
 			continue
 		}
-		// A body cut off mid-read by a hostile server is a fetch error,
-		// not a response; those hosts are listed by name.
+		// A hostile server's head that never came in time is a fetch
+		// error, not a response; those hosts are listed by name. (A body
+		// cut off mid-read is archived, WARC-Truncated.)
 		if strings.HasPrefix(req.Host, "hostile") {
 			continue
 		}

@@ -57,6 +57,7 @@ const (
 	ErrorTooLarge    = "too-large"    // the body passed MaxBodyBytes (or its decoded form the cap)
 	ErrorBodyTimeout = "body-timeout" // FetchTimeout ended the body
 	ErrorDecode      = "decode"       // its Content-Encoding could not be undone (fetch.Response.DecodeErr)
+	ErrorBodyCut     = "body"         // the connection ended or failed before the body did (Truncated "disconnect", "unspecified")
 )
 
 // observe hands ev to Options.OnFetch, if set.

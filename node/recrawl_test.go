@@ -31,6 +31,7 @@ func validateWARCs(t *testing.T, h *harness) *warccheck.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkPayloads(t, h.srv.Web(), rep)
 	return rep
 }
 

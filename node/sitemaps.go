@@ -63,13 +63,6 @@ const (
 	maxSitemapStates = 100_000
 )
 
-// sitemapAcceptTypes are the media types whose bodies a node that reads
-// sitemaps downloads: fetch's defaults (text/html, application/xhtml+xml,
-// text/plain, application/xml, text/xml) and the types gzipped sitemaps
-// are served as.
-var sitemapAcceptTypes = []string{"text/html", "application/xhtml+xml", "text/plain", "application/xml", "text/xml",
-	"application/x-gzip", "application/gzip", "application/octet-stream"}
-
 // sitemapFile is one sitemap file of an origin.
 type sitemapFile struct {
 	url string // canonical
@@ -542,10 +535,6 @@ func (n *Node) readSitemap(j *job.Job, file sitemapFile, su *url.URL, resp *fetc
 		n.opts.Logger.Debug("sitemap not there", "job", j.ID, "url", file.url, "status", resp.Status)
 		return res
 	}
-	if resp.BodySkipped {
-		n.opts.Logger.Info("sitemap skipped: content type not read", "job", j.ID, "url", file.url, "type", resp.MediaType)
-		return res
-	}
 	body := resp.Decoded
 	if resp.DecodeErr != nil {
 		body = resp.Body
@@ -608,7 +597,7 @@ func (n *Node) logSitemap(j *job.Job, it frontier.Item, resp *fetch.Response, lo
 	e := &crawllog.Entry{Time: n.opts.Now().UTC(), Job: j.ID, URL: resp.URL, Status: resp.Status,
 		Bytes: int64(len(resp.Body)), MIME: resp.MediaType, Duration: resp.Duration, Depth: it.Depth, Via: it.Via,
 		Digest: digest, WARC: filepath.Base(loc.File), Offset: loc.Offset}
-	if resp.Status >= 200 && resp.Status <= 299 && !resp.BodySkipped {
+	if resp.Status >= 200 && resp.Status <= 299 {
 		e.Detail = fmt.Sprintf("sitemap %s: %d entries, %d skipped, %d refused by the host rule", res.sum.Kind, res.sum.Entries, res.sum.Skipped, res.refused)
 	}
 	var lim *sitemap.LimitError

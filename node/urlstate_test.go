@@ -132,17 +132,6 @@ func fetchDirect(t *testing.T, srv *testweb.Server, urls []string) map[string]se
 	return out
 }
 
-// bodyRead reports whether the fetcher reads bodies of this Content-Type
-// (its default AcceptTypes).
-func bodyRead(ctype string) bool {
-	mt, _, _ := strings.Cut(ctype, ";")
-	switch strings.TrimSpace(mt) {
-	case "text/html", "application/xhtml+xml", "text/plain", "application/xml", "text/xml":
-		return true
-	}
-	return false
-}
-
 // TestURLStateOfCrawledWeb crawls a synthetic web and checks the 'u'
 // record of every page the web's log shows fetched against what the web
 // serves for it; URLs queued but never fetched have a seen key and no 'u'
@@ -199,12 +188,8 @@ func TestURLStateOfCrawledWeb(t *testing.T) {
 		if r.LastFetch.IsZero() || len(r.History) != min(fetches[u], urlstate.HistoryLen) {
 			t.Errorf("%s: LastFetch %v, %d history events; want a time and %d", u, r.LastFetch, len(r.History), min(fetches[u], urlstate.HistoryLen))
 		}
-		if !bodyRead(w.ctype) {
-			// The fetcher does not download such bodies: nothing to digest.
-			if r.HasDigest {
-				t.Errorf("%s: HasDigest for a %s body the fetcher skips", u, w.ctype)
-			}
-		} else if d := sha256.Sum256(w.body); !r.HasDigest || r.Digest != d {
+		// Every body is read, whatever its type (PDFs, images).
+		if d := sha256.Sum256(w.body); !r.HasDigest || r.Digest != d {
 			t.Errorf("%s: Digest %x (HasDigest %v), want sha256 of the served body %x", u, r.Digest, r.HasDigest, d)
 		}
 		isHTML := strings.HasPrefix(w.ctype, "text/html") && w.status == http.StatusOK

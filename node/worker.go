@@ -379,10 +379,11 @@ func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, 
 
 // contentSeen looks resp's payload up in the content-seen gate. It
 // returns the digest the WARC record carries (the body as transferred),
-// whether the response may enter the gate (a complete 2xx with a body),
-// and the archived original if the payload was archived before.
+// whether the response may enter the gate (a complete 2xx with a body,
+// whatever its type: a PDF at two URLs is one payload), and the archived
+// original if the payload was archived before.
 func (n *Node) contentSeen(resp *fetch.Response, sum [sha256.Size]byte, hasSum bool) (warcSum [sha256.Size]byte, eligible bool, orig *dedup.Original) {
-	if !hasSum || resp.Status < 200 || resp.Status > 299 || len(resp.Body) == 0 || resp.Truncated != "" || resp.BodySkipped {
+	if !hasSum || resp.Status < 200 || resp.Status > 299 || len(resp.Body) == 0 || resp.Truncated != "" {
 		return warcSum, false, nil
 	}
 	warcSum = sum
@@ -579,6 +580,11 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		j.Stats.AddError(ErrorTooLarge)
 	case "time":
 		j.Stats.AddError(ErrorBodyTimeout)
+	case "disconnect", "unspecified":
+		// The host broke off its answer: backed off as after a 503, as
+		// when it fails before the head.
+		j.Stats.AddError(ErrorBodyCut)
+		o.Failed = true
 	}
 	if resp.DecodeErr != nil { // archived as sent; a hostile coding is named, not silent
 		j.Stats.AddError(ErrorDecode)
@@ -700,12 +706,9 @@ func (n *Node) recordFetch(b *store.Batch, j *job.Job, it frontier.Item, prev ur
 }
 
 // payloadSum returns the SHA-256 of a response's payload: the decoded
-// body, or the body as transferred if it could not be decoded; none if
-// the body was skipped.
+// body, or the body as transferred if it could not be decoded. The bool
+// is always true.
 func payloadSum(resp *fetch.Response) ([sha256.Size]byte, bool) {
-	if resp.BodySkipped {
-		return [sha256.Size]byte{}, false
-	}
 	if resp.DecodeErr != nil {
 		return sha256.Sum256(resp.Body), true
 	}

@@ -104,9 +104,8 @@ func TestRecrawlNginx(t *testing.T) {
 	srv := nginxtest.Start(t, root)
 
 	f, err := fetch.New(fetch.Options{
-		UserAgent:   "trawl-test/0.1 (+https://example.test/bot)",
-		AllowNets:   []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		AcceptTypes: []string{"text/html", "text/css"},
+		UserAgent: "trawl-test/0.1 (+https://example.test/bot)",
+		AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -440,11 +440,14 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 		send(w, r, http.StatusOK, res.contentType(), renderPNG(res.seed))
 	case kindRedirect:
 		w.Header().Set("Location", s.web.withPort(res.loc))
-		send(w, r, res.status, "text/html; charset=utf-8", []byte("<html><body>moved</body></html>\n"))
+		send(w, r, res.status, "text/html; charset=utf-8", []byte(redirectBody))
 	default:
 		http.Error(w, "testweb: not found: "+pq, http.StatusNotFound)
 	}
 }
+
+// redirectBody is the body of every redirect of an ordinary host.
+const redirectBody = "<html><body>moved</body></html>\n"
 
 // send writes a complete response with an exact Content-Length.
 func send(w http.ResponseWriter, r *http.Request, status int, ctype string, body []byte) {

@@ -7,6 +7,9 @@ package warccheck
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +41,62 @@ type Response struct {
 	// PayloadDigest is WARC-Payload-Digest, Date WARC-Date.
 	PayloadDigest string `json:"payloadDigest"`
 	Date          string `json:"date"`
+	// Truncated is WARC-Truncated, "" if the record has none.
+	Truncated string `json:"truncated"`
+	// PayloadLength and PayloadSHA256 (lower-case hex) are those of the
+	// payload warcio read: the block past the HTTP headers.
+	PayloadLength int64  `json:"payloadLength"`
+	PayloadSHA256 string `json:"payloadSHA256"`
+	// DeclaredLength is the HTTP Content-Length, -1 if there is none or
+	// the status has no body (1xx, 204, 304). Validate reports a record
+	// whose payload is not that long and that has no WARC-Truncated.
+	DeclaredLength int64 `json:"declaredLength"`
+}
+
+// Payloads checks the report's response and revisit records against what
+// the server sent: sent maps a URL to its body, as transferred (content
+// coding kept); URLs not in it are not checked. A response record must
+// hold that body whole, or say WARC-Truncated and hold a shorter prefix
+// of it; a revisit's payload digest must be the body's SHA-256. It
+// returns one problem per record that does not.
+func (r *Report) Payloads(sent map[string][]byte) []string {
+	var problems []string
+	for _, x := range r.Responses {
+		body, ok := sent[x.URI]
+		if !ok {
+			continue
+		}
+		n := int64(len(body))
+		switch {
+		case x.Truncated == "" && (x.PayloadLength != n || x.PayloadSHA256 != hexSHA256(body)):
+			problems = append(problems, fmt.Sprintf("response of %s at %s offset %d: a payload of %d bytes (sha256 %s), not the %d bytes sent (sha256 %s), and no WARC-Truncated",
+				x.URI, x.File, x.Offset, x.PayloadLength, x.PayloadSHA256, n, hexSHA256(body)))
+		case x.Truncated != "" && (x.PayloadLength >= n || x.PayloadSHA256 != hexSHA256(body[:x.PayloadLength])):
+			problems = append(problems, fmt.Sprintf("response of %s at %s offset %d: WARC-Truncated %q over %d payload bytes, not a shorter prefix of the %d bytes sent",
+				x.URI, x.File, x.Offset, x.Truncated, x.PayloadLength, n))
+		}
+	}
+	for _, x := range r.Revisits {
+		body, ok := sent[x.URI]
+		if !ok || x.Profile != revisitIdentical {
+			continue
+		}
+		sum := sha256.Sum256(body)
+		if want := "sha256:" + base32.StdEncoding.EncodeToString(sum[:]); x.PayloadDigest != want {
+			problems = append(problems, fmt.Sprintf("revisit of %s at %s offset %d: payload digest %s, but the %d bytes sent are %s",
+				x.URI, x.File, x.Offset, x.PayloadDigest, len(body), want))
+		}
+	}
+	return problems
+}
+
+// revisitIdentical is the WARC 1.1 identical-payload-digest profile.
+const revisitIdentical = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+
+// hexSHA256 is b's SHA-256 in lower-case hex, as validate.mjs writes it.
+func hexSHA256(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }
 
 // Archived returns the target URIs of the report's response and revisit

@@ -13,11 +13,15 @@
 // (members follow each other with no gap up to the end of the file); record
 // IDs are unique; WARC-Concurrent-To and WARC-Warcinfo-ID name records that
 // exist; a server-not-modified revisit has HTTP headers and no payload
-// (nor payload digest).
+// (nor payload digest); a response record's payload is as long as its
+// HTTP Content-Length unless it says WARC-Truncated.
 //
 // It prints one JSON object on stdout:
 //   {"files": N, "records": N, "byType": {"warcinfo": N, ...},
-//    "responses": [{"uri", "status", "file", "offset", "length"}], "errors": [...]}
+//    "responses": [{"uri", "status", "file", "offset", "length", "payloadDigest",
+//                   "date", "truncated", "payloadLength", "payloadSHA256",
+//                   "declaredLength"}],
+//    "revisits": [...], "errors": [...]}
 // and exits 1 if there is any error, 2 on bad usage.
 
 import { createHash } from "node:crypto";
@@ -67,10 +71,18 @@ function parseDigest(field) {
 }
 
 // checkDigest hashes all chunks of reader and compares to the header value.
+// It returns the content's length and SHA-256 (hex).
 async function checkDigest(reader, field, what, where, errors) {
   const d = field ? parseDigest(field) : null;
   const h = createHash(d && typeof d === "object" ? d.algo : "sha1");
-  for await (const chunk of reader) h.update(chunk);
+  const sha256 = createHash("sha256");
+  let length = 0;
+  for await (const chunk of reader) {
+    h.update(chunk);
+    sha256.update(chunk);
+    length += chunk.length;
+  }
+  const seen = { length, sha256: sha256.digest("hex") };
   if (!field) {
     errors.push(`${where}: missing ${what}`);
   } else if (typeof d === "string") {
@@ -78,6 +90,19 @@ async function checkDigest(reader, field, what, where, errors) {
   } else if (!h.digest().equals(d.bytes)) {
     errors.push(`${where}: ${what} ${field} does not match the content`);
   }
+  return seen;
+}
+
+// declaredLength is the Content-Length of a response's HTTP headers, or -1
+// if there is none or the status has no body (1xx, 204, 304: RFC 9112
+// section 6.3).
+function declaredLength(http) {
+  if (!http) return -1;
+  const status = Number(http.statusCode);
+  if (status < 200 || status === 204 || status === 304) return -1;
+  const v = http.headers.get("Content-Length");
+  if (v === null || !/^\s*[0-9]+\s*$/.test(v)) return -1;
+  return Number(v);
 }
 
 const NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
@@ -140,11 +165,21 @@ async function validateFile(file, report, ids, refs) {
     for await (const record of parser) {
       const type = record.warcType;
       const where = `${file}: record ${index} (${type})`;
+      let payload = { length: 0, sha256: "", truncated: "", declared: -1 };
       if (type === "request" || type === "response") {
         if (!record.httpHeaders) {
           errors.push(`${where}: warcio found no HTTP headers`);
         }
-        await checkDigest(record.reader, record.warcHeader("WARC-Payload-Digest"), "WARC-Payload-Digest", where, errors);
+        const seen = await checkDigest(record.reader, record.warcHeader("WARC-Payload-Digest"), "WARC-Payload-Digest", where, errors);
+        if (type === "response") {
+          // A response record either holds the payload the server sent,
+          // whole, or says WARC-Truncated (WARC 1.1 section 5.13): never
+          // fewer bytes than its Content-Length under no such field.
+          payload = { ...seen, truncated: record.warcHeader("WARC-Truncated") || "", declared: declaredLength(record.httpHeaders) };
+          if (payload.declared >= 0 && payload.declared !== payload.length && !payload.truncated) {
+            errors.push(`${where}: ${record.warcTargetURI}: ${payload.length} payload bytes under Content-Length ${payload.declared}, and no WARC-Truncated`);
+          }
+        }
       } else if (type === "revisit" && record.warcHeader("WARC-Profile") === NOT_MODIFIED) {
         // WARC 1.1 section 6.7.3: the server's answer's headers, no
         // payload, so no payload digest.
@@ -167,6 +202,10 @@ async function validateFile(file, report, ids, refs) {
           length: parser.recordLength,
           payloadDigest: record.warcHeader("WARC-Payload-Digest") || "",
           date: record.warcDate || "",
+          truncated: payload.truncated,
+          payloadLength: payload.length,
+          payloadSHA256: payload.sha256,
+          declaredLength: payload.declared,
         });
       }
       if (type === "revisit") {
