@@ -231,8 +231,10 @@ func (w *Web) chaosTruth(seeds []string, maxDepth int) *chaosTruth {
 
 // chaosPath is one host's polite critical path from its first request:
 // its robots.txt requests and reachable URLs one gap apart, each step at
-// least as long as the answer takes, plus the waits the host forces.
-func chaosPath(h *host, reach []*chaosPage, gap, fetchTimeout time.Duration) (robots, total time.Duration) {
+// least as long as the answer takes, plus the waits the host forces and
+// the retries the judge allows (retries more attempts of a URL that timed
+// out or was reset: a crawler that retries must spend them).
+func chaosPath(h *host, reach []*chaosPage, gap, fetchTimeout time.Duration, retries int) (robots, total time.Duration) {
 	c := h.chaos
 	g := max(gap, c.crawlDelay)
 	step := func(d time.Duration) time.Duration { return max(g, d+h.latency) }
@@ -257,6 +259,9 @@ func chaosPath(h *host, reach []*chaosPage, gap, fetchTimeout time.Duration) (ro
 			total += max(step(0), p.wait) // the 429, then the wait before the retry
 		case chaosPageTimeout:
 			d = fetchTimeout
+			total += time.Duration(retries) * step(fetchTimeout)
+		case chaosPageReset:
+			total += time.Duration(retries) * step(0)
 		case chaosPageDrip:
 			d = 900 * time.Millisecond
 		}
@@ -325,7 +330,7 @@ func JudgeChaos(srv *Server, o ChaosJudgeOptions) *ChaosVerdict {
 			if !ok || !h.chaos.open() {
 				continue
 			}
-			robots, _ := chaosPath(h, perHost[h], o.Gap, o.FetchTimeout)
+			robots, _ := chaosPath(h, perHost[h], o.Gap, o.FetchTimeout, o.MaxRetries)
 			for _, l := range h.chaos.pages["/"].links {
 				if l.host != h && t.reach[w.urlOf(h, "/")] != nil {
 					if ls, ok := start[l.host]; !ok || s+robots+h.latency < ls {
@@ -336,7 +341,7 @@ func JudgeChaos(srv *Server, o ChaosJudgeOptions) *ChaosVerdict {
 		}
 	}
 	for _, h := range w.hosts {
-		_, path := chaosPath(h, perHost[h], o.Gap, o.FetchTimeout)
+		_, path := chaosPath(h, perHost[h], o.Gap, o.FetchTimeout, o.MaxRetries)
 		if d := start[h] + path; len(perHost[h]) > 0 && d > v.Critical {
 			v.Critical, v.CriticalHost = d, h.name
 		}
