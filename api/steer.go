@@ -71,13 +71,12 @@ func writeExclusions(w http.ResponseWriter, x *job.Exclusions) {
 }
 
 // steeringError answers a refused change: 400 naming the field of a
-// *job.FieldError (fields maps its names to the body's), 409 for an ended
+// *job.FieldError (fields maps its names to the body's paths), 409 for an ended
 // crawl, 500 otherwise.
 func (c *crawls) steeringError(w http.ResponseWriter, j *job.Job, err error, fields map[string]string) {
-	var fe *job.FieldError
 	switch {
-	case errors.As(err, &fe):
-		writeError(w, http.StatusBadRequest, fields[fe.Field], err.Error())
+	case len(job.FieldErrors(err)) > 0:
+		writeFieldErrors(w, err, fields)
 	case errors.Is(err, job.ErrEnded):
 		st, _ := j.State()
 		writeError(w, http.StatusConflict, "", "crawl is "+string(st)+": "+err.Error())

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,11 +150,50 @@ func Defaults() Spec {
 type FieldError struct {
 	Field string // the field's name in Spec: "Seeds", "MaxDepth"
 	Index int    // the element at fault in a list field (Seeds[Index]); -1: the field as a whole
-	Why   string // what is wrong and what would be right: `"ftp://x/" is not an http or https URL`
+	// Why says what is wrong and what would be right: `"ftp://x/" is not
+	// an http or https URL`. Another field it names is written {Field},
+	// for In to put in the door's words.
+	Why string
 }
 
-// Error returns "job: Field[Index]: Why".
-func (e *FieldError) Error() string { return "job: " + e.Path() + ": " + e.Why }
+// Error returns "job: Field[Index]: Why", fields named as in Spec.
+func (e *FieldError) Error() string {
+	return "job: " + e.Path() + ": " + e.In(func(f string) string { return f })
+}
+
+// In is Why with each {Field} it names written as name(Field): a flag,
+// a JSON path. Braces around anything but a Spec field's name (in a
+// pattern or a URL quoted in Why) are left as they are.
+func (e *FieldError) In(name func(field string) string) string {
+	var b strings.Builder
+	rest := e.Why
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			break
+		}
+		if f := rest[i+1 : i+j]; specFields[f] {
+			b.WriteString(rest[:i] + name(f))
+		} else {
+			b.WriteString(rest[:i+j+1])
+		}
+		rest = rest[i+j+1:]
+	}
+	return b.String() + rest
+}
+
+// specFields are the names of Spec's fields.
+var specFields = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[Spec]()) {
+		m[f.Name] = true
+	}
+	return m
+}()
 
 // Path is the field's Spec name with the element's index: "Seeds[3]".
 func (e *FieldError) Path() string {
@@ -266,14 +306,14 @@ func (s Spec) check() fieldErrors {
 			v    any
 		}{{"RecrawlMin", s.RecrawlMin != 0, s.RecrawlMin}, {"RecrawlMax", s.RecrawlMax != 0, s.RecrawlMax}, {"RecrawlBudget", s.RecrawlBudget != 0, s.RecrawlBudget}} {
 			if f.set {
-				errs.field(f.name, "%v: only a continuous crawl recrawls", f.v)
+				errs.field(f.name, "%v: only a continuous crawl recrawls: set {Continuous}", f.v)
 			}
 		}
 	}
 	upToAYear("RecrawlMin", s.RecrawlMin, "an hour")
 	upToAYear("RecrawlMax", s.RecrawlMax, "30 days")
 	if s.RecrawlMin > 0 && s.RecrawlMax > 0 && s.RecrawlMin > s.RecrawlMax {
-		errs.field("RecrawlMin", "%v is above the most time between recrawls, %v", s.RecrawlMin, s.RecrawlMax)
+		errs.field("RecrawlMin", "%v is above {RecrawlMax} %v", s.RecrawlMin, s.RecrawlMax)
 	}
 	if s.RecrawlBudget < 0 || math.IsNaN(s.RecrawlBudget) || math.IsInf(s.RecrawlBudget, 0) {
 		errs.field("RecrawlBudget", "%v: want 0 (none) or a positive number of fetches per hour", s.RecrawlBudget)

@@ -180,8 +180,8 @@ func TestValidateFieldErrors(t *testing.T) {
 		{Spec{Seeds: seed, Priority: 2}, "Priority", -1, "2: want -1 (low), 0 (normal) or 1 (high)"},
 		{Spec{Seeds: seed, RobotsGiveUp: -time.Second}, "RobotsGiveUp", -1, "-1s is negative: want 0 (never) up to a year"},
 		{Spec{Seeds: seed, RobotsGiveUp: 400 * 24 * time.Hour}, "RobotsGiveUp", -1, "9600h0m0s is over a year: want 0 (never) up to a year"},
-		{Spec{Seeds: seed, RecrawlMin: time.Hour}, "RecrawlMin", -1, "1h0m0s: only a continuous crawl recrawls"},
-		{Spec{Seeds: seed, Continuous: true, RecrawlMin: 2 * time.Hour, RecrawlMax: time.Hour}, "RecrawlMin", -1, "2h0m0s is above the most time between recrawls, 1h0m0s"},
+		{Spec{Seeds: seed, RecrawlMin: time.Hour}, "RecrawlMin", -1, "1h0m0s: only a continuous crawl recrawls: set {Continuous}"},
+		{Spec{Seeds: seed, Continuous: true, RecrawlMin: 2 * time.Hour, RecrawlMax: time.Hour}, "RecrawlMin", -1, "2h0m0s is above {RecrawlMax} 1h0m0s"},
 		{Spec{Seeds: seed, SessionParams: []string{"sid", "a=b"}}, "SessionParams", 1, `"a=b" is not a parameter name`},
 		{Spec{Seeds: seed, Exclude: []string{"ok", "("}}, "Exclude", 1, `"(" is not a regular expression`},
 	} {
@@ -194,6 +194,24 @@ func TestValidateFieldErrors(t *testing.T) {
 		fe := fes[0]
 		if fe.Field != c.field || fe.Index != c.index || !strings.HasPrefix(fe.Why, c.why) {
 			t.Errorf("Validate(%+v) = %s[%d] %q; want %s[%d] %q", c.spec, fe.Field, fe.Index, fe.Why, c.field, c.index, c.why)
+		}
+	}
+}
+
+// TestFieldErrorIn: a door names the other fields a message refers to in
+// its own words; braces in a value quoted in the message stay as they are.
+func TestFieldErrorIn(t *testing.T) {
+	flag := func(f string) string { return "--" + strings.ToLower(f) }
+	for _, c := range []struct{ why, want string }{
+		{"1h0m0s: only a continuous crawl recrawls: set {Continuous}", "1h0m0s: only a continuous crawl recrawls: set --continuous"},
+		{"2h0m0s is above {RecrawlMax} 1h0m0s", "2h0m0s is above --recrawlmax 1h0m0s"},
+		{`"a{2}{Seeds" is not a regular expression`, `"a{2}{Seeds" is not a regular expression`},
+		{`{2}{Name} and {Priority}`, `{2}--name and --priority`},
+		{`"http://a.test/{x}/{Name" is not a URL {`, `"http://a.test/{x}/{Name" is not a URL {`},
+		{"", ""},
+	} {
+		if got := (&FieldError{"RecrawlMin", -1, c.why}).In(flag); got != c.want {
+			t.Errorf("In(%q) = %q, want %q", c.why, got, c.want)
 		}
 	}
 }

@@ -72,7 +72,7 @@ func TestAgainstTheAPI(t *testing.T) {
 		t.Errorf("Ready = %v, %+v, %v; want ready", ready, p, err)
 	}
 	req := CrawlRequest{Name: "client test", Seeds: web.Seeds(), Priority: 1,
-		Scope: Scope{Domains: []string{web.Web().Options().Domain}, MaxDepth: 3}, Limits: Limits{MaxPages: 500}}
+		Scope: Scope{Domains: []string{web.Web().Options().Domain}, MaxDepth: new(3)}, Limits: Limits{MaxPages: 500}}
 	created, err := c.CreateCrawl(ctx, req)
 	if err != nil || created.CrawlID == 0 {
 		t.Fatalf("CreateCrawl = %+v, %v", created, err)
