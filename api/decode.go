@@ -16,7 +16,7 @@ import (
 // decodeBody reads a JSON body into v, a pointer to a struct whose fields
 // may hold defaults (a key the body leaves out keeps its value): at most
 // MaxBodyBytes, one JSON object, every key one of v's (by its json tag,
-// exactly) with a value of its type. On failure it returns the status, the
+// exactly) with a value of its type or null (taken as the key left out). On failure it returns the status, the
 // JSON path at fault ("scope.max_depth", "seeds[1]"; "" for the body as a
 // whole) and a message in the request's words that starts with that path
 // (or "body"). Nothing is written to v unless the whole body fits it.
@@ -70,10 +70,10 @@ func fits(v any, t reflect.Type, path string) (string, string) {
 	if at == "" {
 		at = "body"
 	}
+	if v == nil && path != "" {
+		return "", "" // null: as if the key were left out
+	}
 	if t.Kind() == reflect.Pointer {
-		if v == nil {
-			return "", ""
-		}
 		t = t.Elem()
 	}
 	wrong := func() (string, string) {

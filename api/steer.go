@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/trawl-crawler/trawl/job"
@@ -26,7 +27,7 @@ func (c *crawls) addSeeds(w http.ResponseWriter, r *http.Request, n Node, j *job
 		return
 	}
 	if len(req.Seeds) == 0 || len(req.Seeds) > MaxSeedsPerCall {
-		writeError(w, http.StatusBadRequest, "seeds", "want 1 to 10000 seed URLs")
+		writeError(w, http.StatusBadRequest, "seeds", fmt.Sprintf("seeds: want 1 to %d seed URLs", MaxSeedsPerCall))
 		return
 	}
 	added, err := n.AddSeeds(j.ID, req.Seeds)

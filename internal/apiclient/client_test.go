@@ -188,7 +188,7 @@ func steerAndHosts(t *testing.T, c *Client, id uint32, seeds []string) string {
 		name        string
 		add, remove []string
 		field       string
-	}{{"a bad pattern", []string{"("}, nil, "add"}, {"an unknown pattern", nil, []string{"nope"}, "remove"}} {
+	}{{"a bad pattern", []string{"("}, nil, "add[0]"}, {"an unknown pattern", nil, []string{"nope"}, "remove[0]"}} {
 		_, err := c.EditExclusions(ctx, id, tc.add, tc.remove)
 		if e := (*Error)(nil); !errors.As(err, &e) || e.Status != 400 || e.Field != tc.field {
 			t.Errorf("EditExclusions with %s: err = %v, want a 400 naming %q", tc.name, err, tc.field)
