@@ -153,7 +153,9 @@ func TestOneCrawlWhicheverDoor(t *testing.T) {
 		{"the config file", func() (job.Spec, error) { return fromFlags("--config", cfg) }},
 		{"trawl crawls create", func() (job.Spec, error) {
 			code, out, errb := trawl("crawls", "create", "--server", srv.URL, "--token-file", tokenFile, "--json", "--seed", seed)
-			var created struct{ CrawlID job.ID `json:"crawl_id"` }
+			var created struct {
+				CrawlID job.ID `json:"crawl_id"`
+			}
 			if code != 0 || json.Unmarshal([]byte(out), &created) != nil {
 				return job.Spec{}, fmt.Errorf("exit %d, stdout %q, stderr %q", code, out, errb)
 			}
@@ -167,7 +169,9 @@ func TestOneCrawlWhicheverDoor(t *testing.T) {
 				return job.Spec{}, err
 			}
 			defer resp.Body.Close()
-			var created struct{ CrawlID job.ID `json:"crawl_id"` }
+			var created struct {
+				CrawlID job.ID `json:"crawl_id"`
+			}
 			if err := json.NewDecoder(resp.Body).Decode(&created); err != nil || resp.StatusCode != 202 {
 				return job.Spec{}, fmt.Errorf("%s, %v", resp.Status, err)
 			}
