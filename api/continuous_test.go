@@ -28,7 +28,7 @@ func TestContinuousCrawl(t *testing.T) {
 		{"negative budget", `{"seeds": ["` + seed + `"], "continuous": true, "recrawl": {"budget_per_hour": -3}}`, "recrawl.budget_per_hour"},
 		{"min above max", `{"seeds": ["` + seed + `"], "continuous": true, "recrawl": {"min_s": 7200, "max_s": 3600}}`, "recrawl.min_s"},
 		{"continuous not a boolean", `{"seeds": ["` + seed + `"], "continuous": "yes"}`, "continuous"},
-		{"unknown recrawl field", `{"seeds": ["` + seed + `"], "continuous": true, "recrawl": {"every_s": 5}}`, "every_s"},
+		{"unknown recrawl field", `{"seeds": ["` + seed + `"], "continuous": true, "recrawl": {"every_s": 5}}`, "recrawl.every_s"},
 	} {
 		code, body := c.do("POST", "/v1/crawls", testToken, b.body, false)
 		if field, msg := errField(body); code != 400 || field != b.field || msg == "" {

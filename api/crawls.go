@@ -2,10 +2,9 @@ package api
 
 import (
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -44,7 +43,10 @@ type Node interface {
 // MaxBodyBytes bounds a request body.
 const MaxBodyBytes = 1 << 20
 
-// crawlRequest is POST /v1/crawls's body (docs/api/openapi.yaml).
+// crawlRequest is POST /v1/crawls's body (docs/api/openapi.yaml). A key
+// the body leaves out keeps the value requestOf(job.Defaults()) gave it:
+// the crawl's default, as at every other door. A 0 given means what the
+// spec's zero means (no limit, never).
 type crawlRequest struct {
 	Name  string   `json:"name"`
 	Seeds []string `json:"seeds"`
@@ -59,10 +61,40 @@ type crawlRequest struct {
 	Limits   struct {
 		MaxPages      int     `json:"max_pages"`
 		RobotsGiveUpS float64 `json:"robots_give_up_s"`
+		MaxWaitS      float64 `json:"max_wait_s"`
 	} `json:"limits"`
 	Continuous bool        `json:"continuous"`
 	Recrawl    recrawlView `json:"recrawl"`
 }
+
+// requestOf is s in the request's shape: what a body that leaves every
+// key out asks for when s is job.Defaults().
+func requestOf(s job.Spec) crawlRequest {
+	var r crawlRequest
+	r.Name, r.Seeds, r.Priority, r.Continuous = s.Name, s.Seeds, s.Priority, s.Continuous
+	r.Scope.Domains, r.Scope.MaxDepth, r.Scope.MaxURLsPerPattern = s.Domains, s.MaxDepth, s.MaxURLsPerPattern
+	r.Scope.SessionParams, r.Scope.KeepSessionIDs = s.SessionParams, s.KeepSessionIDs
+	r.Limits.MaxPages, r.Limits.RobotsGiveUpS, r.Limits.MaxWaitS = s.MaxPages, s.RobotsGiveUp.Seconds(), s.MaxWait.Seconds()
+	r.Recrawl = recrawlView{MinS: s.RecrawlMin.Seconds(), MaxS: s.RecrawlMax.Seconds(), BudgetPerHour: s.RecrawlBudget}
+	return r
+}
+
+// spec is the job.Spec r asks for; requestOf's inverse.
+func (r crawlRequest) spec() job.Spec {
+	return job.Spec{Name: r.Name, Seeds: r.Seeds, Domains: r.Scope.Domains, MaxDepth: r.Scope.MaxDepth,
+		MaxURLsPerPattern: r.Scope.MaxURLsPerPattern, SessionParams: r.Scope.SessionParams, KeepSessionIDs: r.Scope.KeepSessionIDs,
+		MaxPages: r.Limits.MaxPages, Priority: r.Priority, RobotsGiveUp: seconds(r.Limits.RobotsGiveUpS), MaxWait: seconds(r.Limits.MaxWaitS),
+		Continuous: r.Continuous, RecrawlMin: seconds(r.Recrawl.MinS), RecrawlMax: seconds(r.Recrawl.MaxS),
+		RecrawlBudget: r.Recrawl.BudgetPerHour}
+}
+
+// specPaths maps job.Spec's field names to the request's JSON paths;
+// every field a request sets has one.
+var specPaths = map[string]string{"Name": "name", "Seeds": "seeds", "Domains": "scope.domains",
+	"MaxDepth": "scope.max_depth", "MaxURLsPerPattern": "scope.max_urls_per_pattern", "SessionParams": "scope.session_params",
+	"KeepSessionIDs": "scope.keep_session_ids", "MaxPages": "limits.max_pages", "Priority": "priority",
+	"RobotsGiveUp": "limits.robots_give_up_s", "MaxWait": "limits.max_wait_s", "Continuous": "continuous",
+	"RecrawlMin": "recrawl.min_s", "RecrawlMax": "recrawl.max_s", "RecrawlBudget": "recrawl.budget_per_hour"}
 
 // recrawlView is a continuous crawl's recrawl bounds and budget, in a
 // request and in a crawl's view: 0 takes the default (job.Spec's
@@ -73,36 +105,18 @@ type recrawlView struct {
 	BudgetPerHour float64 `json:"budget_per_hour"`
 }
 
-// maxRecrawlS bounds recrawl.min_s and recrawl.max_s: a year.
-const maxRecrawlS = 365 * 24 * 3600
-
-// check returns the request field at fault and why, or "" if r is valid
-// for a crawl that is continuous or not.
-func (r recrawlView) check(continuous bool) (field, msg string) {
-	if !continuous {
-		for _, f := range []struct {
-			name string
-			v    float64
-		}{{"min_s", r.MinS}, {"max_s", r.MaxS}, {"budget_per_hour", r.BudgetPerHour}} {
-			if f.v != 0 {
-				return "recrawl." + f.name, fmt.Sprintf("%v: the recrawl settings apply to a continuous crawl: set \"continuous\": true", f.v)
-			}
-		}
-		return "", ""
-	}
+// seconds is s seconds as a Duration; beyond a Duration's range, the
+// nearest end of it (which job.Spec.Validate refuses).
+func seconds(s float64) time.Duration {
+	ns := s * float64(time.Second)
 	switch {
-	case r.MinS < 0 || r.MinS > maxRecrawlS:
-		return "recrawl.min_s", fmt.Sprintf("%v: want 0 (the default, an hour) up to a year, in seconds", r.MinS)
-	case r.MaxS < 0 || r.MaxS > maxRecrawlS:
-		return "recrawl.max_s", fmt.Sprintf("%v: want 0 (the default, 30 days) up to a year, in seconds", r.MaxS)
-	case r.BudgetPerHour < 0:
-		return "recrawl.budget_per_hour", fmt.Sprintf("%v: want 0 (no budget) or a positive number of recrawl fetches per hour", r.BudgetPerHour)
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
 	}
-	return "", ""
+	return time.Duration(ns)
 }
-
-// seconds is s seconds as a Duration (s within maxRecrawlS).
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // crawlView is a crawl as the API shows it.
 type crawlView struct {
@@ -300,40 +314,14 @@ func (c *crawls) create(w http.ResponseWriter, r *http.Request) {
 	if n == nil {
 		return
 	}
-	var req crawlRequest
+	req := requestOf(job.Defaults())
 	if code, field, msg := decodeBody(w, r, &req); code != 0 {
 		writeError(w, code, field, msg)
 		return
 	}
-	switch {
-	case len(req.Seeds) == 0:
-		writeError(w, http.StatusBadRequest, "seeds", "at least one seed URL is needed")
-		return
-	case req.Scope.MaxDepth < 0:
-		writeError(w, http.StatusBadRequest, "scope.max_depth", fmt.Sprintf("%d is negative (0: no limit)", req.Scope.MaxDepth))
-		return
-	case req.Limits.MaxPages < 0:
-		writeError(w, http.StatusBadRequest, "limits.max_pages", fmt.Sprintf("%d is negative (0: no limit)", req.Limits.MaxPages))
-		return
-	case req.Priority < -1 || req.Priority > 1:
-		writeError(w, http.StatusBadRequest, "priority", fmt.Sprintf("%d: want -1 (low), 0 or 1 (high)", req.Priority))
-		return
-	case req.Limits.RobotsGiveUpS < 0 || req.Limits.RobotsGiveUpS > 365*24*3600:
-		writeError(w, http.StatusBadRequest, "limits.robots_give_up_s", fmt.Sprintf("%v: want 0 (never) up to a year, in seconds", req.Limits.RobotsGiveUpS))
-		return
-	}
-	if field, msg := req.Recrawl.check(req.Continuous); field != "" {
-		writeError(w, http.StatusBadRequest, field, msg)
-		return
-	}
-	spec := job.Spec{Name: req.Name, Seeds: req.Seeds, Domains: req.Scope.Domains, MaxDepth: req.Scope.MaxDepth,
-		MaxURLsPerPattern: req.Scope.MaxURLsPerPattern, SessionParams: req.Scope.SessionParams, KeepSessionIDs: req.Scope.KeepSessionIDs,
-		MaxPages: req.Limits.MaxPages, Priority: req.Priority,
-		RobotsGiveUp: time.Duration(req.Limits.RobotsGiveUpS * float64(time.Second)),
-		Continuous:   req.Continuous, RecrawlMin: seconds(req.Recrawl.MinS), RecrawlMax: seconds(req.Recrawl.MaxS),
-		RecrawlBudget: req.Recrawl.BudgetPerHour}
+	spec := req.spec()
 	if err := spec.Validate(); err != nil {
-		writeError(w, http.StatusBadRequest, specField(err), err.Error())
+		writeFieldErrors(w, err, specPaths)
 		return
 	}
 	j, err := n.Submit(spec) // the spec is valid: an error here is the node's
@@ -346,52 +334,36 @@ func (c *crawls) create(w http.ResponseWriter, r *http.Request) {
 	}{j.ID})
 }
 
-// specFields maps job.Spec's field names to the request's JSON paths.
-var specFields = map[string]string{"Name": "name", "Seeds": "seeds", "Domains": "scope.domains",
-	"MaxDepth": "scope.max_depth", "SessionParams": "scope.session_params", "MaxPages": "limits.max_pages", "Priority": "priority", "RobotsGiveUp": "limits.robots_give_up_s",
-	"RecrawlMin": "recrawl.min_s", "RecrawlMax": "recrawl.max_s", "RecrawlBudget": "recrawl.budget_per_hour"}
-
-// specField names the request field of the first job.FieldError in err,
-// or "".
-func specField(err error) string {
-	var fe *job.FieldError
-	if errors.As(err, &fe) {
-		return specFields[fe.Field]
-	}
-	return ""
-}
-
-// decodeBody reads a JSON body into v: at most MaxBodyBytes, one object,
-// no unknown fields. On failure it returns the status, the field at fault
-// (if known) and a message.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) (code int, field, msg string) {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if dec.More() || dec.Decode(&struct{}{}) != io.EOF {
-			return http.StatusBadRequest, "", "the body holds more than one JSON value"
+// writeFieldErrors answers 400 for err's *job.FieldError values, each
+// named by its JSON path (paths maps Spec field names to the body's, an
+// element's index added: "seeds[3]") and joined by "; "; the answer's
+// field is the first one's path.
+func writeFieldErrors(w http.ResponseWriter, err error, paths map[string]string) {
+	var first string
+	var msgs []string
+	for i, fe := range job.FieldErrors(err) {
+		p := paths[fe.Field]
+		if p == "" {
+			p = "body"
 		}
-		return 0, "", ""
+		if fe.Index >= 0 {
+			p += fmt.Sprintf("[%d]", fe.Index)
+		}
+		if i == 0 {
+			first = p
+		}
+		msgs = append(msgs, p+": "+fe.In(func(f string) string {
+			if p, ok := paths[f]; ok {
+				return p
+			}
+			return f
+		}))
 	}
-	var tooBig *http.MaxBytesError
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &tooBig):
-		return http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is over %d bytes", MaxBodyBytes)
-	case errors.As(err, &typeErr):
-		return http.StatusBadRequest, typeErr.Field, fmt.Sprintf("%s: want a JSON %s, not %s", typeErr.Field, typeErr.Type, typeErr.Value)
-	case errors.As(err, &syntaxErr):
-		return http.StatusBadRequest, "", fmt.Sprintf("malformed JSON at byte %d: %v", syntaxErr.Offset, err)
-	case errors.Is(err, io.EOF):
-		return http.StatusBadRequest, "", "the body is empty: want a JSON object"
+	if len(msgs) == 0 {
+		writeError(w, http.StatusBadRequest, "", err.Error())
+		return
 	}
-	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		f = strings.Trim(f, `"`)
-		return http.StatusBadRequest, f, fmt.Sprintf("unknown field %q", f)
-	}
-	return http.StatusBadRequest, "", fmt.Sprintf("malformed JSON: %v", err)
+	writeError(w, http.StatusBadRequest, first, strings.Join(msgs, "; "))
 }
 
 func writeError(w http.ResponseWriter, code int, field, msg string) {

@@ -158,12 +158,12 @@ func TestCrawlRoutes(t *testing.T) {
 		{"unknown field", testToken, `{"sedes": ["http://a.test/"]}`, 400, "sedes"},
 		{"seeds not a list", testToken, `{"seeds": "http://a.test/"}`, 400, "seeds"},
 		{"no seeds", testToken, `{"seeds": []}`, 400, "seeds"},
-		{"bad seed", testToken, `{"seeds": ["ftp://a.test/"]}`, 400, "seeds"},
+		{"bad seed", testToken, `{"seeds": ["ftp://a.test/"]}`, 400, "seeds[0]"},
 		{"negative depth", testToken, `{"seeds": ["http://a.test/"], "scope": {"max_depth": -1}}`, 400, "scope.max_depth"},
 		{"priority out of range", testToken, `{"seeds": ["http://a.test/"], "priority": 5}`, 400, "priority"},
 		{"negative max pages", testToken, `{"seeds": ["http://a.test/"], "limits": {"max_pages": -2}}`, 400, "limits.max_pages"},
-		{"bad domain", testToken, `{"seeds": ["http://a.test/"], "scope": {"domains": ["a b"]}}`, 400, "scope.domains"},
-		{"bad session parameter", testToken, `{"seeds": ["http://a.test/"], "scope": {"session_params": ["a=b"]}}`, 400, "scope.session_params"},
+		{"bad domain", testToken, `{"seeds": ["http://a.test/"], "scope": {"domains": ["a b"]}}`, 400, "scope.domains[0]"},
+		{"bad session parameter", testToken, `{"seeds": ["http://a.test/"], "scope": {"session_params": ["a=b"]}}`, 400, "scope.session_params[0]"},
 		{"too large", testToken, `{"name": "` + strings.Repeat("x", MaxBodyBytes) + `", "seeds": ["http://a.test/"]}`, 413, ""},
 	}
 	for _, b := range bad {

@@ -134,8 +134,8 @@ func TestHostAndSteeringRoutes(t *testing.T) {
 	}{
 		{"no token", "", `{"seeds": ["http://x.` + domain + `/"]}`, 401, ""},
 		{"none", testToken, `{"seeds": []}`, 400, "seeds"},
-		{"bad URL", testToken, `{"seeds": ["ftp://x.` + domain + `/"]}`, 400, "seeds"},
-		{"outside the domains", testToken, `{"seeds": ["http://elsewhere.example/"]}`, 400, "seeds"},
+		{"bad URL", testToken, `{"seeds": ["ftp://x.` + domain + `/"]}`, 400, "seeds[0]"},
+		{"outside the domains", testToken, `{"seeds": ["http://elsewhere.example/"]}`, 400, "seeds[0]"},
 		{"unknown field", testToken, `{"urls": []}`, 400, "urls"},
 	} {
 		code, body := c.do("POST", seeds, b.token, b.body, false)
@@ -160,9 +160,9 @@ func TestHostAndSteeringRoutes(t *testing.T) {
 		field       string
 	}{
 		{"no token", "", `{"add": ["x"]}`, 401, ""},
-		{"bad pattern", testToken, `{"add": ["ok", "("]}`, 400, "add"},
-		{"empty pattern", testToken, `{"add": [""]}`, 400, "add"},
-		{"remove what is not there", testToken, `{"remove": ["zz"]}`, 400, "remove"},
+		{"bad pattern", testToken, `{"add": ["ok", "("]}`, 400, "add[1]"},
+		{"empty pattern", testToken, `{"add": [""]}`, 400, "add[0]"},
+		{"remove what is not there", testToken, `{"remove": ["zz"]}`, 400, "remove[0]"},
 		{"add not a list", testToken, `{"add": "x"}`, 400, "add"},
 	} {
 		code, body := c.do("POST", excl, b.token, b.body, false)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/trawl-crawler/trawl/job"
@@ -26,7 +27,7 @@ func (c *crawls) addSeeds(w http.ResponseWriter, r *http.Request, n Node, j *job
 		return
 	}
 	if len(req.Seeds) == 0 || len(req.Seeds) > MaxSeedsPerCall {
-		writeError(w, http.StatusBadRequest, "seeds", "want 1 to 10000 seed URLs")
+		writeError(w, http.StatusBadRequest, "seeds", fmt.Sprintf("seeds: want 1 to %d seed URLs", MaxSeedsPerCall))
 		return
 	}
 	added, err := n.AddSeeds(j.ID, req.Seeds)
@@ -71,13 +72,12 @@ func writeExclusions(w http.ResponseWriter, x *job.Exclusions) {
 }
 
 // steeringError answers a refused change: 400 naming the field of a
-// *job.FieldError (fields maps its names to the body's), 409 for an ended
+// *job.FieldError (fields maps its names to the body's paths), 409 for an ended
 // crawl, 500 otherwise.
 func (c *crawls) steeringError(w http.ResponseWriter, j *job.Job, err error, fields map[string]string) {
-	var fe *job.FieldError
 	switch {
-	case errors.As(err, &fe):
-		writeError(w, http.StatusBadRequest, fields[fe.Field], err.Error())
+	case len(job.FieldErrors(err)) > 0:
+		writeFieldErrors(w, err, fields)
 	case errors.Is(err, job.ErrEnded):
 		st, _ := j.State()
 		writeError(w, http.StatusConflict, "", "crawl is "+string(st)+": "+err.Error())

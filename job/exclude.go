@@ -38,21 +38,21 @@ func CompileExclusions(patterns []string) (*Exclusions, error) {
 // checkPatterns checks each pattern alone; errors name field[i].
 func checkPatterns(field string, patterns []string) error {
 	if len(patterns) > MaxExclusions {
-		return &FieldError{field, fmt.Errorf("job: %s: %d patterns, at most %d", field, len(patterns), MaxExclusions)}
+		return &FieldError{field, -1, fmt.Sprintf("%d patterns: want at most %d", len(patterns), MaxExclusions)}
 	}
 	var errs []error
 	for i, p := range patterns {
 		bad := func(why string) {
-			errs = append(errs, &FieldError{field, fmt.Errorf("job: %s[%d] = %.40q: %s", field, i, p, why)})
+			errs = append(errs, &FieldError{field, i, fmt.Sprintf("%.40q %s", p, why)})
 		}
 		switch {
 		case p == "":
-			bad("empty pattern (it would exclude every URL)")
+			bad("is empty: it would exclude every URL")
 		case len(p) > MaxExclusionPattern:
-			bad(fmt.Sprintf("%d bytes, at most %d", len(p), MaxExclusionPattern))
+			bad(fmt.Sprintf("is %d bytes: want at most %d", len(p), MaxExclusionPattern))
 		default:
 			if _, err := regexp.Compile(p); err != nil {
-				bad(err.Error())
+				bad("is not a regular expression (RE2 syntax): " + strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 			}
 		}
 	}
@@ -62,7 +62,7 @@ func checkPatterns(field string, patterns []string) error {
 // compile builds the set of checked patterns.
 func compile(patterns []string) (*Exclusions, error) {
 	if len(patterns) > MaxExclusions {
-		return nil, &FieldError{"Exclude", fmt.Errorf("job: Exclude: %d patterns, at most %d", len(patterns), MaxExclusions)}
+		return nil, &FieldError{"Exclude", -1, fmt.Sprintf("%d patterns: want at most %d", len(patterns), MaxExclusions)}
 	}
 	x := &Exclusions{}
 	for _, p := range patterns {
@@ -82,7 +82,7 @@ func compile(patterns []string) (*Exclusions, error) {
 	}
 	re, err := regexp.Compile(b.String())
 	if err != nil { // each part compiled alone; the whole may still be too big
-		return nil, &FieldError{"Exclude", fmt.Errorf("job: Exclude: the %d patterns together: %w", len(x.patterns), err)}
+		return nil, &FieldError{"Exclude", -1, fmt.Sprintf("the %d patterns together: %v", len(x.patterns), err)}
 	}
 	x.re = re
 	return x, nil
@@ -114,7 +114,7 @@ func (x *Exclusions) Edit(add, remove []string) (*Exclusions, error) {
 	for i, p := range remove {
 		j := slices.Index(cur, p)
 		if j < 0 {
-			errs = append(errs, &FieldError{"Remove", fmt.Errorf("job: Remove[%d] = %.40q: not an exclusion of this job", i, p)})
+			errs = append(errs, &FieldError{"Remove", i, fmt.Sprintf("%.40q is not an exclusion of this crawl", p)})
 			continue
 		}
 		cur = slices.Delete(cur, j, j+1)

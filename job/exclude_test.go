@@ -43,7 +43,7 @@ func TestExclusionsRejects(t *testing.T) {
 		"empty":     {[]string{`a`, ``}, "Exclude[1]"},
 		"bad regex": {[]string{`(unclosed`}, "Exclude[0]"},
 		"too long":  {[]string{strings.Repeat("a", MaxExclusionPattern+1)}, "Exclude[0]"},
-		"too many":  {slices.Repeat([]string{"a"}, MaxExclusions+1), "patterns, at most"},
+		"too many":  {slices.Repeat([]string{"a"}, MaxExclusions+1), "patterns: want at most"},
 	} {
 		_, err := CompileExclusions(tc.patterns)
 		var fe *FieldError

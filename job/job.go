@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,12 +29,10 @@ import (
 // and never reused in one data directory.
 type ID = uint32
 
-// DefaultMaxWait is a one-shot crawl's Spec.MaxWait unless it says
-// otherwise: waits a server asks for up to half a minute are honoured,
-// longer ones are given up once nothing else is left.
-const DefaultMaxWait = 30 * time.Second
-
-// Spec is what a job is asked to do. A zero field takes the default named.
+// Spec is what a job is asked to do. A zero field means what its comment
+// says; a crawl a user asks for starts from Defaults, not from the zero
+// Spec, and Validate is the one check of every field, whichever door the
+// spec came through.
 type Spec struct {
 	// Name is a label for people and for `trawl crawl`, which resumes the
 	// job of its name in a data directory. Optional; at most 128 bytes.
@@ -44,6 +43,7 @@ type Spec struct {
 	// Default: the seeds' hosts.
 	Domains []string `json:"domains,omitempty"`
 	// MaxDepth is the most links followed from a seed; 0 means no limit.
+	// Defaults: DefaultMaxDepth (20).
 	MaxDepth int `json:"max_depth,omitempty"`
 	// MaxShapeRun caps the pages in a row, within one URL shape, that
 	// yield nothing new (no new link, no new text): the mark of calendars
@@ -82,7 +82,8 @@ type Spec struct {
 	// robots.txt has been asked twice; the summary counts such hosts. 0
 	// means never: the node keeps retrying with growing backoff and, after
 	// 30 days of outage, applies the last good copy or none (RFC 9309
-	// 2.3.1.4).
+	// 2.3.1.4). At most a year. Defaults: DefaultRobotsGiveUp (15 s, about
+	// four attempts at a 1 s gap).
 	RobotsGiveUp time.Duration `json:"robots_give_up,omitempty"`
 	// MaxWait bounds how long a one-shot job waits for hosts that ask it
 	// to (a Retry-After on a page or on robots.txt, a backoff earned by
@@ -91,7 +92,8 @@ type Spec struct {
 	// (counted, logged as dropped), and the job ends. So a one-shot job is
 	// never idle for longer than MaxWait because a server asked for more.
 	// The crawler's own waits (gaps, Crawl-delay) are waited out. 0 means
-	// never give up. A continuous job waits for every host.
+	// never give up. A continuous job waits for every host. At most a
+	// year. Defaults: DefaultMaxWait (30 s).
 	MaxWait time.Duration `json:"max_wait,omitempty"`
 	// Exclude holds URL exclusion patterns (Exclusions): a URL one
 	// matches is not fetched. An operator may change them while the job
@@ -107,7 +109,8 @@ type Spec struct {
 	// RecrawlMin and RecrawlMax bound the interval between two fetches of
 	// a page of a continuous job, however fast or slowly it changes.
 	// Zero means recrawl.DefaultMinInterval (1 hour) and
-	// recrawl.DefaultMaxInterval (30 days).
+	// recrawl.DefaultMaxInterval (30 days); at most a year. Set only for a
+	// continuous job.
 	RecrawlMin time.Duration `json:"recrawl_min,omitempty"`
 	RecrawlMax time.Duration `json:"recrawl_max,omitempty"`
 	// RecrawlBudget is the recrawl fetches per hour a continuous job may
@@ -127,103 +130,291 @@ func (s Spec) RecrawlMinOrDefault() time.Duration {
 	return recrawl.DefaultMinInterval
 }
 
-// FieldError is one Spec field Validate rejects. Field is the field's name
-// in Spec ("Seeds", "MaxDepth"), for callers that show it under another
-// name (the API's JSON paths).
-type FieldError struct {
-	Field string
-	Err   error // the message, naming the field and the value
+// The defaults of the Spec fields whose zero means something else (no
+// limit, never): Defaults holds them.
+const (
+	DefaultMaxDepth     = 20
+	DefaultRobotsGiveUp = 15 * time.Second
+	// DefaultMaxWait: waits a server asks for up to half a minute are
+	// honoured, longer ones given up once nothing else is left.
+	DefaultMaxWait = 30 * time.Second
+)
+
+// maxDuration bounds RobotsGiveUp, RecrawlMin and RecrawlMax: a year.
+const maxDuration = 365 * 24 * time.Hour
+
+// Defaults is the spec every door starts a crawl from before the user's
+// settings are laid over it: `trawl crawl`'s flags and config file, `trawl
+// crawls create`, POST /v1/crawls (a key left out keeps its default) and so
+// a fleet's crawls. A zero Spec field means what its comment says (no
+// limit, never, or a default of its own); the fields set here are those
+// whose default is not their zero. A field with such a default adds one
+// line here.
+func Defaults() Spec {
+	return Spec{
+		MaxDepth:     DefaultMaxDepth,
+		RobotsGiveUp: DefaultRobotsGiveUp,
+		MaxWait:      DefaultMaxWait,
+	}
 }
 
-func (e *FieldError) Error() string { return e.Err.Error() }
-func (e *FieldError) Unwrap() error { return e.Err }
+// FieldError is one bad Spec field, as Validate and the steering calls
+// (AddSeeds, EditExclusions) report it: the field's Spec name, the element
+// at fault of a list field, and why, in words that read after whatever
+// name a door gives the field: `trawl crawl`'s flag (--max-depth), the
+// API's JSON path (scope.max_depth), a config file's key.
+type FieldError struct {
+	Field string // the field's name in Spec: "Seeds", "MaxDepth"
+	Index int    // the element at fault in a list field (Seeds[Index]); -1: the field as a whole
+	// Why says what is wrong and what would be right: `"ftp://x/" is not
+	// an http or https URL`. Another field it names is written {Field},
+	// for In to put in the door's words.
+	Why string
+}
 
-// Validate reports every bad field by name, each a *FieldError. Seeds must
-// parse as absolute http(s) URLs.
-func (s Spec) Validate() error {
-	var errs []error
-	bad := func(field string, v any, why string) {
-		errs = append(errs, &FieldError{field, fmt.Errorf("job: %s = %v: %s", field, v, why)})
+// Error returns "job: Field[Index]: Why", fields named as in Spec.
+func (e *FieldError) Error() string {
+	return "job: " + e.Path() + ": " + e.In(func(f string) string { return f })
+}
+
+// In is Why with each {Field} it names written as name(Field): a flag,
+// a JSON path. Braces around anything but a Spec field's name (in a
+// pattern or a URL quoted in Why) are left as they are.
+func (e *FieldError) In(name func(field string) string) string {
+	var b strings.Builder
+	rest := e.Why
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			break
+		}
+		if f := rest[i+1 : i+j]; specFields[f] {
+			b.WriteString(rest[:i] + name(f))
+		} else {
+			b.WriteString(rest[:i+j+1])
+		}
+		rest = rest[i+j+1:]
 	}
-	if len(s.Name) > 128 {
-		bad("Name", fmt.Sprintf("%.20q...", s.Name), "longer than 128 bytes")
+	return b.String() + rest
+}
+
+// specFields are the names of Spec's fields.
+var specFields = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[Spec]()) {
+		m[f.Name] = true
 	}
-	if len(s.Seeds) == 0 {
-		bad("Seeds", "[]", "at least one seed is needed")
+	return m
+}()
+
+// Path is the field's Spec name with the element's index: "Seeds[3]".
+func (e *FieldError) Path() string {
+	if e.Index < 0 {
+		return e.Field
 	}
-	if _, _, err := s.parseSeeds(); err != nil {
-		errs = append(errs, err)
-	}
-	for _, d := range s.Domains {
-		if d == "" || strings.ContainsAny(d, "/:?# ") {
-			bad("Domains", fmt.Sprintf("%q", d), "not a host name")
+	return fmt.Sprintf("%s[%d]", e.Field, e.Index)
+}
+
+// FieldErrors returns the *FieldError values in err (one, or those joined
+// by errors.Join), in order.
+func FieldErrors(err error) []*FieldError {
+	var out []*FieldError
+	var walk func(error)
+	walk = func(err error) {
+		var fe *FieldError
+		switch e := err.(type) {
+		case nil:
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				walk(x)
+			}
+		default:
+			if errors.As(err, &fe) {
+				out = append(out, fe)
+			}
 		}
 	}
-	if s.MaxDepth < 0 {
-		bad("MaxDepth", s.MaxDepth, "negative")
+	walk(err)
+	return out
+}
+
+// fieldErrors collects FieldErrors.
+type fieldErrors []error
+
+func (e *fieldErrors) field(name, why string, args ...any) {
+	*e = append(*e, &FieldError{name, -1, fmt.Sprintf(why, args...)})
+}
+
+func (e *fieldErrors) elem(name string, i int, why string, args ...any) {
+	*e = append(*e, &FieldError{name, i, fmt.Sprintf(why, args...)})
+}
+
+// Validate reports every bad field, each a *FieldError (FieldErrors takes
+// them apart): seeds must be absolute http(s) URLs within the crawl's own
+// scope (its domains, and the trap limits a link would meet), which is the
+// check AddSeeds makes of a seed added later. Each field checks its values
+// here and nowhere else.
+func (s Spec) Validate() error {
+	errs := s.check()
+	us, hosts, seedErrs := s.parseSeeds()
+	errs = append(errs, seedErrs...)
+	if len(errs) == 0 { // the scope is known once the rest is valid
+		rules := s.rules(s.domainsOr(hosts))
+		for i, u := range us {
+			if why := outOfScope(rules, u); why != "" {
+				errs.elem("Seeds", i, "%s", why)
+			}
+		}
 	}
-	if s.MaxPages < 0 {
-		bad("MaxPages", s.MaxPages, "negative")
+	return errors.Join(errs...)
+}
+
+// domainsOr is the crawl's domains: Domains, or hosts (the seeds') if
+// there are none.
+func (s Spec) domainsOr(hosts []string) []string {
+	if len(s.Domains) > 0 {
+		return s.Domains
 	}
+	return hosts
+}
+
+// check is Validate without the seeds (parsed and in scope).
+func (s Spec) check() fieldErrors {
+	var errs fieldErrors
+	if len(s.Name) > 128 {
+		errs.field("Name", "%.20q... is longer than 128 bytes", s.Name)
+	}
+	if len(s.Seeds) == 0 {
+		errs.field("Seeds", "at least one seed URL is needed")
+	}
+	for i, d := range s.Domains {
+		if d == "" || strings.ContainsAny(d, "/:?# ") {
+			errs.elem("Domains", i, "%q is not a host name: want one such as example.org", d)
+		}
+	}
+	nonNegative := func(field string, v int) {
+		if v < 0 {
+			errs.field(field, "%d is negative: want 0 (no limit) or more", v)
+		}
+	}
+	nonNegative("MaxDepth", s.MaxDepth)
+	nonNegative("MaxPages", s.MaxPages)
 	if s.Priority < -1 || s.Priority > 1 {
-		bad("Priority", s.Priority, "want -1 (low), 0 (normal) or 1 (high)")
+		errs.field("Priority", "%d: want -1 (low), 0 (normal) or 1 (high)", s.Priority)
 	}
-	if s.RobotsGiveUp < 0 {
-		bad("RobotsGiveUp", s.RobotsGiveUp, "negative")
+	upToAYear := func(field string, d time.Duration, zero string) {
+		switch {
+		case d < 0:
+			errs.field(field, "%v is negative: want 0 (%s) up to a year", d, zero)
+		case d > maxDuration:
+			errs.field(field, "%v is over a year: want 0 (%s) up to a year", d, zero)
+		}
 	}
-	if s.MaxWait < 0 {
-		bad("MaxWait", s.MaxWait, "negative")
+	upToAYear("RobotsGiveUp", s.RobotsGiveUp, "never")
+	upToAYear("MaxWait", s.MaxWait, "never give up")
+	if !s.Continuous {
+		for _, f := range []struct {
+			name string
+			set  bool
+			v    any
+		}{{"RecrawlMin", s.RecrawlMin != 0, s.RecrawlMin}, {"RecrawlMax", s.RecrawlMax != 0, s.RecrawlMax}, {"RecrawlBudget", s.RecrawlBudget != 0, s.RecrawlBudget}} {
+			if f.set {
+				errs.field(f.name, "%v: only a continuous crawl recrawls: set {Continuous}", f.v)
+			}
+		}
 	}
-	if s.RecrawlMin < 0 {
-		bad("RecrawlMin", s.RecrawlMin, "negative")
-	}
-	if s.RecrawlMax < 0 {
-		bad("RecrawlMax", s.RecrawlMax, "negative")
-	}
+	upToAYear("RecrawlMin", s.RecrawlMin, "an hour")
+	upToAYear("RecrawlMax", s.RecrawlMax, "30 days")
 	if s.RecrawlMin > 0 && s.RecrawlMax > 0 && s.RecrawlMin > s.RecrawlMax {
-		bad("RecrawlMin", s.RecrawlMin, fmt.Sprintf("above RecrawlMax %v", s.RecrawlMax))
+		errs.field("RecrawlMin", "%v is above {RecrawlMax} %v", s.RecrawlMin, s.RecrawlMax)
 	}
 	if s.RecrawlBudget < 0 || math.IsNaN(s.RecrawlBudget) || math.IsInf(s.RecrawlBudget, 0) {
-		bad("RecrawlBudget", s.RecrawlBudget, "want 0 (none) or a positive number of fetches per hour")
+		errs.field("RecrawlBudget", "%v: want 0 (none) or a positive number of fetches per hour", s.RecrawlBudget)
 	}
-	for _, p := range s.SessionParams {
+	for i, p := range s.SessionParams {
 		if p == "" || strings.ContainsAny(p, "=&;/?# ") {
-			bad("SessionParams", fmt.Sprintf("%q", p), "not a parameter name")
+			errs.elem("SessionParams", i, "%q is not a parameter name: want one such as sid", p)
 		}
 	}
 	if err := checkPatterns("Exclude", s.Exclude); err != nil {
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
-// ParseSeeds checks and canonicalises seed URLs as Validate does for
-// Spec.Seeds; errors are *FieldError values for "Seeds".
-func ParseSeeds(seeds []string) ([]*url.URL, error) {
-	us, _, err := Spec{Seeds: seeds}.parseSeeds()
-	return us, err
+// outOfScope says why a seed u is outside rules, or "".
+func outOfScope(rules scope.Rules, u *url.URL) string {
+	err := rules.Check(u, 0)
+	var rej *scope.Rejection
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &rej) && rej.Reason == scope.ReasonDomain:
+		return fmt.Sprintf("%q is outside the crawl's domains (%s)", u.String(), strings.Join(rules.Domains, ", "))
+	case errors.As(err, &rej):
+		return fmt.Sprintf("%q is outside the crawl's scope: %s", u.String(), rej.Detail)
+	}
+	return fmt.Sprintf("%q: %v", u.String(), err)
+}
+
+// CheckSeeds checks and canonicalises seeds to add to j, as Validate
+// checks a new spec's: absolute http(s) URLs within the job's scope.
+// Errors are *FieldError values for "Seeds" naming each seed at fault.
+func (j *Job) CheckSeeds(seeds []string) ([]*url.URL, error) {
+	us, _, errs := Spec{Seeds: seeds}.parseSeeds()
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for i, u := range us {
+		if why := outOfScope(j.Scope, u); why != "" {
+			errs.elem("Seeds", i, "%s", why)
+		}
+	}
+	return us, errors.Join(errs...)
 }
 
 // parseSeeds canonicalises the seeds and returns them with their hosts
-// (the default scope).
-func (s Spec) parseSeeds() ([]*url.URL, []string, error) {
+// (the default scope); a seed that does not parse is left out and its
+// error returned.
+func (s Spec) parseSeeds() ([]*url.URL, []string, fieldErrors) {
 	var seeds []*url.URL
 	var hosts []string
-	var errs []error
-	for _, raw := range s.Seeds {
-		u, err := urlnorm.Parse(strings.TrimSpace(raw), nil)
-		if err == nil && u.Scheme != "http" && u.Scheme != "https" {
-			err = fmt.Errorf("scheme %q: want http or https", u.Scheme)
+	var errs fieldErrors
+	for i, raw := range s.Seeds {
+		raw = strings.TrimSpace(raw)
+		if pu, err := url.Parse(raw); err == nil && pu.Scheme == "" {
+			errs.elem("Seeds", i, "%q is not an absolute http or https URL: want one such as https://example.org/", raw)
+			continue
+		} else if err == nil && pu.Scheme != "http" && pu.Scheme != "https" {
+			errs.elem("Seeds", i, "%q is not an http or https URL", raw)
+			continue
 		}
+		u, err := urlnorm.Parse(raw, nil)
 		if err != nil {
-			errs = append(errs, &FieldError{"Seeds", fmt.Errorf("job: seed %q: %w", raw, err)})
+			errs.elem("Seeds", i, "%q is not a URL: %v", raw, shortReason(err))
 			continue
 		}
 		u = urlnorm.Normalize(u)
 		seeds = append(seeds, u)
 		hosts = append(hosts, urlnorm.HostKey(u))
 	}
-	return seeds, hosts, errors.Join(errs...)
+	return seeds, hosts, errs
+}
+
+// shortReason is the innermost error of err: what the parser said, without
+// the operations around it.
+func shortReason(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 // rules are the job's scope rules, defaults filled in.
@@ -282,16 +473,17 @@ type Job struct {
 	ended  chan struct{} // closed once the state is final
 }
 
-// New returns a running job of spec, which must be valid.
+// New returns a running job of spec, which must be valid (Validate). A
+// stored spec whose seeds lie outside its own scope is accepted, as it was
+// before Validate checked that: New checks every field but that, so that
+// such a job still resumes (Restore) and is adopted by a fleet's members.
 func New(id ID, spec Spec, created time.Time) (*Job, error) {
-	if err := spec.Validate(); err != nil {
+	errs := spec.check()
+	seeds, hosts, seedErrs := spec.parseSeeds()
+	if err := errors.Join(append(errs, seedErrs...)...); err != nil {
 		return nil, err
 	}
-	seeds, hosts, _ := spec.parseSeeds()
-	domains := spec.Domains
-	if len(domains) == 0 {
-		domains = hosts
-	}
+	domains := spec.domainsOr(hosts)
 	j := &Job{
 		ID:      id,
 		Spec:    spec,

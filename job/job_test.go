@@ -19,8 +19,8 @@ func TestSpecValidate(t *testing.T) {
 	}{
 		{"minimal", ok, nil},
 		{"no seeds", Spec{}, []string{"Seeds"}},
-		{"bad seed", Spec{Seeds: []string{"http://a.test/", "ftp://b.test/"}}, []string{`seed "ftp://b.test/"`}},
-		{"relative seed", Spec{Seeds: []string{"/x"}}, []string{`seed "/x"`}},
+		{"bad seed", Spec{Seeds: []string{"http://a.test/", "ftp://b.test/"}}, []string{`Seeds[1]: "ftp://b.test/" is not an http or https URL`}},
+		{"relative seed", Spec{Seeds: []string{"/x"}}, []string{`Seeds[0]: "/x" is not an absolute`}},
 		{"negatives", Spec{Seeds: ok.Seeds, MaxDepth: -1, MaxPages: -2, RobotsGiveUp: -time.Second},
 			[]string{"MaxDepth", "MaxPages", "RobotsGiveUp"}},
 		{"priority", Spec{Seeds: ok.Seeds, Priority: 2}, []string{"Priority"}},
@@ -157,22 +157,75 @@ func TestStatsSnapshot(t *testing.T) {
 }
 
 // TestValidateFieldErrors: each rejected field comes as a *FieldError
-// naming it as Spec does.
+// naming it as Spec does (and the element of a list), with words that read
+// after any door's name for the field: no package prefix, no Go names.
 func TestValidateFieldErrors(t *testing.T) {
+	seed := []string{"http://a.test/"}
 	for _, c := range []struct {
 		spec  Spec
 		field string
+		index int
+		why   string
 	}{
-		{Spec{}, "Seeds"},
-		{Spec{Seeds: []string{"ftp://a.test/"}}, "Seeds"},
-		{Spec{Seeds: []string{"http://a.test/"}, Domains: []string{"a b"}}, "Domains"},
-		{Spec{Seeds: []string{"http://a.test/"}, MaxDepth: -1}, "MaxDepth"},
-		{Spec{Seeds: []string{"http://a.test/"}, Priority: 2}, "Priority"},
+		{Spec{}, "Seeds", -1, "at least one seed URL is needed"},
+		{Spec{Seeds: []string{"http://a.test/", "ftp://a.test/"}}, "Seeds", 1, `"ftp://a.test/" is not an http or https URL`},
+		{Spec{Seeds: []string{"/x"}}, "Seeds", 0, `"/x" is not an absolute http or https URL`},
+		// Issue 22: a seed outside the crawl's own domains was fetched at
+		// creation and refused when added later; both refuse it now.
+		{Spec{Seeds: []string{"http://a.test/", "http://b.test/"}, Domains: []string{"a.test"}}, "Seeds", 1,
+			`"http://b.test/" is outside the crawl's domains (a.test)`},
+		{Spec{Seeds: seed, Domains: []string{"a.test", "a b"}}, "Domains", 1, `"a b" is not a host name`},
+		{Spec{Seeds: seed, MaxDepth: -1}, "MaxDepth", -1, "-1 is negative: want 0 (no limit) or more"},
+		{Spec{Seeds: seed, MaxPages: -1}, "MaxPages", -1, "-1 is negative: want 0 (no limit) or more"},
+		{Spec{Seeds: seed, Priority: 2}, "Priority", -1, "2: want -1 (low), 0 (normal) or 1 (high)"},
+		{Spec{Seeds: seed, RobotsGiveUp: -time.Second}, "RobotsGiveUp", -1, "-1s is negative: want 0 (never) up to a year"},
+		{Spec{Seeds: seed, RobotsGiveUp: 400 * 24 * time.Hour}, "RobotsGiveUp", -1, "9600h0m0s is over a year: want 0 (never) up to a year"},
+		{Spec{Seeds: seed, RecrawlMin: time.Hour}, "RecrawlMin", -1, "1h0m0s: only a continuous crawl recrawls: set {Continuous}"},
+		{Spec{Seeds: seed, Continuous: true, RecrawlMin: 2 * time.Hour, RecrawlMax: time.Hour}, "RecrawlMin", -1, "2h0m0s is above {RecrawlMax} 1h0m0s"},
+		{Spec{Seeds: seed, SessionParams: []string{"sid", "a=b"}}, "SessionParams", 1, `"a=b" is not a parameter name`},
+		{Spec{Seeds: seed, Exclude: []string{"ok", "("}}, "Exclude", 1, `"(" is not a regular expression`},
 	} {
-		var fe *FieldError
-		if err := c.spec.Validate(); !errors.As(err, &fe) || fe.Field != c.field {
-			t.Errorf("Validate(%+v) = %v; want a *FieldError for %s", c.spec, err, c.field)
+		err := c.spec.Validate()
+		fes := FieldErrors(err)
+		if len(fes) != 1 {
+			t.Errorf("Validate(%+v) = %v; want one *FieldError for %s", c.spec, err, c.field)
+			continue
 		}
+		fe := fes[0]
+		if fe.Field != c.field || fe.Index != c.index || !strings.HasPrefix(fe.Why, c.why) {
+			t.Errorf("Validate(%+v) = %s[%d] %q; want %s[%d] %q", c.spec, fe.Field, fe.Index, fe.Why, c.field, c.index, c.why)
+		}
+	}
+}
+
+// TestFieldErrorIn: a door names the other fields a message refers to in
+// its own words; braces in a value quoted in the message stay as they are.
+func TestFieldErrorIn(t *testing.T) {
+	flag := func(f string) string { return "--" + strings.ToLower(f) }
+	for _, c := range []struct{ why, want string }{
+		{"1h0m0s: only a continuous crawl recrawls: set {Continuous}", "1h0m0s: only a continuous crawl recrawls: set --continuous"},
+		{"2h0m0s is above {RecrawlMax} 1h0m0s", "2h0m0s is above --recrawlmax 1h0m0s"},
+		{`"a{2}{Seeds" is not a regular expression`, `"a{2}{Seeds" is not a regular expression`},
+		{`{2}{Name} and {Priority}`, `{2}--name and --priority`},
+		{`"http://a.test/{x}/{Name" is not a URL {`, `"http://a.test/{x}/{Name" is not a URL {`},
+		{"", ""},
+	} {
+		if got := (&FieldError{"RecrawlMin", -1, c.why}).In(flag); got != c.want {
+			t.Errorf("In(%q) = %q, want %q", c.why, got, c.want)
+		}
+	}
+}
+
+// TestDefaults: the defaults every door starts from are valid with seeds,
+// and each is what its field's comment says.
+func TestDefaults(t *testing.T) {
+	d := Defaults()
+	if d.MaxDepth != DefaultMaxDepth || DefaultMaxDepth != 20 || d.RobotsGiveUp != DefaultRobotsGiveUp || DefaultRobotsGiveUp != 15*time.Second {
+		t.Errorf("Defaults() = %+v, want MaxDepth 20 and RobotsGiveUp 15s", d)
+	}
+	d.Seeds = []string{"http://a.test/"}
+	if err := d.Validate(); err != nil {
+		t.Errorf("Defaults() with a seed: %v", err)
 	}
 }
 

@@ -306,24 +306,16 @@ func (n *Node) queueSeeds(j *job.Job) error {
 // AddSeeds queues seeds for job id, which must not have ended, through
 // its exclusions and URL-seen gate (a URL the job has seen already is not
 // queued again), and returns how many were new. Each seed must be an
-// absolute http(s) URL within the job's domains; errors are
-// *job.FieldError values for "Seeds" naming the seed, and queue nothing.
+// absolute http(s) URL within the job's scope, the check a new job's
+// seeds meet (job.Job.CheckSeeds); errors are *job.FieldError values for
+// "Seeds" naming the seed, and queue nothing.
 func (n *Node) AddSeeds(id job.ID, seeds []string) (added int, err error) {
 	j, err := n.lookup(id)
 	if err != nil {
 		return 0, err
 	}
-	us, err := job.ParseSeeds(seeds)
+	us, err := j.CheckSeeds(seeds)
 	if err != nil {
-		return 0, err
-	}
-	var errs []error
-	for i, u := range us {
-		if err := j.Scope.Check(u, 0); err != nil {
-			errs = append(errs, &job.FieldError{Field: "Seeds", Err: fmt.Errorf("node: seed %d (%s): outside crawl %d's domains %v", i, u, id, j.Scope.Domains)})
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
 		return 0, err
 	}
 	if st, reason := j.State(); st.Ended() {

@@ -373,8 +373,9 @@ func runFleetSize(exe, dir string, web *benchWeb, a *benchFleetArgs, n int, stde
 	fmt.Fprintf(stderr, "bench fleet: every node owns its share of the partitions (%v) after %v\n", owns, time.Since(t0).Round(time.Millisecond))
 	var req apiclient.CrawlRequest
 	req.Name, req.Seeds = "bench-fleet", web.seeds
-	req.Scope.Domains, req.Scope.MaxDepth = []string{"trawl.test"}, 20
-	req.Limits.RobotsGiveUpS = 4
+	depth, giveUp := 20, 4.0
+	req.Scope.Domains, req.Scope.MaxDepth = []string{"trawl.test"}, &depth
+	req.Limits.RobotsGiveUpS = &giveUp
 	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
 	created, err := members[0].client.CreateCrawl(ctx, req)
 	cancel()

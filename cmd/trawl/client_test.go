@@ -120,8 +120,8 @@ func TestClientsAgainstAServer(t *testing.T) {
 		t.Errorf("create without seeds = %d, stderr %q", code, errb)
 	}
 	code, _, errb = trawl("crawls", "create", "--data", data, "--priority", "5", "http://a.test/")
-	if code != 1 || !strings.Contains(errb, "400 Bad Request: priority: 5: want -1") {
-		t.Errorf("create with a bad priority = %d, stderr %q, want the API's 400 naming the field", code, errb)
+	if code != 2 || !strings.Contains(errb, "--priority 5: want -1 (low), 0 (normal) or 1 (high)") {
+		t.Errorf("create with a bad priority = %d, stderr %q, want a usage error naming the flag, found before any call", code, errb)
 	}
 
 	args := append([]string{"crawls", "create", "--data", data, "--name", "cli", "--domain", web.Web().Options().Domain,

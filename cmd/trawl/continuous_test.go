@@ -29,8 +29,8 @@ func TestRecrawlFlags(t *testing.T) {
 		{[]string{"--continuous"}, job.Spec{Continuous: true}, ""},
 		{[]string{"--continuous", "--recrawl-min", "6h", "--recrawl-max", "240h", "--recrawl-budget", "500"},
 			job.Spec{Continuous: true, RecrawlMin: 6 * time.Hour, RecrawlMax: 240 * time.Hour, RecrawlBudget: 500}, ""},
-		{[]string{"--recrawl-min", "1h"}, job.Spec{}, "--recrawl-min applies to a continuous crawl: add --continuous"},
-		{[]string{"--recrawl-budget", "3"}, job.Spec{}, "--recrawl-budget applies to a continuous crawl"},
+		{[]string{"--recrawl-min", "1h"}, job.Spec{}, "--recrawl-min 1h0m0s: only a continuous crawl recrawls: set --continuous"},
+		{[]string{"--recrawl-budget", "3"}, job.Spec{}, "--recrawl-budget 3: only a continuous crawl recrawls: set --continuous"},
 		{[]string{"--continuous", "--recrawl-min", "-1h"}, job.Spec{}, "--recrawl-min -1h0m0s is negative"},
 		{[]string{"--continuous", "--recrawl-max", "-1s"}, job.Spec{}, "--recrawl-max -1s is negative"},
 		{[]string{"--continuous", "--recrawl-min", "2h", "--recrawl-max", "1h"}, job.Spec{}, "--recrawl-min 2h0m0s is above --recrawl-max 1h0m0s"},
@@ -55,7 +55,7 @@ func TestRecrawlFlags(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"crawl", "--recrawl-max", "1h", "http://a.test/"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "add --continuous") {
+	if code := run([]string{"crawl", "--recrawl-max", "1h", "http://a.test/"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "set --continuous") {
 		t.Errorf("trawl crawl --recrawl-max without --continuous = %d, stderr %q; want 2 and the reason", code, errb.String())
 	}
 }
@@ -154,7 +154,7 @@ func TestCrawlContinuous(t *testing.T) {
 func TestCrawlsCreateContinuous(t *testing.T) {
 	_, data, web := startClientsServer(t)
 	code, _, errb := trawl("crawls", "create", "--data", data, "--recrawl-min", "1h", web.Seeds()[0])
-	if code != 2 || !strings.Contains(errb, "--recrawl-min applies to a continuous crawl") {
+	if code != 2 || !strings.Contains(errb, "--recrawl-min 1h0m0s: only a continuous crawl recrawls: set --continuous") {
 		t.Errorf("create --recrawl-min without --continuous = %d, stderr %q", code, errb)
 	}
 	args := append([]string{"crawls", "create", "--data", data, "--continuous", "--recrawl-min", "30m", "--recrawl-budget", "60",

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -16,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trawl-crawler/trawl/internal/config"
 	"github.com/trawl-crawler/trawl/internal/progress"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
@@ -88,16 +88,20 @@ type crawlFlags struct {
 	shapeRun int
 	giveUp   time.Duration
 	maxWait  time.Duration
+	// src says where each flag's value came from (parseFlags), for errors
+	// that name a value set in the config file.
+	src map[string]config.Source
 }
 
 func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	cf.nodeFlags.register(fs)
+	d := job.Defaults()
 	fs.Var(&cf.domains, "domain", "crawl only this domain and its subdomains (repeatable; default: the seeds' hosts)")
-	fs.IntVar(&cf.maxDepth, "max-depth", 20, "most links followed from a seed (0: no limit)")
-	fs.IntVar(&cf.maxPages, "max-pages", 0, "stop after this many page fetches (0: no limit)")
-	fs.DurationVar(&cf.giveUp, "robots-give-up", 15*time.Second, "give up a host whose robots.txt stays unavailable (429, 5xx, network errors) this long: about four attempts at a 1s gap (0: never)")
-	fs.DurationVar(&cf.maxWait, "max-wait", job.DefaultMaxWait, "once nothing else may be fetched within this, give up hosts that ask to wait longer (Retry-After, backoff, robots.txt outages), so the crawl ends (0: wait for ever)")
-	fs.IntVar(&cf.shapeRun, "max-shape-run", 0, "most pages in a row of one URL shape that yield no new link or text, e.g. calendar months (0: the default, 3; -1: no cap)")
+	fs.IntVar(&cf.maxDepth, "max-depth", d.MaxDepth, "most links followed from a seed (0: no limit)")
+	fs.IntVar(&cf.maxPages, "max-pages", d.MaxPages, "stop after this many page fetches (0: no limit)")
+	fs.DurationVar(&cf.giveUp, "robots-give-up", d.RobotsGiveUp, "give up a host whose robots.txt stays unavailable (429, 5xx, network errors) this long: about four attempts at a 1s gap (0: never)")
+	fs.DurationVar(&cf.maxWait, "max-wait", d.MaxWait, "once nothing else may be fetched within this, give up hosts that ask to wait longer (Retry-After, backoff, robots.txt outages), so the crawl ends (0: wait for ever)")
+	fs.IntVar(&cf.shapeRun, "max-shape-run", d.MaxShapeRun, "most pages in a row of one URL shape that yield no new link or text, e.g. calendar months (0: the default, 3; -1: no cap)")
 	fs.DurationVar(&cf.progress, "progress", 0, "progress interval (default: a live display redrawn every 0.5s on a terminal, a line every 5s otherwise)")
 }
 
@@ -116,32 +120,54 @@ func (rf *recrawlFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&rf.budget, "recrawl-budget", 0, "with --continuous, the recrawl fetches per hour, spread over the pages for the best freshness (0: no budget)")
 }
 
-// apply sets spec's recrawl fields from the flags, checking them: a
-// --recrawl flag without --continuous is an error, not ignored.
-func (rf *recrawlFlags) apply(spec *job.Spec) error {
-	if !rf.continuous {
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"--recrawl-min", rf.min != 0}, {"--recrawl-max", rf.max != 0}, {"--recrawl-budget", rf.budget != 0}} {
-			if f.set {
-				return fmt.Errorf("%s applies to a continuous crawl: add --continuous", f.name)
-			}
-		}
+// apply sets spec's recrawl fields from the flags; spec.Validate checks
+// them (a --recrawl flag without --continuous is an error, not ignored).
+func (rf *recrawlFlags) apply(spec *job.Spec) {
+	spec.Continuous, spec.RecrawlMin, spec.RecrawlMax, spec.RecrawlBudget = rf.continuous, rf.min, rf.max, rf.budget
+}
+
+// specFlags name job.Spec's fields as the flags of trawl crawl, trawl demo
+// and trawl crawls create do (and the config file's keys, the same names
+// without dashes); "seed" stands for the seed arguments and files.
+var specFlags = map[string]string{"Name": "--name", "Seeds": "seed", "Domains": "--domain",
+	"MaxDepth": "--max-depth", "MaxPages": "--max-pages", "MaxShapeRun": "--max-shape-run", "Priority": "--priority",
+	"RobotsGiveUp": "--robots-give-up", "MaxWait": "--max-wait", "Continuous": "--continuous",
+	"RecrawlMin": "--recrawl-min", "RecrawlMax": "--recrawl-max", "RecrawlBudget": "--recrawl-budget"}
+
+// checkSpec validates spec, a crawl's from the flags, and returns its
+// errors in the flags' words, one a line: "--max-depth -1 is negative:
+// want 0 (no limit) or more", with "(set in the config file)" for a value
+// that came from there (src, parseFlags's; nil: none did).
+func checkSpec(spec job.Spec, src map[string]config.Source) error {
+	err := spec.Validate()
+	if err == nil {
 		return nil
 	}
-	switch {
-	case rf.min < 0:
-		return fmt.Errorf("--recrawl-min %v is negative", rf.min)
-	case rf.max < 0:
-		return fmt.Errorf("--recrawl-max %v is negative", rf.max)
-	case rf.min > 0 && rf.max > 0 && rf.min > rf.max:
-		return fmt.Errorf("--recrawl-min %v is above --recrawl-max %v", rf.min, rf.max)
-	case !(rf.budget >= 0) || math.IsInf(rf.budget, 0):
-		return fmt.Errorf("--recrawl-budget %v: want 0 (none) or a number of fetches per hour", rf.budget)
+	var lines []string
+	for _, fe := range job.FieldErrors(err) {
+		name := specFlags[fe.Field]
+		if name == "" {
+			name = fe.Path()
+		}
+		why := fe.In(func(f string) string {
+			if n, ok := specFlags[f]; ok {
+				return n
+			}
+			return f
+		})
+		line := name + " " + why
+		if fe.Field == "Seeds" && fe.Index < 0 {
+			line = "seeds: " + why
+		}
+		if src[strings.TrimPrefix(name, "--")] == config.FromFile {
+			line += " (set in the config file)"
+		}
+		lines = append(lines, line)
 	}
-	spec.Continuous, spec.RecrawlMin, spec.RecrawlMax, spec.RecrawlBudget = true, rf.min, rf.max, rf.budget
-	return nil
+	if len(lines) == 0 {
+		return err
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
 
 // crawlArgs are `trawl crawl`'s flags.
@@ -182,27 +208,15 @@ Examples:
   TRAWL_DATA=/srv/crawl trawl crawl --config trawl.json https://example.org/`
 
 // options returns the node's options and the one job's spec of a crawl
-// from seeds.
+// from seeds, checking the flags (the spec's too, with checkSpec, which
+// the caller runs again after changing the spec).
 func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
-	spec := job.Spec{
-		Name:         "crawl",
-		Seeds:        seeds,
-		Domains:      cf.domains,
-		MaxDepth:     cf.maxDepth,
-		MaxPages:     cf.maxPages,
-		MaxShapeRun:  cf.shapeRun,
-		RobotsGiveUp: cf.giveUp,
-		MaxWait:      cf.maxWait,
-	}
+	spec := job.Defaults()
+	spec.Name, spec.Seeds, spec.Domains = "crawl", seeds, cf.domains
+	spec.MaxDepth, spec.MaxPages, spec.MaxShapeRun, spec.RobotsGiveUp, spec.MaxWait = cf.maxDepth, cf.maxPages, cf.shapeRun, cf.giveUp, cf.maxWait
 	o, err := cf.nodeFlags.options()
 	if err != nil {
 		return o, spec, err
-	}
-	if cf.giveUp < 0 {
-		return o, spec, fmt.Errorf("--robots-give-up %v is negative", cf.giveUp)
-	}
-	if cf.maxWait < 0 {
-		return o, spec, fmt.Errorf("--max-wait %v is negative (want a duration such as 30s, or 0 to wait for ever)", cf.maxWait)
 	}
 	return o, spec, nil
 }
@@ -285,17 +299,20 @@ func (a *crawlArgs) options(seeds []string) (node.Options, job.Spec, error) {
 		return opts, spec, err
 	}
 	opts.Fresh = a.fresh
-	return opts, spec, a.recrawl.apply(&spec)
+	a.recrawl.apply(&spec)
+	return opts, spec, checkSpec(spec, a.src)
 }
 
 func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("crawl", crawlHelp, nodeEnv, stderr)
 	var a crawlArgs
 	a.register(fs)
-	if _, code, ok := parseFlags(fs, args, nodeEnv, stderr); !ok {
+	src, code, ok := parseFlags(fs, args, nodeEnv, stderr)
+	if !ok {
 		return code
 	}
 	cf := &a.crawlFlags
+	cf.src = src
 	seeds := fs.Args()
 	if a.seedsFile != "" {
 		more, err := readLines(a.seedsFile)
@@ -309,9 +326,11 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "trawl crawl: no seeds: give URLs as arguments or --seeds FILE")
 		return 2
 	}
+	// Every value, the spec's included, is checked here: before --fresh
+	// or anything else touches the data directory (node.Open).
 	opts, spec, err := a.options(seeds)
 	if err != nil {
-		fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
+		fmt.Fprintf(stderr, "trawl crawl: %v\n", strings.ReplaceAll(err.Error(), "\n", "\ntrawl crawl: "))
 		return 2
 	}
 	if a.hostsFile != "" {

@@ -69,6 +69,7 @@ type createArgs struct {
 	maxPages       int
 	priority       int
 	giveUp         time.Duration
+	maxWait        time.Duration
 	recrawl        recrawlFlags
 }
 
@@ -76,10 +77,12 @@ func (a *createArgs) register(fs *flag.FlagSet) {
 	fs.Var(&a.seeds, "seed", "a seed URL (repeatable; URLs given as arguments are seeds too)")
 	fs.Var(&a.domains, "domain", "crawl only this domain and its subdomains (repeatable; default: the seeds' hosts)")
 	fs.StringVar(&a.name, "name", "", "the crawl's name; a crawl created with an existing crawl's name is that crawl, run again with this spec (its id and seen URLs kept)")
-	fs.IntVar(&a.maxDepth, "max-depth", 20, "most links followed from a seed, as trawl crawl's (0: no limit)")
-	fs.IntVar(&a.maxPages, "max-pages", 0, "stop after this many pages (0: no limit)")
-	fs.IntVar(&a.priority, "priority", 0, "-1 (low), 0 or 1 (high): which crawl's URLs go first on a shared node")
-	fs.DurationVar(&a.giveUp, "robots-give-up", 0, "give up a host whose robots.txt stays unavailable this long (0: never, the server's default)")
+	d := job.Defaults()
+	fs.IntVar(&a.maxDepth, "max-depth", d.MaxDepth, "most links followed from a seed, as trawl crawl's (0: no limit)")
+	fs.IntVar(&a.maxPages, "max-pages", d.MaxPages, "stop after this many pages (0: no limit)")
+	fs.IntVar(&a.priority, "priority", d.Priority, "-1 (low), 0 or 1 (high): which crawl's URLs go first on a shared node")
+	fs.DurationVar(&a.giveUp, "robots-give-up", d.RobotsGiveUp, "give up a host whose robots.txt stays unavailable this long, as trawl crawl's (0: never)")
+	fs.DurationVar(&a.maxWait, "max-wait", d.MaxWait, "once nothing may be fetched within this, give up hosts that ask to wait longer, as trawl crawl's (0: wait for ever)")
 	a.recrawl.register(fs)
 }
 
@@ -472,13 +475,17 @@ func (a *createArgs) run(ctx context.Context, c *apiclient.Client, cf *clientFla
 	if len(seeds) == 0 {
 		return usageError{fmt.Errorf("no seeds: give --seed URL (or URLs as arguments)")}
 	}
-	var spec job.Spec
-	if err := a.recrawl.apply(&spec); err != nil {
+	spec := job.Defaults()
+	spec.Name, spec.Seeds, spec.Domains, spec.Priority = a.name, seeds, a.domains, a.priority
+	spec.MaxDepth, spec.MaxPages, spec.RobotsGiveUp, spec.MaxWait = a.maxDepth, a.maxPages, a.giveUp, a.maxWait
+	a.recrawl.apply(&spec)
+	if err := checkSpec(spec, nil); err != nil { // the server's check, in the flags' words
 		return usageError{err}
 	}
-	req := apiclient.CrawlRequest{Name: a.name, Seeds: seeds, Priority: a.priority,
-		Scope:      apiclient.Scope{Domains: a.domains, MaxDepth: a.maxDepth},
-		Limits:     apiclient.Limits{MaxPages: a.maxPages, RobotsGiveUpS: a.giveUp.Seconds()},
+	giveUpS, maxWaitS := spec.RobotsGiveUp.Seconds(), spec.MaxWait.Seconds()
+	req := apiclient.CrawlRequest{Name: spec.Name, Seeds: spec.Seeds, Priority: spec.Priority,
+		Scope:      apiclient.Scope{Domains: spec.Domains, MaxDepth: &spec.MaxDepth},
+		Limits:     apiclient.Limits{MaxPages: spec.MaxPages, RobotsGiveUpS: &giveUpS, MaxWaitS: &maxWaitS},
 		Continuous: spec.Continuous,
 		Recrawl: apiclient.Recrawl{MinS: spec.RecrawlMin.Seconds(), MaxS: spec.RecrawlMax.Seconds(),
 			BudgetPerHour: spec.RecrawlBudget}}

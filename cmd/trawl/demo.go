@@ -67,10 +67,12 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", demoHelp, demoEnv, stderr)
 	var a demoArgs
 	a.register(fs)
-	if _, code, ok := parseFlags(fs, args, demoEnv, stderr); !ok {
+	src, code, ok := parseFlags(fs, args, demoEnv, stderr)
+	if !ok {
 		return code
 	}
 	cf := &a.crawlFlags
+	cf.src = src
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "trawl demo: unexpected arguments %q\n", fs.Args())
 		return 2
@@ -99,13 +101,17 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if len(spec.Domains) == 0 {
 		spec.Domains = []string{srv.Web().Options().Domain}
 	}
+	if err := checkSpec(spec, cf.src); err != nil {
+		fmt.Fprintf(stderr, "trawl demo: %v\n", strings.ReplaceAll(err.Error(), "\n", "\ntrawl demo: "))
+		return 2
+	}
 	fmt.Fprintf(stdout, "synthetic web: %d hosts on 127.x.y.z port %d, %d seeds; crawling with a %v gap per host\n",
 		len(srv.Resolver()), srv.Port(), len(spec.Seeds), opts.MinDelay)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	code := runCrawl(ctx, opts, spec, cf.progress, stdout, stderr)
+	code = runCrawl(ctx, opts, spec, cf.progress, stdout, stderr)
 	took := time.Since(start)
 
 	rep := testweb.Analyze(srv.Web(), srv.Log(), testweb.AnalyzeOptions{

@@ -142,8 +142,9 @@ func TestFleetProcesses(t *testing.T) {
 	seeds := web.Seeds()
 	var req apiclient.CrawlRequest
 	req.Name, req.Seeds = "fleet", seeds
-	req.Scope.Domains, req.Scope.MaxDepth = []string{domain}, 12
-	req.Limits.RobotsGiveUpS = 3.5
+	depth, giveUp := 12, 3.5
+	req.Scope.Domains, req.Scope.MaxDepth = []string{domain}, &depth
+	req.Limits.RobotsGiveUpS = &giveUp
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	created, err := c.CreateCrawl(ctx, req)
 	cancel()

@@ -101,7 +101,7 @@ func (e *Error) Error() string {
 	default:
 		fmt.Fprintf(&b, "%d %s", e.Status, http.StatusText(e.Status))
 	}
-	if e.Field != "" {
+	if e.Field != "" && !strings.HasPrefix(e.Message, e.Field+": ") { // the server's messages start with the field
 		fmt.Fprintf(&b, ": %s", e.Field)
 	}
 	if e.Message != "" {

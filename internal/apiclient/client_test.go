@@ -72,7 +72,7 @@ func TestAgainstTheAPI(t *testing.T) {
 		t.Errorf("Ready = %v, %+v, %v; want ready", ready, p, err)
 	}
 	req := CrawlRequest{Name: "client test", Seeds: web.Seeds(), Priority: 1,
-		Scope: Scope{Domains: []string{web.Web().Options().Domain}, MaxDepth: 3}, Limits: Limits{MaxPages: 500}}
+		Scope: Scope{Domains: []string{web.Web().Options().Domain}, MaxDepth: new(3)}, Limits: Limits{MaxPages: 500}}
 	created, err := c.CreateCrawl(ctx, req)
 	if err != nil || created.CrawlID == 0 {
 		t.Fatalf("CreateCrawl = %+v, %v", created, err)
@@ -188,7 +188,7 @@ func steerAndHosts(t *testing.T, c *Client, id uint32, seeds []string) string {
 		name        string
 		add, remove []string
 		field       string
-	}{{"a bad pattern", []string{"("}, nil, "add"}, {"an unknown pattern", nil, []string{"nope"}, "remove"}} {
+	}{{"a bad pattern", []string{"("}, nil, "add[0]"}, {"an unknown pattern", nil, []string{"nope"}, "remove[0]"}} {
 		_, err := c.EditExclusions(ctx, id, tc.add, tc.remove)
 		if e := (*Error)(nil); !errors.As(err, &e) || e.Status != 400 || e.Field != tc.field {
 			t.Errorf("EditExclusions with %s: err = %v, want a 400 naming %q", tc.name, err, tc.field)

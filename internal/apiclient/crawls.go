@@ -12,9 +12,10 @@ import (
 // exclusions of a running crawl are in steer.go, the host and node routes
 // in hosts.go.
 
-// CrawlRequest is POST /v1/crawls's body. Zero fields take the server's
-// defaults: no name, no domain limit (the seeds' hosts), no depth or page
-// limit, priority 0, not continuous.
+// CrawlRequest is POST /v1/crawls's body. Fields left zero (nil) are left
+// out and take the crawl's defaults (job.Defaults): no name, the seeds'
+// hosts, depth 20, no page limit, robots.txt given up after 15 s,
+// priority 0, not continuous.
 type CrawlRequest struct {
 	Name     string   `json:"name,omitempty"`
 	Seeds    []string `json:"seeds"`
@@ -50,13 +51,14 @@ type Freshness struct {
 // Scope is where a crawl may go.
 type Scope struct {
 	Domains  []string `json:"domains,omitempty"`   // these domains and their subdomains
-	MaxDepth int      `json:"max_depth,omitempty"` // links followed from a seed; 0: no limit
+	MaxDepth *int     `json:"max_depth,omitempty"` // links followed from a seed; nil: the default, 20; 0: no limit
 }
 
 // Limits end a crawl early.
 type Limits struct {
-	MaxPages      int     `json:"max_pages,omitempty"`        // 0: no limit
-	RobotsGiveUpS float64 `json:"robots_give_up_s,omitempty"` // give up a host whose robots.txt stays unavailable this long; 0: never
+	MaxPages      int      `json:"max_pages,omitempty"`        // 0: no limit
+	RobotsGiveUpS *float64 `json:"robots_give_up_s,omitempty"` // give up a host whose robots.txt stays unavailable this long; nil: the default, 15; 0: never
+	MaxWaitS      *float64 `json:"max_wait_s,omitempty"`       // give up hosts that ask to wait longer, once nothing else is due; nil: the default, 30; 0: never
 }
 
 // Created is POST /v1/crawls's answer.
