@@ -50,6 +50,7 @@ var chaosRegressions = []struct {
 const (
 	chaosGap          = 30 * time.Millisecond
 	chaosFetchTimeout = 2 * time.Second
+	chaosMaxAdaptive  = time.Second
 	chaosHorizon      = 3 * time.Second
 	chaosMaxDepth     = 30
 )
@@ -71,7 +72,7 @@ func chaosNode(t *testing.T, srv *testweb.Server) (Options, job.Spec) {
 			Concurrency:      16,
 			AllowNets:        loopback,
 			Hosts:            srv.Resolver(),
-			MaxAdaptiveDelay: time.Second,
+			MaxAdaptiveDelay: chaosMaxAdaptive,
 			FetchTimeout:     chaosFetchTimeout,
 			MaxBodyBytes:     1 << 20,
 		}, job.Spec{
@@ -85,8 +86,12 @@ func chaosNode(t *testing.T, srv *testweb.Server) (Options, job.Spec) {
 }
 
 func chaosJudge(srv *testweb.Server, spec job.Spec) testweb.ChaosJudgeOptions {
+	// The critical path follows the node's stated gap rules (README,
+	// "Politeness, as implemented"): the adaptive gap, capped as the
+	// crawl's options cap it, and the backoff after failures.
 	return testweb.ChaosJudgeOptions{Seeds: spec.Seeds, Gap: chaosGap, FetchTimeout: chaosFetchTimeout,
-		MaxRetries: 2, MaxDepth: spec.MaxDepth}
+		MaxRetries: 2, MaxDepth: spec.MaxDepth,
+		Rules: &testweb.GapRules{AdaptiveFactor: 10, MaxAdaptive: chaosMaxAdaptive, MaxDelay: 10 * time.Minute}}
 }
 
 // awaitEnd waits for j to end or deadline to pass; if it passes, it says

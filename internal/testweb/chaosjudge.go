@@ -28,12 +28,32 @@ type ChaosJudgeOptions struct {
 	Slack time.Duration
 	// TrapCap is the most fetches a calendar may cost one host. Zero means 20.
 	TrapCap int
+	// Rules, if set, makes the critical path follow the crawler's own
+	// stated gap rules (Rules): its adaptive gap and its backoff after
+	// failures, which a polite crawler must spend too, rather than one gap
+	// between requests whatever they met. The naive path is reported
+	// beside it (ChaosVerdict.Naive).
+	Rules *GapRules
 	// Restarts is how many times the node restarted during the crawls:
 	// each may ask a host's robots.txt once more (its cache is in memory).
 	Restarts int
 	// Took is how long the crawl ran; Ended whether it ended by itself.
 	Took  time.Duration
 	Ended bool
+}
+
+// GapRules are a crawler's stated politeness, as the critical path of
+// ChaosJudgeOptions.Rules follows it: the gap between two requests to a
+// host counts from the end of the first and is the largest of the min
+// delay, the host's Crawl-delay, and AdaptiveFactor x the first's response
+// time (at most MaxAdaptive); a failure (time-out, reset, cut body, 429,
+// 503) sets the host's backoff to twice the larger of it and that gap (at
+// most MaxDelay), a success halves it (to nothing once it is no longer
+// above the gap), and the gap is at least the backoff and any Retry-After.
+type GapRules struct {
+	AdaptiveFactor int
+	MaxAdaptive    time.Duration
+	MaxDelay       time.Duration
 }
 
 // ChaosVerdict is what JudgeChaos found.
@@ -55,6 +75,10 @@ type ChaosVerdict struct {
 	// sets it; Bound = 1.3 x Critical + Horizon + Slack.
 	Critical     time.Duration
 	CriticalHost string
+	// Naive is the critical path with one gap between requests whatever
+	// they met (no adaptive gap, no backoff): what Critical is without
+	// ChaosJudgeOptions.Rules.
+	Naive time.Duration
 	Bound        time.Duration
 	Took         time.Duration
 	Ratio        float64 // Took / Critical
@@ -97,8 +121,9 @@ func (v *ChaosVerdict) String() string {
 	if !v.Ended {
 		ended = "did NOT end by itself"
 	}
-	fmt.Fprintf(&b, "took %v (%s) = %.2f x the polite critical path %v (%s); bound %v\n",
-		v.Took.Round(time.Millisecond), ended, v.Ratio, v.Critical.Round(time.Millisecond), v.CriticalHost, v.Bound.Round(time.Millisecond))
+	fmt.Fprintf(&b, "took %v (%s) = %.2f x the polite critical path %v (%s); bound %v; %.2f x the naive path %v (one gap between requests, no backoff)\n",
+		v.Took.Round(time.Millisecond), ended, v.Ratio, v.Critical.Round(time.Millisecond), v.CriticalHost, v.Bound.Round(time.Millisecond),
+		ratio(v.Took, v.Naive), v.Naive.Round(time.Millisecond))
 	fmt.Fprintf(&b, "gaps broken %d, concurrency %d, robots violations %d, Retry-After broken %d, repeats %d, trap overruns %d\n",
 		v.Gaps, v.Concurrency, v.Robots, v.Waits, v.Repeats, v.Traps)
 	if v.OK() {
@@ -229,44 +254,88 @@ func (w *Web) chaosTruth(seeds []string, maxDepth int) *chaosTruth {
 	return t
 }
 
-// chaosPath is one host's polite critical path from its first request:
-// its robots.txt requests and reachable URLs one gap apart, each step at
-// least as long as the answer takes, plus the waits the host forces and
-// the retries the judge allows (retries more attempts of a URL that timed
-// out or was reset: a crawler that retries must spend them).
-func chaosPath(h *host, reach []*chaosPage, gap, fetchTimeout time.Duration, retries int) (robots, total time.Duration) {
+// chaosPath is one host's polite critical path from its first request,
+// and the part of it up to its settled robots.txt: the requests a polite,
+// complete crawler must make of it (robots.txt until it settles, each
+// reachable URL, and the retries the judge allows a URL that timed out or
+// was reset: a crawler that retries spends them), each as long as its
+// answer takes, with the gaps between them. Without rules, one gap (the
+// min delay or Crawl-delay) from start to start, plus the waits the host
+// forces; with rules, the gaps those rules give (GapRules).
+func chaosPath(h *host, reach []*chaosPage, o ChaosJudgeOptions) (robots, total time.Duration) {
 	c := h.chaos
-	g := max(gap, c.crawlDelay)
-	step := func(d time.Duration) time.Duration { return max(g, d+h.latency) }
-	switch c.robots {
-	case chaosRobots503Once:
-		robots = step(0) + step(0)
-	case chaosRobots503Retry, chaosRobots429Date:
-		robots = max(step(0), c.robotsWait) + step(0)
-	case chaosRobotsTimeout:
-		robots = step(fetchTimeout) + step(0)
-	default:
-		robots = step(0)
-	}
 	if !c.open() {
 		return 0, 0
 	}
-	total = robots
-	for i, p := range reach {
-		d := time.Duration(0)
+	type request struct {
+		took   time.Duration // until the answer ends
+		failed bool          // a time-out, a reset, a cut body, a 429 or 503
+		wait   time.Duration // a Retry-After
+	}
+	var reqs []request
+	switch c.robots {
+	case chaosRobots503Once:
+		reqs = append(reqs, request{failed: true})
+	case chaosRobots503Retry, chaosRobots429Date:
+		reqs = append(reqs, request{failed: true, wait: c.robotsWait})
+	case chaosRobotsTimeout:
+		reqs = append(reqs, request{took: o.FetchTimeout, failed: true})
+	}
+	reqs = append(reqs, request{})
+	settled := len(reqs)
+	// Retries go after the host's other URLs, as a polite crawler spaces
+	// them (the node queues a retry at its host's tail).
+	var retries []request
+	for _, p := range reach {
 		switch p.does {
 		case chaosPage429Once:
-			total += max(step(0), p.wait) // the 429, then the wait before the retry
+			reqs = append(reqs, request{failed: true, wait: p.wait}, request{})
 		case chaosPageTimeout:
-			d = fetchTimeout
-			total += time.Duration(retries) * step(fetchTimeout)
+			reqs = append(reqs, request{took: o.FetchTimeout, failed: true})
+			for range o.MaxRetries {
+				retries = append(retries, request{took: o.FetchTimeout, failed: true})
+			}
 		case chaosPageReset:
-			total += time.Duration(retries) * step(0)
+			reqs = append(reqs, request{failed: true})
+			for range o.MaxRetries {
+				retries = append(retries, request{failed: true})
+			}
+		case chaosPageLying:
+			reqs = append(reqs, request{failed: true})
 		case chaosPageDrip:
-			d = 900 * time.Millisecond
+			reqs = append(reqs, request{took: 900 * time.Millisecond})
+		default:
+			reqs = append(reqs, request{})
 		}
-		if i < len(reach)-1 {
-			total += step(d)
+	}
+	reqs = append(reqs, retries...)
+	g := max(o.Gap, c.crawlDelay)
+	var backoff time.Duration
+	for i, q := range reqs {
+		took := q.took + h.latency
+		var gap time.Duration
+		if r := o.Rules; r == nil {
+			// Start to start: one gap, or the answer's time if longer.
+			gap = max(g-took, 0)
+		} else {
+			base := max(g, min(time.Duration(r.AdaptiveFactor)*took, r.MaxAdaptive))
+			switch {
+			case q.failed:
+				backoff = min(max(2*backoff, 2*base), r.MaxDelay)
+			case backoff > 0:
+				if backoff /= 2; backoff <= base {
+					backoff = 0
+				}
+			}
+			gap = max(base, backoff)
+		}
+		gap = max(gap, q.wait-took)
+		if i == settled-1 {
+			robots = total + took + gap
+		}
+		total += took
+		if i < len(reqs)-1 {
+			total += gap
 		}
 	}
 	return robots, total
@@ -330,7 +399,7 @@ func JudgeChaos(srv *Server, o ChaosJudgeOptions) *ChaosVerdict {
 			if !ok || !h.chaos.open() {
 				continue
 			}
-			robots, _ := chaosPath(h, perHost[h], o.Gap, o.FetchTimeout, o.MaxRetries)
+			robots, _ := chaosPath(h, perHost[h], o)
 			for _, l := range h.chaos.pages["/"].links {
 				if l.host != h && t.reach[w.urlOf(h, "/")] != nil {
 					if ls, ok := start[l.host]; !ok || s+robots+h.latency < ls {
@@ -341,9 +410,15 @@ func JudgeChaos(srv *Server, o ChaosJudgeOptions) *ChaosVerdict {
 		}
 	}
 	for _, h := range w.hosts {
-		_, path := chaosPath(h, perHost[h], o.Gap, o.FetchTimeout, o.MaxRetries)
+		_, path := chaosPath(h, perHost[h], o)
 		if d := start[h] + path; len(perHost[h]) > 0 && d > v.Critical {
 			v.Critical, v.CriticalHost = d, h.name
+		}
+		naive := o
+		naive.Rules = nil
+		_, path = chaosPath(h, perHost[h], naive)
+		if d := start[h] + path; len(perHost[h]) > 0 {
+			v.Naive = max(v.Naive, d)
 		}
 	}
 	v.Bound = time.Duration(1.3*float64(v.Critical)) + w.chaos.opts.Horizon + o.Slack
@@ -502,4 +577,11 @@ func JudgeChaos(srv *Server, o ChaosJudgeOptions) *ChaosVerdict {
 		fail("coverage", p.host, u, "reachable at depth %d (%s) but never requested", t.depth[u], p.does)
 	}
 	return v
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a.Seconds() / b.Seconds()
 }
