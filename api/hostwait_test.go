@@ -91,6 +91,17 @@ func TestHostWaitShown(t *testing.T) {
 			if dw, _ := d["wait_ms"].(float64); code != 200 || dw > wait || dw < wait-60_000 || d["wait_reason"] != want[name] {
 				t.Errorf("%s: GET /v1/hosts/%s = %d, waits %v ms for %v; the list said %v ms", when, name, code, d["wait_ms"], d["wait_reason"], wait)
 			}
+			// The per-crawl counts add up to the totals.
+			sum := func(field string) float64 {
+				n := 0.0
+				for _, v := range d[field].(map[string]any) {
+					n += v.(float64)
+				}
+				return n
+			}
+			if d["queued_counted"] != true || sum("queued_by_crawl") != d["queued"].(float64)+d["in_flight"].(float64) || sum("in_flight_by_crawl") != d["in_flight"] {
+				t.Errorf("%s: GET /v1/hosts/%s: by crawl %v queued, %v in flight; totals %v queued, %v in flight", when, name, d["queued_by_crawl"], d["in_flight_by_crawl"], d["queued"], d["in_flight"])
+			}
 		}
 	}
 	check("while crawling", c, hosts)
