@@ -61,15 +61,19 @@ func policyOf(p hostpolicy.Policy) policyView {
 
 // hostView is a host as GET /v1/hosts lists it.
 type hostView struct {
-	Host         string     `json:"host"`
-	State        string     `json:"state"`
-	Queued       int        `json:"queued"`
-	InFlight     int        `json:"in_flight"`
-	Leased       int        `json:"leased"`
-	Duplicates   int        `json:"duplicates"`
-	NextAllowed  *time.Time `json:"next_allowed,omitempty"`
-	DelayMS      int64      `json:"delay_ms"`
-	DelayReason  string     `json:"delay_reason,omitempty"`
+	Host        string     `json:"host"`
+	State       string     `json:"state"`
+	Queued      int        `json:"queued"`
+	InFlight    int        `json:"in_flight"`
+	Leased      int        `json:"leased"`
+	Duplicates  int        `json:"duplicates"`
+	NextAllowed *time.Time `json:"next_allowed,omitempty"`
+	DelayMS     int64      `json:"delay_ms"`
+	DelayReason string     `json:"delay_reason,omitempty"`
+	// WaitMS is how long from now until NextAllowed (0: it has passed),
+	// WaitReason why the host waits (a delay reason) while WaitMS > 0.
+	WaitMS       int64      `json:"wait_ms"`
+	WaitReason   string     `json:"wait_reason,omitempty"`
 	BackoffMS    int64      `json:"backoff_ms"`
 	CrawlDelayMS int64      `json:"crawl_delay_ms"`
 	IP           string     `json:"ip,omitempty"`
@@ -90,6 +94,10 @@ func hostViewOf(hi frontier.HostInfo) hostView {
 	if !hi.NextAllowed.IsZero() {
 		t := hi.NextAllowed.UTC()
 		v.NextAllowed = &t
+	}
+	// Rounded up: a host that still waits never says 0.
+	if v.WaitMS = (hi.Wait + time.Millisecond - 1).Milliseconds(); v.WaitMS > 0 {
+		v.WaitReason = hi.DelayReason
 	}
 	return v
 }
@@ -129,8 +137,13 @@ func robotsViewOf(s robots.OriginStatus, now time.Time) robotsView {
 // hostDetail is GET /v1/hosts/{host}'s body.
 type hostDetail struct {
 	hostView
-	QueuedByCrawl map[string]int `json:"queued_by_crawl"`
-	HeldByCrawl   map[string]int `json:"held_by_crawl"`
+	// QueuedByCrawl counts the host's URLs per crawl, in flight included,
+	// and InFlightByCrawl those in flight: of the same moment as the
+	// totals, so that they sum to queued + in_flight and to in_flight
+	// (node.HostStatus).
+	QueuedByCrawl   map[string]int `json:"queued_by_crawl"`
+	InFlightByCrawl map[string]int `json:"in_flight_by_crawl"`
+	HeldByCrawl     map[string]int `json:"held_by_crawl"`
 	// QueuedCounted is false when the host had more items than were
 	// counted (node.MaxCountedItems).
 	QueuedCounted bool         `json:"queued_counted"`
@@ -222,7 +235,8 @@ func (h hosts) show(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	d := hostDetail{hostView: hostViewOf(s.HostInfo), QueuedByCrawl: byCrawl(s.QueuedByJob), HeldByCrawl: byCrawl(s.HeldByJob),
+	d := hostDetail{hostView: hostViewOf(s.HostInfo), QueuedByCrawl: byCrawl(s.QueuedByJob), InFlightByCrawl: byCrawl(s.InFlightByJob),
+		HeldByCrawl:   byCrawl(s.HeldByJob),
 		QueuedCounted: s.QueuedCounted, Robots: []robotsView{}}
 	for _, o := range s.Robots {
 		d.Robots = append(d.Robots, robotsViewOf(o, now))

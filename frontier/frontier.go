@@ -538,8 +538,14 @@ func New(opts Options) (*Frontier, error) {
 		h := f.restoreHost(hs)
 		// A fetch may have been in flight when the last run stopped; its
 		// start was never recorded. So no host is contacted sooner than one
-		// full delay after start-up, whatever its stored clock says.
-		h.nextAllowed = max(h.nextAllowed, f.clock.mono(now.Add(f.delay(h))))
+		// full delay after start-up, whatever its stored clock says; the
+		// stored reason stays while its time is the later.
+		if start := f.clock.mono(now.Add(f.delay(h))); start > h.nextAllowed {
+			h.nextAllowed, h.gapWhy = start, GapNone // the start-up gap
+			if h.backoff > max(f.minDelay(h), h.crawlDelay) {
+				h.gapWhy = GapBackoff
+			}
+		}
 		h.lastDone = f.clock.mono(now)
 		f.schedule(h)
 		return nil
@@ -565,8 +571,9 @@ func (f *Frontier) restoreHost(hs HostState) *hostState {
 	h := f.host(hs.Host)
 	h.nextAllowed, h.crawlDelay = f.clock.mono(hs.NextAllowed), hs.CrawlDelay
 	f.setBackoff(h, hs.Backoff)
-	if hs.Backoff > 0 {
-		h.gapWhy = GapBackoff
+	h.gapWhy = hs.Why
+	if h.gapWhy == GapNone && hs.Backoff > 0 {
+		h.gapWhy = GapBackoff // written without a reason
 	}
 	h.leased, h.dups, h.nextSeq, h.dead = int32(hs.Leased), int32(hs.Duplicates), hs.NextSeq, hs.Dead
 	if h.dead {
@@ -673,6 +680,7 @@ func (f *Frontier) state(h *hostState) HostState {
 		Queued:      queued,
 		Dead:        h.dead,
 		DeadReason:  deadWhy,
+		Why:         h.gapWhy,
 	}
 }
 

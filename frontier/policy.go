@@ -27,6 +27,8 @@ const (
 	GapLostAnswer                        // a robots.txt answer was lost: left alone for the longest Crawl-delay
 	GapHold                              // a partition taken over: its hosts held while the old owner's fetches may run
 	GapIPSlot                            // waiting for a fetch slot of its address
+
+	gapLast = GapIPSlot
 )
 
 func (r GapReason) String() string {
@@ -55,6 +57,17 @@ func (r GapReason) String() string {
 		return "ip-slot"
 	}
 	return ""
+}
+
+// ParseGapReason is the reason whose String is s, and false if none is
+// ("" is GapNone).
+func ParseGapReason(s string) (GapReason, bool) {
+	for r := GapNone; r <= gapLast; r++ {
+		if r.String() == s {
+			return r, true
+		}
+	}
+	return GapNone, false
 }
 
 // Describe says r in a user's words, for "waiting 59m for 1 host
@@ -188,12 +201,15 @@ type HostInfo struct {
 	// NextAllowed is the earliest time the host may be contacted; zero if
 	// it has never been scheduled.
 	NextAllowed time.Time
-	// Delay is the gap set after the host's last request, and
-	// DelayReason the rule that set it ("min-delay", "policy",
-	// "crawl-delay", "adaptive", "backoff", "retry-after"; "" if no
-	// request has ended since start-up).
+	// Delay is the gap set after the host's last request (or start-up),
+	// and DelayReason the rule that set NextAllowed (a GapReason's
+	// String: "min-delay", "retry-after", "robots-retry-after", ...; ""
+	// for the gap after start-up, or if no request has ended since). Wait is how long from now
+	// until NextAllowed, 0 if it has passed: a Retry-After of an hour
+	// shows as a Wait of 59m until it ends.
 	Delay       time.Duration
 	DelayReason string
+	Wait        time.Duration
 	Backoff     time.Duration
 	CrawlDelay  time.Duration
 	IP          string // last address resolved, "" if none yet
@@ -263,8 +279,9 @@ func (f *Frontier) info(h *hostState, now mono) HostInfo {
 	}
 	if h.nextAllowed != noTime {
 		hi.NextAllowed = f.clock.time(h.nextAllowed)
-		if h.lastDone != noTime && h.gapWhy != GapNone {
-			hi.Delay = time.Duration(h.nextAllowed - h.lastDone)
+		hi.Wait = max(0, time.Duration(h.nextAllowed-now))
+		if h.lastDone != noTime {
+			hi.Delay = max(0, time.Duration(h.nextAllowed-h.lastDone))
 		}
 	}
 	if h.policy {

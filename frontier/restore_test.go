@@ -213,3 +213,43 @@ func nextAllowedOf(f *Frontier, host string) time.Time {
 	defer f.mu.Unlock()
 	return f.clock.time(f.hosts.find(host).nextAllowed)
 }
+
+// TestRestoreKeepsWaitReason: a host parked by a Retry-After (on a page
+// that answered 200, so with no backoff) or by robots.txt's Retry-After
+// waits after a restart for the same reason, which GiveUp reads, and shows
+// how long it still waits; a host whose stored time passed during the
+// downtime waits the start-up gap.
+func TestRestoreKeepsWaitReason(t *testing.T) {
+	store := &MemStore{}
+	c := &clock{t: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	o := Options{MinDelay: time.Second}
+	f := restart(t, store, c, o)
+	<-f.Add(nil, item("page.test", 1), item("page.test", 2), item("robots.test", 1), item("robots.test", 2), item("quick.test", 1), item("quick.test", 2))
+	outcomes := map[string]Outcome{
+		"page.test":   {Status: 200, RetryAfter: time.Hour},
+		"robots.test": {Status: 503, RetryAfter: time.Hour, Robots: true, Requeue: true},
+		"quick.test":  {Status: 200},
+	}
+	for range outcomes {
+		l := mustLease(t, f)
+		if _, err := f.Complete(l, outcomes[l.Item.Host], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(t, f)
+	c.advance(10 * time.Minute)
+	f = restart(t, store, c, o)
+	for _, want := range []struct {
+		host, why string
+		wait      time.Duration
+	}{
+		{"page.test", "retry-after", 50 * time.Minute},
+		{"robots.test", "robots-retry-after", 50 * time.Minute},
+		{"quick.test", "", time.Second},
+	} {
+		hi, ok := f.Host(want.host)
+		if !ok || hi.DelayReason != want.why || hi.Wait != want.wait {
+			t.Errorf("%s after a restart: waits %v for %q (known %v), want %v for %q", want.host, hi.Wait, hi.DelayReason, ok, want.wait, want.why)
+		}
+	}
+}

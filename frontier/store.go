@@ -131,6 +131,11 @@ type HostState struct {
 	// store), which Load takes as DropHost, or as the host's budget if it
 	// is spent.
 	DeadReason DropReason
+	// Why is the rule that set NextAllowed (HostInfo.DelayReason): a
+	// restart keeps the reason a host waits, a Retry-After told from a
+	// backoff. GapNone if the state was written without one (an older
+	// store), which Load takes as backoff while Backoff is set.
+	Why GapReason
 }
 
 // MemStore is a Store in memory. Its zero value is ready to use. It keeps

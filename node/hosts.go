@@ -97,10 +97,15 @@ func (n *Node) SetHostPolicy(host string, p hostpolicy.Policy) (string, error) {
 // HostStatus is what the node knows of one host, for operators.
 type HostStatus struct {
 	frontier.HostInfo
-	// QueuedByJob counts the host's queued items (in flight included) per
-	// job, from the store; QueuedCounted is false if the host had more
-	// than MaxCountedItems and only that many were counted.
+	// QueuedByJob counts the host's items per job, in flight included,
+	// and InFlightByJob those in flight: figures of the same moment as
+	// HostInfo's, so that while QueuedCounted the first sum to Queued +
+	// InFlight and the second to InFlight (frontier.HostQueue).
+	// QueuedCounted is false if the host had more than MaxCountedItems
+	// items (only that many were counted) or its queue moved too fast to
+	// be counted whole.
 	QueuedByJob   map[job.ID]int
+	InFlightByJob map[job.ID]int
 	HeldByJob     map[job.ID]int
 	QueuedCounted bool
 	Robots        []robots.OriginStatus
@@ -109,38 +114,34 @@ type HostStatus struct {
 // MaxCountedItems bounds the store items HostStatus reads for one host.
 const MaxCountedItems = 100_000
 
-// HostStatus returns what the node knows of host, reading the host's
-// queue and held items from the store (at most MaxCountedItems), and
-// false if neither the frontier nor the store knows the host.
+// HostStatus returns what the node knows of host, counting its queue per
+// job (frontier.HostQueue, reading at most MaxCountedItems items from the
+// store) and its held items, and false if neither the frontier nor the
+// store knows the host.
 func (n *Node) HostStatus(name string) (*HostStatus, bool, error) {
 	host, err := CanonicalHost(name)
 	if err != nil {
 		return nil, false, err
 	}
-	hi, known := n.frontier.Host(host)
+	hi, byJob, known, err := n.frontier.HostQueue(host, MaxCountedItems)
+	if err != nil {
+		return nil, false, err
+	}
 	if !known {
 		hi = frontier.HostInfo{Host: host, State: frontier.HostIdle}
 	}
-	s := &HostStatus{HostInfo: hi, QueuedByJob: map[job.ID]int{}, HeldByJob: map[job.ID]int{}, QueuedCounted: true}
+	s := &HostStatus{HostInfo: hi, QueuedByJob: map[job.ID]int{}, InFlightByJob: map[job.ID]int{}, HeldByJob: map[job.ID]int{},
+		QueuedCounted: byJob.Complete}
 	budget := MaxCountedItems
-	for level := range levels {
-		after := uint64(0)
-		for budget > 0 {
-			items, err := n.queue.Read(host, level, after, min(budget, 1024))
-			if err != nil {
-				return nil, false, err
-			}
-			for _, it := range items {
-				s.QueuedByJob[it.Job]++
-				after = it.Seq
-			}
-			budget -= len(items)
-			if len(items) < 1024 {
-				break
-			}
-		}
+	for id, c := range byJob.Queued {
+		s.QueuedByJob[job.ID(id)] += c
+		budget -= c
 	}
-	if err := n.countHeld(host, s, budget); err != nil {
+	for id, c := range byJob.InFlight {
+		s.QueuedByJob[job.ID(id)] += c
+		s.InFlightByJob[job.ID(id)] = c
+	}
+	if err := n.countHeld(host, s, max(0, budget)); err != nil {
 		return nil, false, err
 	}
 	if s.Robots, err = n.robots.Status(host); err != nil {

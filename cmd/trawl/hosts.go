@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/apiclient"
 )
 
@@ -31,7 +32,11 @@ A page of hosts (--limit, the server's 100 by default), or every page with
 backoff, waiting (its gap), ready or idle. A dead host's state says why
 it was given up (host-dropped, budget, duplicates, failing); a live host
 whose latest fetches ended without a response says how many in a row and
-how (timeout, network); 20 in a row the same way give it up.
+how (timeout, network); 20 in a row the same way give it up. NEXT FETCH
+is how long until the host may be fetched again and why it waits: its
+politeness gap, backoff after errors, a server's Retry-After (on a page or
+on robots.txt), robots.txt unavailable; DELAY is the gap its last request
+set, and the rule that set it.
 
 Examples:
   trawl hosts list
@@ -117,9 +122,9 @@ func (a *hostsListArgs) run(ctx context.Context, c *apiclient.Client, cf *client
 		fmt.Fprintln(w, "no hosts")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "HOST\tSTATE\tQUEUED\tIN FLIGHT\tDELAY\tPOLICY")
+		fmt.Fprintln(tw, "HOST\tSTATE\tQUEUED\tIN FLIGHT\tNEXT FETCH\tDELAY\tPOLICY")
 		for _, h := range l.Hosts {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", h.Host, hostState(h), h.Queued, h.InFlight, hostDelay(h), policyText(h.Policy))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", h.Host, hostState(h), h.Queued, h.InFlight, nextFetch(h), hostDelay(h), policyText(h.Policy))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -149,6 +154,52 @@ func hostDelay(h apiclient.Host) string {
 	s := ms(h.DelayMS).String()
 	if h.DelayReason != "" {
 		s += " (" + h.DelayReason + ")"
+	}
+	return s
+}
+
+// nextFetch is when a host may be fetched next and why it waits till
+// then: "in 59m (robots.txt Retry-After)", "now", or "-" for a dead host.
+func nextFetch(h apiclient.Host) string {
+	switch {
+	case h.DeadReason != "" || h.State == "dead":
+		return "-"
+	case h.WaitMS <= 0:
+		return "now"
+	}
+	s := "in " + waitDuration(ms(h.WaitMS))
+	if h.WaitReason != "" {
+		s += " (" + waitWords(h.WaitReason) + ")"
+	}
+	return s
+}
+
+// waitWords is a wait reason in the user's words (frontier.GapReason's
+// Describe), or as the server sent it if this client does not know it.
+func waitWords(reason string) string {
+	if r, ok := frontier.ParseGapReason(reason); ok && reason != "" {
+		return r.Describe()
+	}
+	return reason
+}
+
+// waitDuration is d to the precision a person reads a wait with: whole
+// minutes past an hour, whole seconds past a minute ("1h", "59m12s").
+func waitDuration(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		d = d.Round(time.Minute)
+	case d >= time.Minute:
+		d = d.Round(time.Second)
+	case d >= time.Second:
+		d = d.Round(100 * time.Millisecond)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
 }
@@ -210,12 +261,9 @@ func hostsShow(ctx context.Context, c *apiclient.Client, cf *clientFlags, args [
 	if !d.QueuedCounted {
 		counted = " (counted in part)"
 	}
-	fmt.Fprintf(w, "by crawl     queued %s; held %s%s\n", byCrawlText(d.QueuedByCrawl), byCrawlText(d.HeldByCrawl), counted)
-	next := "now"
-	if d.NextAllowed != nil {
-		next = d.NextAllowed.Local().Format(time.DateTime)
-	}
-	fmt.Fprintf(w, "delay        %s; backoff %s, Crawl-delay %s; next fetch %s\n", hostDelay(d.Host), ms(d.BackoffMS), ms(d.CrawlDelayMS), next)
+	fmt.Fprintf(w, "by crawl     %s; held %s%s\n", queuedByCrawlText(d.QueuedByCrawl, d.InFlightByCrawl), byCrawlText(d.HeldByCrawl), counted)
+	fmt.Fprintf(w, "next fetch   %s\n", nextFetch(d.Host))
+	fmt.Fprintf(w, "delay        %s; backoff %s, Crawl-delay %s\n", hostDelay(d.Host), ms(d.BackoffMS), ms(d.CrawlDelayMS))
 	fmt.Fprintf(w, "policy       %s\n", policyText(d.Policy))
 	for _, r := range d.Robots {
 		fmt.Fprintf(w, "robots.txt   %s: %s\n", r.Origin, robotsText(r))
@@ -223,8 +271,28 @@ func hostsShow(ctx context.Context, c *apiclient.Client, cf *clientFlags, args [
 	return nil
 }
 
-// byCrawlText is a count by crawl id, "3: 12, 5: 1", or "none".
+// byCrawlText is a count by crawl id, "crawl 3: 12, crawl 5: 1", or
+// "none".
 func byCrawlText(m map[string]int) string {
+	return crawlCounts(m, func(id string) string { return strconv.Itoa(m[id]) })
+}
+
+// queuedByCrawlText is a host's URLs by crawl id, split as the host's own
+// totals are: "crawl 1: 41 queued + 2 in flight, crawl 2: 17 queued"
+// (queued counts them in flight included, inFlight those in flight).
+func queuedByCrawlText(queued, inFlight map[string]int) string {
+	return crawlCounts(queued, func(id string) string {
+		s := fmt.Sprintf("%d queued", queued[id]-inFlight[id])
+		if inFlight[id] > 0 {
+			s += fmt.Sprintf(" + %d in flight", inFlight[id])
+		}
+		return s
+	})
+}
+
+// crawlCounts is "crawl ID: count" for each id of m, in id order, or
+// "none".
+func crawlCounts(m map[string]int, count func(id string) string) string {
 	ids := make([]string, 0, len(m))
 	for id := range m {
 		ids = append(ids, id)
@@ -236,7 +304,7 @@ func byCrawlText(m map[string]int) string {
 	})
 	parts := make([]string, len(ids))
 	for i, id := range ids {
-		parts[i] = fmt.Sprintf("crawl %s: %d", id, m[id])
+		parts[i] = "crawl " + id + ": " + count(id)
 	}
 	if len(parts) == 0 {
 		return "none"

@@ -40,6 +40,8 @@ type Host struct {
 	NextAllowed  *time.Time `json:"next_allowed,omitempty"` // nil: no gap to wait
 	DelayMS      int64      `json:"delay_ms"`
 	DelayReason  string     `json:"delay_reason,omitempty"`
+	WaitMS       int64      `json:"wait_ms"`               // how long from now until NextAllowed; 0 once it has passed
+	WaitReason   string     `json:"wait_reason,omitempty"` // why the host waits, while WaitMS > 0 (a delay reason)
 	BackoffMS    int64      `json:"backoff_ms"`
 	CrawlDelayMS int64      `json:"crawl_delay_ms"`
 	IP           string     `json:"ip,omitempty"`
@@ -74,8 +76,9 @@ type RobotsStatus struct {
 // HostDetail is GET /v1/hosts/{host}'s answer.
 type HostDetail struct {
 	Host
-	QueuedByCrawl map[string]int `json:"queued_by_crawl"` // by crawl id
-	HeldByCrawl   map[string]int `json:"held_by_crawl"`
+	QueuedByCrawl   map[string]int `json:"queued_by_crawl"`    // by crawl id, in flight included
+	InFlightByCrawl map[string]int `json:"in_flight_by_crawl"` // of those, in flight
+	HeldByCrawl     map[string]int `json:"held_by_crawl"`
 	// QueuedCounted is false when the host had more items than the
 	// server counts: QueuedByCrawl is then a lower bound.
 	QueuedCounted bool            `json:"queued_counted"`

@@ -35,21 +35,26 @@ import (
 //	trailing bytes are ignored.
 //
 //	host state ('h' key; the host is in the key):
-//	+---------+--------------+---------+-------------+--------+------------+----------+------+-------------+--------+---------+-----
-//	| version | next allowed | backoff | crawl-delay | leased | duplicates | next seq | dead | dead reason | levels | queued per level
-//	| 1 B = 3 | varint unix  | uvarint | uvarint ns  | uvarint| uvarint    | uvarint  | 1 B  | 1 B         | uvarint| uvarint each
-//	|         | ns (0: zero) | ns      |             |        |            |          |      |             |        |
-//	+---------+--------------+---------+-------------+--------+------------+----------+------+-------------+--------+---------+-----
+//	+---------+--------------+---------+-------------+--------+------------+----------+------+-------------+--------+------------------+-------------
+//	| version | next allowed | backoff | crawl-delay | leased | duplicates | next seq | dead | dead reason | levels | queued per level | wait reason
+//	| 1 B = 4 | varint unix  | uvarint | uvarint ns  | uvarint| uvarint    | uvarint  | 1 B  | 1 B         | uvarint| uvarint each     | 1 B
+//	|         | ns (0: zero) | ns      |             |        |            |          |      |             |        |                  |
+//	+---------+--------------+---------+-------------+--------+------------+----------+------+-------------+--------+------------------+-------------
 //	dead reason: why a dead host was given up (deadReasons: 1 host-dropped,
 //	2 budget, 3 duplicates, 4 failing); 0 for a live host. A reason this
-//	code does not know decodes as none. Version 2 had no dead reason,
-//	version 1 no duplicates either; both are still read, without a reason
-//	(frontier.New then shows the host as host-dropped, or as its budget
-//	if spent).
+//	code does not know decodes as none. wait reason: the rule that set next
+//	allowed (gapReasons: 0 none, 1 min-delay, 2 policy, 3 crawl-delay,
+//	4 adaptive, 5 backoff, 6 retry-after, 7 robots-retry-after, 8 robots
+//	unavailable, 9 robots answer lost, 10 takeover hold, 11 IP slot); an
+//	unknown code decodes as none. Version 3 had no wait reason (frontier.New
+//	then shows a host in backoff as backoff), version 2 no dead reason
+//	either, version 1 no duplicates either; all are still read, without the
+//	reasons (frontier.New then shows a dead host as host-dropped, or as its
+//	budget if spent).
 
 // Encoding versions, per value kind.
 const (
-	codecVersion = 3 // host state (1: no duplicates count; 2: no dead reason)
+	codecVersion = 4 // host state (1: no duplicates count; 2: no dead reason; 3: no wait reason)
 	itemVersion  = 3 // queue and held items (1: no job, format version 2; 2: no via)
 	jobVersion   = 1 // job counters
 )
@@ -59,6 +64,22 @@ var errShort = errors.New("value too short")
 // deadReasons are the host state's dead reason codes: the index is the
 // code on disk, fixed whatever frontier.DropReason's values become.
 var deadReasons = [...]frontier.DropReason{0, frontier.DropHost, frontier.DropBudget, frontier.DropDuplicates, frontier.DropFailing}
+
+// gapReasons are the host state's wait reason codes: the index is the
+// code on disk, fixed whatever frontier.GapReason's values become.
+var gapReasons = [...]frontier.GapReason{frontier.GapNone, frontier.GapMinDelay, frontier.GapPolicy, frontier.GapCrawlDelay,
+	frontier.GapAdaptive, frontier.GapBackoff, frontier.GapRetryAfter, frontier.GapRobotsRetryAfter, frontier.GapRobots,
+	frontier.GapLostAnswer, frontier.GapHold, frontier.GapIPSlot}
+
+// gapReasonCode is why's code in gapReasons, 0 if it has none.
+func gapReasonCode(why frontier.GapReason) byte {
+	for i, r := range gapReasons {
+		if r == why {
+			return byte(i)
+		}
+	}
+	return 0
+}
 
 // deadReasonCode is why's code in deadReasons, 0 if it has none.
 func deadReasonCode(why frontier.DropReason) byte {
@@ -206,7 +227,7 @@ func appendHostState(dst []byte, h frontier.HostState) []byte {
 	for _, n := range h.Queued {
 		dst = binary.AppendUvarint(dst, uint64(max(0, n)))
 	}
-	return dst
+	return append(dst, gapReasonCode(h.Why))
 }
 
 func decodeHostState(v []byte) (frontier.HostState, error) {
@@ -238,6 +259,11 @@ func decodeHostState(v []byte) (frontier.HostState, error) {
 	}
 	for i := 0; i < levels && r.err == nil; i++ {
 		h.Queued = append(h.Queued, r.small(r.uvarint()))
+	}
+	if ver >= 4 {
+		if why := int(r.byte1()); why < len(gapReasons) {
+			h.Why = gapReasons[why]
+		}
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.err = fmt.Errorf("%d trailing bytes", len(r.b))

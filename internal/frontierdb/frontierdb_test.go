@@ -258,11 +258,12 @@ func TestDeadReasonSurvivesRestart(t *testing.T) {
 // appendHostStateV2 encodes h as host state version 2 did: no dead reason.
 func appendHostStateV2(h frontier.HostState) []byte {
 	b := appendHostState(nil, h)
+	b = b[:len(b)-1] // less the wait reason
 	tail := binary.AppendUvarint(nil, uint64(len(h.Queued)))
 	for _, n := range h.Queued {
 		tail = binary.AppendUvarint(tail, uint64(n))
 	}
-	head := b[:len(b)-len(tail)-1] // less the reason byte before the tail
+	head := b[:len(b)-len(tail)-1] // less the dead reason byte before the tail
 	head[0] = 2
 	return append(head, tail...)
 }
@@ -315,6 +316,27 @@ func TestCodecRoundTrip(t *testing.T) {
 			t.Errorf("host round trip, live with reason %v = %+v, %v", why, gh, err)
 		}
 	}
+	// The wait reason round-trips, each of them; version 3 host states
+	// (before it) are still read, without one, and so is a code this code
+	// does not know.
+	for why := frontier.GapNone; why <= frontier.GapIPSlot; why++ {
+		h := h
+		h.Why = why
+		if gh, err := decodeHostState(appendHostState(nil, h)); err != nil || gh.Why != why || gh.NextSeq != 99 {
+			t.Errorf("host round trip, waiting for %v = %+v, %v", why, gh, err)
+		}
+	}
+	h.Why = frontier.GapRobotsRetryAfter
+	v4 := appendHostState(nil, h)
+	v3 := append([]byte{3}, v4[1:len(v4)-1]...)
+	if gh, err := decodeHostState(v3); err != nil || gh.Why != frontier.GapNone || gh.NextSeq != 99 || len(gh.Queued) != 3 || gh.Queued[2] != 5 {
+		t.Errorf("decodeHostState(version 3) = %+v, %v", gh, err)
+	}
+	v4[len(v4)-1] = 200
+	if gh, err := decodeHostState(v4); err != nil || gh.Why != frontier.GapNone || len(gh.Queued) != 3 {
+		t.Errorf("decodeHostState(unknown wait reason) = %+v, %v", gh, err)
+	}
+	h.Why = frontier.GapNone
 	// Version 2 host states (before the dead reason) are still read, with
 	// no reason; so is a reason this code does not know.
 	h2 := []byte{2, 0, 0, 0, 4, 3, 99, 1, 1, 2}
