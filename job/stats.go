@@ -247,7 +247,7 @@ type Progress struct {
 	// before its first scan, and for a job that is not continuous.
 	Freshness *Freshness `json:"freshness,omitempty"`
 	// Waiting says what the job waits for when nothing of it is in flight
-	// and nothing may be fetched now; nil otherwise.
+	// and nothing may be fetched for a second or more; nil otherwise.
 	Waiting *Waiting `json:"waiting,omitempty"`
 	// Node-wide host counts (politeness is the node's, shared by jobs).
 	Hosts        int `json:"hosts"`

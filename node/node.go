@@ -548,7 +548,9 @@ func (n *Node) Progress(id job.ID) (p job.Progress, ok bool) {
 	fs := n.frontier.Stats()
 	p.Hosts, p.HostsReady, p.HostsWaiting, p.HostsBackoff = fs.Hosts, fs.Ready, fs.Waiting, fs.Backoff
 	if st, _ := j.State(); st == job.Running && js.Queued > 0 && js.InFlight == 0 {
-		if w := n.frontier.WaitFor(); w.Idle {
+		// A wait shorter than a second is a moment between fetches, not
+		// worth a word.
+		if w := n.frontier.WaitFor(); w.Idle && w.Next.Sub(n.opts.Now()) >= time.Second {
 			d := max(0, w.Next.Sub(n.opts.Now()))
 			p.Waiting = &job.Waiting{Seconds: d.Seconds(), Until: w.Next.UTC(), Hosts: w.Hosts, Reason: w.Reason.String(), Why: w.Reason.Describe()}
 		}
