@@ -1737,7 +1737,8 @@ func (f *Frontier) politeness(h *hostState, o Outcome, now time.Time) {
 	}
 	if o.Status == 429 || o.Status == 503 || o.Timeout || o.Failed {
 		f.setBackoff(h, min(max(2*h.backoff, 2*base), f.opts.MaxDelay))
-	} else if h.backoff > 0 {
+		h.strikes = min(h.strikes, 254) + 1
+	} else if h.strikes = 0; h.backoff > 0 {
 		b := h.backoff / 2
 		if b <= base {
 			b = 0

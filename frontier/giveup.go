@@ -34,7 +34,7 @@ type sweep struct {
 }
 
 // GiveUp gives up the work that lies beyond the wait horizon of one-shot
-// crawls, if nothing may be leased within minWait: no lease in flight, no
+// crawls (a backoff only once two or more requests in a row failed), if nothing may be leased within minWait: no lease in flight, no
 // host due or being read or drained, none waiting for its address's slot.
 // wait returns a job's horizon (0: the job never gives up, e.g. a
 // continuous crawl); minWait is the least over the jobs running. A host
@@ -60,7 +60,10 @@ func (f *Frontier) GiveUp(minWait time.Duration, wait func(job uint32) time.Dura
 	var cands []*hostState
 	for _, id := range f.ready.ids {
 		h := f.hosts.at(id)
-		if h.gapWhy.GiveUpReason() {
+		// A backoff earned by a single failure (one time-out, whose
+		// adaptive gap doubled is already long) is waited for; one that
+		// failures in a row keep doubling is the host failing.
+		if h.gapWhy.GiveUpReason() && (h.gapWhy != GapBackoff || h.strikes >= 2) {
 			cands = append(cands, h)
 		} else {
 			floor = max(floor, h.nextAllowed)

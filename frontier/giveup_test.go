@@ -79,10 +79,11 @@ func TestGiveUp(t *testing.T) {
 			kept:    []string{"http://a/p1", "http://cd/p1"},
 		},
 		{
-			name:    "backoff beyond the horizon",
-			hosts:   []host{{"a", []uint32{oneShot, oneShot, oneShot}, Outcome{Timeout: true, ResponseTime: time.Second}}},
-			swept:   1,
-			dropped: map[string]DropReason{"http://a/p1": DropBackoff, "http://a/p2": DropBackoff},
+			// One time-out's backoff is waited for, however long: a host
+			// fails when failures come in a row (TestGiveUpFailingHost).
+			name:  "backoff beyond the horizon",
+			hosts: []host{{"a", []uint32{oneShot, oneShot, oneShot}, Outcome{Timeout: true, ResponseTime: time.Second}}},
+			kept:  []string{"http://a/p1", "http://a/p2"},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -197,5 +198,49 @@ func TestGiveUpLeavesLaterItems(t *testing.T) {
 	clk.advance(2 * time.Hour)
 	if l, _ := tryLease(t, f); l == nil || l.Item.URL != late.URL {
 		t.Errorf("after the Retry-After, leased %v, want %s", l, late.URL)
+	}
+}
+
+// TestGiveUpFailingHost: a host whose requests failed twice in a row, its
+// backoff past the horizon, is given up; after one failure it is not.
+func TestGiveUpFailingHost(t *testing.T) {
+	var dropped []string
+	f, clk := newTest(t, Options{Store: &MemStore{}, MinDelay: 4 * time.Minute, MaxDelay: time.Hour,
+		OnDrop: func(it Item, why DropReason) {
+			if why != DropBackoff {
+				t.Errorf("%s dropped as %v, want backoff", it.URL, why)
+			}
+			dropped = append(dropped, it.URL)
+		}})
+	items := []Item{item("a", 0), item("a", 1), item("a", 2)}
+	for i := range items {
+		items[i].Job = 1
+	}
+	<-f.Add(nil, items...)
+	wait := func(uint32) time.Duration { return 30 * time.Second }
+	for failures := 1; failures <= 2; failures++ {
+		l, _ := tryLease(t, f)
+		if l == nil {
+			t.Fatalf("no lease for failure %d", failures)
+		}
+		<-must(f.Complete(l, Outcome{Status: 503}, nil))
+		want := 0
+		if failures == 2 {
+			want = 1
+		}
+		if n := f.GiveUp(30*time.Second, wait); n != want {
+			t.Fatalf("after %d failures in a row GiveUp swept %d hosts, want %d", failures, n, want)
+		}
+		if failures == 1 {
+			clk.advance(time.Hour)
+		}
+	}
+	for range 10 {
+		if l, _ := tryLease(t, f); l != nil {
+			t.Fatalf("leased %s", l.Item.URL)
+		}
+	}
+	if len(dropped) != 1 || dropped[0] != "http://a/p2" {
+		t.Errorf("dropped %v, want the host's last URL", dropped)
 	}
 }

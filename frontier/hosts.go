@@ -38,8 +38,13 @@ type hostState struct {
 	policy      bool // has an operator policy (Frontier.policies)
 	paused      bool // its policy pauses it: not leased
 	sweeping    bool // GiveUp sweeps its queue (Frontier.sweeps)
-	gapWhy      GapReason
-	failWay     failWay // how its latest fetches failed (Frontier.failed)
+	// strikes counts its latest requests in a row that failed (429, 503,
+	// time-outs, failures; at most 255): a backoff earned by one failure
+	// is waited for, one earned by two or more in a row may be given up
+	// (GiveUp).
+	strikes uint8
+	gapWhy  GapReason
+	failWay failWay // how its latest fetches failed (Frontier.failed)
 	// fenced: its partition is being loaded or released
 	// (Options.Partitioned): it is not leased and reads no window.
 	fenced bool

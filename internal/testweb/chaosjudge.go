@@ -79,10 +79,10 @@ type ChaosVerdict struct {
 	// they met (no adaptive gap, no backoff): what Critical is without
 	// ChaosJudgeOptions.Rules.
 	Naive time.Duration
-	Bound        time.Duration
-	Took         time.Duration
-	Ratio        float64 // Took / Critical
-	Ended        bool
+	Bound time.Duration
+	Took  time.Duration
+	Ratio float64 // Took / Critical
+	Ended bool
 	// Counts per invariant broken.
 	Gaps, Concurrency, Robots, Waits, Repeats, Traps int
 	Failures                                         []ChaosFailure
