@@ -249,3 +249,70 @@ func TestTakesRule(t *testing.T) {
 		}
 	}
 }
+
+// TestContinuousCrawlSchedulesWhatItTakes: a continuous crawl that takes
+// its pages from another crawl's fetches schedules each one's recrawl
+// from the fetch it took, as if it had fetched the page itself.
+func TestContinuousCrawlSchedulesWhatItTakes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, testweb.Options{Seed: 3, Hosts: 10, BigHosts: -1, MaxPages: 6, Latency: -1}, 5*time.Millisecond)
+	n, err := Open(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { n.Close() }()
+	spec := h.spec
+	spec.Name, spec.Continuous = "continuous", true
+	cj, err := n.Submit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Pause(cj.ID); err != nil {
+		t.Fatal(err)
+	}
+	once := h.spec
+	once.Name = "once"
+	oj, err := n.Submit(once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+	select {
+	case <-oj.Ended():
+	case <-time.After(time.Minute):
+		t.Fatal("the one-off crawl did not end")
+	}
+	if err := n.Resume(cj.ID); err != nil {
+		t.Fatal(err)
+	}
+	po, _ := n.Progress(oj.ID)
+	waitFor(t, time.Minute, "the continuous crawl to take every page", func() bool {
+		p, _ := n.Progress(cj.ID)
+		return p.WaitingForRecrawls() && p.Pages >= po.Pages
+	})
+	p, _ := n.Progress(cj.ID)
+	if p.Shared != p.Pages {
+		t.Errorf("continuous crawl: %d pages, %d taken; want all taken (the one-off crawl fetched them since it was created)", p.Pages, p.Shared)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	scheduled := 0
+	for u, v := range storedURLs(t, h.opts.DataDir) {
+		r, err := urlstate.Decode(v)
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		if r.Status == 0 || isHostTaskURL(u) {
+			continue
+		}
+		if r.DueJob != cj.ID || !r.Due.After(r.LastFetch) {
+			t.Errorf("%s: due %v for job %d after the fetch at %v; want a recrawl of job %d after it", u, r.Due, r.DueJob, r.LastFetch, cj.ID)
+			continue
+		}
+		scheduled++
+	}
+	if int64(scheduled) < p.Shared {
+		t.Errorf("%d pages scheduled, want the %d taken", scheduled, p.Shared)
+	}
+}
