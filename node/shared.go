@@ -99,9 +99,10 @@ func (n *Node) maxShareAge(j *job.Job) time.Duration {
 }
 
 // sharedCopy returns the fetch of it's URL by another job that job j
-// takes instead of fetching it, and the URL's record; nil if none.
+// takes instead of fetching it, and the URL's record; nil if none. A host
+// task (robots.txt and sitemaps) is never a page to take.
 func (n *Node) sharedCopy(j *job.Job, it frontier.Item) (*sharedPage, urlstate.Record) {
-	if n.opts.SharedPages == 0 || !n.othersExist(j) {
+	if n.opts.SharedPages == 0 || isHostTaskURL(it.URL) || !n.othersExist(j) {
 		return nil, urlstate.Record{}
 	}
 	rec := n.loadRecord(it)
