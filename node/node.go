@@ -96,7 +96,7 @@ type Node struct {
 	clog     *crawllog.Writer // the crawl log; nil when off (see crawllog.go)
 	indexer  *indexer         // the CDXJ index of each WARC file the writer finishes
 	shared   *sharedPages
-	running  atomic.Int32                     // jobs running; pages are shared only when > 1
+	running  atomic.Int32                     // jobs running
 	paused   atomic.Bool                      // the whole node is paused (PauseNode): no lease
 	fence    atomic.Pointer[func() time.Time] // SetFence's; nil: none
 	ipGate   atomic.Pointer[IPGate]           // SetIPGate's; nil: none

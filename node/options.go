@@ -140,10 +140,11 @@ type Options struct {
 	// per-URL records (State.Fetched): about 12 MB each at the default,
 	// 10 million.
 	ExpectedURLs uint
-	// SharedPages is how many recently fetched pages keep their links in
-	// memory while two or more jobs run, so that a URL wanted by several
-	// jobs is fetched once and counted by each. Default 4096; negative
-	// turns sharing off.
+	// SharedPages is how many recently read sitemap files are kept in
+	// memory while other jobs have not ended, so that a file wanted by
+	// several jobs is fetched once (pages are shared through their
+	// durable records: shared.go). Default 4096; negative turns sharing
+	// off, of pages too.
 	SharedPages int
 
 	// NoSitemaps turns sitemaps off. By default every job reads each

@@ -486,7 +486,7 @@ func (n *Node) readSitemapFile(ctx context.Context, l *frontier.Lease, j *job.Jo
 	j.Stats.Sitemaps.Add(1)
 	*res = n.readSitemap(j, file, su, resp)
 	n.logSitemap(j, logIt, resp, loc, digestOf(resp, sum, hasSum, false, sum), *res)
-	if n.running.Load() > 1 { // other jobs may want the same file
+	if n.othersLive(j) { // other jobs may want the same file
 		kept := *res
 		n.shared.put(sitemapShareKey(file.url), &sharedPage{at: start, status: resp.Status, sitemap: &kept})
 	}

@@ -121,8 +121,8 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 		n.complete(l, frontier.Outcome{NotStarted: true})
 		return
 	}
-	if p := n.shared.get(l.Item.URL); p != nil && !p.at.Before(j.Created) {
-		n.share(l, j, u, p)
+	if p, rec := n.sharedCopy(j, l.Item); p != nil {
+		n.share(l, j, u, p, rec)
 		return
 	}
 	ip, err := n.fetcher.Resolve(ctx, u.Hostname())
@@ -512,9 +512,9 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		// unparsed: a copy of a page the job archived, whose links it
 		// has: not parsed (exact) or its links not followed (near)
 		unparsed bool
-		// alone: no other job runs, so none may want this page's links
-		// from the shared-page cache (and so a copy may go unparsed)
-		alone = n.running.Load() <= 1
+		// alone: every other job has ended, so none may take this fetch
+		// (its leads are not kept, and a copy may go unparsed)
+		alone = !n.othersLive(j)
 	)
 	// keep enters the page into the content-seen gates with its
 	// completion: the exact one for every complete 2xx archived in full,
@@ -592,13 +592,13 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	var found []candidate
 	if page != nil {
 		found = n.candidates(j, it, u, page)
-		if !alone && !unparsed {
-			n.shared.put(it.URL, page)
-		}
 	}
 	n.logResponse(j, it, false, resp, loc, verdict{exact: orig, near: near, digest: digestOf(resp, sum, hasSum, eligible, warcSum)})
 	obs := observation(resp, sim, sum, hasSum)
 	obs.Job = j.ID
+	if page != nil && !alone && !unparsed { // for other jobs to take (shared.go)
+		obs.Leads, obs.HasLeads = page.leads(), true
+	}
 	if len(found) == 0 {
 		n.completeWith(l, j, o, keep(n.recordFetch(nil, j, it, prev, obs)), nil)
 		return
@@ -660,9 +660,11 @@ func (n *Node) notModified(l *frontier.Lease, j *job.Job, resp *fetch.Response, 
 }
 
 // share answers l (job j's lease of a URL) with page, which another job's
-// fetch got while j existed: the page counts for j and its links go
-// through j's scope and seen gate, and no request is sent again.
-func (n *Node) share(l *frontier.Lease, j *job.Job, u *url.URL, p *sharedPage) {
+// fetch got (sharedCopy): the page counts for j and its links go through
+// j's scope and seen gate, and no request is sent again. A continuous j
+// schedules its next visit from the fetch taken, unless the URL's record
+// rec names one already.
+func (n *Node) share(l *frontier.Lease, j *job.Job, u *url.URL, p *sharedPage, rec urlstate.Record) {
 	if !n.startPage(l, j) {
 		return
 	}
@@ -670,11 +672,22 @@ func (n *Node) share(l *frontier.Lease, j *job.Job, u *url.URL, p *sharedPage) {
 	j.Stats.Shared.Add(1)
 	j.Stats.AddStatus(p.status)
 	found := n.candidates(j, l.Item, u, p)
+	var b *store.Batch
+	if j.Spec.Continuous && rec.Due.IsZero() {
+		b = n.db.NewBatch()
+		next := rec
+		n.reschedule(b, j, l.Item, rec, &next)
+		if err := b.Set(store.URLKey(l.Item.Host, l.Item.URL), urlstate.Encode(next)); err != nil {
+			n.opts.Logger.Warn("record URL state", "url", l.Item.URL, "err", err)
+		}
+	}
 	if len(found) == 0 {
-		n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
+		n.completeWith(l, j, frontier.Outcome{NotStarted: true}, b, nil)
 		return
 	}
-	b := n.db.NewBatch()
+	if b == nil {
+		b = n.db.NewBatch()
+	}
 	add, err := n.admitLinks(b, j, l.Item, u, found, p.text)
 	if err != nil {
 		b.Close()

@@ -1,6 +1,7 @@
 // Package urlstate is the durable state of one URL: what its fetches saw
-// (time, status, validators, content digest, SimHash) and a short change
-// history, stored as the value of the URL's store.URLKey. Record is a
+// (time, status, validators, content digest, SimHash), a short change
+// history and, while other crawls may take the last fetch instead of
+// sending the request again, where it led (Leads), stored as the value of the URL's store.URLKey. Record is a
 // plain value and Observe is pure (time comes in with the observation), so
 // the package is safe for concurrent use; reading and writing the store is
 // the caller's job. Encode and Decode define part of the on-disk format.
@@ -44,12 +45,17 @@ import (
 //	| the recrawl tail, absent when it would be empty (issue 11):    |
 //	| tail flags          1 B: bit 0 = change history follows,       |
 //	|                     bit 1 = a due recrawl follows,             |
-//	|                     bit 2 = a depth follows                    |
+//	|                     bit 2 = a depth follows,                   |
+//	|                     bit 3 = leads follow                       |
 //	| change history      recrawl.History.AppendBinary (<= 114 B)    |
 //	| due                 varint, Unix s of the schedule entry's time|
 //	| due job             uvarint, the job that owns the entry       |
 //	| depth               uvarint, the depth of the item whose fetch |
 //	|                     made the record (older code ignores it)    |
+//	| leads               uvarint count, then each: bytes shared with|
+//	|                     the lead before (uvarint), the rest's      |
+//	|                     length (uvarint) and bytes (older code     |
+//	|                     ignores them)                              |
 //	+----------------------------------------------------------------+
 //	| anything after this (or after the job, before tail flags'      |
 //	| first use) is ignored: fields added by later code              |
@@ -61,6 +67,7 @@ const (
 	tailHistory = 1 << 0
 	tailDue     = 1 << 1
 	tailDepth   = 1 << 2
+	tailLeads   = 1 << 3
 )
 
 // HistoryLen is how many observations History keeps; older ones are dropped.
@@ -73,6 +80,12 @@ const MaxValidatorLen = 512
 
 // MaxErrorLen bounds the kept error class; a longer one is cut.
 const MaxErrorLen = 64
+
+// MaxLeadsLen bounds the bytes of the leads a record keeps (the URLs
+// whole, before the encoding shares their common beginnings): a page
+// whose links are longer keeps none (Observe), and another crawl wanting
+// it fetches it again.
+const MaxLeadsLen = 64 << 10
 
 // maxStatus is the largest HTTP status code a record holds.
 const maxStatus = 999
@@ -136,6 +149,16 @@ type Record struct {
 	// makes it worth fetching again (node.Fold).
 	Depth    int
 	HasDepth bool
+
+	// Leads is where the last response led, for another crawl of the
+	// node that wants the URL to take this fetch instead of sending the
+	// request again; valid if HasLeads (kept only while other crawls may
+	// want it). For a redirect (3xx but 304) the target, if it was
+	// usable; for any other response the page's followable links,
+	// canonical, in page order (none for a page that is not HTML). A
+	// 304 keeps the leads of the content it confirms.
+	Leads    []string
+	HasLeads bool
 }
 
 // Event is one fetch in a Record's History.
@@ -158,13 +181,18 @@ type Observation struct {
 	HasDigest          bool   // a payload was read and Digest is its SHA-256
 	SimHash            uint64 // simhash.HTML of the payload, 0 if not HTML
 	Job                uint32 // the job whose lease made the fetch
+	// Leads is where the response led (Record.Leads), kept if HasLeads
+	// and no longer than MaxLeadsLen in all.
+	Leads    []string
+	HasLeads bool
 }
 
 // Observe returns r with the fetch o folded in: r itself (including its
 // History's backing array) is not modified. A response (Status != 0)
-// replaces the validators and, unless NotModified, the digest and SimHash;
-// a failed fetch keeps them. Changed is set when both the known and the new
-// digest exist and differ.
+// replaces the validators and, unless NotModified, the digest, SimHash
+// and leads; a failed fetch keeps the validators and content and drops the
+// leads. Changed is set when both the known and the new digest exist and
+// differ.
 func (r Record) Observe(o Observation) Record {
 	at := o.At.UTC()
 	r.LastFetch, r.Status, r.Error, r.Job = at, o.Status, o.Error, o.Job
@@ -175,6 +203,15 @@ func (r Record) Observe(o Observation) Record {
 		r.Error = r.Error[:MaxErrorLen]
 	}
 	changed := false
+	if o.Status == 0 || !o.NotModified {
+		r.Leads, r.HasLeads = nil, false
+		if o.Status != 0 && o.HasLeads && leadsLen(o.Leads) <= MaxLeadsLen {
+			r.HasLeads = true
+			if len(o.Leads) > 0 {
+				r.Leads = o.Leads
+			}
+		}
+	}
 	if o.Status != 0 {
 		if o.NotModified {
 			// A 304 may update the validators; an absent one stays.
@@ -204,6 +241,14 @@ func (r Record) Observe(o Observation) Record {
 	copy(h, r.History[len(r.History)-keep:])
 	r.History = append(h, Event{At: at.Truncate(time.Second), Status: r.Status, Changed: changed})
 	return r
+}
+
+func leadsLen(leads []string) int {
+	n := 0
+	for _, l := range leads {
+		n += len(l)
+	}
+	return n
 }
 
 func validator(v string) string {
@@ -267,6 +312,9 @@ func Encode(r Record) []byte {
 	if r.HasDepth && r.Depth >= 0 {
 		tail |= tailDepth
 	}
+	if r.HasLeads {
+		tail |= tailLeads
+	}
 	if tail == 0 {
 		return b
 	}
@@ -280,6 +328,27 @@ func Encode(r Record) []byte {
 	}
 	if tail&tailDepth != 0 {
 		b = binary.AppendUvarint(b, uint64(r.Depth))
+	}
+	if tail&tailLeads != 0 {
+		b = appendLeads(b, r.Leads)
+	}
+	return b
+}
+
+// appendLeads appends leads, each as the bytes it shares with the one
+// before and the rest: links of one page mostly share scheme, host and
+// the start of a path.
+func appendLeads(b []byte, leads []string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(leads)))
+	prev := ""
+	for _, l := range leads {
+		p := 0
+		for p < len(l) && p < len(prev) && l[p] == prev[p] {
+			p++
+		}
+		b = binary.AppendUvarint(b, uint64(p))
+		b = appendString(b, l[p:], len(l))
+		prev = l
 	}
 	return b
 }
@@ -411,6 +480,39 @@ func (d *decoder) tail(r *Record) {
 		}
 		r.Depth, r.HasDepth = int(v), d.err == nil
 	}
+	if flags&tailLeads != 0 {
+		r.Leads, r.HasLeads = d.leads(), d.err == nil
+	}
+}
+
+// leads reads what appendLeads wrote.
+func (d *decoder) leads() []string {
+	n := d.uvarint("leads count")
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b))/2 { // each lead takes 2 bytes at least
+		d.fail(fmt.Sprintf("leads count %d > %d bytes left / 2", n, len(d.b)))
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	leads := make([]string, 0, n)
+	prev := ""
+	for range n {
+		p := d.uvarint("lead's shared length")
+		if d.err == nil && p > uint64(len(prev)) {
+			d.fail(fmt.Sprintf("lead's shared length %d > %d, the lead before", p, len(prev)))
+		}
+		rest := d.string("lead", MaxLeadsLen)
+		if d.err != nil {
+			return nil
+		}
+		prev = prev[:p] + rest
+		leads = append(leads, prev)
+	}
+	return leads
 }
 
 // maxDepth bounds a stored depth (a crawl's depth limit is far below).

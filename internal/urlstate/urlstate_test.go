@@ -20,6 +20,22 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
 
 func digest(s string) [32]byte { return sha256.Sum256([]byte(s)) }
 
+// pageLinks are links of one page: some alike, one empty-pathed, one on
+// another host, one sharing nothing with the link before.
+var pageLinks = []string{
+	"http://a.test/docs/intro.html", "http://a.test/docs/install.html", "http://a.test/docs/install.html#x",
+	"http://a.test", "https://b.test/é?q=1", "http://a.test/docs/intro", "mailto-like:but-kept",
+}
+
+// withLeads is r with leads kept.
+func withLeads(r Record, leads ...string) Record {
+	r.HasLeads = true
+	if len(leads) > 0 {
+		r.Leads = leads
+	}
+	return r
+}
+
 // full is a record with every field set.
 func full() Record {
 	r := Record{}
@@ -65,6 +81,10 @@ func TestRoundTrip(t *testing.T) {
 		{"depth only", Record{LastFetch: t0, Status: 200, Fetches: 1, Depth: 12, HasDepth: true}},
 		{"seed depth", Record{LastFetch: t0, Status: 200, Fetches: 1, HasDepth: true}},
 		{"recrawl tail and depth", func() Record { r := withRecrawl(t); r.Depth, r.HasDepth = 300, true; return r }()},
+		{"links", withLeads(Record{LastFetch: t0, Status: 200, Fetches: 1, HasDepth: true}, pageLinks...)},
+		{"no links", withLeads(Record{LastFetch: t0, Status: 200, Fetches: 1})},
+		{"redirect", withLeads(Record{LastFetch: t0, Status: 301, Fetches: 1}, "https://a.test/")},
+		{"everything", withLeads(withRecrawl(t), pageLinks...)},
 	} {
 		v := Encode(c.r)
 		got, err := Decode(v)
@@ -115,10 +135,11 @@ func TestDecodeMalformed(t *testing.T) {
 // TestDecodeTruncated cuts encoded records at every length: each cut is
 // malformed, never a panic and never a partial record.
 func TestDecodeTruncated(t *testing.T) {
-	for _, r := range []Record{{}, full(), Record{}.Observe(Observation{At: t0, Status: 301}), withRecrawl(t)} {
+	for _, r := range []Record{{}, full(), Record{}.Observe(Observation{At: t0, Status: 301}), withRecrawl(t), withLeads(withRecrawl(t), pageLinks...)} {
 		v := Encode(r)
 		base := r
 		base.Recrawl, base.Due, base.DueJob = recrawl.History{}, time.Time{}, 0
+		base.Leads, base.HasLeads = nil, false
 		for n := 2; n < len(v); n++ {
 			if n == len(Encode(base)) {
 				continue // the record before its recrawl tail: whole
@@ -164,6 +185,62 @@ func TestTailOnlyWhenUsed(t *testing.T) {
 	bad := append(Encode(r), tailHistory, 0x07)
 	if _, err := Decode(bad); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "change history") {
 		t.Errorf("Decode(bad history) error = %v, want ErrMalformed naming the change history", err)
+	}
+}
+
+// TestLeads: a response's leads replace the record's, a 304 keeps those
+// of the content it confirms, a failed fetch or a response without leads
+// drops them, and leads longer than MaxLeadsLen are not kept. Links of one
+// page cost a fraction of their length.
+func TestLeads(t *testing.T) {
+	page := Record{}.Observe(Observation{At: t0, Status: 200, Leads: pageLinks, HasLeads: true})
+	long := make([]string, MaxLeadsLen/100+1)
+	for i := range long {
+		long[i] = "http://a.test/" + strings.Repeat("p", 86)
+	}
+	for _, c := range []struct {
+		name  string
+		from  Record
+		o     Observation
+		want  []string
+		wantH bool
+	}{
+		{"first response", Record{}, Observation{At: t0, Status: 200, Leads: pageLinks, HasLeads: true}, pageLinks, true},
+		{"kept for no one", page, Observation{At: t0, Status: 200}, nil, false},
+		{"new links", page, Observation{At: t0, Status: 200, Leads: pageLinks[:1], HasLeads: true}, pageLinks[:1], true},
+		{"none on the page", page, Observation{At: t0, Status: 200, Leads: []string{}, HasLeads: true}, nil, true},
+		{"304", page, Observation{At: t0, Status: 304, NotModified: true}, pageLinks, true},
+		{"failed", page, Observation{At: t0, Error: "timeout", Leads: pageLinks, HasLeads: true}, nil, false},
+		{"too long", page, Observation{At: t0, Status: 200, Leads: long, HasLeads: true}, nil, false},
+		{"as long as allowed", page, Observation{At: t0, Status: 200, Leads: long[1:], HasLeads: true}, long[1:], true},
+	} {
+		r := c.from.Observe(c.o)
+		if !reflect.DeepEqual(r.Leads, c.want) || r.HasLeads != c.wantH {
+			t.Errorf("%s: leads %q (%v), want %q (%v)", c.name, r.Leads, r.HasLeads, c.want, c.wantH)
+		}
+		got, err := Decode(Encode(r))
+		if err != nil || !reflect.DeepEqual(got.Leads, r.Leads) || got.HasLeads != r.HasLeads {
+			t.Errorf("%s: Decode(Encode) leads %q (%v), %v; want %q (%v)", c.name, got.Leads, got.HasLeads, err, r.Leads, r.HasLeads)
+		}
+	}
+	raw := 0
+	for _, l := range long[1:] {
+		raw += len(l)
+	}
+	bare := page
+	bare.Leads, bare.HasLeads = nil, false
+	with := bare
+	with.Leads, with.HasLeads = long[1:], true
+	if cost := len(Encode(with)) - len(Encode(bare)); cost > raw/10 {
+		t.Errorf("%d links of %d bytes cost %d bytes, want a tenth of them at most (they share their beginnings)", len(long)-1, raw, cost)
+	}
+	bad := append(Encode(bare), tailLeads, 2, 0, 1, 'a', 3, 1, 'b') // the second shares 3 bytes of 1
+	if _, err := Decode(bad); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "shared length") {
+		t.Errorf("Decode(lead sharing more than the one before) error = %v, want ErrMalformed naming it", err)
+	}
+	many := append(Encode(bare), tailLeads, 0xFF, 0xFF, 0x03, 0, 0)
+	if _, err := Decode(many); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "leads count") {
+		t.Errorf("Decode(65535 leads in 2 bytes) error = %v, want ErrMalformed naming the count", err)
 	}
 }
 
@@ -262,6 +339,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(Encode(withRecrawl(f)))
 	f.Add(Encode(Record{LastFetch: t0, Status: 200, Fetches: 1, Depth: 3, HasDepth: true}))
 	f.Add([]byte{1, 1, 0x80})
+	f.Add(Encode(withLeads(withRecrawl(f), pageLinks...)))
 	f.Fuzz(func(t *testing.T, v []byte) {
 		r, err := Decode(v)
 		if err != nil {
