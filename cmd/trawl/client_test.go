@@ -253,7 +253,7 @@ func TestSteeringHostsAndNode(t *testing.T) {
 		{[]string{"crawls", "seeds", "1", "--json", fresh}, 0, `"already_seen": 1`, ""},
 		{[]string{"crawls", "seeds", "1"}, 2, "", "want ID URL..."},
 		{[]string{"crawls", "seeds", "x", seeds[0]}, 2, "", `"x" is not a crawl id`},
-		{[]string{"crawls", "seeds", "1", "http://elsewhere.example/"}, 1, "", "400 Bad Request: seeds: "},
+		{[]string{"crawls", "seeds", "1", "http://elsewhere.example/"}, 1, "", "400 Bad Request: seeds[0]: "},
 		{[]string{"crawls", "seeds", "9", seeds[0]}, 1, "", "404 Not Found: id: no crawl 9"},
 		{[]string{"crawls", "seeds", "1", "--data", t.TempDir(), seeds[0]}, 1, "", "no token was given"},
 
@@ -261,8 +261,8 @@ func TestSteeringHostsAndNode(t *testing.T) {
 		{[]string{"crawls", "exclude", "1", "--add", "/private/", "--add", `\.pdf$`}, 0, "/private/\n\\.pdf$\n", ""},
 		{[]string{"crawls", "exclude", "1", "--remove", "/private/"}, 0, "\\.pdf$\n", ""},
 		{[]string{"crawls", "exclude", "1", "--json"}, 0, `"patterns": [`, ""},
-		{[]string{"crawls", "exclude", "1", "--add", "("}, 1, "", "400 Bad Request: add: "},
-		{[]string{"crawls", "exclude", "1", "--remove", "nope"}, 1, "", "400 Bad Request: remove: "},
+		{[]string{"crawls", "exclude", "1", "--add", "("}, 1, "", "400 Bad Request: add[0]: "},
+		{[]string{"crawls", "exclude", "1", "--remove", "nope"}, 1, "", "400 Bad Request: remove[0]: "},
 		{[]string{"crawls", "exclude"}, 2, "", "want ID"},
 
 		{[]string{"hosts", "list", "--state", "asleep"}, 1, "", "400 Bad Request: state: "},
@@ -311,7 +311,7 @@ func TestSteeringHostsAndNode(t *testing.T) {
 		t.Errorf("hosts list --all = %d, want %d hosts:\n%s", code, len(hosts.Hosts), out)
 	}
 	code, out, _ = trawl("hosts", "show", host)
-	for _, want := range []string{"host         " + host, "by crawl     queued crawl 1: ", "policy       default"} {
+	for _, want := range []string{"host         " + host, "by crawl     crawl 1: ", "policy       default"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("hosts show %s = %d, lacks %q:\n%s", host, code, want, out)
 		}
