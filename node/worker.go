@@ -727,7 +727,8 @@ func observation(resp *fetch.Response, sim *uint64, sum [sha256.Size]byte, hasSu
 		if sim != nil {
 			o.SimHash = *sim
 		} else {
-			o.SimHash = simhash.HTML(resp.Decoded)
+			text, _ := links.Decode(resp.Decoded, resp.Header.Get("Content-Type"))
+			o.SimHash = simhash.HTML(text)
 		}
 	}
 	return o
@@ -800,7 +801,7 @@ func (n *Node) extract(j *job.Job, u *url.URL, resp *fetch.Response) ([]*url.URL
 	if _, noFollow := links.XRobotsTag(resp.Header.Values("X-Robots-Tag"), n.agent); noFollow {
 		return nil, textPrint{}
 	}
-	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: true})
+	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: true, ContentType: resp.Header.Get("Content-Type")})
 	sim := textPrint{sim: dedup.Print{FP: page.SimHash, Weak: page.SimWeak}, read: true, judged: n.opts.NearDistance >= 0 && page.SimWords >= nearMinWords}
 	if page.NoFollow {
 		return nil, sim
