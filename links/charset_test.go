@@ -250,3 +250,32 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkExtractEncodings is ExtractWith as the node calls it on
+// benchPage served in several ways: UTF-8 declared by the header (most
+// pages: no copy), UTF-8 declared by <meta> only (the <meta> prescan), and
+// in windows-1251 and UTF-16LE (converted).
+func BenchmarkExtractEncodings(b *testing.B) {
+	page := strings.ReplaceAll(string(benchPage()), "Tuesday", "во вторник")
+	for _, c := range []struct {
+		name, contentType string
+		enc               encoding.Encoding
+	}{
+		{"utf-8 header", "text/html; charset=utf-8", nil},
+		{"utf-8 meta", "text/html", nil},
+		{"windows-1251 header", "text/html; charset=windows-1251", charmap.Windows1251},
+		{"utf-16le BOM", "text/html", utf16LEBOM},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := encodeIn(b, c.enc, page)
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				p := ExtractWith(body, Options{Agent: "trawl", SimHash: true, ContentType: c.contentType})
+				if len(p.Links) == 0 || p.SimHash == 0 {
+					b.Fatal("no links or no SimHash")
+				}
+			}
+		})
+	}
+}
