@@ -3,9 +3,12 @@ package links
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/transform"
 )
 
 // prescanBytes is how far into a document a <meta> may declare its
@@ -31,32 +34,53 @@ const prescanBytes = 1024
 // Most pages cost no copy: a UTF-8 body is returned as it is (invalid
 // sequences included: the tokenizer and the URL parser take them as they
 // are), and so is an ASCII body in an encoding that maps ASCII to itself.
-// Otherwise the text is a new slice; malformed sequences become U+FFFD. The
-// text is at most 3 bytes for each byte of body (an encoding's one-byte
-// character decodes to at most three in UTF-8; two- and four-byte ones to
-// at most four).
+// Otherwise the text is a new slice of at most 3 bytes for each byte of
+// body; malformed sequences become U+FFFD. Reader gives the same text
+// without holding it whole.
 func Decode(body []byte, contentType string) (text []byte, encoding string) {
+	dec, rest, name := choose(body, contentType)
+	if dec == nil {
+		return rest, name
+	}
+	text, err := dec.Bytes(rest)
+	if err != nil {
+		// The WHATWG decoders replace what they cannot read, so this
+		// is not expected; the bytes as they are are the next best text.
+		return rest, name
+	}
+	return text, name
+}
+
+// Reader is Decode's text as a reader over body that converts as it is
+// read, holding a few KiB whatever the size of body; ExtractWith reads
+// pages so.
+func Reader(body []byte, contentType string) (text io.Reader, encoding string) {
+	dec, rest, name := choose(body, contentType)
+	if dec == nil {
+		return bytes.NewReader(rest), name
+	}
+	return transform.NewReader(bytes.NewReader(rest), dec), name
+}
+
+// choose returns the decoder of body's encoding (Decode's order) and
+// body without its byte order mark, or a nil decoder if those bytes are
+// the text in UTF-8 already.
+func choose(body []byte, contentType string) (dec *encoding.Decoder, rest []byte, name string) {
 	enc, name, certain := charset.DetermineEncoding(body, contentType)
 	body = body[bomLen(body):] // a BOM, if any, chose the encoding
 	switch {
 	case name == "utf-8", len(body) == 0:
-		return body, name
+		return nil, body, name
 	case asciiCompatible(name) && isASCII(body):
-		return body, name
+		return nil, body, name
 	case !certain && name == "windows-1252" && utf8.Valid(body) &&
 		!containsFold(body[:min(len(body), prescanBytes)], "charset"):
 		// Nothing declared the encoding (a <meta> that could would name
 		// "charset"), and the first 1024 bytes, which DetermineEncoding
 		// judged, are ASCII; the rest is valid UTF-8.
-		return body, "utf-8"
+		return nil, body, "utf-8"
 	}
-	text, err := enc.NewDecoder().Bytes(body)
-	if err != nil {
-		// The WHATWG decoders replace what they cannot read, so this
-		// is not expected; the bytes as they are are the next best text.
-		return body, name
-	}
-	return text, name
+	return enc.NewDecoder(), body, name
 }
 
 // bomLen returns the length of the byte order mark body starts with, or 0.

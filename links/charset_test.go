@@ -2,10 +2,12 @@ package links
 
 import (
 	"bytes"
+	"io"
 	"mime"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -167,6 +169,25 @@ func TestDecodeConverts(t *testing.T) {
 	}
 }
 
+// TestExtractConvertsInPlace checks that a large page in another encoding
+// is converted as it is read, not copied whole: converted, this one is
+// twice its size in UTF-8.
+func TestExtractConvertsInPlace(t *testing.T) {
+	chunk := "<p>" + strings.Repeat("\xe9t\xe9 ", 200) + "</p><a href=/caf\xe9>x</a>\n"
+	body := []byte(strings.Repeat(chunk, (16<<20)/len(chunk)))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	p := ExtractWith(body, Options{ContentType: "text/html; charset=iso-8859-1", SimHash: true})
+	runtime.ReadMemStats(&after)
+	if len(p.Links) != 1 || p.Links[0].Ref != "/café" || p.SimWords == 0 {
+		t.Fatalf("ExtractWith(16 MiB of windows-1252) = %d links %v, %d words; want /café and words", len(p.Links), p.Links, p.SimWords)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(body)/8) {
+		t.Errorf("ExtractWith(%d bytes of windows-1252) allocated %d bytes, want at most an eighth of the body", len(body), alloc)
+	}
+}
+
 // TestRefsAreUTF8 records trawl's choice for the query of a link on a
 // non-UTF-8 page: the Ref is the page's text in UTF-8, so a URL parser
 // percent-encodes a non-ASCII query as UTF-8 (browsers would use the
@@ -237,6 +258,10 @@ func FuzzDecode(f *testing.F) {
 			if e, name := charset.Lookup(params["charset"]); e != nil && name != enc {
 				t.Fatalf("Decode(%q, %q) read %s, not the %s the header declares", body, contentType, enc, name)
 			}
+		}
+		r, renc := Reader(body, contentType)
+		if streamed, err := io.ReadAll(r); err != nil || renc != enc || !bytes.Equal(streamed, text) {
+			t.Fatalf("Reader(%q, %q) = %q (%s), %v; Decode gave %q (%s)", body, contentType, streamed, renc, err, text, enc)
 		}
 		p := ExtractWith(body, Options{ContentType: contentType, SimHash: true})
 		if p.Encoding != enc || p.SimHash != simhash.HTML(text) {

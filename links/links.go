@@ -159,18 +159,18 @@ func ExtractWith(body []byte, opts Options) Page {
 	if opts.SimHash {
 		sim = new(simhash.Builder)
 	}
-	text, enc := Decode(body, opts.ContentType)
+	text, enc := Reader(body, opts.ContentType)
 	e.page.Encoding = enc
-	z := simhash.NewTokenizer(text)
+	z := simhash.NewReaderTokenizer(text)
 	for {
 		tt := z.Next()
 		wantTitle := e.wantTitle
 		e.wantTitle = false
 		switch tt {
 		case html.ErrorToken:
-			// The only errors are io.EOF (a bytes.Reader's: the whole
-			// body has been scanned) and html.ErrBufferExceeded (a token
-			// past simhash.MaxTokenBytes: the rest is not read).
+			// The only errors are io.EOF (the whole body has been
+			// scanned) and html.ErrBufferExceeded (a token past
+			// simhash.MaxTokenBytes: the rest is not read).
 			if sim != nil {
 				e.page.SimHash = sim.Sum()
 				e.page.SimWeak = sim.Weak(simhash.WeakBits)

@@ -727,8 +727,8 @@ func observation(resp *fetch.Response, sim *uint64, sum [sha256.Size]byte, hasSu
 		if sim != nil {
 			o.SimHash = *sim
 		} else {
-			text, _ := links.Decode(resp.Decoded, resp.Header.Get("Content-Type"))
-			o.SimHash = simhash.HTML(text)
+			text, _ := links.Reader(resp.Decoded, resp.Header.Get("Content-Type"))
+			o.SimHash = simhash.HTMLReader(text)
 		}
 	}
 	return o
