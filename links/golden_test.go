@@ -16,6 +16,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 // NUL replacements and invalid UTF-8 stay visible and the file stays text.
 func render(p Page) string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "encoding: %s\n", p.Encoding)
 	fmt.Fprintf(&b, "base: %q\n", p.BaseHref)
 	fmt.Fprintf(&b, "canonical: %q\n", p.Canonical)
 	fmt.Fprintf(&b, "title: %q\n", p.Title)

@@ -7,6 +7,13 @@
 // Options.MaxLinks links, and never returns a Ref that is empty or has leading
 // or trailing ASCII whitespace. Refs are returned as written; resolving them
 // against the page URL and Page.BaseHref is the caller's job.
+//
+// A body is read in the encoding a browser would pick (Decode: byte order
+// mark, Content-Type charset, <meta>, default) and everything returned is
+// in UTF-8. So a non-ASCII query in a link on, say, a Shift_JIS page is
+// percent-encoded as UTF-8 by the URL parser, as most crawlers do, where a
+// browser would encode it in the page's encoding (WHATWG URL, "query state");
+// paths are UTF-8 either way, and escapes written in the page are kept.
 package links
 
 import (
@@ -40,9 +47,9 @@ const MaxTitleBytes = 1024
 // syntax checks beyond that are left to the URL parser.
 type Link struct {
 	// Ref is the attribute value with entities decoded and leading and
-	// trailing ASCII whitespace removed, as HTML does. It is not resolved,
-	// not transcoded (a non-UTF-8 page yields its bytes as they are) and
-	// never empty.
+	// trailing ASCII whitespace removed, as HTML does, in UTF-8 whatever
+	// the page's encoding (Decode; a page read as UTF-8 yields invalid
+	// bytes as they are). It is not resolved and never empty.
 	Ref string
 	// Tag is the element the link came from: "a", "area", "link", "iframe",
 	// "frame" or "meta".
@@ -84,6 +91,9 @@ type Page struct {
 	SimWeak uint64
 	// SimWords is the number of visible words SimHash was taken over.
 	SimWords int
+	// Encoding is the WHATWG name of the encoding the body was read in,
+	// e.g. "utf-8", "windows-1252", "shift_jis", "utf-16le" (Decode).
+	Encoding string
 	// Dropped counts links found after Links reached MaxLinks. Duplicates of a
 	// link already in Links are not counted; repeats of a dropped link are
 	// counted each time.
@@ -101,8 +111,13 @@ type Options struct {
 	// reports), DefaultMaxLinks is used.
 	MaxLinks int
 	// SimHash also fingerprints the page's visible text in the same pass
-	// (Page.SimHash and SimWeak, equal to simhash.HTMLWeak of the body).
+	// (Page.SimHash and SimWeak, equal to simhash.HTMLWeak of the decoded
+	// body: Decode).
 	SimHash bool
+	// ContentType is the Content-Type header the body came with, "" if
+	// none. Its charset parameter names the body's encoding unless the
+	// body starts with a byte order mark (Decode).
+	ContentType string
 }
 
 // Validate reports every bad field of o by name.
@@ -129,9 +144,9 @@ func Extract(body []byte, agent string) Page {
 	return ExtractWith(body, Options{Agent: agent})
 }
 
-// ExtractWith tokenizes body as HTML (assumed UTF-8 or ASCII-compatible; it
-// is not transcoded) and returns its links and directives. The caller caps
-// body; all of it is scanned.
+// ExtractWith decodes body to UTF-8 as a browser would (Decode, with
+// Options.ContentType), tokenizes it as HTML and returns its links and
+// directives. The caller caps body; all of it is scanned.
 //
 // Links inside comments, <script>, <style>, <textarea>, <title>, <xmp>,
 // <iframe> content, <noembed> and after <plaintext> are text, not links. The
@@ -144,16 +159,18 @@ func ExtractWith(body []byte, opts Options) Page {
 	if opts.SimHash {
 		sim = new(simhash.Builder)
 	}
-	z := simhash.NewTokenizer(body)
+	text, enc := Reader(body, opts.ContentType)
+	e.page.Encoding = enc
+	z := simhash.NewReaderTokenizer(text)
 	for {
 		tt := z.Next()
 		wantTitle := e.wantTitle
 		e.wantTitle = false
 		switch tt {
 		case html.ErrorToken:
-			// The only errors are io.EOF (a bytes.Reader's: the whole
-			// body has been scanned) and html.ErrBufferExceeded (a token
-			// past simhash.MaxTokenBytes: the rest is not read).
+			// The only errors are io.EOF (the whole body has been
+			// scanned) and html.ErrBufferExceeded (a token past
+			// simhash.MaxTokenBytes: the rest is not read).
 			if sim != nil {
 				e.page.SimHash = sim.Sum()
 				e.page.SimWeak = sim.Weak(simhash.WeakBits)

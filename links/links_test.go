@@ -37,7 +37,10 @@ func TestExtractLinks(t *testing.T) {
 		{"entities decoded", `<a href="/p?a=1&amp;b=2&#x26;c">`, []Link{follow("a", "", "/p?a=1&b=2&c")}},
 		{"bare ampersand kept", `<a href="/p?a=1&copy=2">`, []Link{follow("a", "", "/p?a=1&copy=2")}},
 		{"nul replaced", "<a href=\"/a\x00b\">", []Link{follow("a", "", "/a\ufffdb")}},
-		{"invalid utf-8 kept", "<a href=\"/\xff\xfe\">", []Link{follow("a", "", "/\xff\xfe")}},
+		// Undeclared and not UTF-8: windows-1252, as WHATWG's default
+		// (TestExtractDecodes has the other encodings).
+		{"undeclared non-UTF-8 bytes", "<a href=\"/\xff\xfe\">", []Link{follow("a", "", "/ÿþ")}},
+		{"invalid utf-8 in a UTF-8 page kept", "<meta charset=utf-8><a href=\"/\xff\xfe\">", []Link{follow("a", "", "/\xff\xfe")}},
 		{"first duplicate attr wins", `<a href="/1" href="/2">`, []Link{follow("a", "", "/1")}},
 		{"self-closing", `<a href="/x"/>`, []Link{follow("a", "", "/x")}},
 		{"a without href", `<a name="top">`, nil},
@@ -356,7 +359,9 @@ func TestExtractSurvivesHostileInput(t *testing.T) {
 		{"unclosed tags", strings.Repeat("<div", 100000) + `><a href=/x>`, 1},
 		{"unclosed quote", `<div title="` + strings.Repeat("<p>", 100000) + `<a href=/x>`, 0},
 		{"nul bytes", strings.Repeat("\x00<\x00a\x00 href=/n\x00>", 1000), 0},
-		{"invalid utf-8", strings.Repeat("\xff\xfe<a href=/u\xc3>", 1000), 1},
+		{"invalid utf-8", "<p>" + strings.Repeat("\xff\xfe<a href=/u\xc3>", 1000), 1},
+		// FF FE is a UTF-16LE byte order mark: a browser reads no tags.
+		{"invalid utf-8 after a UTF-16 BOM", strings.Repeat("\xff\xfe<a href=/u\xc3>", 1000), 0},
 		{"angle soup", strings.Repeat("<<<>>></<!--<!<?", 100000) + `--><a href=/after>`, 1},
 		{"only a tag open at EOF", `<a href="/x" `, 0},
 	}

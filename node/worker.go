@@ -749,7 +749,8 @@ func observation(resp *fetch.Response, sim *uint64, sum [sha256.Size]byte, hasSu
 		if sim != nil {
 			o.SimHash = *sim
 		} else {
-			o.SimHash = simhash.HTML(resp.Decoded)
+			text, _ := links.Reader(resp.Decoded, resp.Header.Get("Content-Type"))
+			o.SimHash = simhash.HTMLReader(text)
 		}
 	}
 	return o
@@ -826,7 +827,7 @@ func (n *Node) extract(j *job.Job, u *url.URL, resp *fetch.Response) ([]*url.URL
 	if _, noFollow := links.XRobotsTag(resp.Header.Values("X-Robots-Tag"), n.agent); noFollow {
 		return nil, textPrint{}
 	}
-	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: true})
+	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: true, ContentType: resp.Header.Get("Content-Type")})
 	sim := textPrint{sim: dedup.Print{FP: page.SimHash, Weak: page.SimWeak}, read: true, words: page.SimWords,
 		judged: n.opts.NearDistance >= 0 && page.SimWords >= nearMinWords}
 	if page.NoFollow {

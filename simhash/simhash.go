@@ -32,6 +32,7 @@ package simhash
 
 import (
 	"bytes"
+	"io"
 	"math/bits"
 	"slices"
 	"unicode"
@@ -358,14 +359,21 @@ func Text(text []byte) uint64 {
 // a Builder fed from that pass gives the same fingerprint.
 func HTML(doc []byte) uint64 {
 	var b Builder
-	return b.html(doc)
+	return b.html(NewTokenizer(doc))
+}
+
+// HTMLReader is HTML of the document read from r, in UTF-8 (such as
+// links.Reader gives of a page in any encoding).
+func HTMLReader(r io.Reader) uint64 {
+	var b Builder
+	return b.html(NewReaderTokenizer(r))
 }
 
 // HTMLWeak returns HTML's fingerprint of doc and the mask of its WeakBits
 // weakest bits (Accumulator.Weak).
 func HTMLWeak(doc []byte) (fp, weak uint64) {
 	var b Builder
-	fp = b.html(doc)
+	fp = b.html(NewTokenizer(doc))
 	return fp, b.Weak(WeakBits)
 }
 
@@ -383,13 +391,19 @@ const MaxTokenBytes = 4 << 20
 // with: bounded to MaxTokenBytes per token, so that both stop at the same
 // place.
 func NewTokenizer(doc []byte) *html.Tokenizer {
-	z := html.NewTokenizer(bytes.NewReader(doc))
+	return NewReaderTokenizer(bytes.NewReader(doc))
+}
+
+// NewReaderTokenizer is NewTokenizer reading the document from r. Only the
+// token being read is held, so a reader that converts as it goes (from
+// another encoding to UTF-8) costs no copy of the document.
+func NewReaderTokenizer(r io.Reader) *html.Tokenizer {
+	z := html.NewTokenizer(r)
 	z.SetMaxBuf(MaxTokenBytes)
 	return z
 }
 
-func (b *Builder) html(doc []byte) uint64 {
-	z := NewTokenizer(doc)
+func (b *Builder) html(z *html.Tokenizer) uint64 {
 	for {
 		tt := z.Next()
 		switch tt {
