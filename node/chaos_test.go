@@ -215,7 +215,14 @@ func TestChaosSharedPauseRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Both crawls exist from the start (a crawl takes the fetches made
+	// since it was created: README, "Nodes and jobs").
 	ja, err := n.Submit(a)
+	if err != nil {
+		n.Close()
+		t.Fatal(err)
+	}
+	jb, err := n.Submit(b)
 	if err != nil {
 		n.Close()
 		t.Fatal(err)
@@ -234,11 +241,6 @@ func TestChaosSharedPauseRestart(t *testing.T) {
 		t.Fatalf("crawl a fetched fewer than 10 pages in a minute")
 	}
 	if err := n.Pause(ja.ID); err != nil {
-		n.Close()
-		t.Fatal(err)
-	}
-	jb, err := n.Submit(b)
-	if err != nil {
 		n.Close()
 		t.Fatal(err)
 	}
