@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -64,8 +66,18 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A host parked an hour by its robots.txt's Retry-After, for a crawl
+	// that waits for it (max wait 0): the page says what that crawl waits
+	// for while the others keep the node busy.
+	parked := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer parked.Close()
+	resolve := web.Resolver()
+	resolve["parked.test"] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
 	n, err := node.Open(node.Options{DataDir: t.TempDir(), MinDelay: 100 * time.Millisecond, Concurrency: 8,
-		AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Hosts: web.Resolver(),
+		AllowNets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Hosts: resolve,
 		OnFetch: func(ev node.FetchEvent) { hosts.Observe(ev.Host, ev.Duration) }})
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +89,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	// The continuous crawl: one seed's pages, then waiting for recrawls.
 	cj, err := n.Submit(job.Spec{Name: "fresh", Seeds: web.Seeds()[:1], Domains: []string{web.Web().Options().Domain}, MaxDepth: 1, Continuous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, parkedPort, _ := net.SplitHostPort(parked.Listener.Addr().String())
+	pj, err := n.Submit(job.Spec{Name: "parked", Seeds: []string{"http://parked.test:" + parkedPort + "/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,6 +218,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	waitPage("the continuous crawl's recrawl counts and freshness", cells+` === `+strconv.Quote(want), 15*time.Second)
 	if st := eval(`document.querySelector('tr[data-crawl="2"] td.state').textContent`); st != "running (waiting for recrawls)" {
 		t.Errorf("the crawls table shows the continuous crawl as %q, want running (waiting for recrawls)", st)
+	}
+	// The parked crawl says what it waits for.
+	parkedState := fmt.Sprintf(`document.querySelector('tr[data-crawl="%d"] td.state').textContent`, pj.ID)
+	waitPage("the parked crawl's wait", parkedState+`.endsWith('for 1 host (robots.txt Retry-After))')`, 30*time.Second)
+	if st := eval(parkedState); !strings.HasPrefix(st, "running (waiting ") {
+		t.Errorf("the crawls table shows the parked crawl as %q, want running (waiting 59m for 1 host (robots.txt Retry-After))", st)
 	}
 
 	// A few more samples, so that the screenshot's charts have lines.

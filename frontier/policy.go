@@ -209,6 +209,7 @@ type HostInfo struct {
 	// shows as a Wait of 59m until it ends.
 	Delay       time.Duration
 	DelayReason string
+	Reason      GapReason // DelayReason's value
 	Wait        time.Duration
 	Backoff     time.Duration
 	CrawlDelay  time.Duration
@@ -268,6 +269,7 @@ func (f *Frontier) info(h *hostState, now mono) HostInfo {
 		Leased:      int(h.leased),
 		Duplicates:  int(h.dups),
 		DelayReason: h.gapWhy.String(),
+		Reason:      h.gapWhy,
 		Backoff:     h.backoff,
 		CrawlDelay:  h.crawlDelay,
 		IP:          f.ip(h),

@@ -39,6 +39,7 @@ type Stats struct {
 	Routed           atomic.Int64 // URLs found for partitions another node serves: sent to their owner (Options.Partitioned)
 
 	fresh      atomic.Pointer[Freshness] // the recrawl schedule's last figures (SetFreshness)
+	waitHost   atomic.Pointer[string]    // the host of the job's latest URL put back to wait (SetWaitHost)
 	continuous bool                      // the job's Spec.Continuous, for Snapshot (set by New)
 
 	mu          sync.Mutex
@@ -354,4 +355,21 @@ func WaitDuration(d time.Duration) string {
 	}
 	d = d.Round(time.Minute)
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// SetWaitHost records host as the one whose URL of the job was last put
+// back to wait (a robots.txt outage, a retry, a Retry-After): what the
+// job waits for while other jobs keep the node busy (node.Progress).
+func (s *Stats) SetWaitHost(host string) {
+	if p := s.waitHost.Load(); p == nil || *p != host {
+		s.waitHost.Store(&host)
+	}
+}
+
+// WaitHost returns SetWaitHost's latest host, "" if none.
+func (s *Stats) WaitHost() string {
+	if p := s.waitHost.Load(); p != nil {
+		return *p
+	}
+	return ""
 }

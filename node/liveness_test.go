@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -194,6 +195,60 @@ func TestProgressSaysWhatTheCrawlWaitsFor(t *testing.T) {
 			}
 			if got, want := w.String(), "waiting 1h00m for 1 host (robots.txt Retry-After)"; got != want && got != "waiting 59m for 1 host (robots.txt Retry-After)" {
 				t.Errorf("said %q, want %q", got, want)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s the progress still says nothing of the wait: %+v", p)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestProgressSaysWhatABusyNodesCrawlWaitsFor: while another crawl keeps
+// the node busy, a crawl whose only host is parked by a robots.txt
+// Retry-After still says what it waits for.
+func TestProgressSaysWhatABusyNodesCrawlWaitsFor(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.Host)
+		switch {
+		case host == "parked.test":
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case r.URL.Path == "/robots.txt" || r.URL.Path == "/sitemap.xml":
+			http.NotFound(w, r)
+		default: // an endless chain of pages, one every gap
+			n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<html><body><p>page %d</p><a href="/%d">next</a></body></html>`, n, n+1)
+		}
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	n, err := Open(Options{DataDir: t.TempDir(), MinDelay: 20 * time.Millisecond, AllowNets: loopback,
+		Hosts: map[string][]netip.Addr{"parked.test": lo, "busy.test": lo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	busy, err := n.Submit(job.Spec{Name: "busy", Seeds: []string{"http://busy.test:" + port + "/0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := n.Submit(job.Spec{Name: "parked", Seeds: []string{"http://parked.test:" + port + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := n.Progress(busy.ID)
+		p, _ := n.Progress(j.ID)
+		if w := p.Waiting; w != nil && b.Pages >= 3 {
+			if w.Reason != "robots-retry-after" || w.Seconds < 3500 || w.Seconds > 3600 {
+				t.Fatalf("waiting %+v, want about 3600 s, reason robots-retry-after", *w)
 			}
 			break
 		}

@@ -550,9 +550,18 @@ func (n *Node) Progress(id job.ID) (p job.Progress, ok bool) {
 	if st, _ := j.State(); st == job.Running && js.Queued > 0 && js.InFlight == 0 {
 		// A wait shorter than a second is a moment between fetches, not
 		// worth a word.
-		if w := n.frontier.WaitFor(); w.Idle && w.Next.Sub(n.opts.Now()) >= time.Second {
-			d := max(0, w.Next.Sub(n.opts.Now()))
+		now := n.opts.Now()
+		if w := n.frontier.WaitFor(); w.Idle && w.Next.Sub(now) >= time.Second {
+			d := w.Next.Sub(now)
 			p.Waiting = &job.Waiting{Seconds: d.Seconds(), Until: w.Next.UTC(), Hosts: w.Hosts, Reason: w.Reason.String(), Why: w.Reason.Describe()}
+		} else {
+			// Other jobs keep the node busy: the host this job last had
+			// to put a URL back for says what it waits for (one host at
+			// least; the frontier does not count hosts per job).
+			if hi, ok := n.frontier.Host(j.Stats.WaitHost()); ok && hi.NextAllowed.Sub(now) >= time.Second {
+				d := hi.NextAllowed.Sub(now)
+				p.Waiting = &job.Waiting{Seconds: d.Seconds(), Until: hi.NextAllowed.UTC(), Hosts: 1, Reason: hi.Reason.String(), Why: hi.Reason.Describe()}
+			}
 		}
 	}
 	return p, true

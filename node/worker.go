@@ -44,6 +44,9 @@ func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b
 	if j != nil && b == nil {
 		b = n.db.NewBatch()
 	}
+	if j != nil && o.Requeue {
+		j.Stats.SetWaitHost(l.Item.Host)
+	}
 	var attach any
 	if b != nil {
 		attach = b

@@ -265,7 +265,9 @@
         ? `${c.state} (${c.stop_reason})`
         : c.waiting_for_recrawls
           ? `${c.state} (waiting for recrawls)`
-          : c.state;
+          : c.waiting
+            ? `${c.state} (${c.waiting.text})`
+            : c.state;
       r.tr.dataset.state = c.state;
       r.pages.textContent = int(c.pages);
       r.rate.textContent = rate(recentRate((s) => s.crawls.get(c.id) ?? 0));
