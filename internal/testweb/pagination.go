@@ -38,8 +38,9 @@ import (
 //     of one scope.Pattern (host/store/? and host/item/#.html) longer
 //     than the per-pattern budget's first 64 URLs;
 //   - a journal: a blog of pagedJournalPages listing pages
-//     (/journal/page/N/), pagedJournalPostsPerPage posts each at
-//     /journal/2025/MM/post-N.html, all of one scope.Pattern;
+//     (/journal/page/N/), pagedJournalPosts posts each at
+//     /journal/2025/MM/post-N.html, all of one scope.Pattern, and an
+//     archive page (/journal/archive/) linking every post at once;
 //   - a news listing (/news/, then ?page=2 … ?page=pagedNewsPages) whose
 //     "Older stories" link is always there: past the last page every
 //     ?page=N answers the same empty listing, forever
@@ -100,6 +101,7 @@ const (
 	notePagedItem      = "paged: store item"
 	notePagedJournal   = "paged: journal listing"
 	notePagedJPost     = "paged: journal post"
+	notePagedArchive   = "paged: journal archive"
 )
 
 // pagedSpec is how a page of the paged host is rendered: its blocks in
@@ -485,6 +487,15 @@ func (p *pagedBuilder) makeJournal(home *resource) {
 		}
 		p.html(r, "</p>")
 	}
+	archive := p.page("/journal/archive/", "Journal archive", notePagedArchive)
+	p.html(journal, "<p>")
+	p.add(journal, p.link(journal, archive, "", "Every post"), pagedBlock{html: "</p>"})
+	p.html(archive, "<ul>")
+	for _, post := range posts {
+		p.html(archive, "<li>")
+		p.add(archive, p.link(archive, post, "", ""), pagedBlock{html: "</li>"})
+	}
+	p.html(archive, "</ul>")
 	for k, r := range lists {
 		for _, post := range posts[k*pagedJournalPosts : (k+1)*pagedJournalPosts] {
 			p.html(r, "<article><h2>")

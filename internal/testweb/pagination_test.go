@@ -48,6 +48,7 @@ func TestPagedGroundTruth(t *testing.T) {
 		notePagedItem:      pagedStorePages * pagedItemsPerPage,
 		notePagedJournal:   pagedJournalPages,
 		notePagedJPost:     pagedJournalPages * pagedJournalPosts,
+		notePagedArchive:   1,
 	}
 	got := map[string]int{}
 	for _, r := range h.res {
@@ -133,6 +134,7 @@ func TestPagedServe(t *testing.T) {
 		{"/news/?page=4", []string{"/news/?page=3", "/news/?page=5"}, pagedStoriesPerPage, "/news/"},
 		{"/store/?page=33", []string{"/store/", "/store/?page=32", "/store/?page=35", "/store/?page=10", "/store/?page=70", "/store/?page=75"}, pagedItemsPerPage, "/item/"},
 		{"/journal/page/40/", []string{"/journal/page/39/", "/journal/"}, pagedJournalPosts, "/journal/2025/"},
+		{"/journal/archive/", nil, pagedJournalPages * pagedJournalPosts, "/journal/2025/"},
 		{"/events/", []string{"/events/2025/05/", "/events/2025/07/"}, 0, ""},
 		{"/events/2025/01/", []string{"/events/2024/12/", "/events/2025/02/"}, 0, ""},
 		{"/events/2031/12/", []string{"/events/2031/11/", "/events/2032/01/"}, 0, ""},
