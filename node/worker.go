@@ -871,7 +871,8 @@ type candidate struct {
 }
 
 // admit passes candidates through j's scope (unless they are seeds), its
-// exclusion patterns and its URL-seen gate, whose keys for the new ones go into b, and returns
+// exclusion patterns, the per-pattern room (links only: patterns.go) and
+// its URL-seen gate, whose keys for the new ones go into b, and returns
 // the new ones as frontier items of j. b must be committed with them (as
 // the Attach of the frontier change that queues them) or closed.
 func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope bool) ([]frontier.Item, error) {
