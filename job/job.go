@@ -51,10 +51,13 @@ type Spec struct {
 	// (scope.NextShapeRun). Default scope.DefaultMaxShapeRun; negative
 	// means no cap.
 	MaxShapeRun int `json:"max_shape_run,omitempty"`
-	// MaxURLsPerPattern caps the URLs the job queues per host and URL
+	// MaxURLsPerPattern is the URLs the job queues per host and URL
 	// pattern (scope.Pattern: digits folded, path parameters and the
-	// query's names and values dropped), which stops faceted listings,
-	// soft-404 directories and session-ID copies of a site. Default
+	// query's names and values dropped) before the pattern's pages must
+	// earn more room by yielding something new (scope.PatternRoomPerYield
+	// per page), which stops faceted listings, soft-404 directories and
+	// session-ID copies of a site while families that yield (products,
+	// posts, ?page=N listings) are crawled whole. Default
 	// scope.DefaultMaxURLsPerPattern (64); negative means no cap. The
 	// counts live in the node's memory: a resumed job counts afresh.
 	MaxURLsPerPattern int `json:"max_urls_per_pattern,omitempty"`

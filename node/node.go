@@ -89,7 +89,7 @@ type Node struct {
 	queue    *frontierdb.Store
 	seen     *urlseen.Durable
 	dedup    *dedup.Index          // the content-seen gate's exact index
-	patterns *patternbudget.Budget // URLs queued per job, host and pattern: the trap budget (fixed 4 MiB)
+	patterns *patternbudget.Budget // URLs queued and room earned per job, host and pattern: the trap rule of patterns.go (fixed 8 MiB)
 	fetcher  *fetch.Fetcher
 	robots   *robots.Keeper
 	warc     *warc.Writer

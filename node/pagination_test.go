@@ -31,7 +31,10 @@ const pagedEndlessMost = 20
 // on the same data (the run values travel in the stored queue items, the
 // text each page is compared with in the stored URL records): every blog
 // post and listing page, thread page, catalogue page, product and docs
-// page is fetched, each endless space stops within pagedEndlessMost
+// page is fetched, and every page of the store and the journal, families
+// of one URL pattern longer than the per-pattern room's first 64 URLs
+// (before issue 22 that was a cap: 64 of 300 items, 65 of 75 store
+// listings, 64 of 200 posts), each endless space stops within pagedEndlessMost
 // fetches over both runs, the crawl ends by itself and stays polite.
 // (Before issue 22 the shape-run rule cut every run of one URL shape
 // after 3 links: 16 of 30 blog listing pages, 13 of 37 docs pages.)

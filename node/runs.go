@@ -12,6 +12,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/urlstate"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/scope"
+	"github.com/trawl-crawler/trawl/urlnorm"
 )
 
 // Shape runs (scope.NextShapeRun): a page's links to URLs of its own
@@ -46,6 +47,7 @@ const newTextWords = 50
 // page yielded: a new URL of its host queued by the first step, or, if
 // none, text unlike the page before it (text is the page's).
 func (n *Node) admitLinks(b *store.Batch, j *job.Job, it frontier.Item, u *url.URL, found []candidate, text textPrint) ([]frontier.Item, error) {
+	via := &viaText{n: n, it: it}
 	var out, run []candidate
 	for _, cd := range found {
 		if cd.inRun {
@@ -54,63 +56,104 @@ func (n *Node) admitLinks(b *store.Batch, j *job.Job, it frontier.Item, u *url.U
 			out = append(out, cd)
 		}
 	}
-	if len(run) == 0 {
-		return n.admit(b, j, found, true)
-	}
 	items, err := n.admit(b, j, out, true)
 	if err != nil {
 		return nil, err
 	}
-	yielded := false
-	if it.ShapeRun > 0 { // a page that starts its run is new to it
-		for _, q := range items {
-			if q.Host == it.Host {
-				yielded = true
-				break
+	if len(run) > 0 {
+		yielded := false
+		if it.ShapeRun > 0 { // a page that starts its run is new to it
+			for _, q := range items {
+				if q.Host == it.Host {
+					yielded = true
+					break
+				}
 			}
+			yielded = yielded || n.newText(it, u, text, via)
 		}
-		yielded = yielded || n.newText(it, u, text)
+		v := scope.NextShapeRun(it.ShapeRun, yielded)
+		for i := range run {
+			run[i].shapeRun = v
+		}
+		more, err := n.admit(b, j, run, true)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, more...)
 	}
-	v := scope.NextShapeRun(it.ShapeRun, yielded)
-	for i := range run {
-		run[i].shapeRun = v
-	}
-	more, err := n.admit(b, j, run, true)
-	if err != nil {
-		return nil, err
-	}
-	return append(items, more...), nil
+	n.earnRoom(j, it, u, items, text, via)
+	return items, nil
 }
 
 // newText reports whether the visible text of the page at u (its item
 // it, in a shape run) is unlike that of the page before it in the run,
-// it.Via, as the URL's stored record has it. A page of fewer than
-// newTextWords words, or whose page before is not of its shape (a
-// redirect) or has no fingerprint, does not count as new.
-func (n *Node) newText(it frontier.Item, u *url.URL, text textPrint) bool {
+// it.Via (via). A page whose page before is not of its shape (a redirect)
+// does not count as new, nor do those textYields refuses.
+func (n *Node) newText(it frontier.Item, u *url.URL, text textPrint, via *viaText) bool {
 	if !text.read || text.words < newTextWords || it.Via == "" {
 		return false
 	}
-	via, err := url.Parse(it.Via)
-	if err != nil || scope.Shape(via) != scope.Shape(u) {
+	v, err := url.Parse(it.Via)
+	if err != nil || scope.Shape(v) != scope.Shape(u) {
 		return false
 	}
-	key := store.URLKey(it.Host, it.Via)
-	if !n.state.Fetched.MayHave(key) {
+	return textYields(text, via)
+}
+
+// textYields reports whether a page's text (text) has newTextWords
+// words or more that the page that linked it (via) has not. A page of
+// fewer words, or whose via page has no fingerprint (a seed, a redirect,
+// not HTML), does not yield by its text.
+func textYields(text textPrint, via *viaText) bool {
+	if !text.read || text.words < newTextWords {
 		return false
 	}
-	v, err := n.db.Get(key)
+	prev, ok := via.print()
+	return ok && newWords(prev, text.sim, text.words) >= newTextWords
+}
+
+// viaText reads, at most once, the fingerprint of the visible text of
+// the page that linked a fetched page (its item it, it.Via), as the URL's
+// stored record has it: what the yield judgements compare the page with.
+type viaText struct {
+	n    *Node
+	it   frontier.Item
+	done bool
+	sim  uint64
+	ok   bool
+}
+
+// print returns the fingerprint, and false if there is none: no via (a
+// seed), or a page not fetched, not HTML or without text.
+func (v *viaText) print() (uint64, bool) {
+	if v.done {
+		return v.sim, v.ok
+	}
+	v.done = true
+	if v.it.Via == "" {
+		return 0, false
+	}
+	host := v.it.Host
+	if u, err := url.Parse(v.it.Via); err == nil && u.Host != "" {
+		host = urlnorm.HostKey(u) // a link from another host
+	}
+	key := store.URLKey(host, v.it.Via)
+	if !v.n.state.Fetched.MayHave(key) {
+		return 0, false
+	}
+	b, err := v.n.db.Get(key)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			n.opts.Logger.Warn("read the URL state of a shape run's page before", "url", it.Via, "err", err)
+			v.n.opts.Logger.Warn("read the URL state of the page that linked a page", "url", v.it.Via, "err", err)
 		}
-		return false
+		return 0, false
 	}
-	rec, err := urlstate.Decode(v)
+	rec, err := urlstate.Decode(b)
 	if err != nil || !rec.HasDigest || rec.SimHash == 0 {
-		return false
+		return 0, false
 	}
-	return newWords(rec.SimHash, text.sim, text.words) >= newTextWords
+	v.sim, v.ok = rec.SimHash, true
+	return v.sim, v.ok
 }
 
 // newWords estimates how many of the words of a page (words of them,

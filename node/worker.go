@@ -573,6 +573,8 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 				}
 			}
 		}
+		text.dup = o.Duplicate
+		page.text = text
 	default:
 		page = &sharedPage{at: start, status: resp.Status}
 	}
@@ -603,6 +605,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		obs.Leads, obs.HasLeads = page.leads(), true
 	}
 	if len(found) == 0 {
+		n.earnRoom(j, it, u, nil, text, &viaText{n: n, it: it})
 		n.completeWith(l, j, o, keep(n.recordFetch(nil, j, it, prev, obs)), nil)
 		return
 	}
@@ -814,6 +817,9 @@ type textPrint struct {
 	// judged: the near-duplicate gate applies (it is on, and the page has
 	// at least nearMinWords words)
 	judged bool
+	// dup: the page is an exact or near duplicate of a page archived
+	// (another URL's): it yields nothing new (patterns.go)
+	dup bool
 }
 
 // nearMinWords is the fewest visible words a page needs for the
@@ -885,7 +891,8 @@ type candidate struct {
 }
 
 // admit passes candidates through j's scope (unless they are seeds), its
-// exclusion patterns and its URL-seen gate, whose keys for the new ones go into b, and returns
+// exclusion patterns, the per-pattern room (links only: patterns.go) and
+// its URL-seen gate, whose keys for the new ones go into b, and returns
 // the new ones as frontier items of j. b must be committed with them (as
 // the Attach of the frontier change that queues them) or closed.
 func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope bool) ([]frontier.Item, error) {
@@ -910,6 +917,11 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 		}
 		urls, kept = unrouted(urls, routed), unrouted(kept, routed)
 	}
+	var patterns []string // of kept, with the pattern rule
+	lim := j.Scope.PatternLimit()
+	if checkScope && lim > 0 {
+		urls, kept, patterns = n.patternRoom(j, urls, kept, lim)
+	}
 	if len(urls) == 0 {
 		return nil, nil
 	}
@@ -918,16 +930,18 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 		return nil, fmt.Errorf("node: seen-check: %w", err)
 	}
 	items := make([]frontier.Item, 0, len(urls))
-	over := 0 // new URLs over their pattern's budget
+	over := 0 // new URLs over their pattern's room
 	for i, cd := range kept {
 		if !isNew[i] {
 			continue
 		}
-		if lim := j.Scope.PatternLimit(); checkScope && lim > 0 && !n.patterns.Admit(j.ID, scope.Pattern(cd.u), lim) {
-			j.Stats.OutOfScope.Add(1) // over its pattern's budget: seen, never queued
+		if patterns != nil && !n.patterns.Admit(j.ID, patterns[i], lim, scope.PatternRoomPerYield) {
+			// Room taken since patternRoom looked (another worker), or a
+			// URL the seen gate's filter only thought it had seen: seen,
+			// never queued.
+			j.Stats.OutOfScope.Add(1)
 			over++
-			n.logDrop(frontier.Item{URL: urls[i], Job: j.ID, Depth: cd.depth, Via: cd.via}, crawllog.DropTrap,
-				fmt.Sprintf("%s: over %d URLs of pattern %s", scope.ReasonPatternBudget, lim, scope.Pattern(cd.u)))
+			n.patternDropped(j, cd, patterns[i], lim)
 			continue
 		}
 		items = append(items, frontier.Item{

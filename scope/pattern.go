@@ -6,15 +6,16 @@ import (
 	"strings"
 )
 
-// DefaultMaxURLsPerPattern is the default of Rules.MaxURLsPerPattern.
-//
-// It is chosen against the synthetic web (internal/testweb), whose
-// largest legitimate family of one pattern is a big host's pages of one
-// template (at most 40 with the default 40 pages) and a shop's products
-// (12): 64 leaves that family half as much room again, while a faceted
-// listing (900 filter combinations on the web), a soft-404 directory or a
-// session-ID copy of a site stops after 64 URLs. Crawls of large sites
-// with long families (/article/NNNN) should raise it.
+// DefaultMaxURLsPerPattern is the default of Rules.MaxURLsPerPattern:
+// the URLs a job queues per host and Pattern before the pattern's own
+// pages must earn it more room (PatternRoomPerYield). A family of one
+// pattern whose pages yield (products, posts, articles, the ?page=N
+// pages of a listing) earns room as it is crawled and is crawled whole,
+// however long; one whose pages yield nothing (a faceted listing's
+// filter combinations, a soft-404 directory, session-ID copies) stops
+// after this many URLs. It is the slack a family needs before its first
+// pages are fetched and judged: the URLs of one pattern a site queues at
+// once (a listing page's links) before any of them yields.
 const DefaultMaxURLsPerPattern = 64
 
 // Pattern returns the URL pattern a per-host budget counts u under: its
@@ -60,15 +61,26 @@ func Pattern(u *url.URL) string {
 	return b.String()
 }
 
-// PatternLimit is the most URLs one job may queue per host and Pattern
-// (Rules.MaxURLsPerPattern after its default); 0 means no limit.
+// PatternRoomPerYield is the room a pattern earns per page of it that
+// yielded (the crawler's judgement, as for shape runs: the page queued a
+// new URL of its host outside its pattern, or its text is not the page's
+// that linked it, and it is no duplicate): room for this many more URLs.
+// So a family is crawled whole if a quarter or more of its pages yield,
+// and a trap whose pages yield nothing costs PatternLimit URLs.
+const PatternRoomPerYield = 4
+
+// PatternLimit is the URLs one job may queue per host and Pattern before
+// the pattern's pages must earn more room (Rules.MaxURLsPerPattern after
+// its default); 0 means no limit.
 func (r Rules) PatternLimit() int {
 	return max(limit(r.MaxURLsPerPattern, DefaultMaxURLsPerPattern), 0)
 }
 
-// PatternRejection is the Rejection for u, whose pattern is over its
-// budget of max URLs.
-func PatternRejection(u *url.URL, max int) error {
+// PatternRejection is the Rejection for u, whose pattern has used its
+// room of room URLs: base to start with and PatternRoomPerYield for each
+// of its pages that yielded.
+func PatternRejection(u *url.URL, room int64, base int) error {
 	return &Rejection{Reason: ReasonPatternBudget, URL: u.String(),
-		Detail: fmt.Sprintf("more than %d URLs of pattern %q", max, Pattern(u))}
+		Detail: fmt.Sprintf("pattern %q has used its room of %d URLs (%d, and %d per page of it that yielded)",
+			Pattern(u), room, base, PatternRoomPerYield)}
 }

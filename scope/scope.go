@@ -59,10 +59,12 @@ type Rules struct {
 	// CheckShapeRun). If zero, DefaultMaxShapeRun is used; if negative,
 	// runs are not checked.
 	MaxShapeRun int
-	// MaxURLsPerPattern is the most URLs a job queues per host and
-	// Pattern (query values and names dropped, digits folded): it stops
-	// faceted listings, soft-404 directories and other families that a
-	// site generates without end. The node counts them in a fixed-size
+	// MaxURLsPerPattern is the URLs a job queues per host and Pattern
+	// (query values and names dropped, digits folded) before the
+	// pattern's pages must earn more room, PatternRoomPerYield per page
+	// that yielded something new: it stops faceted listings, soft-404
+	// directories and other families that a site generates without end
+	// and whose pages yield nothing. The node counts them in a fixed-size
 	// sketch that may overcount, never undercount. If zero,
 	// DefaultMaxURLsPerPattern is used; if negative, there is no budget.
 	MaxURLsPerPattern int

@@ -1,11 +1,17 @@
-// Package patternbudget counts URLs per key (a job and a URL pattern) in
-// memory that does not grow with the crawl: a count-min sketch of a fixed
-// number of 32-bit counters. A count is never under the true one (each
-// key's counters all see its every Add); collisions can only raise it, so
-// a budget cut may come early, never late.
+// Package patternbudget keeps two counts per key (a job and a URL
+// pattern) in memory that does not grow with the crawl: the URLs queued
+// (Add) and the room earned (Earn), in a count-min sketch of a fixed
+// number of pairs of 32-bit counters. Admit admits a URL while the URLs
+// queued are within a base plus a share per unit of room earned.
+//
+// An estimate is never under the true count (each key's counters all see
+// its every Add or Earn); collisions can only raise it. So a queued count
+// cuts a pattern early, never late; an earned count can lend a pattern
+// another's room, with the same odds (Options.Width).
 //
 // A Budget is safe for concurrent use: its counters are atomics and it
-// holds no lock.
+// holds no lock. Admit reads, then adds: two callers admitting the last
+// URL of a key's room at once may both succeed.
 package patternbudget
 
 import (
@@ -15,7 +21,7 @@ import (
 	"sync/atomic"
 )
 
-// Defaults of Options: 4 rows of 2^18 counters, 4 MiB.
+// Defaults of Options: 4 rows of 2^18 pairs of counters, 8 MiB.
 const (
 	DefaultRows  = 4
 	DefaultWidth = 1 << 18
@@ -36,7 +42,7 @@ type Options struct {
 // Validate reports every bad field by name.
 func (o Options) Validate() error {
 	var errs []error
-	if o.Rows < 0 || o.Rows > 16 {
+	if o.Rows < 0 || o.Rows > maxRows {
 		errs = append(errs, fmt.Errorf("patternbudget: Rows %d not in 0..16", o.Rows))
 	}
 	if o.Width < 0 || o.Width > 1<<28 {
@@ -47,10 +53,14 @@ func (o Options) Validate() error {
 
 // Budget is a count-min sketch over (job, key) pairs.
 type Budget struct {
-	seeds []maphash.Seed    // one per row
-	rows  [][]atomic.Uint32 // rows × width counters
+	seeds []maphash.Seed // one per row
+	rows  [][]cell       // rows × width
 	mask  uint64
 }
+
+// cell is a key's pair of counters in one row: the URLs queued and the
+// room earned. Side by side, one cache line holds both.
+type cell struct{ queued, earned atomic.Uint32 }
 
 // New returns an empty Budget; it panics if opts is not valid (options
 // are the caller's constants).
@@ -71,45 +81,93 @@ func New(opts Options) *Budget {
 	b := &Budget{mask: uint64(w - 1)}
 	for range opts.Rows {
 		b.seeds = append(b.seeds, maphash.MakeSeed())
-		b.rows = append(b.rows, make([]atomic.Uint32, w))
+		b.rows = append(b.rows, make([]cell, w))
 	}
 	return b
 }
 
 // Bytes is the memory the counters take.
-func (b *Budget) Bytes() int { return 4 * len(b.rows) * len(b.rows[0]) }
+func (b *Budget) Bytes() int { return 8 * len(b.rows) * len(b.rows[0]) }
 
 // saturated is where a counter stops growing, far above any budget.
 const saturated = 1 << 31
 
+// maxRows is the most rows Options.Validate allows.
+const maxRows = 16
+
 // Add counts one more URL of key for job and returns the estimated count
 // so far, this one included: at least the true count.
 func (b *Budget) Add(job uint32, key string) uint32 {
-	est := uint32(saturated)
+	cs := b.cells(job, key)
+	return add(cs[:len(b.rows)], func(c *cell) *atomic.Uint32 { return &c.queued })
+}
+
+// Earn counts one more unit of room earned by key for job and returns
+// the estimated count so far, this one included.
+func (b *Budget) Earn(job uint32, key string) uint32 {
+	cs := b.cells(job, key)
+	return add(cs[:len(b.rows)], func(c *cell) *atomic.Uint32 { return &c.earned })
+}
+
+// Count returns the estimated URLs of key queued for job and the room it
+// earned, without adding to either.
+func (b *Budget) Count(job uint32, key string) (queued, earned uint32) {
+	cs := b.cells(job, key)
+	return count(cs[:len(b.rows)])
+}
+
+// Room is the most URLs a key may have queued with base URLs to start
+// with and per more for each unit of room earned.
+func Room(base, per int, earned uint32) int64 {
+	return int64(base) + int64(per)*int64(earned)
+}
+
+// Full reports whether key has queued for job every URL of its room
+// (Room).
+func (b *Budget) Full(job uint32, key string, base, per int) bool {
+	q, e := b.Count(job, key)
+	return int64(q) >= Room(base, per, e)
+}
+
+// Admit reports whether key has room for one more URL for job (Full is
+// false) and, if so, counts it. A URL refused is not counted: room earned
+// later goes to URLs found later, not to those refused before.
+func (b *Budget) Admit(job uint32, key string, base, per int) bool {
+	cs := b.cells(job, key)
+	if q, e := count(cs[:len(b.rows)]); int64(q) >= Room(base, per, e) {
+		return false
+	}
+	add(cs[:len(b.rows)], func(c *cell) *atomic.Uint32 { return &c.queued })
+	return true
+}
+
+// cells returns key's cell in each row for job (the first len(b.rows)).
+func (b *Budget) cells(job uint32, key string) (cs [maxRows]*cell) {
 	for i, row := range b.rows {
-		c := &row[b.slot(i, job, key)]
-		v := c.Load()
-		if v < saturated {
-			v = c.Add(1)
+		cs[i] = &row[b.slot(i, job, key)]
+	}
+	return cs
+}
+
+func add(cs []*cell, counter func(*cell) *atomic.Uint32) uint32 {
+	est := uint32(saturated)
+	for _, c := range cs {
+		v := counter(c)
+		n := v.Load()
+		if n < saturated {
+			n = v.Add(1)
 		}
-		est = min(est, v)
+		est = min(est, n)
 	}
 	return est
 }
 
-// Count returns the estimated count of key for job without adding to it.
-func (b *Budget) Count(job uint32, key string) uint32 {
-	est := uint32(saturated)
-	for i, row := range b.rows {
-		est = min(est, row[b.slot(i, job, key)].Load())
+func count(cs []*cell) (queued, earned uint32) {
+	queued, earned = saturated, saturated
+	for _, c := range cs {
+		queued, earned = min(queued, c.queued.Load()), min(earned, c.earned.Load())
 	}
-	return est
-}
-
-// Admit counts one more URL of key for job and reports whether the count
-// is still within max.
-func (b *Budget) Admit(job uint32, key string, max int) bool {
-	return int64(b.Add(job, key)) <= int64(max)
+	return queued, earned
 }
 
 func (b *Budget) slot(row int, job uint32, key string) uint64 {

@@ -87,7 +87,8 @@ type Options struct {
 	Sitemaps bool
 	// Pagination adds the paged host (pagination.go): a blog, a forum
 	// thread, a catalogue and a docs tree whose pages link to pages of
-	// their own URL shape, all crawlable, beside an events calendar and a
+	// their own URL shape, a store and a journal whose items and posts are
+	// families of one URL pattern longer than 64, all crawlable, beside an events calendar and a
 	// news listing that never end (TrapEvents, TrapEndlessPages). Made
 	// after every other host: the rest of the web is unchanged.
 	Pagination bool

@@ -31,6 +31,16 @@ import (
 //   - an events calendar (TrapEvents): /events/ links to the months before
 //     and after; each month (/events/YYYY/MM/) says that nothing is on
 //     and links to the months before and after, forever;
+//   - a store: pagedStorePages listing pages (/store/, then ?page=N,
+//     with page numbers every tenth page besides the usual ones), each
+//     listing pagedItemsPerPage items at /item/N.html, each item with
+//     text of its own and links to the next two items: two families
+//     of one scope.Pattern (host/store/? and host/item/#.html) longer
+//     than the per-pattern budget's first 64 URLs;
+//   - a journal: a blog of pagedJournalPages listing pages
+//     (/journal/page/N/), pagedJournalPosts posts each at
+//     /journal/2025/MM/post-N.html, all of one scope.Pattern, and an
+//     archive page (/journal/archive/) linking every post at once;
 //   - a news listing (/news/, then ?page=2 … ?page=pagedNewsPages) whose
 //     "Older stories" link is always there: past the last page every
 //     ?page=N answers the same empty listing, forever
@@ -38,7 +48,9 @@ import (
 //
 // Everything but the two endless spaces is crawlable (in Reachable), at
 // most 14 links below the host's home page; the host's home is linked
-// from the first ordinary host's home page. The host is made after every
+// from the first ordinary host's home page. The store and the journal are
+// linked from the home page only (not from the navigation, which every
+// other page has as it was). The host is made after every
 // other, drawing nothing from Generate's random stream: the rest of a web
 // is the same with Pagination as without.
 
@@ -60,6 +72,10 @@ const (
 	pagedDocSections      = 6
 	pagedDocPages         = 6 // per section
 	pagedNewsPages        = 4
+	pagedStorePages       = 75
+	pagedItemsPerPage     = 4
+	pagedJournalPages     = 40
+	pagedJournalPosts     = 5 // per listing page
 	pagedStoriesPerPage   = 5
 	pagedEventsYear       = 2025 // /events/ is June of this year
 	pagedEventsMonth      = 6
@@ -81,6 +97,11 @@ const (
 	notePagedEvents    = "paged: events"
 	notePagedNewsList  = "paged: news listing"
 	notePagedStory     = "paged: news story"
+	notePagedStoreList = "paged: store listing"
+	notePagedItem      = "paged: store item"
+	notePagedJournal   = "paged: journal listing"
+	notePagedJPost     = "paged: journal post"
+	notePagedArchive   = "paged: journal archive"
 )
 
 // pagedSpec is how a page of the paged host is rendered: its blocks in
@@ -152,6 +173,8 @@ func (g *gen) makePagedHost() {
 	p.makeDocs(nav[4])
 	p.makeEvents(nav[5])
 	p.makeNews(nav[6])
+	p.makeStore(home)
+	p.makeJournal(home)
 	for _, r := range h.res {
 		h.regular = append(h.regular, r) // home first
 	}
@@ -209,6 +232,12 @@ func (p *pagedBuilder) slug(n int) string {
 // page j is at url(j): newer and older (or previous and next), then
 // WordPress's numbers: the first, two either side of k, the last.
 func (p *pagedBuilder) pager(r *resource, k, pages int, url func(int) (*resource, string), prev, next string) {
+	p.pagerEvery(r, k, pages, 0, url, prev, next)
+}
+
+// pagerEvery is pager with the number of every every-th page as well
+// (none if every is 0), as long listings have.
+func (p *pagedBuilder) pagerEvery(r *resource, k, pages, every int, url func(int) (*resource, string), prev, next string) {
 	p.html(r, `<nav class="pagination">`)
 	to := func(j int, label string) {
 		t, raw := url(j)
@@ -221,7 +250,7 @@ func (p *pagedBuilder) pager(r *resource, k, pages int, url func(int) (*resource
 		switch {
 		case j == k:
 			p.html(r, "<span>"+strconv.Itoa(j)+"</span> ")
-		case j == 1 || j == pages || j >= k-2 && j <= k+2:
+		case j == 1 || j == pages || j >= k-2 && j <= k+2 || every > 0 && j%every == 0:
 			to(j, strconv.Itoa(j))
 		case j == 2 && k > 4 || j == pages-1 && k < pages-3:
 			p.html(r, "<span>…</span> ")
@@ -389,6 +418,92 @@ func (p *pagedBuilder) makeNews(news *resource) {
 			older = lists[k+1]
 		}
 		p.add(r, p.link(r, older, newsPQ(k+2), "Older stories"), pagedBlock{html: "</p>"})
+	}
+}
+
+// makeStore adds the store, linked from home: pagedStorePages listing
+// pages of pagedItemsPerPage items each, the items at /item/N.html.
+func (p *pagedBuilder) makeStore(home *resource) {
+	store := p.page("/store/", "Store", notePagedStoreList)
+	p.html(home, "<p>")
+	p.add(home, p.link(home, store, "", "Our store"), pagedBlock{html: "</p>"})
+	lists := []*resource{store}
+	for k := 2; k <= pagedStorePages; k++ {
+		lists = append(lists, p.page(fmt.Sprintf("/store/?page=%d", k), fmt.Sprintf("Store, page %d", k), notePagedStoreList))
+	}
+	var items []*resource
+	for n := 1; n <= pagedStorePages*pagedItemsPerPage; n++ {
+		it := p.page(fmt.Sprintf("/item/%d.html", n), "", notePagedItem)
+		it.body.title = titleWords(it.seed)
+		items = append(items, it)
+	}
+	for n, it := range items {
+		p.text(it, 60)
+		p.html(it, "<p>")
+		p.add(it, p.link(it, lists[n/pagedItemsPerPage], "", "Back to the store"), pagedBlock{html: "</p><p>Customers also bought: "})
+		for _, rel := range items[n+1 : min(n+3, len(items))] {
+			p.add(it, p.link(it, rel, "", ""), pagedBlock{html: " "})
+		}
+		p.html(it, "</p>")
+	}
+	for k, r := range lists {
+		p.html(r, `<p>Every item ships within two working days. Prices include VAT.</p><ul class="items">`)
+		for q, it := range items[k*pagedItemsPerPage : (k+1)*pagedItemsPerPage] {
+			p.html(r, "<li>")
+			p.add(r, p.link(r, it, "", ""), pagedBlock{html: fmt.Sprintf(" %d.%02d EUR</li>", 3+(k+q)%50, (k*7+q)%100)})
+		}
+		p.html(r, "</ul>")
+		p.pagerEvery(r, k+1, len(lists), 10, func(j int) (*resource, string) { return lists[j-1], "" }, "Previous", "Next")
+	}
+}
+
+// makeJournal adds the journal, linked from home: a blog of
+// pagedJournalPages listing pages of pagedJournalPosts posts each, the
+// posts at /journal/2025/MM/post-N.html.
+func (p *pagedBuilder) makeJournal(home *resource) {
+	journal := p.page("/journal/", "Journal", notePagedJournal)
+	p.html(home, "<p>")
+	p.add(home, p.link(home, journal, "", "Our journal"), pagedBlock{html: "</p>"})
+	lists := []*resource{journal}
+	for k := 2; k <= pagedJournalPages; k++ {
+		lists = append(lists, p.page(fmt.Sprintf("/journal/page/%d/", k), fmt.Sprintf("Journal, page %d", k), notePagedJournal))
+	}
+	var posts []*resource
+	for i := range pagedJournalPages * pagedJournalPosts {
+		month := 12 - i*12/(pagedJournalPages*pagedJournalPosts)
+		r := p.page(fmt.Sprintf("/journal/2025/%02d/post-%d.html", month, pagedJournalPages*pagedJournalPosts-i), "", notePagedJPost)
+		r.body.title = titleWords(r.seed)
+		posts = append(posts, r)
+	}
+	for i, r := range posts {
+		p.text(r, 100)
+		p.html(r, "<p>")
+		p.add(r, p.link(r, journal, "", "Back to the journal"))
+		if i > 0 {
+			p.add(r, pagedBlock{html: " | Newer: "}, p.link(r, posts[i-1], "", ""))
+		}
+		if i+1 < len(posts) {
+			p.add(r, pagedBlock{html: " | Older: "}, p.link(r, posts[i+1], "", ""))
+		}
+		p.html(r, "</p>")
+	}
+	archive := p.page("/journal/archive/", "Journal archive", notePagedArchive)
+	p.html(journal, "<p>")
+	p.add(journal, p.link(journal, archive, "", "Every post"), pagedBlock{html: "</p>"})
+	p.html(archive, "<ul>")
+	for _, post := range posts {
+		p.html(archive, "<li>")
+		p.add(archive, p.link(archive, post, "", ""), pagedBlock{html: "</li>"})
+	}
+	p.html(archive, "</ul>")
+	for k, r := range lists {
+		for _, post := range posts[k*pagedJournalPosts : (k+1)*pagedJournalPosts] {
+			p.html(r, "<article><h2>")
+			b := p.link(r, post, "", "")
+			b.words, b.seed = 20, post.seed<<8 // the post's first words
+			p.add(r, b, pagedBlock{html: "</article>"})
+		}
+		p.pager(r, k+1, len(lists), func(j int) (*resource, string) { return lists[j-1], "" }, "« Newer posts", "Older posts »")
 	}
 }
 

@@ -44,6 +44,11 @@ func TestPagedGroundTruth(t *testing.T) {
 		notePagedEvents:    1,
 		notePagedNewsList:  pagedNewsPages,
 		notePagedStory:     pagedNewsPages * pagedStoriesPerPage,
+		notePagedStoreList: pagedStorePages,
+		notePagedItem:      pagedStorePages * pagedItemsPerPage,
+		notePagedJournal:   pagedJournalPages,
+		notePagedJPost:     pagedJournalPages * pagedJournalPosts,
+		notePagedArchive:   1,
 	}
 	got := map[string]int{}
 	for _, r := range h.res {
@@ -127,6 +132,9 @@ func TestPagedServe(t *testing.T) {
 		{"/catalogue/?page=3", []string{"/catalogue/", "/catalogue/?page=2", "/catalogue/?page=4", "/catalogue/?page=12"}, pagedProductsPerPage, "/products/"},
 		{"/docs/1/6/", []string{"/docs/1/5/", "/docs/2/1/", "/docs/1/1/"}, 0, ""},
 		{"/news/?page=4", []string{"/news/?page=3", "/news/?page=5"}, pagedStoriesPerPage, "/news/"},
+		{"/store/?page=33", []string{"/store/", "/store/?page=32", "/store/?page=35", "/store/?page=10", "/store/?page=70", "/store/?page=75"}, pagedItemsPerPage, "/item/"},
+		{"/journal/page/40/", []string{"/journal/page/39/", "/journal/"}, pagedJournalPosts, "/journal/2025/"},
+		{"/journal/archive/", nil, pagedJournalPages * pagedJournalPosts, "/journal/2025/"},
 		{"/events/", []string{"/events/2025/05/", "/events/2025/07/"}, 0, ""},
 		{"/events/2025/01/", []string{"/events/2024/12/", "/events/2025/02/"}, 0, ""},
 		{"/events/2031/12/", []string{"/events/2031/11/", "/events/2032/01/"}, 0, ""},
