@@ -259,8 +259,12 @@ func (w *Web) renderCharset(p *chaosPage) (ctype string, body []byte) {
 	case "iso-8859-1-meta":
 		meta = `<meta charset="iso-8859-1">`
 	}
+	// The declared charset's words once, then the page's own text: two
+	// hosts that drew the same charset serve distinct pages, not near
+	// duplicates of each other (whose links a crawler may rightly not
+	// follow).
 	page := fmt.Sprintf("<!DOCTYPE html>\n<html><head>%s<title>%s</title></head><body>\n<p>%s</p>\n%s%s</body></html>\n",
-		meta, text, strings.Repeat(text+" ", 20), chaosText(p, 0), w.chaosLinks(p))
+		meta, text, text, chaosText(p, 0), w.chaosLinks(p))
 	switch cs {
 	case "windows-1252":
 		return "text/html; charset=windows-1252", encode(charmap.Windows1252, page)
