@@ -31,10 +31,20 @@ type sweep struct {
 	to    uint64        // the host's items with Seq up to this are looked at
 	ahead time.Duration // how far beyond the other work left the host waits
 	why   DropReason
+	// retries: only items already tried (Item.Attempts > 0) are given
+	// up, the others wait: a host in backoff after a failure or two may
+	// have one bad URL, not be failing (failingStrikes).
+	retries bool
 }
 
+// failingStrikes is how many requests in a row must have failed for a
+// host in backoff to count as failing, all its URLs given up; after fewer,
+// only the URLs that failed already are (their retries).
+const failingStrikes = 3
+
 // GiveUp gives up the work that lies beyond the wait horizon of one-shot
-// crawls (a backoff only once two or more requests in a row failed), if nothing may be leased within minWait: no lease in flight, no
+// crawls (for a backoff, the retries of URLs that failed, and every URL
+// once failingStrikes requests in a row failed), if nothing may be leased within minWait: no lease in flight, no
 // host due or being read or drained, none waiting for its address's slot.
 // wait returns a job's horizon (0: the job never gives up, e.g. a
 // continuous crawl); minWait is the least over the jobs running. A host
@@ -60,10 +70,8 @@ func (f *Frontier) GiveUp(minWait time.Duration, wait func(job uint32) time.Dura
 	var cands []*hostState
 	for _, id := range f.ready.ids {
 		h := f.hosts.at(id)
-		// A backoff earned by a single failure (one time-out, whose
-		// adaptive gap doubled is already long) is waited for; one that
-		// failures in a row keep doubling is the host failing.
-		if h.gapWhy.GiveUpReason() && (h.gapWhy != GapBackoff || h.strikes >= 2) {
+		// A backoff no failure has renewed since a success is waited for.
+		if h.gapWhy.GiveUpReason() && (h.gapWhy != GapBackoff || h.strikes >= 1) {
 			cands = append(cands, h)
 		} else {
 			floor = max(floor, h.nextAllowed)
@@ -78,7 +86,8 @@ func (f *Frontier) GiveUp(minWait time.Duration, wait func(job uint32) time.Dura
 		if f.sweeps == nil {
 			f.sweeps = make(map[hostID]sweep)
 		}
-		f.sweeps[h.id] = sweep{to: h.nextSeq, ahead: ahead, why: dropFor(h.gapWhy)}
+		f.sweeps[h.id] = sweep{to: h.nextSeq, ahead: ahead, why: dropFor(h.gapWhy),
+			retries: h.gapWhy == GapBackoff && h.strikes < failingStrikes}
 		h.sweeping = true
 		f.schedule(h)
 		n++
@@ -119,7 +128,7 @@ func (f *Frontier) sweepHost(h *hostState, ch *Change) {
 			c.stored--
 			h.total[l]--
 			ch.Del = append(ch.Del, it)
-			if d := f.giveUpWait(it.Job); d > 0 && sw.ahead > d {
+			if d := f.giveUpWait(it.Job); d > 0 && sw.ahead > d && (!sw.retries || it.Attempts > 0) {
 				j.dropped++
 				c.dropped++
 				f.dropped++

@@ -79,10 +79,12 @@ func TestGiveUp(t *testing.T) {
 			kept:    []string{"http://a/p1", "http://cd/p1"},
 		},
 		{
-			// One time-out's backoff is waited for, however long: a host
-			// fails when failures come in a row (TestGiveUpFailingHost).
+			// After one time-out only the retries of URLs that failed are
+			// given up (none here): a host fails when failures come in a
+			// row (TestGiveUpFailingHost).
 			name:  "backoff beyond the horizon",
 			hosts: []host{{"a", []uint32{oneShot, oneShot, oneShot}, Outcome{Timeout: true, ResponseTime: time.Second}}},
+			swept: 1,
 			kept:  []string{"http://a/p1", "http://a/p2"},
 		},
 	} {
@@ -201,8 +203,9 @@ func TestGiveUpLeavesLaterItems(t *testing.T) {
 	}
 }
 
-// TestGiveUpFailingHost: a host whose requests failed twice in a row, its
-// backoff past the horizon, is given up; after one failure it is not.
+// TestGiveUpFailingHost: a host in backoff beyond the horizon after a
+// failure or two has only its retries given up (a bad URL, not a failing
+// host); after failingStrikes failures in a row, every URL of it.
 func TestGiveUpFailingHost(t *testing.T) {
 	var dropped []string
 	f, clk := newTest(t, Options{Store: &MemStore{}, MinDelay: 4 * time.Minute, MaxDelay: time.Hour,
@@ -212,35 +215,49 @@ func TestGiveUpFailingHost(t *testing.T) {
 			}
 			dropped = append(dropped, it.URL)
 		}})
-	items := []Item{item("a", 0), item("a", 1), item("a", 2)}
-	for i := range items {
-		items[i].Job = 1
+	var items []Item
+	for i := range 6 {
+		it := item("a", i)
+		it.Job = 1
+		items = append(items, it)
 	}
 	<-f.Add(nil, items...)
 	wait := func(uint32) time.Duration { return 30 * time.Second }
-	for failures := 1; failures <= 2; failures++ {
+	drain := func() {
+		for range 10 {
+			if l, _ := tryLease(t, f); l != nil {
+				t.Fatalf("leased %s", l.Item.URL)
+			}
+		}
+	}
+	// p0 fails and is to be retried at the tail: only its retry goes.
+	l, _ := tryLease(t, f)
+	l.Item.Attempts++
+	<-must(f.Complete(l, Outcome{Status: 503, Requeue: true, Retry: true}, nil))
+	if n := f.GiveUp(30*time.Second, wait); n != 1 {
+		t.Fatalf("after one failure GiveUp swept %d hosts, want 1", n)
+	}
+	drain()
+	if len(dropped) != 1 || dropped[0] != "http://a/p0" {
+		t.Fatalf("after one failure dropped %v, want p0's retry only", dropped)
+	}
+	// p1, p2, p3 fail in a row: the host is failing, p4 and p5 go too.
+	for range failingStrikes {
+		clk.advance(2 * time.Hour)
 		l, _ := tryLease(t, f)
 		if l == nil {
-			t.Fatalf("no lease for failure %d", failures)
+			t.Fatal("no lease")
 		}
 		<-must(f.Complete(l, Outcome{Status: 503}, nil))
-		want := 0
-		if failures == 2 {
-			want = 1
-		}
-		if n := f.GiveUp(30*time.Second, wait); n != want {
-			t.Fatalf("after %d failures in a row GiveUp swept %d hosts, want %d", failures, n, want)
-		}
-		if failures == 1 {
-			clk.advance(time.Hour)
-		}
 	}
-	for range 10 {
-		if l, _ := tryLease(t, f); l != nil {
-			t.Fatalf("leased %s", l.Item.URL)
-		}
+	if n := f.GiveUp(30*time.Second, wait); n != 1 {
+		t.Fatalf("after %d failures in a row GiveUp swept %d hosts, want 1", failingStrikes, n)
 	}
-	if len(dropped) != 1 || dropped[0] != "http://a/p2" {
-		t.Errorf("dropped %v, want the host's last URL", dropped)
+	drain()
+	if want := []string{"http://a/p0", "http://a/p4", "http://a/p5"}; !slices.Equal(dropped, want) {
+		t.Errorf("dropped %v, want %v", dropped, want)
+	}
+	if s := f.Job(1); !s.Done() {
+		t.Errorf("job %+v, want done", s)
 	}
 }

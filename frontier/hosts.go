@@ -39,9 +39,7 @@ type hostState struct {
 	paused      bool // its policy pauses it: not leased
 	sweeping    bool // GiveUp sweeps its queue (Frontier.sweeps)
 	// strikes counts its latest requests in a row that failed (429, 503,
-	// time-outs, failures; at most 255): a backoff earned by one failure
-	// is waited for, one earned by two or more in a row may be given up
-	// (GiveUp).
+	// time-outs, failures; at most 255), for GiveUp.
 	strikes uint8
 	gapWhy  GapReason
 	failWay failWay // how its latest fetches failed (Frontier.failed)

@@ -43,6 +43,8 @@ var chaosRegressions = []struct {
 	{2, false, "2026-12-03: blog, forum and catalogue pagination cut after 4 listing pages; a windows-1252 page's only link never followed"},
 	{3, false, "2026-12-03: did not end: a host with a page that never answers (h02) fetched its docs tree at one page per few seconds"},
 	{6, true, "2026-12-03: robots.txt 503 with Retry-After of hours: the crawl does not end"},
+	{17, false, "2026-12-03: a forum host with a page that times out and a lying one: once idle, its backoff past the horizon gave up the thread pages found late with the retries"},
+	{20, false, "2026-12-03: a blog host with a 429 and a page that times out lost its posts the same way"},
 }
 
 // The chaos crawls' settings: short gaps and time-outs so that CI stays
