@@ -55,11 +55,8 @@ const failingStrikes = 3
 func (f *Frontier) GiveUp(minWait time.Duration, wait func(job uint32) time.Duration) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if minWait <= 0 || f.inFlight > 0 || f.runnable.Len() > 0 || f.refilling > 0 || len(f.ipParked) > 0 || len(f.sweeps) > 0 || f.ready.Len() == 0 {
-		return 0
-	}
 	now := f.clock.mono(f.opts.Now())
-	if top := f.ready.top(); top.dead || top.nextAllowed <= now+mono(minWait) {
+	if top := f.idleTop(); minWait <= 0 || top == nil || top.nextAllowed <= now+mono(minWait) {
 		return 0
 	}
 	// Every host with work waits beyond minWait. Those that wait for the
@@ -181,12 +178,22 @@ type Waiting struct {
 func (f *Frontier) WaitFor() Waiting {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.inFlight > 0 || f.runnable.Len() > 0 || f.refilling > 0 || len(f.sweeps) > 0 || f.ready.Len() == 0 {
-		return Waiting{}
-	}
-	top := f.ready.top()
-	if top.dead || top.nextAllowed <= f.clock.mono(f.opts.Now()) {
+	top := f.idleTop()
+	if top == nil || top.nextAllowed <= f.clock.mono(f.opts.Now()) {
 		return Waiting{}
 	}
 	return Waiting{Idle: true, Next: f.clock.time(top.nextAllowed), Reason: top.gapWhy, Hosts: f.ready.Len()}
+}
+
+// idleTop returns the host with work due soonest while nothing else goes
+// on: no lease in flight, no host due, read, drained, swept or waiting
+// for its address's slot. Nil if something does, or nothing waits.
+func (f *Frontier) idleTop() *hostState {
+	if f.inFlight > 0 || f.runnable.Len() > 0 || f.refilling > 0 || len(f.ipParked) > 0 || len(f.sweeps) > 0 || f.ready.Len() == 0 {
+		return nil
+	}
+	if top := f.ready.top(); !top.dead {
+		return top
+	}
+	return nil
 }

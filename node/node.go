@@ -551,16 +551,21 @@ func (n *Node) Progress(id job.ID) (p job.Progress, ok bool) {
 		// A wait shorter than a second is a moment between fetches, not
 		// worth a word.
 		now := n.opts.Now()
-		if w := n.frontier.WaitFor(); w.Idle && w.Next.Sub(now) >= time.Second {
-			d := w.Next.Sub(now)
-			p.Waiting = &job.Waiting{Seconds: d.Seconds(), Until: w.Next.UTC(), Hosts: w.Hosts, Reason: w.Reason.String(), Why: w.Reason.Describe()}
-		} else {
+		waiting := func(until time.Time, hosts int, why frontier.GapReason) *job.Waiting {
+			if d := until.Sub(now); d >= time.Second {
+				return &job.Waiting{Seconds: d.Seconds(), Until: until.UTC(), Hosts: hosts, Reason: why.String(), Why: why.Describe()}
+			}
+			return nil
+		}
+		if w := n.frontier.WaitFor(); w.Idle {
+			p.Waiting = waiting(w.Next, w.Hosts, w.Reason)
+		}
+		if p.Waiting == nil {
 			// Other jobs keep the node busy: the host this job last had
 			// to put a URL back for says what it waits for (one host at
 			// least; the frontier does not count hosts per job).
-			if hi, ok := n.frontier.Host(j.Stats.WaitHost()); ok && hi.NextAllowed.Sub(now) >= time.Second {
-				d := hi.NextAllowed.Sub(now)
-				p.Waiting = &job.Waiting{Seconds: d.Seconds(), Until: hi.NextAllowed.UTC(), Hosts: 1, Reason: hi.Reason.String(), Why: hi.Reason.Describe()}
+			if hi, ok := n.frontier.Host(j.Stats.WaitHost()); ok {
+				p.Waiting = waiting(hi.NextAllowed, 1, hi.Reason)
 			}
 		}
 	}

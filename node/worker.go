@@ -560,7 +560,6 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			}
 		}
 		page.links, text = n.extract(j, u, resp)
-		page.text = text
 		if text.read {
 			sim = &text.sim.FP
 		}
