@@ -180,8 +180,8 @@ func TestExtractConvertsInPlace(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	p := ExtractWith(body, Options{ContentType: "text/html; charset=iso-8859-1", SimHash: true})
 	runtime.ReadMemStats(&after)
-	if len(p.Links) != 1 || p.Links[0].Ref != "/café" || p.SimWords == 0 {
-		t.Fatalf("ExtractWith(16 MiB of windows-1252) = %d links %v, %d words; want /café and words", len(p.Links), p.Links, p.SimWords)
+	if len(p.Links) != 1 || p.Links[0].Ref != "/café" || p.Content.Words() == 0 {
+		t.Fatalf("ExtractWith(16 MiB of windows-1252) = %d links %v, %d words; want /café and words", len(p.Links), p.Links, p.Content.Words())
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(body)/8) {
 		t.Errorf("ExtractWith(%d bytes of windows-1252) allocated %d bytes, want at most an eighth of the body", len(body), alloc)

@@ -44,11 +44,14 @@ func FuzzExtract(f *testing.F) {
 		limit := int(max%8) + 1
 		p := ExtractWith(body, Options{Agent: "trawl", MaxLinks: limit, SimHash: true})
 		text, _ := Decode(body, "")
-		if want, weak := simhash.HTMLWeak(text); p.SimHash != want || p.SimWeak != weak || simhash.HTML(text) != want {
-			t.Fatalf("ExtractWith(%q).SimHash = %#x, %#x; simhash.HTMLWeak of its text = %#x, %#x", body, p.SimHash, p.SimWeak, want, weak)
+		// The pass that extracts links reads the same main text as
+		// simhash's own pass over the decoded text.
+		want := simhash.HTMLContent(text)
+		if p.SimHash != simhash.HTML(text) || !reflect.DeepEqual(p.Content, want) || p.Content.Print(nil) != want.Print(nil) {
+			t.Fatalf("ExtractWith(%q).SimHash = %#x, content %+v; simhash of its text = %#x, %+v", body, p.SimHash, p.Content, simhash.HTML(text), want)
 		}
-		if (p.SimWords == 0) != (p.SimHash == 0) && p.SimWords < 2 {
-			t.Fatalf("ExtractWith(%q): SimHash %#x over %d words", body, p.SimHash, p.SimWords)
+		if (p.Content.Words() == 0) != (p.SimHash == 0) && p.Content.Words() < 2 {
+			t.Fatalf("ExtractWith(%q): SimHash %#x over %d words", body, p.SimHash, p.Content.Words())
 		}
 
 		if len(p.Links) > limit {
@@ -92,7 +95,7 @@ func FuzzExtract(f *testing.F) {
 		if without.SimHash != 0 {
 			t.Fatalf("ExtractWith(%q) without Options.SimHash: SimHash %#x", body, without.SimHash)
 		}
-		without.SimHash, without.SimWeak, without.SimWords = p.SimHash, p.SimWeak, p.SimWords
+		without.SimHash, without.Content = p.SimHash, p.Content
 		if !reflect.DeepEqual(p, without) {
 			t.Fatalf("ExtractWith(%q) depends on Options.SimHash:\n%+v\n%+v", body, p, without)
 		}

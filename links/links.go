@@ -86,11 +86,9 @@ type Page struct {
 	NoIndex, NoFollow bool
 	// SimHash is simhash.HTML of the body, if Options.SimHash asked for it.
 	SimHash uint64
-	// SimWeak is the mask of SimHash's simhash.WeakBits weakest bits
-	// (simhash.HTMLWeak).
-	SimWeak uint64
-	// SimWords is the number of visible words SimHash was taken over.
-	SimWords int
+	// Content is the body's main text, as simhash.HTMLContent reads it, if
+	// Options.SimHash asked for it (nil otherwise).
+	Content *simhash.Content
 	// Encoding is the WHATWG name of the encoding the body was read in,
 	// e.g. "utf-8", "windows-1252", "shift_jis", "utf-16le" (Decode).
 	Encoding string
@@ -110,9 +108,9 @@ type Options struct {
 	// MaxLinks caps len(Page.Links). If zero (or negative, which Validate
 	// reports), DefaultMaxLinks is used.
 	MaxLinks int
-	// SimHash also fingerprints the page's visible text in the same pass
-	// (Page.SimHash and SimWeak, equal to simhash.HTMLWeak of the decoded
-	// body: Decode).
+	// SimHash also reads the page's main text in the same pass
+	// (Page.Content and its fingerprint Page.SimHash, equal to
+	// simhash.HTMLContent and simhash.HTML of the decoded body: Decode).
 	SimHash bool
 	// ContentType is the Content-Type header the body came with, "" if
 	// none. Its charset parameter names the body's encoding unless the
@@ -172,9 +170,8 @@ func ExtractWith(body []byte, opts Options) Page {
 			// scanned) and html.ErrBufferExceeded (a token past
 			// simhash.MaxTokenBytes: the rest is not read).
 			if sim != nil {
-				e.page.SimHash = sim.Sum()
-				e.page.SimWeak = sim.Weak(simhash.WeakBits)
-				e.page.SimWords = sim.Words()
+				e.page.Content = sim.Content()
+				e.page.SimHash = e.page.Content.SimHash()
 			}
 			return e.finish()
 		case html.TextToken:
@@ -203,6 +200,15 @@ func ExtractWith(body []byte, opts Options) Page {
 			name := tagName(z, &buf)
 			if sim != nil {
 				sim.Tag(name, tt == html.EndTagToken)
+				if sim.WantsAttrs() {
+					// Never a tag startTag reads the attributes of: those
+					// are not containers (simhash.Builder.WantsAttrs).
+					for more := true; more; {
+						var k, v []byte
+						k, v, more = z.TagAttr()
+						sim.Attr(k, v)
+					}
+				}
 			}
 			if tt != html.EndTagToken {
 				e.startTag(z, name, tt == html.SelfClosingTagToken)

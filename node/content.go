@@ -5,6 +5,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/internal/dedup"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/simhash"
 )
 
 // ContentIndex is the content-seen gate the node asks about every payload
@@ -19,8 +20,8 @@ import (
 type ContentIndex interface {
 	Exact(sum [sha256.Size]byte) (dedup.Original, bool, error)
 	AddExact(b *store.Batch, sum [sha256.Size]byte, o dedup.Original) error
-	Near(p dedup.Print, maxDist int) (dedup.Match, bool, error)
-	AddNear(b *store.Batch, p dedup.Print, url string, job uint32) error
+	Near(p simhash.Print, minResemblance float64) (dedup.Match, bool, error)
+	AddNear(b *store.Batch, p simhash.Print, url string, job uint32) error
 }
 
 // SetContentIndex makes ci the node's content-seen gate in place of its

@@ -101,6 +101,9 @@ type Node struct {
 	fence    atomic.Pointer[func() time.Time] // SetFence's; nil: none
 	ipGate   atomic.Pointer[IPGate]           // SetIPGate's; nil: none
 	content  atomic.Pointer[ContentIndex]     // SetContentIndex's; nil: dedup (content.go)
+	// templates: the hosts' templates, which the near-duplicate gate
+	// leaves out of a page's print (templates.go)
+	templates templates
 
 	sitemaps *sitemapTracker // each job's progress through each origin's sitemaps (sitemaps.go)
 	outbox   *route.Outbox   // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)

@@ -11,7 +11,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/robots"
-	"github.com/trawl-crawler/trawl/simhash"
 )
 
 // DefaultUserAgent names the crawler and where to learn about it. Its
@@ -20,6 +19,11 @@ const DefaultUserAgent = "trawl/0.1 (+https://github.com/trawl-crawler/trawl)"
 
 // DefaultMinSyncInterval is Options.MinSyncInterval's default.
 const DefaultMinSyncInterval = 5 * time.Millisecond
+
+// DefaultNearResemblance is Options.NearResemblance's default: chosen on
+// labelled near copies and real documentation trees (docs/traps.md,
+// "Near duplicates").
+const DefaultNearResemblance = 0.75
 
 // Options configures a node: the process-wide parts every job shares. A
 // zero field takes the default named.
@@ -84,15 +88,14 @@ type Options struct {
 	// distinct ones by more than this, what is queued for it is dropped
 	// (frontier.Options.DuplicateAllowance). Default 20; negative: no cut.
 	DuplicateAllowance int
-	// NearDistance is the Hamming distance between the SimHash fingerprints
-	// of two HTML pages' visible text at or under which the later page is a
-	// near-duplicate of the earlier: archived, recorded as such, its links
-	// not followed again. Two fingerprints are compared outside both
-	// their simhash.WeakBits weakest bits (dedup.Print.Distance). At most
-	// simhash.MaxNear (3). Default 3; negative: no
-	// near-duplicate gate. Pages of fewer than 20 visible words are never
-	// judged: their fingerprints are too easily moved or shared.
-	NearDistance int
+	// NearResemblance is the resemblance of two HTML pages' main text (the
+	// estimated Jaccard similarity of their word 2-shingles, the host's
+	// template left out: simhash.Print) at or above which the later page
+	// is a near-duplicate of the earlier: archived in full, recorded as
+	// such (crawl log, stats), its links followed. Default
+	// DefaultNearResemblance; 0 to 1; negative: no near-duplicate gate.
+	// Pages of fewer than 30 words of main text are never judged.
+	NearResemblance float64
 	// MaxRedirects caps a redirect chain. Default 5.
 	MaxRedirects int
 	// MaxRetries is how often a URL is retried after a 429, 503 or network
@@ -217,8 +220,8 @@ func (o Options) withDefaults() Options {
 	if o.FreshnessEvery == 0 {
 		o.FreshnessEvery = DefaultFreshnessEvery
 	}
-	if o.NearDistance == 0 {
-		o.NearDistance = simhash.MaxNear
+	if o.NearResemblance == 0 {
+		o.NearResemblance = DefaultNearResemblance
 	}
 	if o.MaxRedirects == 0 {
 		o.MaxRedirects = 5
@@ -285,8 +288,8 @@ func (o Options) Validate() error {
 	if o.HostBudget < 0 {
 		bad("HostBudget", o.HostBudget, "negative")
 	}
-	if o.NearDistance > simhash.MaxNear {
-		bad("NearDistance", o.NearDistance, fmt.Sprintf("over %d, the most the banded index finds", simhash.MaxNear))
+	if o.NearResemblance > 1 {
+		bad("NearResemblance", o.NearResemblance, "over 1")
 	}
 	if o.SitemapEvery < 0 {
 		bad("SitemapEvery", o.SitemapEvery, "negative")

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/bits"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/dedup"
 	"github.com/trawl-crawler/trawl/internal/testweb"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/links"
@@ -185,12 +185,11 @@ func TestShapeRunTextDistances(t *testing.T) {
 		for k := 1; k < len(tc.urls); k++ {
 			prev := links.ExtractWith(got[tc.urls[k-1]].body, links.Options{SimHash: true})
 			cur := links.ExtractWith(got[tc.urls[k]].body, links.Options{SimHash: true})
-			cp := dedup.Print{FP: cur.SimHash, Weak: cur.SimWeak}
-			d, n := textDistance(prev.SimHash, cp), newWords(prev.SimHash, cp, cur.SimWords)
+			d, n := bits.OnesCount64(prev.SimHash^cur.SimHash), newWords(prev.SimHash, cur.SimHash, cur.Content.Words())
 			dists, news = append(dists, d), append(news, n)
 			if tc.new != 0 && (n >= newTextWords) != (tc.new > 0) {
 				t.Errorf("%s: %s has about %d new words (%d words, %d bits from the page before), want new text %v (%d words or more)",
-					tc.name, tc.urls[k], n, cur.SimWords, d, tc.new > 0, newTextWords)
+					tc.name, tc.urls[k], n, cur.Content.Words(), d, tc.new > 0, newTextWords)
 			}
 		}
 		t.Logf("%-20s %2d to %2d bits, %3d to %3d new words", tc.name, slices.Min(dists), slices.Max(dists), slices.Min(news), slices.Max(news))

@@ -7,7 +7,6 @@ import (
 	"net/url"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/internal/dedup"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/urlstate"
 	"github.com/trawl-crawler/trawl/job"
@@ -109,7 +108,7 @@ func textYields(text textPrint, via *viaText) bool {
 		return false
 	}
 	prev, ok := via.print()
-	return ok && newWords(prev, text.sim, text.words) >= newTextWords
+	return ok && newWords(prev, text.fp, text.words) >= newTextWords
 }
 
 // viaText reads, at most once, the fingerprint of the visible text of
@@ -160,21 +159,13 @@ func (v *viaText) print() (uint64, bool) {
 // fingerprint cur) the page before it (fingerprint prev) has not. Two
 // SimHashes differ in a bit with odds θ/π, θ the angle between the pages'
 // feature vectors (Charikar 2002); for pages of like length cos θ is about
-// the share of the page's shingles the other has too. So a page whose
-// fingerprint is d bits away has about words·(1 − cos(π·d/64)) words of
-// its own. A share, not a distance, is what tells a calendar's month from
-// a thread's page: a 40-word month whose date moved on is some 20 bits
-// from the month before (a third of its shingles changed: about 13 new
-// words), a 450-word thread page with a template around its posts about
-// as far (over 100 new words); see TestShapeRunTextDistances.
-func newWords(prev uint64, cur dedup.Print, words int) int {
-	d := textDistance(prev, cur)
+// the share of the page's distinct words the other has too. So a page
+// whose fingerprint is d bits away has about words·(1 − cos(π·d/64)) words
+// of its own. A share, not a distance, is what tells a calendar's month
+// from a thread's page: a 40-word month whose date moved on is a few bits
+// from the month before, a 450-word thread page with a template around
+// its posts some 20 (over 100 new words); see TestShapeRunTextDistances.
+func newWords(prev, cur uint64, words int) int {
+	d := bits.OnesCount64(prev ^ cur)
 	return int(float64(words) * (1 - math.Cos(math.Pi*float64(d)/64)))
-}
-
-// textDistance is the distance newWords reads: the bits in which cur, a page's fingerprint, differs from prev, the page
-// before it's, outside cur's weakest bits (the record of the page before
-// keeps its fingerprint, not its weak bits).
-func textDistance(prev uint64, cur dedup.Print) int {
-	return bits.OnesCount64((prev ^ cur.FP) &^ cur.Weak)
 }

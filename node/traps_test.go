@@ -193,7 +193,7 @@ func runTrapCrawl(t *testing.T, h *harness, run trapRun) *Summary {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	if run.gatesOff {
-		h.opts.NearDistance, h.opts.DuplicateAllowance = -1, -1
+		h.opts.NearResemblance, h.opts.DuplicateAllowance = -1, -1
 	}
 	n, err := Open(h.opts)
 	if err != nil {

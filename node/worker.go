@@ -420,13 +420,18 @@ func (n *Node) keepOriginal(b *store.Batch, j *job.Job, resp *fetch.Response, wa
 	}
 }
 
-// nearSeen looks the fingerprint of the page at pageURL up in the
-// near-duplicate gate: the archived page nearest to it within
-// Options.NearDistance, or nil. The page's own earlier fingerprint (a
+// sureResemblance is the resemblance at which the near-duplicate gate is
+// sure a page is a copy: only such copies count against a host's
+// duplicate allowance (Options.DuplicateAllowance).
+const sureResemblance = 0.95
+
+// nearSeen looks the print of the page at pageURL up in the near-duplicate
+// gate: the archived page most like it, if it resembles it at least
+// Options.NearResemblance, or nil. The page's own earlier print (a
 // refetch) does not count. A lookup that fails counts as none.
-func (n *Node) nearSeen(pageURL string, sim dedup.Print) *dedup.Match {
+func (n *Node) nearSeen(pageURL string, sim simhash.Print) *dedup.Match {
 	ci, _ := n.contentIndex()
-	m, ok, err := ci.Near(sim, n.opts.NearDistance)
+	m, ok, err := ci.Near(sim, n.opts.NearResemblance)
 	if err != nil {
 		n.opts.Logger.Warn("near-duplicate lookup; judged original", "url", pageURL, "err", err)
 		return nil
@@ -440,7 +445,7 @@ func (n *Node) nearSeen(pageURL string, sim dedup.Print) *dedup.Match {
 // keepNear enters the fingerprint of an original HTML page into the
 // near-duplicate gate, in b (its completion batch, committed after its
 // WARC records are durable).
-func (n *Node) keepNear(b *store.Batch, j *job.Job, pageURL string, sim dedup.Print) {
+func (n *Node) keepNear(b *store.Batch, j *job.Job, pageURL string, sim simhash.Print) {
 	ci, _ := n.contentIndex()
 	if err := ci.AddNear(b, sim, pageURL, j.ID); err != nil {
 		n.opts.Logger.Warn("near-duplicate gate: keep fingerprint", "url", pageURL, "err", err)
@@ -527,7 +532,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			n.keepOriginal(b, j, resp, warcSum, loc)
 		}
 		if text.judged && near == nil && orig == nil {
-			n.keepNear(b, j, it.URL, text.sim)
+			n.keepNear(b, j, it.URL, text.gate)
 		}
 		return b
 	}
@@ -561,18 +566,26 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		}
 		page.links, text = n.extract(j, u, resp)
 		if text.read {
-			sim = &text.sim.FP
+			sim = &text.fp
 		}
 		if orig == nil && text.judged {
-			if near = n.nearSeen(it.URL, text.sim); near != nil {
+			// A near duplicate's links are followed all the same: those it
+			// shares with its original are known, and one that only leads
+			// on to more of itself (a calendar's next month, a listing's
+			// next sort order) is a shape run that yields nothing, which
+			// runs.go cuts.
+			if near = n.nearSeen(it.URL, text.gate); near != nil {
 				j.Stats.NearDuplicates.Add(1)
-				o.Duplicate = true
-				if near.Job == j.ID && alone {
-					page.links, unparsed = nil, true
-				}
+				text.dup = true
+				// Only a copy the gate is sure of counts against the
+				// host's duplicate allowance.
+				o.Duplicate = near.Resemblance >= sureResemblance
 			}
 		}
-		text.dup = o.Duplicate
+		if text.read && orig == nil && near == nil && n.opts.NearResemblance >= 0 {
+			n.templates.add(u.Host, text.content)
+		}
+		text.dup = text.dup || o.Duplicate
 		page.text = text
 	default:
 		page = &sharedPage{at: start, status: resp.Status}
@@ -807,24 +820,28 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 	return found
 }
 
-// textPrint is the SimHash of a page's visible text, taken in the pass
-// that extracts its links.
+// textPrint is what the pass that extracts a page's links read of its
+// main text (simhash.Builder).
 type textPrint struct {
-	sim   dedup.Print
-	read  bool // the page was read: sim is its fingerprint
-	words int  // visible words
-	// judged: the near-duplicate gate applies (it is on, and the page has
-	// at least nearMinWords words)
+	read    bool   // the page was read: the fields below are its
+	fp      uint64 // the SimHash of its main text, which its URL's record keeps
+	words   int    // words of main text
+	content *simhash.Content
+	// gate: the near-duplicate gate's print of it, its host's template left
+	// out (templates); judged: the gate applies (it is on, and gate has at
+	// least nearMinWords words)
+	gate   simhash.Print
 	judged bool
 	// dup: the page is an exact or near duplicate of a page archived
 	// (another URL's): it yields nothing new (patterns.go)
 	dup bool
 }
 
-// nearMinWords is the fewest visible words a page needs for the
-// near-duplicate gate to judge it: on a few words, one edit moves the
-// fingerprint far, and short unrelated pages of one template come close.
-const nearMinWords = 20
+// nearMinWords is the fewest words of main text, its host's template left
+// out, a page needs for the near-duplicate gate to judge it: on a few
+// words, one edit changes much of the page, and short distinct pages of
+// one template (Javadoc's "No usage of X") resemble each other.
+const nearMinWords = 30
 
 // extract returns the links of an HTML page worth following and, if it
 // read the page, the SimHash of its text (taken in the same pass).
@@ -836,8 +853,11 @@ func (n *Node) extract(j *job.Job, u *url.URL, resp *fetch.Response) ([]*url.URL
 		return nil, textPrint{}
 	}
 	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: true, ContentType: resp.Header.Get("Content-Type")})
-	sim := textPrint{sim: dedup.Print{FP: page.SimHash, Weak: page.SimWeak}, read: true, words: page.SimWords,
-		judged: n.opts.NearDistance >= 0 && page.SimWords >= nearMinWords}
+	sim := textPrint{read: true, fp: page.SimHash, words: page.Content.Words(), content: page.Content}
+	if n.opts.NearResemblance >= 0 {
+		sim.gate = n.templates.print(u.Host, page.Content)
+		sim.judged = sim.gate.Words >= nearMinWords
+	}
 	if page.NoFollow {
 		return nil, sim
 	}

@@ -1,33 +1,40 @@
-// Package simhash computes 64-bit Charikar SimHash fingerprints of the
-// visible text of HTML pages, for near-duplicate detection: pages whose
-// fingerprints differ in few bits (Distance ≤ 3) have nearly the same text.
-// Everything here is pure and safe for concurrent use; nothing is kept
-// between calls, except in an Index (index.go), which finds the stored
-// fingerprints within MaxNear bits of one by its four 16-bit bands (the
-// pigeonhole principle) and is not safe for concurrent use.
+// Package simhash reads the main text of HTML pages and fingerprints it
+// for near-duplicate detection. Everything here is pure and safe for
+// concurrent use; nothing is kept between calls, except in an Index
+// (index.go) and a Template (template.go), which are not safe for
+// concurrent use.
 //
-// The fingerprint is stored on disk (per-URL state, content fingerprints),
-// so the feature hash, the word rules and the shingle size below are part
-// of the on-disk format: changing any of them changes stored values, which
-// the golden values under testdata/ catch.
+// Main text (Builder): the words of a page grouped into blocks, without
+// what frames it (navigation, sidebars, headers and footers, forms, ads,
+// link lists). A host's Template learns the blocks most of its pages
+// share, which a Print leaves out.
 //
-// Features. The text is cut into words: maximal runs of Unicode letters
-// and digits (and combining marks inside a word), lower-cased with
+// Two fingerprints of the main text:
+//   - SimHash (Charikar 2002), 64 bits, of the SET of its words, each word
+//     counted once: robust to small edits (a word replaced moves one
+//     feature of hundreds), so the pages near one are found by the bands
+//     of an Index, with the weakest bits of each band tried flipped
+//     (Print.Probe). Being a set, it does not see word order.
+//   - Sketch, a one-permutation MinHash of its word 2-shingles: two
+//     sketches estimate the resemblance (Jaccard similarity) of two pages'
+//     shingle sets, which decides whether they are near duplicates. A 3%
+//     edit of a page's words leaves a resemblance near 0.88, 10% near 0.67;
+//     distinct pages of real documentation trees stay under 0.75 unless they
+//     share a title (Print).
+//
+// Words. The text is cut into words: maximal runs of Unicode letters and
+// digits (and combining marks inside a word), lower-cased with
 // unicode.ToLower. A Han, Hiragana or Katakana character is a word of its
 // own, since those scripts put no spaces between words. Each word is hashed
-// with FNV-1a 64 over its lower-cased UTF-8; each pair of adjacent words (a
-// 2-word shingle) is one feature, hashed as mix(h(w1)·φ + h(w2)) where mix
-// is the MurmurHash3 64-bit finaliser and φ = 0x9E3779B97F4A7C15. A text of
-// exactly one word has that word, mixed, as its only feature.
+// with FNV-1a 64 over its lower-cased UTF-8, and each feature (a word, a
+// pair of adjacent words of one block: mix(h(w1)·φ + h(w2))) is mixed with
+// the MurmurHash3 64-bit finaliser; φ = 0x9E3779B97F4A7C15.
 //
-// Why 2-word shingles: a one-word edit changes k of N features for k-word
-// shingles, and each of the 64 bits flips with odds of about k/sqrt(N), so
-// small k keeps near-duplicates near; but k = 1 (a bag of words) would
-// equate any reordering of a page's words. Measured on generated pages of
-// 300 and 1000 words, one-word edits stayed within distance 3 in 83% and
-// 95% of cases with k = 2, against 69% and 94% with k = 3 (94% and 100%
-// with k = 1). SimHash gives odds, not a bound: short pages differing in
-// one word can be more than 3 apart.
+// The SimHash is stored on disk (per-URL state, the near index's keys) and
+// the Sketch too (the near index's values), so the word rules, the main
+// text rules and the feature hashes are part of the on-disk format:
+// changing any of them changes stored values, which the golden values
+// under testdata/ catch.
 package simhash
 
 import (
@@ -168,35 +175,29 @@ func (a *Accumulator) fold() {
 	a.inPl = 0
 }
 
-// WeakBits is how many weakest bits a near-duplicate check leaves out of
-// each of two fingerprints it compares (Weak). Chosen on the synthetic
-// web's labels (740 near copies, 1,416 lookalike pairs over 12 webs):
-// leaving out each page's 4 weakest bits caught every one of the 31 near
-// copies whose fingerprints were more than 3 bits apart, and judged no
-// lookalike near; 6 judged 12 lookalikes near, 8 judged 20.
-const WeakBits = 4
-
-// Weak returns a mask of the k bits of Sum whose votes were closest
-// (|2 x ones - features| smallest; ties to the lower bit): the bits an
-// edit of a few features is likely to flip. Comparing two fingerprints
-// outside both their weak bits tells a small edit, which flips weak bits
-// mostly, from a different text, which differs everywhere.
-func (a *Accumulator) Weak(k int) uint64 {
+// weakPerBand returns a mask of the k bits of each 16-bit band of Sum
+// whose votes were closest (|2 x ones - features| smallest; ties to the
+// lower bit): the bits an edit of a few features is likely to flip.
+func (a *Accumulator) weakPerBand(k int) uint64 {
 	if a.inPl > 0 {
 		a.fold()
 	}
-	var margin [64]uint64
-	for i, c := range a.ones {
-		m := int64(2*uint64(c)) - int64(a.n)
-		if m < 0 {
-			m = -m
-		}
-		margin[i] = uint64(m)<<6 | uint64(i) // distinct keys; the bit in the low 6
-	}
-	slices.Sort(margin[:])
+	k = min(max(k, 0), 16)
 	var w uint64
-	for _, m := range margin[:min(max(k, 0), 64)] {
-		w |= 1 << (m & 63)
+	for band := range 4 {
+		var margin [16]uint64
+		for j := range margin {
+			i := 16*band + j
+			m := int64(2*uint64(a.ones[i])) - int64(a.n)
+			if m < 0 {
+				m = -m
+			}
+			margin[j] = uint64(m)<<6 | uint64(i) // distinct keys; the bit in the low 6
+		}
+		slices.Sort(margin[:])
+		for _, m := range margin[:k] {
+			w |= 1 << (m & 63)
+		}
 	}
 	return w
 }
@@ -219,18 +220,13 @@ func (a *Accumulator) Sum() uint64 {
 	return s
 }
 
-// words cuts text into words and feeds 2-word shingles to an Accumulator.
-// A word may continue across calls to write (text split by inline tags).
+// words cuts text into words and hands each word's hash to a content
+// (content.go). A word may continue across calls to write (text split by
+// inline tags).
 type words struct {
-	acc    Accumulator
+	c      *content
 	h      uint64 // FNV-1a state of the word being read
 	inWord bool
-	prev   uint64 // hash of the previous word
-	nWords int
-	// feats holds shingle hashes not yet added to acc, which takes them
-	// in batches (addMany).
-	feats  [64]uint64
-	nFeats int
 }
 
 // end finishes the word being read, if any.
@@ -239,32 +235,10 @@ func (w *words) end() {
 		return
 	}
 	w.inWord = false
-	w.emit(w.h)
+	w.c.word(w.h)
 }
 
-func (w *words) emit(h uint64) {
-	if w.nWords > 0 {
-		if w.nFeats == len(w.feats) {
-			w.acc.addMany(w.feats[:])
-			w.nFeats = 0
-		}
-		w.feats[w.nFeats] = mix(w.prev*phi + h)
-		w.nFeats++
-	}
-	w.prev = h
-	w.nWords++
-}
-
-// sum returns the fingerprint of the words written.
-func (w *words) sum() uint64 {
-	w.end()
-	w.acc.addMany(w.feats[:w.nFeats])
-	w.nFeats = 0
-	if w.nWords == 1 {
-		w.acc.Add(mix(w.prev))
-	}
-	return w.acc.Sum()
-}
+func (w *words) emit(h uint64) { w.c.word(h) }
 
 // ascii maps an ASCII byte to itself lower-cased if it is a letter or a
 // digit, and to 0 if it separates words. Bytes from 0x80 map to 0x80: the
@@ -337,22 +311,21 @@ func hashRune(h uint64, r rune) uint64 {
 	return h
 }
 
-// Text returns the SimHash of plain text (UTF-8), by the word and shingle
-// rules of the package comment. Text without words gives 0.
+// Text returns the SimHash of plain text (UTF-8): the fingerprint of the
+// set of its words (Content.SimHash), the text taken as one block. Text
+// without words gives 0.
 func Text(text []byte) uint64 {
-	var w words
-	w.write(text)
-	return w.sum()
+	var b Builder
+	b.Text(text)
+	return b.Sum()
 }
 
-// HTML returns the SimHash of the visible text of an HTML document, read
-// as UTF-8 with html.Tokenizer in one pass (no tree is built). Text inside
-// script, style, noscript, template, iframe, noembed and noframes is
-// skipped, as are comments, attributes and the doctype; character
-// references are decoded. A word runs on across inline tags (b, i, span,
-// a, ...) and comments, as a browser renders it, and ends at any other
-// tag. A document without visible words gives 0. Markup alone, such as
-// attributes, whitespace or script contents, never changes the result.
+// HTML returns the SimHash of the main text of an HTML document
+// (Content.SimHash), read as UTF-8 with html.Tokenizer in one pass (no
+// tree is built). What is main text is the Builder's rule. A document
+// without main text gives 0. Markup alone, such as attributes other than
+// class, id and role, whitespace or script contents, never changes the
+// result.
 //
 // The content of noscript and noframes is tokenized as markup (a crawler
 // runs no scripts and shows no frames), as links.ExtractWith does, so that
@@ -369,12 +342,12 @@ func HTMLReader(r io.Reader) uint64 {
 	return b.html(NewReaderTokenizer(r))
 }
 
-// HTMLWeak returns HTML's fingerprint of doc and the mask of its WeakBits
-// weakest bits (Accumulator.Weak).
-func HTMLWeak(doc []byte) (fp, weak uint64) {
+// HTMLContent returns the main text of doc as a Builder fed from one
+// tokenizer pass reads it (Builder.Content).
+func HTMLContent(doc []byte) *Content {
 	var b Builder
-	fp = b.html(NewTokenizer(doc))
-	return fp, b.Weak(WeakBits)
+	b.html(NewTokenizer(doc))
+	return b.Content()
 }
 
 // MaxTokenBytes bounds one token of a page (a text run, a comment, a tag
@@ -412,8 +385,15 @@ func (b *Builder) html(z *html.Tokenizer) uint64 {
 		case html.TextToken:
 			b.Text(z.Text())
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
-			name, _ := z.TagName()
+			name, hasAttr := z.TagName()
 			a := b.Tag(name, tt == html.EndTagToken)
+			if hasAttr && b.WantsAttrs() {
+				for more := true; more; {
+					var k, v []byte
+					k, v, more = z.TagAttr()
+					b.Attr(k, v)
+				}
+			}
 			if tt != html.EndTagToken && (a == atom.Noscript || a == atom.Noframes) {
 				z.NextIsNotRawText()
 			}
@@ -425,23 +405,49 @@ func (b *Builder) html(z *html.Tokenizer) uint64 {
 	}
 }
 
-// Builder computes HTML's fingerprint from tokens read by someone else, so
-// that a caller that tokenizes a page anyway (links.ExtractWith) does not
-// tokenize it twice. Feed it every token in order, as HTML does: Text for
-// text tokens, Tag for start, self-closing and end tags, Break for the
-// doctype; comments are left out. The zero value is ready to use.
+// Builder reads a page's tokens, fed by someone else, and keeps its main
+// text (Content), so that a caller that tokenizes a page anyway
+// (links.ExtractWith) does not tokenize it twice. Feed it every token in
+// order, as HTML does: Text for text tokens, Tag for start, self-closing
+// and end tags, then, if WantsAttrs, Attr for each of the tag's attributes;
+// Break for the doctype; comments are left out. The zero value is ready to
+// use.
+//
+// Main text. Words are cut as the package comment says, and grouped into
+// blocks: the text between two tags other than inline ones (a paragraph, a
+// list item, a table cell, a heading, the title). A block is left out when
+// it lies in boilerplate, or when more than half of its words are link text
+// (a menu, a list of related links, a tag cloud). Boilerplate is what a
+// page has around its main text:
+//   - the elements nav, aside, form, menu, select, button and dialog, and
+//     header and footer outside an article or main element (inside one
+//     they are the article's own);
+//   - an element whose role is navigation, banner, contentinfo,
+//     complementary, search, menu, menubar or toolbar;
+//   - an element other than body, main and article whose class or id
+//     names a part of a page's frame (boilerToken: nav, menu, sidebar,
+//     footer, breadcrumb, cookie, banner, ad, sponsor, related, popular,
+//     share, comments, widget, pager, ...) and no part of its main text
+//     (content, main, article, post, entry, story, body, text).
+//
+// Text inside script, style, noscript, template, iframe, noembed and
+// noframes is not text at all, as are comments, attributes and the doctype.
 type Builder struct {
+	c    content
 	w    words
 	skip int // depth inside skipped elements
 }
 
-// Weak returns the mask of Sum's k weakest bits (Accumulator.Weak). Call
-// it after Sum.
-func (b *Builder) Weak(k int) uint64 { return b.w.acc.Weak(k) }
+func (b *Builder) init() {
+	if b.w.c == nil {
+		b.w.c = &b.c
+	}
+}
 
 // Text adds a text token's unescaped text (html.Tokenizer.Text).
 func (b *Builder) Text(text []byte) {
 	if b.skip == 0 {
+		b.init()
 		b.w.write(text)
 	}
 }
@@ -455,6 +461,7 @@ func (b *Builder) Skipping() bool { return b.skip > 0 }
 // a self-closing tag is a start tag) and returns the name's atom (0 if
 // none).
 func (b *Builder) Tag(name []byte, end bool) atom.Atom {
+	b.init()
 	a := atom.Lookup(name)
 	if skipped(a) {
 		// <script/> opens a script all the same: HTML ignores the slash
@@ -466,24 +473,59 @@ func (b *Builder) Tag(name []byte, end bool) atom.Atom {
 			b.skip--
 		}
 	}
+	if a == atom.A {
+		if end && b.w.inWord && b.c.inLink > 0 {
+			b.c.wordInLink = true // the link's last word, ended after it
+		}
+		b.c.link(end)
+		return a
+	}
 	if !inline(a) {
 		b.w.end()
+		b.c.endBlock()
+		b.c.tag(a, end)
 	}
 	return a
 }
 
+// WantsAttrs reports whether the tag just added (a start tag) is one whose
+// class, id and role the Builder reads: Attr them.
+func (b *Builder) WantsAttrs() bool { return b.c.wantAttrs }
+
+// Attr adds an attribute of the start tag just added, its key lower-cased
+// (html.Tokenizer.TagAttr), when WantsAttrs.
+func (b *Builder) Attr(key, val []byte) { b.c.attr(key, val) }
+
 // Break ends the word being read (a doctype or other non-text token).
-func (b *Builder) Break() { b.w.end() }
+func (b *Builder) Break() {
+	b.init()
+	b.w.end()
+}
 
-// Sum returns the fingerprint of the tokens added; 0 if they held no
-// visible word.
-func (b *Builder) Sum() uint64 { return b.w.sum() }
+// Sum returns the SimHash of the main text added (Content.SimHash); 0 if
+// there was none.
+func (b *Builder) Sum() uint64 {
+	b.finish()
+	return b.c.simHash(nil)
+}
 
-// Words returns the number of visible words added so far (a word still
-// being read, not yet ended, is not counted until Sum or Break). Few
-// words make a fingerprint that small edits move far and unrelated
-// pages may share: callers judging near-duplicates want a minimum.
-func (b *Builder) Words() int { return b.w.nWords }
+// Words returns the number of words of main text added so far (the block
+// being read is not counted until it ends: at Sum, Content or a block's
+// end).
+func (b *Builder) Words() int { return len(b.c.words) }
+
+// Content ends the reading and returns the main text added. The Builder
+// must not be used after it.
+func (b *Builder) Content() *Content {
+	b.finish()
+	return &Content{words: b.c.words, blocks: b.c.blocks, title: b.c.title}
+}
+
+func (b *Builder) finish() {
+	b.init()
+	b.w.end()
+	b.c.endBlock()
+}
 
 // skipped reports whether an element's content is not shown as text.
 func skipped(a atom.Atom) bool {

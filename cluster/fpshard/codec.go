@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/trawl-crawler/trawl/internal/dedup"
+	"github.com/trawl-crawler/trawl/simhash"
 )
 
 // Message layout on trawl.fp.<partition>. Part of the fleet's protocol (a
@@ -19,12 +21,15 @@ import (
 //	+---------+-------------------------------------------------------+
 //	op:
 //	  'E' | SHA-256 (32 B)                                  exact lookup
-//	  'N' | bands (1 B) | max dist (1 B) | FP (8 B, BE) |   near lookup
-//	        weak (8 B, BE)
+//	  'N' | min resemblance (2 B, BE, of 65535) |            near lookup
+//	        FP (8 B, BE) | title (8 B, BE) | sketch
+//	        (simhash.SketchBytes) | probes (1 B) | each: band
+//	        (1 B) | value (2 B, BE)
 //	  'e' | SHA-256 (32 B) | uvarint n | dedup.Original     add exact
 //	        .Encode() (n B)
-//	  'n' | bands (1 B) | FP (8 B, BE) | weak (8 B, BE) |   add near
-//	        job (uvarint) | uvarint n | URL (n B)
+//	  'n' | bands (1 B) | FP (8 B, BE) | title (8 B, BE) |  add near
+//	        sketch (simhash.SketchBytes) | job (uvarint) |
+//	        uvarint n | URL (n B)
 //
 //	reply (to a message holding lookups only; adds are published):
 //	+---------+---------+-------------------------------------------+
@@ -35,10 +40,14 @@ import (
 //	        2 the request was malformed
 //	answer: 0x00 not seen | 0x01 uvarint n | payload (n B):
 //	  exact: dedup.Original.Encode()
-//	  near:  distance (1 B) | job (uvarint) | URL (to the end)
+//	  near:  resemblance (2 B, BE, of 65535) | job (uvarint) |
+//	         URL (to the end)
 //
-// bands is a dedup.Bands: the bands of FP whose values are the partition's.
-const version = 1
+// bands is a dedup.Bands: the bands of FP whose values are the partition's;
+// a lookup's probes are those whose values are the partition's
+// (dedup.Probes). Version 1 carried a SimHash distance and weak bits
+// instead of a sketch: members of both versions do not mix.
+const version = 2
 
 const (
 	opExact    = 'E'
@@ -57,25 +66,38 @@ var errMalformed = errors.New("fpshard: malformed message")
 
 // op is one decoded operation.
 type op struct {
-	kind    byte
-	sum     [sha256.Size]byte
-	print   dedup.Print
-	bands   dedup.Bands
-	maxDist int
-	orig    dedup.Original
-	url     string
-	job     uint32
+	kind   byte
+	sum    [sha256.Size]byte
+	print  simhash.Print
+	bands  dedup.Bands
+	probes []dedup.Probe
+	minRes float64
+	orig   dedup.Original
+	url    string
+	job    uint32
 }
 
 func appendExact(dst []byte, sum [sha256.Size]byte) []byte {
 	return append(append(dst, opExact), sum[:]...)
 }
 
-func appendNear(dst []byte, p dedup.Print, maxDist int, bands dedup.Bands) []byte {
-	dst = append(dst, opNear, byte(bands), byte(min(max(maxDist, 0), 255)))
+func appendNear(dst []byte, p simhash.Print, minRes float64, probes []dedup.Probe) []byte {
+	dst = append(dst, opNear)
+	dst = binary.BigEndian.AppendUint16(dst, quantize(minRes))
 	dst = binary.BigEndian.AppendUint64(dst, p.FP)
-	return binary.BigEndian.AppendUint64(dst, p.Weak)
+	dst = binary.BigEndian.AppendUint64(dst, p.Title)
+	dst = p.Sketch.AppendTo(dst)
+	probes = probes[:min(len(probes), 255)]
+	dst = append(dst, byte(len(probes)))
+	for _, pr := range probes {
+		dst = append(dst, byte(pr.Band))
+		dst = binary.BigEndian.AppendUint16(dst, pr.Value)
+	}
+	return dst
 }
+
+// quantize maps a resemblance (0 to 1) to 0 to 65535.
+func quantize(r float64) uint16 { return uint16(math.Round(min(max(r, 0), 1) * 65535)) }
 
 func appendAddExact(dst []byte, sum [sha256.Size]byte, o dedup.Original) []byte {
 	dst = append(append(dst, opAddExact), sum[:]...)
@@ -84,10 +106,11 @@ func appendAddExact(dst []byte, sum [sha256.Size]byte, o dedup.Original) []byte 
 	return append(dst, enc...)
 }
 
-func appendAddNear(dst []byte, p dedup.Print, url string, job uint32, bands dedup.Bands) []byte {
+func appendAddNear(dst []byte, p simhash.Print, url string, job uint32, bands dedup.Bands) []byte {
 	dst = append(dst, opAddNear, byte(bands))
 	dst = binary.BigEndian.AppendUint64(dst, p.FP)
-	dst = binary.BigEndian.AppendUint64(dst, p.Weak)
+	dst = binary.BigEndian.AppendUint64(dst, p.Title)
+	dst = p.Sketch.AppendTo(dst)
 	dst = binary.AppendUvarint(dst, uint64(job))
 	dst = binary.AppendUvarint(dst, uint64(len(url)))
 	return append(dst, url...)
@@ -139,19 +162,35 @@ func decodeOps(msg []byte) ([]op, error) {
 				}
 			}
 		case opNear:
-			b := take(2 + 16)
+			b := take(2 + 16 + simhash.SketchBytes + 1)
 			if b == nil {
 				return nil, fmt.Errorf("%w: near lookup cut off", errMalformed)
 			}
-			o.bands, o.maxDist = dedup.Bands(b[0]), int(b[1])
-			o.print = dedup.Print{FP: binary.BigEndian.Uint64(b[2:]), Weak: binary.BigEndian.Uint64(b[10:])}
+			o.minRes = float64(binary.BigEndian.Uint16(b)) / 65535
+			o.print.FP = binary.BigEndian.Uint64(b[2:])
+			o.print.Title = binary.BigEndian.Uint64(b[10:])
+			o.print.Sketch, _ = simhash.DecodeSketch(b[18:])
+			n := int(b[len(b)-1])
+			pb := take(3 * n)
+			if pb == nil {
+				return nil, fmt.Errorf("%w: near lookup's probes cut off", errMalformed)
+			}
+			for i := range n {
+				pr := dedup.Probe{Band: int(pb[3*i]), Value: binary.BigEndian.Uint16(pb[3*i+1:])}
+				if pr.Band >= simhash.NumBands {
+					return nil, fmt.Errorf("%w: probe of band %d", errMalformed, pr.Band)
+				}
+				o.probes = append(o.probes, pr)
+			}
 		case opAddNear:
-			b := take(1 + 16)
+			b := take(1 + 16 + simhash.SketchBytes)
 			if b == nil {
 				return nil, fmt.Errorf("%w: near add cut off", errMalformed)
 			}
 			o.bands = dedup.Bands(b[0])
-			o.print = dedup.Print{FP: binary.BigEndian.Uint64(b[1:]), Weak: binary.BigEndian.Uint64(b[9:])}
+			o.print.FP = binary.BigEndian.Uint64(b[1:])
+			o.print.Title = binary.BigEndian.Uint64(b[9:])
+			o.print.Sketch, _ = simhash.DecodeSketch(b[17:])
 			job, ok := uvarint()
 			if !ok || job > 1<<32-1 {
 				return nil, fmt.Errorf("%w: near add's job", errMalformed)
@@ -222,17 +261,19 @@ func decodeReply(msg []byte, n int) (status byte, answers []answer, err error) {
 }
 
 func encodeMatch(m dedup.Match) []byte {
-	b := binary.AppendUvarint([]byte{byte(m.Dist)}, uint64(m.Job))
+	b := binary.BigEndian.AppendUint16(nil, quantize(m.Resemblance))
+	b = binary.AppendUvarint(b, uint64(m.Job))
 	return append(b, m.URL...)
 }
 
 func decodeMatch(b []byte) (dedup.Match, error) {
-	if len(b) < 1 {
+	if len(b) < 2 {
 		return dedup.Match{}, fmt.Errorf("%w: near answer", errMalformed)
 	}
-	job, n := binary.Uvarint(b[1:])
+	job, n := binary.Uvarint(b[2:])
 	if n <= 0 || job > 1<<32-1 {
 		return dedup.Match{}, fmt.Errorf("%w: near answer's job", errMalformed)
 	}
-	return dedup.Match{Dist: int(b[0]), Job: uint32(job), URL: string(b[1+n:])}, nil
+	r := float64(binary.BigEndian.Uint16(b)) / 65535
+	return dedup.Match{Resemblance: r, Job: uint32(job), URL: string(b[2+n:])}, nil
 }

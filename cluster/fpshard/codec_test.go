@@ -1,22 +1,26 @@
 package fpshard
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/dedup"
+	"github.com/trawl-crawler/trawl/simhash"
 )
 
 // TestCodecRoundTrip: every op decodes to what was encoded, in order.
 func TestCodecRoundTrip(t *testing.T) {
 	orig := dedup.Original{URL: "http://a.test/x", Date: time.Unix(1_700_000_000, 5).UTC(), File: "f.warc.gz", Offset: 77, RecordID: "<urn:uuid:1>", Job: 3}
 	sum := [32]byte{1, 2, 3, 31: 9}
-	pr := dedup.Print{FP: 0x0102030405060708, Weak: 0xf0f0}
+	pr := simhash.HTMLContent([]byte("<title>t</title><p>some words of a page</p>")).Print(nil)
+	pr.Probe, pr.Words = 0, 0 // not sent: the probes are, and the words are not needed
+	probes := []dedup.Probe{{Band: 0, Value: 7}, {Band: 3, Value: 0xffff}}
 	msg := []byte{version}
 	ends := map[int]bool{len(msg): true} // where a whole op ends
 	for _, enc := range [][]byte{
 		appendExact(nil, sum),
-		appendNear(nil, pr, 3, 0b0101),
+		appendNear(nil, pr, 0.75, probes),
 		appendAddExact(nil, sum, orig),
 		appendAddNear(nil, pr, "http://a.test/near", 1<<32-1, 0b1000),
 	} {
@@ -29,7 +33,7 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 	want := []op{
 		{kind: opExact, sum: sum},
-		{kind: opNear, print: pr, maxDist: 3, bands: 0b0101},
+		{kind: opNear, print: pr, minRes: float64(quantize(0.75)) / 65535, probes: probes},
 		{kind: opAddExact, sum: sum, orig: orig},
 		{kind: opAddNear, print: pr, url: "http://a.test/near", job: 1<<32 - 1, bands: 0b1000},
 	}
@@ -37,7 +41,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		t.Fatalf("decoded %d ops, want %d", len(ops), len(want))
 	}
 	for i := range want {
-		if ops[i] != want[i] {
+		if !reflect.DeepEqual(ops[i], want[i]) {
 			t.Errorf("op %d = %+v, want %+v", i, ops[i], want[i])
 		}
 	}
@@ -46,7 +50,7 @@ func TestCodecRoundTrip(t *testing.T) {
 			t.Errorf("decodeOps of the first %d bytes: %d ops, no error", n, len(ops))
 		}
 	}
-	m := dedup.Match{URL: "http://b.test/", Job: 4, Dist: 2}
+	m := dedup.Match{URL: "http://b.test/", Job: 4, Resemblance: float64(quantize(0.9)) / 65535}
 	reply := []byte{version, statusOK}
 	reply = appendAnswer(reply, answer{})
 	reply = appendAnswer(reply, answer{found: true, payload: encodeMatch(m)})
@@ -68,8 +72,8 @@ func TestCodecRoundTrip(t *testing.T) {
 // FuzzDecode: hostile bytes from another member never panic a decoder,
 // and what decodes encodes back to the same bytes.
 func FuzzDecode(f *testing.F) {
-	msg := appendNear(appendExact([]byte{version}, [32]byte{7}), dedup.Print{FP: 5}, 3, 1)
-	msg = appendAddNear(appendAddExact(msg, [32]byte{8}, dedup.Original{URL: "u"}), dedup.Print{FP: 6}, "v", 2, 2)
+	msg := appendNear(appendExact([]byte{version}, [32]byte{7}), simhash.Print{FP: 5}, 0.5, []dedup.Probe{{Band: 1, Value: 2}})
+	msg = appendAddNear(appendAddExact(msg, [32]byte{8}, dedup.Original{URL: "u"}), simhash.Print{FP: 6}, "v", 2, 2)
 	f.Add(msg)
 	f.Add([]byte{version, statusOK, 1, 3, 2, 0, 'x'})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -85,7 +89,7 @@ func FuzzDecode(f *testing.F) {
 			case opExact:
 				again = appendExact(again, o.sum)
 			case opNear:
-				again = appendNear(again, o.print, o.maxDist, o.bands)
+				again = appendNear(again, o.print, o.minRes, o.probes)
 			case opAddExact:
 				again = appendAddExact(again, o.sum, o.orig)
 			case opAddNear:

@@ -387,29 +387,41 @@ func parts(fp uint64) map[partition.ID]dedup.Bands {
 	return out
 }
 
-// Near returns the stored page nearest to p within maxDist
-// (dedup.Index.Near), asking each partition its bands fall in at once.
-func (s *Shard) Near(p dedup.Print, maxDist int) (dedup.Match, bool, error) {
-	best := dedup.Match{Dist: simhash.MaxNear + 1}
+// probeParts splits a lookup's probes (dedup.Probes) by the partition of
+// their values.
+func probeParts(p simhash.Print) map[partition.ID][]dedup.Probe {
+	out := make(map[partition.ID][]dedup.Probe)
+	for _, pr := range dedup.Probes(p) {
+		part := partition.OfFingerprint(pr.Value)
+		out[part] = append(out[part], pr)
+	}
+	return out
+}
+
+// Near returns the stored page most like p, if it resembles p at least
+// minRes (dedup.Index.Near), asking each partition its probes fall in at
+// once.
+func (s *Shard) Near(p simhash.Print, minRes float64) (dedup.Match, bool, error) {
+	best := dedup.Match{Resemblance: -1}
 	found := false
 	var errs []error
 	consider := func(m dedup.Match) {
-		if m.Dist <= maxDist && m.Dist < best.Dist {
+		if m.Resemblance >= minRes && m.Resemblance > best.Resemblance {
 			best, found = m, true
 		}
 	}
 	var calls []*call
-	var local []dedup.Bands
-	for part, bands := range parts(p.FP) {
+	var local [][]dedup.Probe
+	for part, probes := range probeParts(p) {
 		if s.serves(part) {
-			local = append(local, bands)
+			local = append(local, probes)
 			continue
 		}
-		calls = append(calls, s.ask(part, appendNear(nil, p, maxDist, bands)))
+		calls = append(calls, s.ask(part, appendNear(nil, p, minRes, probes)))
 	}
-	for _, bands := range local { // while the requests are out
+	for _, probes := range local { // while the requests are out
 		s.st.lookupsLocal.Add(1)
-		m, ok, err := s.opts.Index.NearBands(p, maxDist, bands)
+		m, ok, err := s.opts.Index.NearProbes(p, probes, minRes)
 		if err != nil {
 			errs = append(errs, err)
 		} else if ok {
@@ -460,7 +472,7 @@ func (s *Shard) AddExact(b *store.Batch, sum [sha256.Size]byte, o dedup.Original
 // of its bands: into b for the partitions this member holds, to their
 // owners once b has been applied for the others. It holds the gate of each
 // partition it writes into b until b is done.
-func (s *Shard) AddNear(b *store.Batch, p dedup.Print, url string, job uint32) error {
+func (s *Shard) AddNear(b *store.Batch, p simhash.Print, url string, job uint32) error {
 	for part, bands := range parts(p.FP) {
 		if pt := s.hold(part, false); pt != nil {
 			b.OnDone(func(error) { s.unhold(pt, false) })
@@ -670,8 +682,14 @@ func (s *Shard) handle(p partition.ID, m *nats.Msg) {
 			s.st.served.Add(1)
 		case opNear:
 			var a answer
-			if bands := o.bands & dedup.PartitionBands(o.print.FP, p); bands != 0 {
-				mt, ok, err := s.opts.Index.NearBands(o.print, o.maxDist, bands)
+			var mine []dedup.Probe
+			for _, pr := range o.probes {
+				if partition.OfFingerprint(pr.Value) == p {
+					mine = append(mine, pr)
+				}
+			}
+			if len(mine) > 0 {
+				mt, ok, err := s.opts.Index.NearProbes(o.print, mine, o.minRes)
 				if err != nil {
 					s.opts.Logger.Warn("fpshard: near lookup", "partition", p, "err", err)
 				}

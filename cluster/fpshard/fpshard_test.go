@@ -167,7 +167,7 @@ func TestTwoMembers(t *testing.T) {
 
 	// A print whose bands 0 and 3 are a's, 1 and 2 b's, archived by a.
 	fp := band(10, 1) | band(150, 2)<<16 | band(160, 3)<<32 | band(20, 4)<<48
-	pr := dedup.Print{FP: fp}
+	pr := printAt(fp)
 	a.commit(t, func(bt *store.Batch) error { return a.shard.AddNear(bt, pr, "http://a.test/page", 7) })
 	// Bands 1 and 2 are two partitions of b's: an add to each.
 	waitFor(t, "b to write a's near bands", func() bool { return b.shard.Stats().AddsReceived == 3 })
@@ -181,12 +181,12 @@ func TestTwoMembers(t *testing.T) {
 		{"a, only b's bands equal", a, 1 | 1<<48},
 		{"a, only a's bands equal", a, 1<<17 | 1<<33},
 	} {
-		m, ok, err := c.m.shard.Near(dedup.Print{FP: fp ^ c.flip}, simhash.MaxNear)
-		if err != nil || !ok || m.URL != "http://a.test/page" || m.Job != 7 || m.Dist != 2 {
-			t.Errorf("%s: Near = %+v, %v, %v; want a.test/page at 2", c.name, m, ok, err)
+		m, ok, err := c.m.shard.Near(printAt(fp^c.flip), 0.75)
+		if err != nil || !ok || m.URL != "http://a.test/page" || m.Job != 7 || m.Resemblance != 1 {
+			t.Errorf("%s: Near = %+v, %v, %v; want a.test/page at resemblance 1", c.name, m, ok, err)
 		}
 	}
-	if m, ok, err := b.shard.Near(dedup.Print{FP: fp ^ 0xf000f000f000f}, simhash.MaxNear); ok || err != nil {
+	if m, ok, err := b.shard.Near(printAt(fp^0xf000f000f000f), 0.75); ok || err != nil {
 		t.Errorf("Near with every band changed: %+v, %v, %v", m, ok, err)
 	}
 
@@ -263,7 +263,7 @@ func TestHandoff(t *testing.T) {
 		if err := giver.shard.AddExact(b, sum, orig); err != nil {
 			return err
 		}
-		return giver.shard.AddNear(b, dedup.Print{FP: fp}, "http://g.test/near", 2)
+		return giver.shard.AddNear(b, printAt(fp), "http://g.test/near", 2)
 	})
 	if _, ok, _ := asker.shard.Exact(sum); !ok {
 		t.Fatal("the giver does not answer for its partition")
@@ -288,8 +288,8 @@ func TestHandoff(t *testing.T) {
 	if got, ok, err := asker.shard.Exact(sum); !ok || err != nil || got != orig {
 		t.Errorf("Exact after the handoff = %+v, %v, %v", got, ok, err)
 	}
-	m, ok, err := asker.shard.Near(dedup.Print{FP: fp ^ 1<<5}, simhash.MaxNear)
-	if !ok || err != nil || m.URL != "http://g.test/near" || m.Dist != 1 {
+	m, ok, err := asker.shard.Near(printAt(fp^1<<5), 0.75)
+	if !ok || err != nil || m.URL != "http://g.test/near" || m.Resemblance != 1 {
 		t.Errorf("Near after the handoff = %+v, %v, %v", m, ok, err)
 	}
 }
@@ -417,7 +417,7 @@ func TestReleaseWaitsForWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	discarded := m.db.NewBatch()
-	if err := m.shard.AddNear(discarded, dedup.Print{FP: band(p, 1) | band(p, 2)<<16 | band(p, 3)<<32 | band(p, 4)<<48}, "http://a.test/n", 1); err != nil {
+	if err := m.shard.AddNear(discarded, printAt(band(p, 1)|band(p, 2)<<16|band(p, 3)<<32|band(p, 4)<<48), "http://a.test/n", 1); err != nil {
 		t.Fatal(err)
 	}
 	discarded.Close()
@@ -426,4 +426,13 @@ func TestReleaseWaitsForWrites(t *testing.T) {
 	if err := m.shard.Release(ctx, p); err != nil {
 		t.Errorf("Release after the batch was discarded: %v", err)
 	}
+}
+
+// printAt is the print of one page with its fingerprint set to fp and no
+// weak bits: looked up, it probes fp's four bands as they are, and two
+// prints of it resemble each other at 1.
+func printAt(fp uint64) simhash.Print {
+	p := simhash.HTMLContent([]byte("<title>t</title><p>the words of one page, always the same</p>")).Print(nil)
+	p.FP, p.Probe = fp, 0
+	return p
 }

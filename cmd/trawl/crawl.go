@@ -53,7 +53,7 @@ type nodeFlags struct {
 	gzipLevel   int
 	hostBudget  int
 	dupAllow    int
-	nearDist    int
+	nearRes     float64
 	noSitemaps  bool
 	sourceAddr  string
 	fetchTO     time.Duration
@@ -71,7 +71,7 @@ func (nf *nodeFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&nf.gzipLevel, "warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
 	fs.IntVar(&nf.hostBudget, "host-budget", 10000, "most pages fetched from one host")
 	fs.IntVar(&nf.dupAllow, "duplicate-allowance", 20, "cut off a host once its duplicate pages (exact or near) outnumber its distinct ones by more than this (-1: never)")
-	fs.IntVar(&nf.nearDist, "near-distance", 3, "a page whose text fingerprint (SimHash) is at most this many bits from an archived page's is a near-duplicate: its links are not followed (1 to 3; -1: no near-duplicate gate)")
+	fs.Float64Var(&nf.nearRes, "near-resemblance", node.DefaultNearResemblance, "a page whose main text resembles an archived page's at least this much (share of shared word pairs, its host's template left out) is recorded as a near-duplicate (above 0 to 1; -1: no near-duplicate gate)")
 	fs.StringVar(&nf.sourceAddr, "source-addr", "", "send every fetch from this local IP address (one of this machine's; default: the system picks)")
 	fs.DurationVar(&nf.fetchTO, "fetch-timeout", 60*time.Second, "longest one fetch (robots.txt, sitemap or page) may take, connection to last byte")
 	fs.BoolVar(&nf.noSitemaps, "no-sitemaps", false, "read no sitemaps (by default each host's robots.txt Sitemap: files and /sitemap.xml are read before its pages)")
@@ -233,7 +233,7 @@ func (nf *nodeFlags) options() (node.Options, error) {
 		WARCGzipLevel:      nf.gzipLevel,
 		HostBudget:         nf.hostBudget,
 		DuplicateAllowance: nf.dupAllow,
-		NearDistance:       nf.nearDist,
+		NearResemblance:    nf.nearRes,
 		NoSitemaps:         nf.noSitemaps,
 		FetchTimeout:       nf.fetchTO,
 	}
@@ -246,8 +246,8 @@ func (nf *nodeFlags) options() (node.Options, error) {
 	if nf.dupAllow == 0 || nf.dupAllow < -1 {
 		return o, fmt.Errorf("--duplicate-allowance %d: want at least 1, or -1 for no cut", nf.dupAllow)
 	}
-	if nf.nearDist == 0 || nf.nearDist < -1 || nf.nearDist > 3 {
-		return o, fmt.Errorf("--near-distance %d: want 1 to 3, or -1 for no near-duplicate gate", nf.nearDist)
+	if nf.nearRes != -1 && (nf.nearRes <= 0 || nf.nearRes > 1) {
+		return o, fmt.Errorf("--near-resemblance %v: want above 0 and at most 1 (0.75: pages sharing three quarters of their word pairs), or -1 for no near-duplicate gate", nf.nearRes)
 	}
 	if nf.minDelay == 0 {
 		o.MinDelay = -1 // "--min-delay 0" means no minimum, not the default

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -222,37 +223,190 @@ func (x *Index) AddExact(b *store.Batch, sum [sha256.Size]byte, o Original) erro
 	return b.Set(store.DigestKey(sum), o.Encode())
 }
 
-// MaxBandScan bounds the stored fingerprints Near reads per band: a band
+// MaxBandScan bounds the stored fingerprints Near reads per probe: a band
 // value shared by more pages than this (a site of near-identical pages)
 // is not read to its end; the first ones found are enough to call a page
 // a near-duplicate.
 const MaxBandScan = 1024
 
+// MaxCandidateDistance is the farthest a stored fingerprint may be from
+// the one looked up (Hamming distance) for Near to compare their
+// sketches: the word sets of pages whose shingles resemble each other at
+// 0.6 are within about 12 bits, while unrelated pages are some 32 apart.
+const MaxCandidateDistance = 20
+
 // Match is a stored page near a page looked up.
 type Match struct {
-	URL  string // the stored page
-	Job  uint32 // the job that archived it
-	Dist int    // the Hamming distance of the two fingerprints outside both their weak bits
+	URL string // the stored page
+	Job uint32 // the job that archived it
+	// Resemblance is the estimated Jaccard similarity of the two pages'
+	// word 2-shingles (simhash.Resemblance), 0 to 1.
+	Resemblance float64
 }
 
-// Print is a page's fingerprint and the mask of its weakest bits
-// (simhash.Builder.Sum and Weak(simhash.WeakBits)).
-type Print struct {
-	FP, Weak uint64
+// Probe is one band value a near lookup reads: band Band (0 to
+// simhash.NumBands-1) holding Value.
+type Probe struct {
+	Band  int
+	Value uint16
 }
 
-// Distance is the Hamming distance of p and q outside both their weak
-// bits: at most simhash.Distance(p.FP, q.FP).
-func (p Print) Distance(q Print) int { return bits.OnesCount64((p.FP ^ q.FP) &^ (p.Weak | q.Weak)) }
+// Probes returns the band values a lookup of p reads: each band of p.FP
+// as it is, then with every non-empty subset of its weak bits (p.Probe)
+// flipped, fewest flips first: 4 x 2^simhash.ProbeBits in all. Two pages
+// whose fingerprints differ only in bits weak in the one looked up, in at
+// least one band, are found.
+func Probes(p simhash.Print) []Probe {
+	var weak [simhash.NumBands][]uint16
+	for band := range simhash.NumBands {
+		m := simhash.Band(p.Probe, band)
+		for m != 0 {
+			low := m & -m
+			weak[band] = append(weak[band], low)
+			m &^= low
+		}
+	}
+	out := make([]Probe, 0, simhash.NumBands<<simhash.ProbeBits)
+	for flips := 0; flips <= simhash.ProbeBits; flips++ {
+		for band := range simhash.NumBands {
+			w := weak[band]
+			for sub := 0; sub < 1<<len(w); sub++ {
+				if bits.OnesCount(uint(sub)) != flips {
+					continue
+				}
+				v := simhash.Band(p.FP, band)
+				for i, b := range w {
+					if sub>>i&1 == 1 {
+						v ^= b
+					}
+				}
+				out = append(out, Probe{Band: band, Value: v})
+			}
+		}
+	}
+	return out
+}
 
-// Near returns the stored page nearest to p: among the stored pages whose
-// fingerprint shares a band with p's (every one within simhash.MaxNear of
-// it, by the pigeonhole principle, and most of those a few bits farther),
-// the one at the least Print.Distance, if that is within maxDist (at most
-// simhash.MaxNear); false if none is. An equal fingerprint counts
-// (distance 0).
-func (x *Index) Near(p Print, maxDist int) (Match, bool, error) {
-	return x.NearBands(p, maxDist, AllBands)
+// RetitledResemblance is the resemblance a stored page whose title differs
+// from the page looked up must reach to be its near duplicate: their main
+// texts must be all but the same. Distinct pages of a pattern (the
+// reference pages of two like classes, which share most of their words)
+// differ in their titles, which a page's copy keeps.
+const RetitledResemblance = 0.98
+
+// Near returns the stored page most like p: among the stored pages found
+// under p's probes (Probes) whose fingerprints are within
+// MaxCandidateDistance of p's, the one whose sketch resembles p's most, if
+// that resemblance is at least minResemblance, and at least
+// RetitledResemblance if its title differs from p's; false if none is.
+func (x *Index) Near(p simhash.Print, minResemblance float64) (Match, bool, error) {
+	return x.NearProbes(p, Probes(p), minResemblance)
+}
+
+// NearProbes is Near over the given probes only: the part of a lookup
+// that one shard of a fleet's index answers (partition.OfFingerprint of
+// each probe's value).
+func (x *Index) NearProbes(p simhash.Print, probes []Probe, minResemblance float64) (Match, bool, error) {
+	best := Match{Resemblance: -1}
+	var val []byte          // the best candidate's stored value, decoded at the end
+	var it *pebble.Iterator // one for every probe read, made at the first
+	var seen []uint64       // fingerprints compared already (under another probe)
+	prefix := make([]byte, 0, 1+simhash.BandPrefixLen)
+probing:
+	for _, pr := range probes {
+		if pr.Band < 0 || pr.Band >= simhash.NumBands || !x.isOccupied(pr.Band, pr.Value) {
+			continue
+		}
+		if it == nil {
+			var err error
+			if it, err = x.db.NewIter(store.KindPrefix(store.KindNear)); err != nil {
+				return Match{}, false, fmt.Errorf("dedup: near lookup: %w", err)
+			}
+			defer it.Close()
+		}
+		prefix = append(prefix[:0], byte(store.KindNear), byte(pr.Band))
+		prefix = binary.BigEndian.AppendUint16(prefix, pr.Value)
+		n := 0
+		for it.SeekGE(prefix); it.Valid() && n < MaxBandScan && bytes.HasPrefix(it.Key(), prefix); it.Next() {
+			n++
+			k := it.Key()
+			fp := binary.BigEndian.Uint64(k[len(k)-8:])
+			if bits.OnesCount64(fp^p.FP) > MaxCandidateDistance || slices.Contains(seen, fp) {
+				continue
+			}
+			seen = append(seen, fp)
+			e, ok := decodeNear(it.Value())
+			if !ok {
+				continue // an entry of an older format: not comparable
+			}
+			r := simhash.Resemblance(p.Sketch, e.sketch)
+			if e.title != p.Title && r < RetitledResemblance {
+				continue
+			}
+			if r > best.Resemblance {
+				best.Resemblance = r
+				val = append(val[:0], it.Value()...)
+				if r >= 1 {
+					break probing
+				}
+			}
+		}
+		if err := it.Error(); err != nil {
+			return Match{}, false, fmt.Errorf("dedup: near lookup: %w", err)
+		}
+	}
+	if best.Resemblance < minResemblance || val == nil {
+		return Match{}, false, nil
+	}
+	e, _ := decodeNear(val)
+	best.Job, best.URL = e.job, e.url
+	return best, true, nil
+}
+
+// nearVersion is the first byte of a near entry's value. Entries of the
+// format before it (a page's visible-text SimHash and its weak bits) began
+// with their job number, never 0; Near skips them, as their fingerprints
+// are not comparable.
+const nearVersion = 0
+
+// nearEntry is a near entry's value: the job that archived the page, the
+// hash of its title, its sketch and its URL.
+type nearEntry struct {
+	job    uint32
+	title  uint64
+	sketch simhash.Sketch
+	url    string
+}
+
+// encodeNear returns a near entry's value: nearVersion; job (uvarint);
+// title hash (8 B, BE); sketch (simhash.SketchBytes: Sketch.AppendTo); URL.
+func encodeNear(p simhash.Print, url string, job uint32) []byte {
+	v := make([]byte, 0, 1+5+8+simhash.SketchBytes+len(url))
+	v = append(v, nearVersion)
+	v = binary.AppendUvarint(v, uint64(job))
+	v = binary.BigEndian.AppendUint64(v, p.Title)
+	v = p.Sketch.AppendTo(v)
+	return append(v, url...)
+}
+
+func decodeNear(v []byte) (nearEntry, bool) {
+	if len(v) == 0 || v[0] != nearVersion {
+		return nearEntry{}, false
+	}
+	job, n := binary.Uvarint(v[1:])
+	if n <= 0 || job > 1<<32-1 {
+		return nearEntry{}, false
+	}
+	v = v[1+n:]
+	if len(v) < 8 {
+		return nearEntry{}, false
+	}
+	title := binary.BigEndian.Uint64(v)
+	sk, ok := simhash.DecodeSketch(v[8:])
+	if !ok {
+		return nearEntry{}, false
+	}
+	return nearEntry{job: uint32(job), title: title, sketch: sk, url: string(v[8+simhash.SketchBytes:])}, true
 }
 
 // Bands is a set of band numbers: bit i stands for band i.
@@ -276,69 +430,17 @@ func PartitionBands(fp uint64, p partition.ID) Bands {
 	return s
 }
 
-// NearBands is Near over the bands in bands only: the part of a lookup
-// that one shard of a fleet's index answers (PartitionBands).
-func (x *Index) NearBands(p Print, maxDist int, bands Bands) (Match, bool, error) {
-	maxDist = min(max(maxDist, 0), simhash.MaxNear)
-	best := Match{Dist: maxDist + 1}
-	var val []byte          // the best candidate's stored value, decoded at the end
-	var it *pebble.Iterator // one for every band read, made at the first
-	for band := range simhash.NumBands {
-		if !bands.Has(band) || !x.isOccupied(band, simhash.Band(p.FP, band)) {
-			continue
-		}
-		if it == nil {
-			var err error
-			if it, err = x.db.NewIter(store.KindPrefix(store.KindNear)); err != nil {
-				return Match{}, false, fmt.Errorf("dedup: near lookup: %w", err)
-			}
-			defer it.Close()
-		}
-		prefix := store.NearPrefix(p.FP, band)
-		n := 0
-		for it.SeekGE(prefix); it.Valid() && n < MaxBandScan && bytes.HasPrefix(it.Key(), prefix); it.Next() {
-			n++
-			k, v := it.Key(), it.Value()
-			c := Print{FP: binary.BigEndian.Uint64(k[len(k)-8:])}
-			if _, m := binary.Uvarint(v); m > 0 && len(v) >= m+8 {
-				c.Weak = binary.BigEndian.Uint64(v[m:])
-			}
-			if d := p.Distance(c); d < best.Dist {
-				best.Dist = d
-				val = append(val[:0], v...)
-			}
-		}
-		if err := it.Error(); err != nil {
-			return Match{}, false, fmt.Errorf("dedup: near lookup: %w", err)
-		}
-		if best.Dist == 0 {
-			break
-		}
-	}
-	if best.Dist > maxDist {
-		return Match{}, false, nil
-	}
-	job, n := binary.Uvarint(val)
-	if n <= 0 || job > 1<<32-1 || len(val) < n+8 {
-		return Match{}, false, fmt.Errorf("dedup: near lookup: stored value %q: %w", val, ErrMalformed)
-	}
-	best.Job, best.URL = uint32(job), string(val[n+8:])
-	return best, true, nil
-}
-
 // AddNear puts the print p of the page at url, archived by job, into b: a
-// key under each band of its fingerprint, whose value is the job
-// (uvarint), the weak-bit mask (8 bytes, big-endian) and the URL.
-func (x *Index) AddNear(b *store.Batch, p Print, url string, job uint32) error {
+// key under each band of its fingerprint (store.NearKey), whose value is
+// the job, the print's sketch and the URL (encodeNear).
+func (x *Index) AddNear(b *store.Batch, p simhash.Print, url string, job uint32) error {
 	return x.AddNearBands(b, p, url, job, AllBands)
 }
 
 // AddNearBands is AddNear under the bands in bands only: the keys one shard
 // of a fleet's index holds (PartitionBands).
-func (x *Index) AddNearBands(b *store.Batch, p Print, url string, job uint32, bands Bands) error {
-	v := binary.AppendUvarint(make([]byte, 0, 13+len(url)), uint64(job))
-	v = binary.BigEndian.AppendUint64(v, p.Weak)
-	v = append(v, url...)
+func (x *Index) AddNearBands(b *store.Batch, p simhash.Print, url string, job uint32, bands Bands) error {
+	v := encodeNear(p, url, job)
 	for band := range simhash.NumBands {
 		if !bands.Has(band) {
 			continue

@@ -1,0 +1,560 @@
+package simhash
+
+import (
+	"bytes"
+	"math/bits"
+
+	"golang.org/x/net/html/atom"
+)
+
+// content is the state of a Builder's main text (see Builder): the words
+// of the blocks kept so far and the block being read.
+type content struct {
+	words  []uint64 // word hashes (FNV-1a) of the kept blocks, then of the block being read
+	blocks []Block  // the kept blocks
+	start  int      // where the block being read starts in words
+	// title is the hash of the words of the page's title (Print.Title):
+	// the first title element's, or if the page has none before, the
+	// first h1's or class="title" element's; inTitle: the block being read
+	// is that title
+	title           uint64
+	inTitle, titled bool
+	anchor int      // words of the block being read that are link text
+	inLink int      // depth of open a elements
+	// wordInLink: the word being read had letters inside a link that has
+	// ended since
+	wordInLink bool
+
+	// Open container elements (frames), to tell when a boilerplate one
+	// ends; at most maxFrames, deeper ones are not tracked.
+	frames []frame
+	boiler int // open frames that are boilerplate
+	inMain int // open article and main elements
+	// wantAttrs: the last tag was the start of a frame whose class, id
+	// and role decide whether it is boilerplate (attr).
+	wantAttrs bool
+	// hinted: the frame being read has a class or id that names a
+	// frame part (boilerToken) and none naming main text (mainToken).
+	hinted, mainHint bool
+}
+
+// frame is an open container element.
+type frame struct {
+	a      atom.Atom
+	boiler bool // it makes its content boilerplate
+}
+
+// maxFrames bounds the open elements tracked: a page nesting deeper is
+// read as if the deeper ones were not there.
+const maxFrames = 256
+
+// Block is a block of a page's main text: the hash of its words, in order
+// (BlockHash), and their place in Content's words.
+type Block struct {
+	Hash       uint64
+	start, end int32
+}
+
+// Content is a page's main text, in blocks (Builder).
+type Content struct {
+	words  []uint64
+	blocks []Block
+	title  uint64
+}
+
+// Words returns the number of words of the main text.
+func (c *Content) Words() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.words)
+}
+
+// Blocks returns the blocks of the main text, in page order.
+func (c *Content) Blocks() []Block {
+	if c == nil {
+		return nil
+	}
+	return c.blocks
+}
+
+// SimHash returns the SimHash of the set of the main text's words (a word
+// that appears twice counts once), each word hashed as FNV-1a 64 and mixed;
+// 0 if there are none.
+func (c *Content) SimHash() uint64 {
+	if c == nil {
+		return 0
+	}
+	return fingerprintSet(c.words, nil)
+}
+
+// MaxWords bounds the words of main text a Builder keeps: the words past
+// it are not read (a long article has 5,000 words; a page of a book's
+// length is known by its beginning), so that a page of endless text costs
+// bounded memory (128 KiB of hashes).
+const MaxWords = 1 << 14
+
+// word adds the hash of one word to the block being read.
+func (c *content) word(h uint64) {
+	c.finishAttrs()
+	if len(c.words) >= MaxWords {
+		return
+	}
+	c.words = append(c.words, h)
+	if c.inLink > 0 || c.wordInLink {
+		c.anchor++
+	}
+	c.wordInLink = false
+}
+
+// link notes an a start or end tag.
+func (c *content) link(end bool) {
+	c.finishAttrs()
+	switch {
+	case !end:
+		c.inLink++
+	case c.inLink > 0:
+		c.inLink--
+	}
+}
+
+// endBlock ends the block being read: kept if it is main text, dropped
+// otherwise.
+func (c *content) endBlock() {
+	c.finishAttrs()
+	n := len(c.words) - c.start
+	if n == 0 {
+		c.anchor = 0
+		return
+	}
+	h := uint64(fnvOffset)
+	for _, w := range c.words[c.start:] {
+		h = mix(h*phi + w)
+	}
+	if c.inTitle { // a title names the page, boilerplate or not
+		c.title, c.inTitle = h, false
+	}
+	if c.boiler > 0 || 2*c.anchor > n {
+		c.words = c.words[:c.start]
+		c.anchor = 0
+		return
+	}
+	c.blocks = append(c.blocks, Block{Hash: h, start: int32(c.start), end: int32(len(c.words))})
+	c.start, c.anchor = len(c.words), 0
+}
+
+// tag notes a non-inline tag (the block before it has ended).
+func (c *content) tag(a atom.Atom, end bool) {
+	c.finishAttrs()
+	c.inTitle = false
+	if (a == atom.Title || a == atom.H1) && !end && !c.titled {
+		c.inTitle, c.titled = true, true
+	}
+	if !container(a) {
+		return
+	}
+	if end {
+		// Close the innermost open element of this name, and those opened
+		// inside it and left open; an end tag with none open is ignored.
+		for i := len(c.frames) - 1; i >= 0 && i >= len(c.frames)-maxFrames; i-- {
+			if c.frames[i].a != a {
+				continue
+			}
+			for _, f := range c.frames[i:] {
+				c.pop(f)
+			}
+			c.frames = c.frames[:i]
+			return
+		}
+		return
+	}
+	if len(c.frames) == maxFrames {
+		return
+	}
+	f := frame{a: a, boiler: boilerElement(a, c.inMain > 0)}
+	c.frames = append(c.frames, f)
+	if f.boiler {
+		c.boiler++
+	}
+	if a == atom.Article || a == atom.Main {
+		c.inMain++
+	}
+	// body, main and article are never boilerplate by their class: a
+	// theme's class list on body names every part of the page.
+	c.wantAttrs = !f.boiler && a != atom.Body && a != atom.Main && a != atom.Article
+}
+
+func (c *content) pop(f frame) {
+	if f.boiler {
+		c.boiler--
+	}
+	if f.a == atom.Article || f.a == atom.Main {
+		c.inMain--
+	}
+}
+
+// attr reads one attribute of the frame just opened.
+func (c *content) attr(key, val []byte) {
+	if !c.wantAttrs {
+		return
+	}
+	switch string(key) {
+	case "role":
+		if boilerRole(val) {
+			c.markBoiler()
+		}
+	case "class", "id":
+		boiler, main, title := classHints(val)
+		c.hinted = c.hinted || boiler
+		c.mainHint = c.mainHint || main
+		if title && string(key) == "class" && !c.titled {
+			c.inTitle, c.titled = true, true
+		}
+	}
+}
+
+// finishAttrs decides, once the attributes of the frame just opened have
+// been read, whether its class or id makes it boilerplate.
+func (c *content) finishAttrs() {
+	if c.wantAttrs && c.hinted && !c.mainHint {
+		c.markBoiler()
+	}
+	c.wantAttrs, c.hinted, c.mainHint = false, false, false
+}
+
+// markBoiler makes the innermost open frame boilerplate.
+func (c *content) markBoiler() {
+	if len(c.frames) == 0 {
+		return
+	}
+	if f := &c.frames[len(c.frames)-1]; !f.boiler {
+		f.boiler = true
+		c.boiler++
+	}
+	c.wantAttrs = false
+}
+
+// container reports whether a is an element tracked as a frame: one whose
+// end tag is reliably written and that may hold a page's boilerplate.
+func container(a atom.Atom) bool {
+	switch a {
+	case atom.Div, atom.Section, atom.Article, atom.Main, atom.Nav, atom.Header, atom.Footer,
+		atom.Aside, atom.Form, atom.Menu, atom.Ul, atom.Ol, atom.Dl, atom.Table, atom.Select,
+		atom.Button, atom.Dialog, atom.Figure, atom.Details, atom.Body, atom.Center:
+		return true
+	}
+	return false
+}
+
+// boilerElement reports whether an element is boilerplate by its name;
+// inMain: it is inside an article or main element.
+func boilerElement(a atom.Atom, inMain bool) bool {
+	switch a {
+	case atom.Nav, atom.Aside, atom.Form, atom.Menu, atom.Select, atom.Button, atom.Dialog:
+		return true
+	case atom.Header, atom.Footer:
+		return !inMain
+	}
+	return false
+}
+
+// boilerRole reports whether an ARIA landmark role names a page's frame.
+func boilerRole(v []byte) bool {
+	for _, r := range bytes.Fields(bytes.ToLower(v)) {
+		switch string(r) {
+		case "navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar", "toolbar":
+			return true
+		}
+	}
+	return false
+}
+
+// boilerTokens are words in a class or id that name a part of a page's
+// frame; a token matches when a word of the value starts with it
+// ("sidebar-left", "navbar", "footer2"), except the short ones marked
+// exact, which must be the whole word ("ad", not "address").
+var boilerTokens = []struct {
+	word  string
+	exact bool
+}{
+	{"nav", false}, {"menu", false}, {"sidebar", false}, {"footer", false}, {"header", true},
+	{"masthead", false}, {"breadcrumb", false}, {"cookie", false}, {"banner", false},
+	{"ad", true}, {"ads", true}, {"advert", false}, {"sponsor", false}, {"promo", false},
+	{"related", false}, {"popular", false}, {"trending", false}, {"share", true},
+	{"sharing", false}, {"social", false}, {"comment", false}, {"widget", false},
+	{"pager", false}, {"pagination", false}, {"toolbar", false}, {"subscribe", false},
+	{"newsletter", false}, {"skip", true}, {"topbar", false}, {"copyright", false},
+}
+
+// mainTokens are words in a class or id that name a page's main text
+// (or their plurals): an element that has one is never boilerplate by its
+// class.
+var mainTokens = []string{"content", "main", "article", "post", "entry", "story", "body", "text"}
+
+// classHints reads a class or id value: whether a word of it names a part
+// of a page's frame, whether one names its main text, and whether one is
+// "title" (a page without a title element names its title so: Doxygen's
+// div class="title"). Words are the value's runs of ASCII letters and
+// digits, lower-cased, with camelCase split ("sideBar" is "side" and
+// "bar"; "sidebar" one word).
+func classHints(v []byte) (boiler, main, title bool) {
+	var buf [32]byte
+	for i := 0; i < len(v); {
+		for i < len(v) && !alnum(v[i]) {
+			i++
+		}
+		n := 0
+		for i < len(v) && alnum(v[i]) {
+			if n > 0 && upper(v[i]) && !upper(v[i-1]) {
+				break // camelCase: a new word
+			}
+			if n < len(buf) {
+				buf[n] = lowerASCII(v[i])
+			}
+			n++
+			i++
+		}
+		if n == 0 || n > len(buf) {
+			continue
+		}
+		w := string(buf[:n]) // no allocation: compared, never kept
+		title = title || w == "title"
+		for _, m := range mainTokens {
+			if w == m || len(w) == len(m)+1 && w[len(m)] == 's' && w[:len(m)] == m {
+				main = true
+			}
+		}
+		for _, t := range boilerTokens {
+			if w == t.word || !t.exact && len(w) > len(t.word) && w[:len(t.word)] == t.word {
+				boiler = true
+			}
+		}
+	}
+	return boiler, main, title
+}
+
+func alnum(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+func upper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func lowerASCII(c byte) byte {
+	if upper(c) {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// simHash is Content.SimHash over the blocks for which skip is false (all
+// if skip is nil).
+func (c *content) simHash(skip func(uint64) bool) uint64 {
+	if skip == nil {
+		return fingerprintSet(c.words, nil)
+	}
+	return (&Content{words: c.words, blocks: c.blocks, title: c.title}).print(skip).FP
+}
+
+// fingerprintSet returns the SimHash of the set of words (hashes) given,
+// each mixed; scratch, if not nil, is a table to reuse.
+func fingerprintSet(words []uint64, set *wordSet) uint64 {
+	if set == nil {
+		set = new(wordSet)
+	}
+	set.reset(len(words))
+	var acc Accumulator
+	var batch [64]uint64
+	n := 0
+	for _, w := range words {
+		if !set.add(w) {
+			continue
+		}
+		batch[n] = mix(w)
+		if n++; n == len(batch) {
+			acc.addMany(batch[:])
+			n = 0
+		}
+	}
+	acc.addMany(batch[:n])
+	return acc.Sum()
+}
+
+// wordSet is an open-addressing set of 64-bit hashes, for counting each
+// word once. Zero is stored apart (the empty slot's value).
+type wordSet struct {
+	slots   []uint64
+	hasZero bool
+}
+
+func (s *wordSet) reset(n int) {
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	if cap(s.slots) >= size {
+		s.slots = s.slots[:size]
+		clear(s.slots)
+	} else {
+		s.slots = make([]uint64, size)
+	}
+	s.hasZero = false
+}
+
+// add adds h and reports whether it was not there.
+func (s *wordSet) add(h uint64) bool {
+	if h == 0 {
+		had := s.hasZero
+		s.hasZero = true
+		return !had
+	}
+	m := uint64(len(s.slots) - 1)
+	for i := mix(h) & m; ; i = (i + 1) & m {
+		switch s.slots[i] {
+		case h:
+			return false
+		case 0:
+			s.slots[i] = h
+			return true
+		}
+	}
+}
+
+// SketchBins is the number of bins of a Sketch.
+const SketchBins = 64
+
+// Sketch is a one-permutation MinHash of a set of features (Li, Owen and
+// Zhang, 2012): each feature's 64-bit hash falls into bin (top 6 bits),
+// and a bin keeps the low 8 bits of the least hash it got (b-bit minwise
+// hashing, Li and König, 2010). Two sketches estimate the resemblance
+// (Jaccard similarity) of their sets (Resemblance).
+type Sketch struct {
+	Min   [SketchBins]uint8
+	Empty uint64 // bit i set: bin i got no feature
+}
+
+// SketchBytes is the length of a Sketch's encoding.
+const SketchBytes = SketchBins + 8
+
+// AppendTo appends s's encoding: Min, then Empty (8 bytes, big-endian).
+func (s *Sketch) AppendTo(dst []byte) []byte {
+	dst = append(dst, s.Min[:]...)
+	return append(dst,
+		byte(s.Empty>>56), byte(s.Empty>>48), byte(s.Empty>>40), byte(s.Empty>>32),
+		byte(s.Empty>>24), byte(s.Empty>>16), byte(s.Empty>>8), byte(s.Empty))
+}
+
+// DecodeSketch reads a Sketch from the first SketchBytes of b; false if b
+// is shorter.
+func DecodeSketch(b []byte) (Sketch, bool) {
+	var s Sketch
+	if len(b) < SketchBytes {
+		return s, false
+	}
+	copy(s.Min[:], b)
+	for _, c := range b[SketchBins:SketchBytes] {
+		s.Empty = s.Empty<<8 | uint64(c)
+	}
+	return s, true
+}
+
+// Resemblance estimates the Jaccard similarity of the sets a and b were
+// sketched from: the share of the bins non-empty in either that hold the
+// same value in both, less the 1/256 share that two 8-bit values agree by
+// chance. It is 0 if both are empty, and at least 0.
+func Resemblance(a, b Sketch) float64 {
+	either := SketchBins - bits.OnesCount64(a.Empty&b.Empty)
+	if either == 0 {
+		return 0
+	}
+	same := 0
+	both := ^(a.Empty | b.Empty)
+	for i := range SketchBins {
+		if both>>i&1 == 1 && a.Min[i] == b.Min[i] {
+			same++
+		}
+	}
+	const chance = 1.0 / 256
+	r := (float64(same)/float64(either) - chance) / (1 - chance)
+	return max(r, 0)
+}
+
+// ProbeBits is how many of a fingerprint's weakest bits in each 16-bit
+// band a near lookup tries flipped (Print.Probe): the bits a small edit
+// flips most.
+const ProbeBits = 3
+
+// Print is what the near-duplicate gate knows of a page: the SimHash of
+// the set of its words (FP), the mask of FP's ProbeBits weakest bits in
+// each band (Probe), the Sketch of its word 2-shingles, and its number of
+// words, all over the page's main text less the blocks a caller leaves out
+// (a host's template); and the hash of the words of its title (Title: 0
+// if it has none), template or not. Distinct pages generated from one
+// pattern (an API reference's pages on two like classes) share most of
+// their text but not their title; a page's copy keeps its title.
+type Print struct {
+	FP, Probe uint64
+	Sketch    Sketch
+	Words     int
+	Title     uint64
+}
+
+// Print returns the page's print over the blocks for which template is
+// false (every block if template is nil).
+func (c *Content) Print(template func(blockHash uint64) bool) Print {
+	if c == nil {
+		return Print{Sketch: Sketch{Empty: ^uint64(0)}}
+	}
+	return c.print(template)
+}
+
+func (c *Content) print(template func(uint64) bool) Print {
+	var (
+		p    Print
+		set  wordSet
+		acc  Accumulator
+		mins [SketchBins]uint64
+	)
+	for i := range mins {
+		mins[i] = ^uint64(0)
+	}
+	set.reset(len(c.words))
+	sketch := func(h uint64) {
+		bin := h >> 58
+		if v := h & (1<<58 - 1); v < mins[bin] {
+			mins[bin] = v
+		}
+	}
+	var batch [64]uint64
+	n := 0
+	for _, bl := range c.blocks {
+		if template != nil && template(bl.Hash) {
+			continue
+		}
+		ws := c.words[bl.start:bl.end]
+		p.Words += len(ws)
+		if len(ws) == 1 {
+			sketch(mix(ws[0]))
+		}
+		for i, w := range ws {
+			if i > 0 {
+				sketch(mix(ws[i-1]*phi + w))
+			}
+			if !set.add(w) {
+				continue
+			}
+			batch[n] = mix(w)
+			if n++; n == len(batch) {
+				acc.addMany(batch[:])
+				n = 0
+			}
+		}
+	}
+	acc.addMany(batch[:n])
+	p.FP = acc.Sum()
+	p.Probe = acc.weakPerBand(ProbeBits)
+	p.Title = c.title
+	for i, m := range mins {
+		if m == ^uint64(0) {
+			p.Sketch.Empty |= 1 << i
+		} else {
+			p.Sketch.Min[i] = uint8(m)
+		}
+	}
+	return p
+}
