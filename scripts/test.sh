@@ -2,7 +2,8 @@
 # The full test suite, from a fresh machine: installs what the tests need
 # (Node.js and the npm package warcio for independent WARC validation,
 # Chromium for the dashboard's browser test, nginx for the conditional GET
-# test against a real server, the Go modules), then runs go
+# test against a real server, three Debian-packaged documentation trees
+# for the near-duplicate test on real sites, the Go modules), then runs go
 # vet and every test with the race detector. The browser test's screenshot
 # goes to $TRAWL_ARTIFACTS (default: test-artifacts/, not committed).
 set -euo pipefail
@@ -29,6 +30,22 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
 	[ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
 	$sudo_cmd apt-get update -qq
 	$sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx
+fi
+# Real documentation trees (Sphinx, Javadoc, Doxygen) that
+# node/neardocs_test.go serves with nginx and crawls. Without recommends:
+# junit4-doc recommends the JDK's documentation, which the test does not
+# need.
+doc_pkgs=""
+[ -f /usr/share/doc/python3.11/html/index.html ] || doc_pkgs="$doc_pkgs python3.11-doc"
+[ -f /usr/share/doc/junit4/api/index.html ] || doc_pkgs="$doc_pkgs junit4-doc"
+[ -f /usr/share/doc/libjsoncpp-doc/index.html ] || doc_pkgs="$doc_pkgs libjsoncpp-doc"
+if [ -n "$doc_pkgs" ]; then
+	echo "== installing$doc_pkgs (apt-get), for the near-duplicate test on real documentation"
+	sudo_cmd=""
+	[ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+	$sudo_cmd apt-get update -qq
+	# shellcheck disable=SC2086 # the list is split on purpose
+	$sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $doc_pkgs
 fi
 echo "== npm ci tools/warcvalidate (warcio)"
 npm ci --prefix tools/warcvalidate --no-audit --no-fund --loglevel=error
