@@ -173,6 +173,9 @@ type nearGen struct {
 // generateNearDup fills w with the near-duplicate web.
 func generateNearDup(w *Web, o Options) {
 	g := &nearGen{w: w, o: o, rng: rand.New(rand.NewPCG(uint64(o.Seed), 0x6e65_6172_6475_70))}
+	// Latencies come from a stream of their own: pages are the same
+	// whatever the latency.
+	lat := rand.New(rand.NewPCG(uint64(o.Seed), 0x6c61_7465_6e63_79))
 	for i := range o.Hosts {
 		templated := i%nearTemplatedEvery == nearTemplatedEvery-1
 		name := fmt.Sprintf("news%03d.%s", i, o.Domain)
@@ -182,7 +185,7 @@ func generateNearDup(w *Web, o Options) {
 		h := &host{idx: i, name: name, ip: hostIP(i), robots: robotsAllowAll, byPQ: make(map[string]*resource)}
 		h.latency = o.Latency
 		if o.MaxLatency > o.Latency {
-			h.latency += time.Duration(g.rng.Int64N(int64(o.MaxLatency-o.Latency) + 1))
+			h.latency += time.Duration(lat.Int64N(int64(o.MaxLatency-o.Latency) + 1))
 		}
 		h.near = &nearHost{templated: templated, seed: g.rng.Uint64(), style: drawStyle(g.rng),
 			site: capitalise(strings.Join(zipfText(g.rng.Uint64(), 2), " ")) + " " + []string{"News", "Daily", "Journal", "Review", "Post"}[i%5]}
