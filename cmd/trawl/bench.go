@@ -23,14 +23,15 @@ import (
 )
 
 func init() {
-	register("bench", "measure the crawler: bench crawl, bench frontier, bench freshness, bench fleet", cmdBench)
+	register("bench", "measure the crawler: bench crawl, bench frontier, bench freshness, bench fleet, bench dedup", cmdBench)
 	leaf("bench crawl", func(fs *flag.FlagSet) { new(benchCrawlArgs).register(fs) })
 	leaf("bench frontier", func(fs *flag.FlagSet) { new(benchFrontierArgs).register(fs) })
 	leaf("bench freshness", func(fs *flag.FlagSet) { new(benchFreshnessArgs).register(fs) })
 	leaf("bench fleet", func(fs *flag.FlagSet) { new(benchFleetArgs).register(fs) })
+	leaf("bench dedup", func(fs *flag.FlagSet) { new(benchDedupArgs).register(fs) })
 }
 
-const benchHelp = `usage: trawl bench crawl|frontier|freshness|fleet [flags]
+const benchHelp = `usage: trawl bench crawl|frontier|freshness|fleet|dedup [flags]
 
   crawl     crawl the synthetic web, served by a child process, as fast as
             the machine allows: pages/s, CPU-ms per page by stage, peak RSS
@@ -41,9 +42,13 @@ const benchHelp = `usage: trawl bench crawl|frontier|freshness|fleet [flags]
   fleet     fleets of 1, 2, 3 'trawl serve' processes, each in a CPU cgroup
             of its own on its own loopback address: pages/s and the
             efficiency against linear scaling (needs root for the cgroups)
+  dedup     the content-seen gate judged from the crawl log: recall of
+            near copies by edit size, false positives on ordinary and
+            templated pages, on a labelled web or a documentation tree
 
 Run 'trawl bench crawl --help', 'trawl bench frontier --help',
-'trawl bench freshness --help' or 'trawl bench fleet --help' for flags.
+'trawl bench freshness --help', 'trawl bench fleet --help' or
+'trawl bench dedup --help' for flags.
 
 Examples:
   trawl bench crawl --hosts 200 --latency 5ms
@@ -51,6 +56,7 @@ Examples:
   trawl bench frontier --urls 1000000 --hosts 100000 --json
   trawl bench freshness --mix churn --last-modified 0.5 --lying 0.2
   trawl bench fleet --nodes 1,2,3 --cpu 0.4
+  trawl bench dedup --docs /usr/share/doc/python3.11/html
 `
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
@@ -64,6 +70,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 			return benchFreshness(args[1:], stdout, stderr)
 		case "fleet":
 			return benchFleet(args[1:], stdout, stderr)
+		case "dedup":
+			return benchDedup(args[1:], stdout, stderr)
 		case "-h", "--help", "help":
 			fmt.Fprint(stderr, benchHelp)
 			return 0

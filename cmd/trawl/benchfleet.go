@@ -244,13 +244,15 @@ func (w *benchWeb) stop() {
 }
 
 // startBenchWeb serves the synthetic web from a child process, as bench
-// crawl does, and waits for its seeds.
-func startBenchWeb(exe, dir string, seed int64, hosts int, latency time.Duration, bigPages int, lifetime time.Duration, stderr io.Writer) (*benchWeb, error) {
+// crawl does, and waits for its seeds. extra are more `trawl testweb`
+// flags.
+func startBenchWeb(exe, dir string, seed int64, hosts int, latency time.Duration, bigPages int, lifetime time.Duration, stderr io.Writer, extra ...string) (*benchWeb, error) {
 	lat := strconv.Quote(latency.String())
 	webDir := filepath.Join(dir, "web")
 	cmd := exec.Command(exe, "testweb", "--seed", strconv.FormatInt(seed, 10),
 		"--hosts", strconv.Itoa(hosts), "--latency", lat[1:len(lat)-1], "--max-latency", lat[1:len(lat)-1],
 		"--big-pages", strconv.Itoa(bigPages), "--out", webDir, "--for", lifetime.String())
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Stdout, cmd.Stderr = io.Discard, stderr
 	cmd.Env = append(os.Environ(), configEnv+"=")
 	if err := cmd.Start(); err != nil {

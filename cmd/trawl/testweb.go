@@ -24,7 +24,7 @@ func init() {
 type testwebArgs struct {
 	seed                int64
 	hosts, port         int
-	hostile             bool
+	hostile, nearDup    bool
 	out                 string
 	dur                 time.Duration
 	latency, maxLatency time.Duration
@@ -35,6 +35,7 @@ func (a *testwebArgs) register(fs *flag.FlagSet) {
 	fs.Int64Var(&a.seed, "seed", 1, "seed of the generated web")
 	fs.IntVar(&a.hosts, "hosts", 0, "number of hosts (0: the default, 300)")
 	fs.BoolVar(&a.hostile, "hostile", false, "add hostile hosts")
+	fs.BoolVar(&a.nearDup, "near-dup", false, "serve the labelled near-duplicate web instead (trawl bench dedup's)")
 	fs.IntVar(&a.port, "port", 0, "port to serve on (0: pick a free one)")
 	fs.StringVar(&a.out, "out", "", "directory to write hosts (IP NAME lines) and seeds.txt into")
 	fs.DurationVar(&a.dur, "for", 0, "stop after this long (0: until SIGINT or SIGTERM)")
@@ -74,7 +75,7 @@ func cmdTestweb(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := testweb.Options{Seed: a.seed, Hosts: a.hosts, Hostile: a.hostile, Port: a.port,
-		Latency: a.latency, MaxLatency: a.maxLatency, BigPages: a.bigPages}
+		Latency: a.latency, MaxLatency: a.maxLatency, BigPages: a.bigPages, NearDup: a.nearDup}
 	if err := opts.Validate(); err != nil {
 		fmt.Fprintf(stderr, "trawl testweb: %v\n", err)
 		return 2

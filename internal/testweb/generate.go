@@ -31,6 +31,10 @@ func Generate(opts Options) *Web {
 	o := opts.withDefaults()
 	w := &Web{opts: o, byName: make(map[string]*host)}
 	w.port.Store(int64(o.Port))
+	if o.NearDup {
+		generateNearDup(w, o)
+		return w
+	}
 	g := &gen{w: w, o: o, rng: rand.New(rand.NewPCG(uint64(o.Seed), 0x7472_6177_6c74_7765))}
 	g.makeHosts()
 	for _, h := range g.ordinary {

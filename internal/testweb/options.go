@@ -92,6 +92,12 @@ type Options struct {
 	// news listing that never end (TrapEvents, TrapEndlessPages). Made
 	// after every other host: the rest of the web is unchanged.
 	Pagination bool
+	// NearDup makes the near-duplicate web instead (neardup.go): Hosts
+	// hosts of articles with labelled near and exact copies, and
+	// templated hosts whose distinct pages share most of their text.
+	// Seed, Hosts, Latency, MaxLatency, Domain and Port apply; the options
+	// that add hosts or pages to the classic web are errors with it.
+	NearDup bool
 }
 
 // Defaults of Options, in one place.
@@ -201,6 +207,18 @@ func (o Options) Validate() error {
 	for _, k := range o.TLSKinds {
 		if tlsKindNamed(k) == notTLS {
 			bad("TLSKinds", "unknown kind %q", k)
+		}
+	}
+	if o.NearDup {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"Hostile", o.Hostile}, {"HostileKinds", len(o.HostileKinds) > 0}, {"TLSKinds", len(o.TLSKinds) > 0},
+			{"Traps", o.Traps}, {"Lookalikes", o.Lookalikes}, {"Changing", o.Changing}, {"Sitemaps", o.Sitemaps},
+			{"Pagination", o.Pagination}} {
+			if f.set {
+				bad(f.name, "not with NearDup, which makes a web of its own")
+			}
 		}
 	}
 	if strings.ContainsAny(o.Domain, "/:?#@ ") || strings.HasPrefix(o.Domain, ".") || strings.HasSuffix(o.Domain, ".") {

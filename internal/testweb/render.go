@@ -75,6 +75,9 @@ func (w *Web) renderHTML(r *resource) []byte { return w.renderPage(r, "") }
 // sid is "".
 func (w *Web) renderPage(r *resource, sid string) []byte {
 	b := r.body
+	if b.near != nil {
+		return w.renderNear(r)
+	}
 	if b.template != 0 {
 		return w.renderLookalike(r)
 	}

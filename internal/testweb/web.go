@@ -58,6 +58,7 @@ type host struct {
 	sitemapOnly []*resource // pages only its sitemap lists
 
 	chaos *chaosHost // what a chaos web's host drew (chaos.go); nil otherwise
+	near  *nearHost  // what a near-duplicate web's host drew (neardup.go); nil otherwise
 }
 
 // sessionKind is how a session-ID host writes the session into its links.
@@ -148,6 +149,8 @@ type bodySpec struct {
 	// template, if non-zero, seeds the boilerplate a lookalike page
 	// shares with its pair; the page's own text is then short.
 	template uint64
+	// near, if set, is a page of the near-duplicate web (neardup.go).
+	near *nearSpec
 }
 
 // Near-duplicate variants: how a near copy differs from its original.
@@ -278,6 +281,20 @@ type Page struct {
 	// SitemapOnly marks a page no page links to, listed only in its
 	// host's sitemap (Options.Sitemaps; Note "sitemap-only").
 	SitemapOnly bool
+	// The labels of the near-duplicate web (Options.NearDup, neardup.go);
+	// zero on other webs. A near copy there always names its original
+	// (never another copy) in NearDuplicateOf, an exact copy in
+	// DuplicateOf: an original and its copies are a group.
+	//
+	// EditSize is a near copy's share of its article's words replaced by
+	// other words: one of NearEditSizes, or 0 for a cross-host copy.
+	EditSize float64
+	// NearChange is what else a near copy changes: NearChangeAd,
+	// NearChangePopular or NearChangeCrossHost.
+	NearChange string
+	// Templated marks a page of a templated host: distinct from every
+	// other page, though most of its text is its host's template.
+	Templated bool
 }
 
 // Pages lists every URL the web knows, host by host in generation order.
@@ -298,6 +315,12 @@ func (w *Web) Pages() []Page {
 			}
 			if r.lookalike != nil {
 				p.LookalikeOf = r.lookalike.url(w)
+			}
+			if h.near != nil {
+				p.Templated = h.near.templated
+				if r.near {
+					p.EditSize, p.NearChange = r.body.near.edit, r.body.near.change
+				}
 			}
 			out = append(out, p)
 		}
@@ -324,6 +347,12 @@ func (w *Web) Seeds() []string {
 		return w.chaosSeeds()
 	}
 	var out []string
+	if w.opts.NearDup {
+		for _, h := range w.hosts {
+			out = append(out, w.urlOf(h, "/"))
+		}
+		return out
+	}
 	for _, h := range w.hosts {
 		if h.hostile != notHostile || h.tls != notTLS || h.robots == robotsServerError {
 			continue

@@ -1,0 +1,538 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/trawl-crawler/trawl/crawllog"
+	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/node"
+)
+
+// benchDedupArgs are `trawl bench dedup`'s flags.
+type benchDedupArgs struct {
+	seed               int64
+	hosts, concurrency int
+	latency, minDelay  time.Duration
+	asJSON             bool
+	docs               string
+}
+
+func (a *benchDedupArgs) register(fs *flag.FlagSet) {
+	fs.Int64Var(&a.seed, "seed", 1, "seed of the near-duplicate web")
+	fs.IntVar(&a.hosts, "hosts", 60, "hosts of the near-duplicate web (every fifth templated)")
+	fs.DurationVar(&a.latency, "latency", time.Millisecond, "per-host latency before the first byte")
+	fs.DurationVar(&a.minDelay, "min-delay", 0, "least gap between fetches to one host (0: none)")
+	fs.IntVar(&a.concurrency, "concurrency", 64, "fetch workers")
+	fs.BoolVar(&a.asJSON, "json", false, "print one JSON object instead of a table")
+	fs.StringVar(&a.docs, "docs", "", "instead of the synthetic web, serve this directory tree (from its index.html) and list every page flagged")
+}
+
+const benchDedupHelp = `usage: trawl bench dedup [flags]
+
+Judges the content-seen gate from the crawl log alone. Serves the
+near-duplicate web (labelled near copies of articles at edit sizes 0% to
+10%, exact and cross-host copies, templated hosts whose distinct pages share
+a long template) from a child process, crawls it to the end with a real node
+and store, and reports recall by edit size, false positives among ordinary
+and templated pages, the share of templated hosts' pages fetched, and the
+crawler's CPU-ms per page.
+
+With --docs DIR it serves a directory tree (say, HTML documentation) on
+loopback, crawls it from its index, and lists every page flagged a
+duplicate with its original: a flag is false unless the two pages' visible
+text is the same.
+
+Examples:
+  trawl bench dedup
+  trawl bench dedup --hosts 200 --seed 7 --json
+  trawl bench dedup --docs /usr/share/doc/python3.11/html`
+
+// benchDedup runs "trawl bench dedup".
+func benchDedup(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bench dedup", benchDedupHelp, nil, stderr)
+	var a benchDedupArgs
+	a.register(fs)
+	if _, code, ok := parseFlags(fs, args, nil, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "trawl bench dedup: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if a.docs != "" {
+		if fi, err := os.Stat(a.docs); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "trawl bench dedup: --docs %s: want a directory with an index.html\n", a.docs)
+			return 2
+		}
+		if _, err := os.Stat(filepath.Join(a.docs, "index.html")); err != nil {
+			fmt.Fprintf(stderr, "trawl bench dedup: --docs %s: no index.html in it: want the directory that holds the tree's index.html\n", a.docs)
+			return 2
+		}
+	}
+	if err := (testweb.Options{NearDup: true, Hosts: a.hosts}).Validate(); err != nil || a.hosts < 1 {
+		fmt.Fprintf(stderr, "trawl bench dedup: --hosts %d: want 1 to 40000\n", a.hosts)
+		return 2
+	}
+	if a.concurrency < 1 || a.latency < 0 || a.minDelay < 0 {
+		fmt.Fprintf(stderr, "trawl bench dedup: --concurrency %d, --latency %v, --min-delay %v: want at least 1 worker and no negative durations\n",
+			a.concurrency, a.latency, a.minDelay)
+		return 2
+	}
+	dir, err := os.MkdirTemp("", "trawl-bench-dedup-")
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench dedup: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if a.docs != "" {
+		return benchDedupDocs(&a, dir, stdout, stderr)
+	}
+	r, err := runDedupWeb(&a, dir, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench dedup: %v\n", err)
+		return 1
+	}
+	if a.asJSON {
+		json.NewEncoder(stdout).Encode(r)
+		return 0
+	}
+	r.print(stdout)
+	return 0
+}
+
+// dedupCrawl is what crawlForDedup measured.
+type dedupCrawl struct {
+	pages      int64
+	seconds    float64
+	cpuSeconds float64
+	stopReason string
+	log        []crawllog.Entry
+}
+
+// crawlForDedup crawls seeds with a real node and store in dataDir, to
+// the end, and returns its crawl log and the CPU this process spent on it.
+func crawlForDedup(dataDir string, seeds, domains []string, hosts map[string][]netip.Addr, a *benchDedupArgs) (*dedupCrawl, error) {
+	md := a.minDelay
+	if md == 0 {
+		md = -1
+	}
+	n, err := node.Open(node.Options{
+		DataDir:     dataDir,
+		MinDelay:    md,
+		Concurrency: a.concurrency,
+		AllowNets:   []netip.Prefix{mustPrefix("127.0.0.0/8")},
+		Hosts:       hosts,
+	})
+	if err != nil {
+		return nil, err
+	}
+	j, err := n.Submit(job.Spec{Seeds: seeds, Domains: domains, MaxDepth: 30, RobotsGiveUp: 4 * time.Second})
+	if err != nil {
+		n.Close()
+		return nil, err
+	}
+	cpu0, start := cpuTime(), time.Now()
+	n.Start()
+	<-j.Ended()
+	err = errors.Join(j.Err(), n.Close())
+	c := &dedupCrawl{seconds: time.Since(start).Seconds(), cpuSeconds: (cpuTime() - cpu0).Seconds()}
+	if err != nil {
+		return nil, err
+	}
+	sum := n.Summary(j.ID)
+	c.pages, c.stopReason = sum.Pages, sum.StopReason
+	err = crawllog.Scan(filepath.Join(dataDir, "logs"), crawllog.Filter{}, func(e crawllog.Entry) error {
+		c.log = append(c.log, e)
+		return nil
+	})
+	return c, err
+}
+
+// runDedupWeb serves the near-duplicate web from a child process, crawls
+// it and scores the crawl log against the web's labels.
+func runDedupWeb(a *benchDedupArgs, dir string, stderr io.Writer) (*dedupResult, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	bw, err := startBenchWeb(exe, dir, a.seed, a.hosts, a.latency, 0, 30*time.Minute, stderr, "--near-dup")
+	if err != nil {
+		return nil, err
+	}
+	defer bw.stop()
+	hostMap, err := readHostsFile(bw.hostsFile)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(bw.seeds[0])
+	if err != nil {
+		return nil, fmt.Errorf("synthetic web's seed %q: %w", bw.seeds[0], err)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return nil, fmt.Errorf("synthetic web's seed %q: no port", bw.seeds[0])
+	}
+	// The same web, generated again here for its labels.
+	web := testweb.Generate(testweb.Options{Seed: a.seed, Hosts: a.hosts, NearDup: true, Port: port})
+	c, err := crawlForDedup(filepath.Join(dir, "data"), bw.seeds, []string{web.Options().Domain}, hostMap, a)
+	if err != nil {
+		return nil, err
+	}
+	r := scoreDedup(web.Pages(), c.log)
+	r.Seed, r.Hosts, r.CrawlPages, r.Seconds, r.CPUSeconds, r.StopReason = a.seed, a.hosts, c.pages, c.seconds, c.cpuSeconds, c.stopReason
+	if c.pages > 0 {
+		r.CPUMsPerPage = c.cpuSeconds * 1000 / float64(c.pages)
+	}
+	return r, nil
+}
+
+// dedupResult is what `trawl bench dedup --json` prints.
+type dedupResult struct {
+	Seed  int64 `json:"seed"`
+	Hosts int   `json:"hosts"`
+	// WebPages is the pages of the web; Fetched how many of them the crawl
+	// fetched (status 200); CrawlPages the crawl's pages, as it counts them.
+	WebPages   int   `json:"web_pages"`
+	Fetched    int   `json:"fetched"`
+	CrawlPages int64 `json:"crawl_pages"`
+	// BySize is the recall of near copies on their original's host, by
+	// edit size; CrossHost that of copies on another host; Exact that of
+	// exact copies (Caught: flagged exact or near; CaughtExact: exact).
+	BySize    []dedupRecall `json:"by_edit_size"`
+	CrossHost dedupRecall   `json:"cross_host"`
+	Exact     dedupRecall   `json:"exact"`
+	// WrongOriginal counts copies flagged against a page outside their
+	// group (neither their original nor another copy of it).
+	WrongOriginal int `json:"wrong_original"`
+	// Ordinary are the distinct pages of article hosts (home pages and
+	// originals), Templated the pages of templated hosts: a flag against
+	// a page outside the page's group is a false positive.
+	Ordinary  dedupFalse `json:"ordinary"`
+	Templated dedupFalse `json:"templated"`
+	// FalsePositiveRate is the flagged share of the ordinary and
+	// templated pages fetched.
+	FalsePositiveRate float64 `json:"false_positive_rate"`
+	Seconds           float64 `json:"seconds"`
+	CPUSeconds        float64 `json:"cpu_s"`
+	CPUMsPerPage      float64 `json:"cpu_ms_per_page"`
+	StopReason        string  `json:"stop_reason"`
+}
+
+// dedupRecall is the recall of one kind of copy.
+type dedupRecall struct {
+	EditSize    float64 `json:"edit_size"`
+	Copies      int     `json:"copies"`
+	Fetched     int     `json:"fetched"`
+	Caught      int     `json:"caught"`
+	CaughtExact int     `json:"caught_exact,omitempty"`
+	Recall      float64 `json:"recall"`
+}
+
+// dedupFalse is the false positives among one kind of distinct page.
+type dedupFalse struct {
+	Pages    int     `json:"pages"`
+	Fetched  int     `json:"fetched"`
+	Flagged  int     `json:"flagged"`
+	Rate     float64 `json:"rate"`
+	Coverage float64 `json:"coverage"` // Fetched / Pages
+}
+
+// scoreDedup judges a crawl log against the near-duplicate web's labels.
+// An original and its copies are a group. A copy is caught if the crawl
+// flagged it (exact or near) against a page of its group, or flagged its
+// original against it (the copy came first); only fetched copies count.
+func scoreDedup(pages []testweb.Page, log []crawllog.Entry) *dedupResult {
+	fetched := map[string]bool{}
+	flag := map[string]crawllog.Entry{}
+	for _, e := range log {
+		if e.Robots || e.Dropped != "" || e.Status != http.StatusOK {
+			continue
+		}
+		fetched[e.URL] = true
+		if (e.Dedup == crawllog.DedupNear || e.Dedup == crawllog.DedupExact) && e.Original != "" {
+			flag[e.URL] = e
+		}
+	}
+	group := map[string]string{}
+	for _, p := range pages {
+		switch {
+		case p.NearDuplicateOf != "":
+			group[p.URL] = p.NearDuplicateOf
+		case p.DuplicateOf != "":
+			group[p.URL] = p.DuplicateOf
+		default:
+			group[p.URL] = p.URL
+		}
+	}
+	inGroup := func(u string) bool { f, ok := flag[u]; return ok && group[f.Original] == group[u] }
+	r := &dedupResult{WebPages: len(pages)}
+	bySize := map[float64]*dedupRecall{}
+	for _, e := range testweb.NearEditSizes {
+		bySize[e] = &dedupRecall{EditSize: e}
+	}
+	for _, p := range pages {
+		if fetched[p.URL] {
+			r.Fetched++
+		}
+		var row *dedupRecall
+		orig := p.NearDuplicateOf + p.DuplicateOf
+		switch {
+		case p.NearChange == testweb.NearChangeCrossHost:
+			row = &r.CrossHost
+		case p.NearDuplicateOf != "":
+			if row = bySize[p.EditSize]; row == nil {
+				row = &dedupRecall{EditSize: p.EditSize}
+				bySize[p.EditSize] = row
+			}
+		case p.DuplicateOf != "":
+			row = &r.Exact
+		default:
+			fp := &r.Ordinary
+			if p.Templated {
+				fp = &r.Templated
+			}
+			fp.Pages++
+			if fetched[p.URL] {
+				fp.Fetched++
+				if _, ok := flag[p.URL]; ok && !inGroup(p.URL) {
+					fp.Flagged++
+				}
+			}
+			continue
+		}
+		row.Copies++
+		if !fetched[p.URL] {
+			continue
+		}
+		row.Fetched++
+		switch f, ok := flag[p.URL]; {
+		case inGroup(p.URL):
+			row.Caught++
+			if f.Dedup == crawllog.DedupExact {
+				row.CaughtExact++
+			}
+		case ok:
+			r.WrongOriginal++
+		case flag[orig].Original == p.URL:
+			row.Caught++
+			if flag[orig].Dedup == crawllog.DedupExact {
+				row.CaughtExact++
+			}
+		}
+	}
+	for _, e := range slices.Sorted(func(yield func(float64) bool) {
+		for e := range bySize {
+			if !yield(e) {
+				return
+			}
+		}
+	}) {
+		r.BySize = append(r.BySize, *bySize[e])
+	}
+	for _, row := range append([]*dedupRecall{&r.CrossHost, &r.Exact}, ptrs(r.BySize)...) {
+		row.Recall = ratio(row.Caught, row.Fetched)
+	}
+	for _, fp := range []*dedupFalse{&r.Ordinary, &r.Templated} {
+		fp.Rate, fp.Coverage = ratio(fp.Flagged, fp.Fetched), ratio(fp.Fetched, fp.Pages)
+	}
+	r.FalsePositiveRate = ratio(r.Ordinary.Flagged+r.Templated.Flagged, r.Ordinary.Fetched+r.Templated.Fetched)
+	return r
+}
+
+func ptrs[T any](s []T) []*T {
+	out := make([]*T, len(s))
+	for i := range s {
+		out[i] = &s[i]
+	}
+	return out
+}
+
+// ratio is a/b, or 0 if b is 0.
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func (r *dedupResult) print(w io.Writer) {
+	fmt.Fprintf(w, "near-duplicate web, seed %d, %d hosts: %d pages, %d fetched (crawl: %d pages, %s)\n",
+		r.Seed, r.Hosts, r.WebPages, r.Fetched, r.CrawlPages, r.StopReason)
+	fmt.Fprintf(w, "  %-26s %7s %7s %7s %7s\n", "copies", "copies", "fetched", "caught", "recall")
+	for _, row := range r.BySize {
+		fmt.Fprintf(w, "  %-26s %7d %7d %7d %7.3f\n", fmt.Sprintf("same host, %g%% of words", row.EditSize*100), row.Copies, row.Fetched, row.Caught, row.Recall)
+	}
+	fmt.Fprintf(w, "  %-26s %7d %7d %7d %7.3f\n", "cross host, same words", r.CrossHost.Copies, r.CrossHost.Fetched, r.CrossHost.Caught, r.CrossHost.Recall)
+	fmt.Fprintf(w, "  %-26s %7d %7d %7d %7.3f (%d as exact)\n", "exact", r.Exact.Copies, r.Exact.Fetched, r.Exact.Caught, r.Exact.Recall, r.Exact.CaughtExact)
+	fmt.Fprintf(w, "  copies flagged against a page outside their group: %d\n", r.WrongOriginal)
+	fmt.Fprintf(w, "  %-26s %7s %7s %7s %7s %8s\n", "distinct pages", "pages", "fetched", "flagged", "rate", "coverage")
+	for _, x := range []struct {
+		name string
+		f    dedupFalse
+	}{{"ordinary", r.Ordinary}, {"templated hosts", r.Templated}} {
+		fmt.Fprintf(w, "  %-26s %7d %7d %7d %7.3f %8.3f\n", x.name, x.f.Pages, x.f.Fetched, x.f.Flagged, x.f.Rate, x.f.Coverage)
+	}
+	fmt.Fprintf(w, "  false positives            %.4f of ordinary and templated pages fetched\n", r.FalsePositiveRate)
+	fmt.Fprintf(w, "  CPU                        %.2f s in %.2f s, %.3f CPU-ms/page (crawler process; the web is served by another)\n",
+		r.CPUSeconds, r.Seconds, r.CPUMsPerPage)
+}
+
+// docsFlag is a page of a --docs tree the crawl flagged.
+type docsFlag struct {
+	URL       string `json:"url"`
+	Original  string `json:"original"`
+	Dedup     string `json:"dedup"`
+	SameText  bool   `json:"same_text"`
+	TextWords int    `json:"text_words"` // words of the page's visible text
+}
+
+// docsResult is what `trawl bench dedup --docs DIR --json` prints.
+type docsResult struct {
+	Dir            string     `json:"dir"`
+	Fetched        int        `json:"fetched"`      // responses with status 200
+	HTMLFetched    int        `json:"html_fetched"` // of them text/html
+	Flagged        []docsFlag `json:"flagged"`
+	FalsePositives int        `json:"false_positives"` // flags whose pages' visible text differs
+	CPUSeconds     float64    `json:"cpu_s"`           // the crawler's and the file server's: one process
+	CPUMsPerPage   float64    `json:"cpu_ms_per_page"`
+	StopReason     string     `json:"stop_reason"`
+}
+
+// docsHost is the name the --docs tree is served under.
+const docsHost = "docs.test"
+
+// benchDedupDocs serves a.docs on loopback, crawls it from its index and
+// lists the pages flagged duplicates.
+func benchDedupDocs(a *benchDedupArgs, dir string, stdout, stderr io.Writer) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench dedup: %v\n", err)
+		return 1
+	}
+	srv := &http.Server{Handler: http.FileServer(http.Dir(a.docs)), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	seed := fmt.Sprintf("http://%s:%d/", docsHost, port)
+	c, err := crawlForDedup(filepath.Join(dir, "data"), []string{seed}, []string{docsHost},
+		map[string][]netip.Addr{docsHost: {netip.MustParseAddr("127.0.0.1")}}, a)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench dedup: %v\n", err)
+		return 1
+	}
+	r := docsResult{Dir: a.docs, CPUSeconds: c.cpuSeconds, StopReason: c.stopReason}
+	if c.pages > 0 {
+		r.CPUMsPerPage = c.cpuSeconds * 1000 / float64(c.pages)
+	}
+	for _, e := range c.log {
+		if e.Robots || e.Dropped != "" || e.Status != http.StatusOK {
+			continue
+		}
+		r.Fetched++
+		if e.MIME == "text/html" {
+			r.HTMLFetched++
+		}
+		if e.Dedup != crawllog.DedupNear && e.Dedup != crawllog.DedupExact {
+			continue
+		}
+		t1, err1 := docsText(a.docs, e.URL)
+		t2, err2 := docsText(a.docs, e.Original)
+		if err := errors.Join(err1, err2); err != nil {
+			fmt.Fprintf(stderr, "trawl bench dedup: %v\n", err)
+			return 1
+		}
+		f := docsFlag{URL: e.URL, Original: e.Original, Dedup: e.Dedup, SameText: t1 == t2, TextWords: len(strings.Fields(t1))}
+		if !f.SameText {
+			r.FalsePositives++
+		}
+		r.Flagged = append(r.Flagged, f)
+	}
+	if a.asJSON {
+		json.NewEncoder(stdout).Encode(r)
+		return 0
+	}
+	fmt.Fprintf(stdout, "%s served on loopback: %d pages fetched (%d HTML), %s\n", r.Dir, r.Fetched, r.HTMLFetched, r.StopReason)
+	fmt.Fprintf(stdout, "  flagged %d, false positives %d (visible text not the same)\n", len(r.Flagged), r.FalsePositives)
+	for _, f := range r.Flagged {
+		verdict := "FALSE: text differs"
+		if f.SameText {
+			verdict = "same text"
+		}
+		fmt.Fprintf(stdout, "  %-5s %s\n        of %s (%d words; %s)\n", f.Dedup, f.URL, f.Original, f.TextWords, verdict)
+	}
+	fmt.Fprintf(stdout, "  CPU %.2f s, %.3f CPU-ms/page (crawler and file server in one process)\n", r.CPUSeconds, r.CPUMsPerPage)
+	return 0
+}
+
+// docsText is the visible text of the file under root that rawURL names
+// (a directory's index.html for a path ending in /): the text outside
+// head, script, style and template elements, its white space collapsed.
+func docsText(root, rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("flagged URL %q: %w", rawURL, err)
+	}
+	p := path.Clean("/" + u.Path)
+	if strings.HasSuffix(u.Path, "/") {
+		p = path.Join(p, "index.html")
+	}
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+	if err != nil {
+		return "", fmt.Errorf("flagged URL %q: %w", rawURL, err)
+	}
+	return visibleText(data), nil
+}
+
+// visibleText is the text of an HTML document a reader sees: text
+// outside head, script, style, noscript and template, white space
+// collapsed.
+func visibleText(doc []byte) string {
+	z := html.NewTokenizer(bytes.NewReader(doc))
+	var words []string
+	hidden := 0
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return strings.Join(words, " ")
+		case html.StartTagToken:
+			if name, _ := z.TagName(); hiddenTag(string(name)) {
+				hidden++
+			}
+		case html.EndTagToken:
+			if name, _ := z.TagName(); hiddenTag(string(name)) && hidden > 0 {
+				hidden--
+			}
+		case html.TextToken:
+			if hidden == 0 {
+				words = append(words, strings.Fields(string(z.Text()))...)
+			}
+		}
+	}
+}
+
+func hiddenTag(name string) bool {
+	switch name {
+	case "head", "script", "style", "noscript", "template":
+		return true
+	}
+	return false
+}
