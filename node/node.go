@@ -104,6 +104,9 @@ type Node struct {
 	// templates: the hosts' templates, which the near-duplicate gate
 	// leaves out of a page's print (templates.go)
 	templates templates
+	// recentPrints: the near-duplicate gate's pages judged original, kept
+	// until long after their prints are committed (dedup.Recent)
+	recentPrints dedup.Recent
 
 	sitemaps *sitemapTracker // each job's progress through each origin's sitemaps (sitemaps.go)
 	outbox   *route.Outbox   // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)

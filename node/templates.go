@@ -28,6 +28,27 @@ const maxTemplateHosts = 2048
 type hostTemplate struct {
 	host string
 	t    simhash.Template
+	// early are the pages the gate entered before the template was
+	// learned: their prints hold the template, which a later copy's does
+	// not, so once it is learned they are entered again without it
+	// (reprint).
+	early []earlyPage
+}
+
+// earlyPage is a page entered into the near-duplicate gate before its
+// host's template was learned.
+type earlyPage struct {
+	url     string
+	job     uint32
+	content *simhash.Content
+}
+
+// reprint is a page to enter into the near-duplicate gate again, with the
+// print its host's template, now learned, leaves it.
+type reprint struct {
+	url   string
+	job   uint32
+	print simhash.Print
 }
 
 // print returns the print of a page of host (its main text c) with the
@@ -58,10 +79,14 @@ func (ts *templates) print(host string, c *simhash.Content) simhash.Print {
 }
 
 // add counts the blocks of a page of host judged distinct into the
-// host's template.
-func (ts *templates) add(host string, c *simhash.Content) {
+// host's template. entered: the page's print is entered into the
+// near-duplicate gate (as the page at url, archived by job). It returns
+// the pages to enter again once the template is learned: those entered
+// before, with its blocks left out (those left with fewer than minWords
+// words are not).
+func (ts *templates) add(host string, c *simhash.Content, entered bool, url string, job uint32, minWords int) []reprint {
 	if len(c.Blocks()) == 0 {
-		return
+		return nil
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -80,5 +105,21 @@ func (ts *templates) add(host string, c *simhash.Content) {
 		e = ts.lru.PushFront(&hostTemplate{host: host})
 		ts.hosts[host] = e
 	}
-	e.Value.(*hostTemplate).t.Add(c)
+	ht := e.Value.(*hostTemplate)
+	ht.t.Add(c)
+	if ht.t.Pages() < simhash.TemplateMinPages {
+		if entered {
+			ht.early = append(ht.early, earlyPage{url: url, job: job, content: c})
+		}
+		return nil
+	}
+	var out []reprint
+	for _, p := range ht.early {
+		pr := p.content.Print(ht.t.Is)
+		if pr.Words >= minWords && pr.Words < p.content.Words() {
+			out = append(out, reprint{url: p.url, job: p.job, print: pr})
+		}
+	}
+	ht.early = nil
+	return out
 }

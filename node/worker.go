@@ -429,25 +429,29 @@ const sureResemblance = 0.95
 // gate: the archived page most like it, if it resembles it at least
 // Options.NearResemblance, or nil. The page's own earlier print (a
 // refetch) does not count. A lookup that fails counts as none.
-func (n *Node) nearSeen(pageURL string, sim simhash.Print) *dedup.Match {
+func (n *Node) nearSeen(j *job.Job, pageURL string, sim simhash.Print) *dedup.Match {
 	ci, _ := n.contentIndex()
 	m, ok, err := ci.Near(sim, n.opts.NearResemblance)
 	if err != nil {
-		n.opts.Logger.Warn("near-duplicate lookup; judged original", "url", pageURL, "err", err)
-		return nil
+		n.opts.Logger.Warn("near-duplicate lookup; judged on the pages in flight only", "url", pageURL, "err", err)
 	}
-	if !ok || m.URL == pageURL {
-		return nil
+	if ok && m.URL != pageURL {
+		return &m
 	}
-	return &m
+	// Not in the index: perhaps among the pages judged original whose
+	// prints are not committed yet (dedup.Recent), else one of them now.
+	if m, ok := n.recentPrints.CheckAndAdd(sim, pageURL, j.ID, n.opts.NearResemblance); ok {
+		return &m
+	}
+	return nil
 }
 
 // keepNear enters the fingerprint of an original HTML page into the
 // near-duplicate gate, in b (its completion batch, committed after its
 // WARC records are durable).
-func (n *Node) keepNear(b *store.Batch, j *job.Job, pageURL string, sim simhash.Print) {
+func (n *Node) keepNear(b *store.Batch, job uint32, pageURL string, sim simhash.Print) {
 	ci, _ := n.contentIndex()
-	if err := ci.AddNear(b, sim, pageURL, j.ID); err != nil {
+	if err := ci.AddNear(b, sim, pageURL, job); err != nil {
 		n.opts.Logger.Warn("near-duplicate gate: keep fingerprint", "url", pageURL, "err", err)
 	}
 }
@@ -517,6 +521,9 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		sim  *uint64     // the page's SimHash, if extraction took it
 		text textPrint   // the page's visible text, if extraction read it
 		near *dedup.Match
+		// reprints: pages of the host entered into the near-duplicate
+		// gate before its template was learned, to enter again (templates)
+		reprints []reprint
 		// unparsed: a copy of a page the job archived, whose links it
 		// has: not parsed (exact) or its links not followed (near)
 		unparsed bool
@@ -532,7 +539,10 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			n.keepOriginal(b, j, resp, warcSum, loc)
 		}
 		if text.judged && near == nil && orig == nil {
-			n.keepNear(b, j, it.URL, text.gate)
+			n.keepNear(b, j.ID, it.URL, text.gate)
+		}
+		for _, r := range reprints {
+			n.keepNear(b, r.job, r.url, r.print)
 		}
 		return b
 	}
@@ -574,7 +584,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			// on to more of itself (a calendar's next month, a listing's
 			// next sort order) is a shape run that yields nothing, which
 			// runs.go cuts.
-			if near = n.nearSeen(it.URL, text.gate); near != nil {
+			if near = n.nearSeen(j, it.URL, text.gate); near != nil {
 				j.Stats.NearDuplicates.Add(1)
 				text.dup = true
 				// Only a copy the gate is sure of counts against the
@@ -583,7 +593,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			}
 		}
 		if text.read && orig == nil && near == nil && n.opts.NearResemblance >= 0 {
-			n.templates.add(u.Host, text.content)
+			reprints = n.templates.add(u.Host, text.content, text.judged, it.URL, j.ID, nearMinWords)
 		}
 		text.dup = text.dup || o.Duplicate
 		page.text = text

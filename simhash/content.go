@@ -19,6 +19,7 @@ type content struct {
 	// is that title
 	title           uint64
 	inTitle, titled bool
+	titleText       []byte // the title's text, up to maxTitleText bytes
 	anchor int      // words of the block being read that are link text
 	inLink int      // depth of open a elements
 	// wordInLink: the word being read had letters inside a link that has
@@ -132,7 +133,7 @@ func (c *content) endBlock() {
 		h = mix(h*phi + w)
 	}
 	if c.inTitle { // a title names the page, boilerplate or not
-		c.title, c.inTitle = h, false
+		c.title, c.inTitle = titleKey(c.titleText), false
 	}
 	if c.boiler > 0 || 2*c.anchor > n {
 		c.words = c.words[:c.start]
@@ -143,12 +144,55 @@ func (c *content) endBlock() {
 	c.start, c.anchor = len(c.words), 0
 }
 
+// maxTitleText bounds the title text read for titleKey.
+const maxTitleText = 512
+
+// titleSeparators cut a title into its parts: "Page | Site", "Page — Section
+// — Site", "Site » Page".
+var titleSeparators = []string{"|", "—", "–", "·", "»", "«", " - ", " / "}
+
+// titleKey returns the key of a page's title: the hash of the words of
+// all its parts but the last, if it has two or more ("Page | Site", "os —
+// Operating system interfaces — Python documentation"), else of all its
+// words: what names the page rather than its site, so that a copy of a
+// page on another site, titled with that site's name, keeps its key. 0 for
+// a title without words.
+func titleKey(text []byte) uint64 {
+	last := -1 // where the last part starts
+	for i := range text {
+		for _, s := range titleSeparators {
+			if bytes.HasPrefix(text[i:], []byte(s)) {
+				last = i
+			}
+		}
+	}
+	var c content
+	w := words{c: &c}
+	if last >= 0 {
+		w.write(text[:last])
+		w.end()
+	}
+	if len(c.words) == 0 { // one part, or nothing before the last
+		w.write(text)
+		w.end()
+	}
+	if len(c.words) == 0 {
+		return 0
+	}
+	h := uint64(fnvOffset)
+	for _, x := range c.words {
+		h = mix(h*phi + x)
+	}
+	return h
+}
+
 // tag notes a non-inline tag (the block before it has ended).
 func (c *content) tag(a atom.Atom, end bool) {
 	c.finishAttrs()
 	c.inTitle = false
 	if (a == atom.Title || a == atom.H1) && !end && !c.titled {
 		c.inTitle, c.titled = true, true
+		c.titleText = c.titleText[:0]
 	}
 	if !container(a) {
 		return
@@ -209,6 +253,7 @@ func (c *content) attr(key, val []byte) {
 		c.mainHint = c.mainHint || main
 		if title && string(key) == "class" && !c.titled {
 			c.inTitle, c.titled = true, true
+			c.titleText = c.titleText[:0]
 		}
 	}
 }

@@ -76,6 +76,8 @@ func TestTitle(t *testing.T) {
 		{`<title>Uses of Foo</title><h1>other</h1><p>x</p>`, `<title>Uses  of foo</title><p>y</p>`},
 		{`<h1>Class List</h1><p>x</p>`, `<div class=header><div class="title">Class List</div></div>`},
 		{`<p>no title</p>`, `<p>none either</p>`},
+		{`<title>A long article name | Site A</title>`, `<title>A long article name - The Other Site</title>`},
+		{`<title>os — Miscellaneous interfaces — Python 3.11 documentation</title>`, `<title>os — Miscellaneous interfaces — Python 3.12 docs</title>`},
 	}
 	for _, c := range same {
 		if a, b := title(c[0]), title(c[1]); a != b {
@@ -86,6 +88,7 @@ func TestTitle(t *testing.T) {
 		{`<title>Uses of Foo</title>`, `<title>Uses of Bar</title>`},
 		{`<div class=header><div class="title">Class List</div></div>`, `<div class=header><div class="title">Namespace List</div></div>`},
 		{`<p>none</p>`, `<h1>a heading</h1>`},
+		{`<title>An article | Site</title>`, `<title>Another article | Site</title>`},
 	}
 	for _, c := range differ {
 		if a, b := title(c[0]), title(c[1]); a == b {

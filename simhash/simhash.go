@@ -448,6 +448,9 @@ func (b *Builder) init() {
 func (b *Builder) Text(text []byte) {
 	if b.skip == 0 {
 		b.init()
+		if b.c.inTitle {
+			b.c.titleText = append(b.c.titleText, text[:min(len(text), maxTitleText-len(b.c.titleText))]...)
+		}
 		b.w.write(text)
 	}
 }

@@ -339,11 +339,8 @@ probing:
 			if !ok {
 				continue // an entry of an older format: not comparable
 			}
-			r := simhash.Resemblance(p.Sketch, e.sketch)
-			if e.title != p.Title && r < RetitledResemblance {
-				continue
-			}
-			if r > best.Resemblance {
+			r, ok := Compare(p, simhash.Print{FP: fp, Title: e.title, Sketch: e.sketch})
+			if ok && r > best.Resemblance {
 				best.Resemblance = r
 				val = append(val[:0], it.Value()...)
 				if r >= 1 {
@@ -361,6 +358,19 @@ probing:
 	e, _ := decodeNear(val)
 	best.Job, best.URL = e.job, e.url
 	return best, true, nil
+}
+
+// Compare returns how much the page of print s resembles the page looked
+// up, of print p (simhash.Resemblance), and whether s may be p's near
+// duplicate at all: their fingerprints are within MaxCandidateDistance,
+// and if their titles differ they resemble each other at
+// RetitledResemblance.
+func Compare(p, s simhash.Print) (float64, bool) {
+	if bits.OnesCount64(p.FP^s.FP) > MaxCandidateDistance {
+		return 0, false
+	}
+	r := simhash.Resemblance(p.Sketch, s.Sketch)
+	return r, s.Title == p.Title || r >= RetitledResemblance
 }
 
 // nearVersion is the first byte of a near entry's value. Entries of the

@@ -384,3 +384,42 @@ func TestProbes(t *testing.T) {
 		}
 	}
 }
+
+// TestRecent: of copies of one page judged at once, every one but the
+// first finds a page judged before it; distinct pages find none; the
+// ring keeps the last RecentPrints.
+func TestRecent(t *testing.T) {
+	var x Recent
+	base := words(1, 300)
+	const copies = 16
+	found := make(chan bool, copies)
+	for i := range copies {
+		go func() {
+			q := printOf("t", edit(base, 2, uint64(i)))
+			_, ok := x.CheckAndAdd(q, fmt.Sprintf("http://a.test/%d", i), 1, 0.75)
+			found <- ok
+		}()
+	}
+	n := 0
+	for range copies {
+		if <-found {
+			n++
+		}
+	}
+	if n != copies-1 {
+		t.Errorf("%d of %d copies judged at once found an earlier one, want all but the first", n, copies)
+	}
+	p := printOf("t", base)
+	if _, ok := x.CheckAndAdd(p, "http://a.test/0", 1, 0.75); !ok {
+		t.Error("the page itself, at another URL than a kept copy, found none")
+	}
+	for i := range RecentPrints {
+		q := printOf(fmt.Sprint("other ", i), words(uint64(100+i), 50))
+		if m, ok := x.CheckAndAdd(q, fmt.Sprintf("http://b.test/%d", i), 2, 0.75); ok {
+			t.Fatalf("distinct page %d found %+v", i, m)
+		}
+	}
+	if m, ok := x.CheckAndAdd(p, "http://c.test/", 1, 0.75); ok {
+		t.Errorf("after %d other pages, a copy of the first still found %+v: the ring keeps too much", RecentPrints, m)
+	}
+}
