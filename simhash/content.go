@@ -20,8 +20,8 @@ type content struct {
 	title           uint64
 	inTitle, titled bool
 	titleText       []byte // the title's text, up to maxTitleText bytes
-	anchor int      // words of the block being read that are link text
-	inLink int      // depth of open a elements
+	anchor          int    // words of the block being read that are link text
+	inLink          int    // depth of open a elements
 	// wordInLink: the word being read had letters inside a link that has
 	// ended since
 	wordInLink bool

@@ -3,10 +3,10 @@ package dedup
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
-	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
