@@ -156,6 +156,7 @@ func ExtractWith(body []byte, opts Options) Page {
 	var sim *simhash.Builder
 	if opts.SimHash {
 		sim = new(simhash.Builder)
+		e.sim = sim
 	}
 	text, enc := Reader(body, opts.ContentType)
 	e.page.Encoding = enc
@@ -233,6 +234,7 @@ func ExtractWith(body []byte, opts Options) Page {
 type extractor struct {
 	opts Options
 	page Page
+	sim  *simhash.Builder // Options.SimHash's; nil without
 	// seen holds every link in page.Links, to skip exact repeats.
 	seen map[Link]struct{}
 	// haveBase and haveTitle record that the first <base href> or <title>
@@ -363,13 +365,16 @@ func (e *extractor) startTag(z *html.Tokenizer, name []byte, selfClosing bool) {
 }
 
 func (e *extractor) meta(a attrs) {
+	name := trimSpace(a.name)
+	if e.sim != nil && equivFold(name, "description") {
+		e.sim.Description(a.content)
+	}
 	if equivFold(trimSpace(a.httpEquiv), "refresh") {
 		if ref, ok := refreshURL(a.content); ok {
 			e.add(Link{Ref: string(ref), Tag: "meta"})
 		}
 		return
 	}
-	name := trimSpace(a.name)
 	if !equivFold(name, "robots") && (e.opts.Agent == "" || !equivFold(name, e.opts.Agent)) {
 		return
 	}

@@ -54,28 +54,12 @@ type reprint struct {
 // print returns the print of a page of host (its main text c) with the
 // host's template left out.
 func (ts *templates) print(host string, c *simhash.Content) simhash.Print {
-	var tmpl []uint64 // the page's template blocks, found under the lock
 	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	if e, ok := ts.hosts[host]; ok {
-		t := &e.Value.(*hostTemplate).t
-		for _, b := range c.Blocks() {
-			if t.Is(b.Hash) {
-				tmpl = append(tmpl, b.Hash)
-			}
-		}
+		return c.PrintWith(&e.Value.(*hostTemplate).t)
 	}
-	ts.mu.Unlock()
-	if len(tmpl) == 0 {
-		return c.Print(nil)
-	}
-	return c.Print(func(h uint64) bool {
-		for _, x := range tmpl {
-			if x == h {
-				return true
-			}
-		}
-		return false
-	})
+	return c.Print(nil)
 }
 
 // add counts the blocks of a page of host judged distinct into the
@@ -115,7 +99,7 @@ func (ts *templates) add(host string, c *simhash.Content, entered bool, url stri
 	}
 	var out []reprint
 	for _, p := range ht.early {
-		pr := p.content.Print(ht.t.Is)
+		pr := p.content.PrintWith(&ht.t)
 		if pr.Words >= minWords && pr.Words < p.content.Words() {
 			out = append(out, reprint{url: p.url, job: p.job, print: pr})
 		}

@@ -20,6 +20,8 @@ type content struct {
 	title           uint64
 	inTitle, titled bool
 	titleText       []byte // the title's text, up to maxTitleText bytes
+	titleBlock      uint64 // the title's hash as a block (Block.Hash)
+	desc            uint64 // the hash of the meta description's words (Builder.Description)
 	anchor          int    // words of the block being read that are link text
 	inLink          int    // depth of open a elements
 	// wordInLink: the word being read had letters inside a link that has
@@ -58,9 +60,10 @@ type Block struct {
 
 // Content is a page's main text, in blocks (Builder).
 type Content struct {
-	words  []uint64
-	blocks []Block
-	title  uint64
+	words             []uint64
+	blocks            []Block
+	title, titleBlock uint64
+	desc              uint64
 }
 
 // Words returns the number of words of the main text.
@@ -133,7 +136,7 @@ func (c *content) endBlock() {
 		h = mix(h*phi + w)
 	}
 	if c.inTitle { // a title names the page, boilerplate or not
-		c.title, c.inTitle = titleKey(c.titleText), false
+		c.title, c.titleBlock, c.inTitle = titleKey(c.titleText), h, false
 	}
 	if c.boiler > 0 || 2*c.anchor > n {
 		c.words = c.words[:c.start]
@@ -166,16 +169,21 @@ func titleKey(text []byte) uint64 {
 			}
 		}
 	}
+	if last >= 0 {
+		if k := wordsKey(text[:last]); k != 0 {
+			return k
+		}
+	}
+	return wordsKey(text) // one part, or nothing before the last
+}
+
+// wordsKey returns the hash of the words of text, in order; 0 if it has
+// none.
+func wordsKey(text []byte) uint64 {
 	var c content
 	w := words{c: &c}
-	if last >= 0 {
-		w.write(text[:last])
-		w.end()
-	}
-	if len(c.words) == 0 { // one part, or nothing before the last
-		w.write(text)
-		w.end()
-	}
+	w.write(text)
+	w.end()
 	if len(c.words) == 0 {
 		return 0
 	}
@@ -546,6 +554,19 @@ func (c *Content) Print(template func(blockHash uint64) bool) Print {
 		return Print{Sketch: Sketch{Empty: ^uint64(0)}}
 	}
 	return c.print(template)
+}
+
+// PrintWith returns the page's print with t's template left out
+// (Template.Is). A title that t has seen on several distinct pages of the
+// host (Template.SharedTitle: "Source code", "Product") names none of
+// them: the print's title is then the title with the page's meta
+// description, if it has one.
+func (c *Content) PrintWith(t *Template) Print {
+	p := c.Print(t.Is)
+	if c != nil && c.desc != 0 && t.SharedTitle(c.titleBlock) {
+		p.Title = mix(p.Title*phi + c.desc)
+	}
+	return p
 }
 
 func (c *Content) print(template func(uint64) bool) Print {

@@ -387,11 +387,28 @@ func (b *Builder) html(z *html.Tokenizer) uint64 {
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, hasAttr := z.TagName()
 			a := b.Tag(name, tt == html.EndTagToken)
-			if hasAttr && b.WantsAttrs() {
+			switch {
+			case hasAttr && b.WantsAttrs():
 				for more := true; more; {
 					var k, v []byte
 					k, v, more = z.TagAttr()
 					b.Attr(k, v)
+				}
+			case hasAttr && a == atom.Meta && tt != html.EndTagToken:
+				var desc bool
+				var content []byte
+				for more := true; more; {
+					var k, v []byte
+					k, v, more = z.TagAttr()
+					switch string(k) {
+					case "name":
+						desc = isDescription(v)
+					case "content":
+						content = v
+					}
+				}
+				if desc {
+					b.Description(content)
 				}
 			}
 			if tt != html.EndTagToken && (a == atom.Noscript || a == atom.Noframes) {
@@ -499,6 +516,31 @@ func (b *Builder) WantsAttrs() bool { return b.c.wantAttrs }
 // (html.Tokenizer.TagAttr), when WantsAttrs.
 func (b *Builder) Attr(key, val []byte) { b.c.attr(key, val) }
 
+// isDescription reports whether a meta element's name, less HTML
+// whitespace around it, is "description" in any ASCII case.
+func isDescription(name []byte) bool {
+	name = bytes.Trim(name, " \t\n\f\r")
+	const d = "description"
+	if len(name) != len(d) {
+		return false
+	}
+	for i := range name {
+		if lowerASCII(name[i]) != d[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Description adds the content of the page's meta description (the first
+// one counts): it names a page whose title is its site's generic one
+// (Print.Title).
+func (b *Builder) Description(content []byte) {
+	if b.c.desc == 0 {
+		b.c.desc = wordsKey(content)
+	}
+}
+
 // Break ends the word being read (a doctype or other non-text token).
 func (b *Builder) Break() {
 	b.init()
@@ -521,7 +563,7 @@ func (b *Builder) Words() int { return len(b.c.words) }
 // must not be used after it.
 func (b *Builder) Content() *Content {
 	b.finish()
-	return &Content{words: b.c.words, blocks: b.c.blocks, title: b.c.title}
+	return &Content{words: b.c.words, blocks: b.c.blocks, title: b.c.title, titleBlock: b.c.titleBlock, desc: b.c.desc}
 }
 
 func (b *Builder) finish() {

@@ -43,6 +43,13 @@ func (t *Template) Is(block uint64) bool {
 	return c >= TemplateMinCount && float64(c) >= TemplateShare*float64(t.pages)
 }
 
+// SharedTitle reports whether a page's title (Content's title block) was
+// on TemplateMinCount or more of the host's pages: pages judged distinct,
+// so it names none of them.
+func (t *Template) SharedTitle(block uint64) bool {
+	return block != 0 && int(t.counts[block]) >= TemplateMinCount
+}
+
 // Add counts the blocks of a page's main text, each once.
 func (t *Template) Add(c *Content) {
 	if t.counts == nil {
