@@ -27,7 +27,7 @@ type Stats struct {
 	Excluded         atomic.Int64 // URLs an exclusion pattern matched: links found, queued URLs at their lease
 	Duplicates       atomic.Int64 // URLs found (links, redirect targets, seeds) that the job's URL-seen gate had seen
 	Revisits         atomic.Int64 // pages whose payload was archived already: written as revisit records, not parsed
-	NearDuplicates   atomic.Int64 // pages whose visible text is within NearDistance of a page archived already: links not followed
+	NearDuplicates   atomic.Int64 // pages whose main text resembles an archived page's at NearResemblance (links followed)
 	BadLinks         atomic.Int64
 	Recrawls         atomic.Int64 // fetches of pages the node had fetched before (by any job)
 	NotModified      atomic.Int64 // of Recrawls, 304 answers to conditional requests: no body

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -620,6 +621,13 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	if page != nil {
 		found = n.candidates(j, it, u, page)
 	}
+	if near != nil {
+		// A near duplicate's links to URLs of its own shape lead on to more
+		// of itself (a soft 404's "missing-N" pages, a calendar's next
+		// month): not followed, nor marked seen, so that a page that yields
+		// can still queue them. Its other links are followed.
+		found = slices.DeleteFunc(found, func(c candidate) bool { return c.inRun })
+	}
 	n.logResponse(j, it, false, resp, loc, verdict{exact: orig, near: near, digest: digestOf(resp, sum, hasSum, eligible, warcSum)})
 	obs := observation(resp, sim, sum, hasSum)
 	obs.Job = j.ID
@@ -848,10 +856,12 @@ type textPrint struct {
 }
 
 // nearMinWords is the fewest words of main text, its host's template left
-// out, a page needs for the near-duplicate gate to judge it: on a few
-// words, one edit changes much of the page, and short distinct pages of
-// one template (Javadoc's "No usage of X") resemble each other.
-const nearMinWords = 30
+// out, a page needs for the near-duplicate gate to judge it: on fewer, one
+// edit changes much of the page. Short distinct pages of one pattern
+// (Javadoc's "No usage of X") differ in their titles, which raises the bar
+// (dedup.RetitledResemblance); short pages that share theirs ("Page not
+// found") are judged.
+const nearMinWords = 15
 
 // extract returns the links of an HTML page worth following and, if it
 // read the page, the SimHash of its text (taken in the same pass).

@@ -82,14 +82,35 @@ func (c *Content) Blocks() []Block {
 	return c.blocks
 }
 
-// SimHash returns the SimHash of the set of the main text's words (a word
-// that appears twice counts once), each word hashed as FNV-1a 64 and mixed;
-// 0 if there are none.
+// SimHash returns the SimHash of the main text's word pairs (each pair of
+// adjacent words, across blocks, as often as it occurs; a text of one word
+// gives that word): what a URL's record keeps, to tell how much of a page
+// changed, or is new against the page before it, from the bits two
+// fingerprints differ in. Markup alone never changes it. 0 if there are no
+// words.
 func (c *Content) SimHash() uint64 {
 	if c == nil {
 		return 0
 	}
-	return fingerprintSet(c.words, nil)
+	var acc Accumulator
+	var batch [64]uint64
+	n := 0
+	add := func(h uint64) {
+		batch[n] = h
+		if n++; n == len(batch) {
+			acc.addMany(batch[:])
+			n = 0
+		}
+	}
+	ws := c.words
+	if len(ws) == 1 {
+		add(mix(ws[0]))
+	}
+	for i := 1; i < len(ws); i++ {
+		add(mix(ws[i-1]*phi + ws[i]))
+	}
+	acc.addMany(batch[:n])
+	return acc.Sum()
 }
 
 // MaxWords bounds the words of main text a Builder keeps: the words past
@@ -395,39 +416,6 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
-// simHash is Content.SimHash over the blocks for which skip is false (all
-// if skip is nil).
-func (c *content) simHash(skip func(uint64) bool) uint64 {
-	if skip == nil {
-		return fingerprintSet(c.words, nil)
-	}
-	return (&Content{words: c.words, blocks: c.blocks, title: c.title}).print(skip).FP
-}
-
-// fingerprintSet returns the SimHash of the set of words (hashes) given,
-// each mixed; scratch, if not nil, is a table to reuse.
-func fingerprintSet(words []uint64, set *wordSet) uint64 {
-	if set == nil {
-		set = new(wordSet)
-	}
-	set.reset(len(words))
-	var acc Accumulator
-	var batch [64]uint64
-	n := 0
-	for _, w := range words {
-		if !set.add(w) {
-			continue
-		}
-		batch[n] = mix(w)
-		if n++; n == len(batch) {
-			acc.addMany(batch[:])
-			n = 0
-		}
-	}
-	acc.addMany(batch[:n])
-	return acc.Sum()
-}
-
 // wordSet is an open-addressing set of 64-bit hashes, for counting each
 // word once. Zero is stored apart (the empty slot's value).
 type wordSet struct {
@@ -505,6 +493,11 @@ func DecodeSketch(b []byte) (Sketch, bool) {
 	}
 	return s, true
 }
+
+// Filled returns how many bins of s got a feature: a page of n distinct
+// features fills about 64·(1 − e^(−n/64)) of them, so a short page fills
+// few, and its resemblance to another is estimated from few bins.
+func (s Sketch) Filled() int { return SketchBins - bits.OnesCount64(s.Empty) }
 
 // Resemblance estimates the Jaccard similarity of the sets a and b were
 // sketched from: the share of the bins non-empty in either that hold the

@@ -9,16 +9,18 @@
 // link lists). A host's Template learns the blocks most of its pages
 // share, which a Print leaves out.
 //
-// Two fingerprints of the main text:
-//   - SimHash (Charikar 2002), 64 bits, of the SET of its words, each word
-//     counted once: robust to small edits (a word replaced moves one
-//     feature of hundreds), so the pages near one are found by the bands
-//     of an Index, with the weakest bits of each band tried flipped
-//     (Print.Probe). Being a set, it does not see word order.
-//   - Sketch, a one-permutation MinHash of its word 2-shingles: two
+// Fingerprints of the main text (SimHash: Charikar 2002, 64 bits):
+//   - Content.SimHash, of its word pairs (2-word shingles, as often as they
+//     occur): a URL's record keeps it, to tell how much of a page changed.
+//   - Print.FP, of the SET of its words, each counted once: robust to small
+//     edits (a word replaced moves one feature of hundreds), so the pages
+//     near one are found by the bands of an index, with the weakest bits of
+//     each band tried flipped (Print.Probe). Being a set, it does not see
+//     word order.
+//   - Print.Sketch, a one-permutation MinHash of its word pairs: two
 //     sketches estimate the resemblance (Jaccard similarity) of two pages'
-//     shingle sets, which decides whether they are near duplicates. A 3%
-//     edit of a page's words leaves a resemblance near 0.88, 10% near 0.67;
+//     pair sets, which decides whether they are near duplicates. A 3% edit
+//     of a page's words leaves a resemblance near 0.88, 10% near 0.67;
 //     distinct pages of real documentation trees stay under 0.75 unless they
 //     share a title (Print).
 //
@@ -551,7 +553,7 @@ func (b *Builder) Break() {
 // there was none.
 func (b *Builder) Sum() uint64 {
 	b.finish()
-	return b.c.simHash(nil)
+	return (&Content{words: b.c.words, blocks: b.c.blocks}).SimHash()
 }
 
 // Words returns the number of words of main text added so far (the block

@@ -289,10 +289,15 @@ func Probes(p simhash.Print) []Probe {
 
 // RetitledResemblance is the resemblance a stored page whose title differs
 // from the page looked up must reach to be its near duplicate: their main
-// texts must be all but the same. Distinct pages of a pattern (the
-// reference pages of two like classes, which share most of their words)
-// differ in their titles, which a page's copy keeps.
-const RetitledResemblance = 0.98
+// texts must be all but the same, and long enough to tell (both sketches
+// with RetitledFilled bins filled: some 80 distinct word pairs or more).
+// Distinct pages of a pattern (the reference pages of two like classes,
+// which share most of their words) differ in their titles, which a page's
+// copy keeps; a short page's sketch can match another's by chance.
+const (
+	RetitledResemblance = 0.98
+	RetitledFilled      = 48
+)
 
 // Near returns the stored page most like p: among the stored pages found
 // under p's probes (Probes) whose fingerprints are within
@@ -364,13 +369,16 @@ probing:
 // up, of print p (simhash.Resemblance), and whether s may be p's near
 // duplicate at all: their fingerprints are within MaxCandidateDistance,
 // and if their titles differ they resemble each other at
-// RetitledResemblance.
+// RetitledResemblance, over RetitledFilled bins at least.
 func Compare(p, s simhash.Print) (float64, bool) {
 	if bits.OnesCount64(p.FP^s.FP) > MaxCandidateDistance {
 		return 0, false
 	}
 	r := simhash.Resemblance(p.Sketch, s.Sketch)
-	return r, s.Title == p.Title || r >= RetitledResemblance
+	if s.Title == p.Title {
+		return r, true
+	}
+	return r, r >= RetitledResemblance && min(p.Sketch.Filled(), s.Sketch.Filled()) >= RetitledFilled
 }
 
 // nearVersion is the first byte of a near entry's value. Entries of the

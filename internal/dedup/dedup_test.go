@@ -128,7 +128,8 @@ func findable(q, s simhash.Print, minRes float64) (float64, bool) {
 		read = read || simhash.Band(s.FP, pr.Band) == pr.Value
 	}
 	r := simhash.Resemblance(q.Sketch, s.Sketch)
-	if !read || r < minRes || q.Title != s.Title && r < RetitledResemblance {
+	retitledOK := r >= RetitledResemblance && q.Sketch.Filled() >= RetitledFilled && s.Sketch.Filled() >= RetitledFilled
+	if !read || r < minRes || q.Title != s.Title && !retitledOK {
 		return 0, false
 	}
 	return r, true
@@ -421,5 +422,29 @@ func TestRecent(t *testing.T) {
 	}
 	if m, ok := x.CheckAndAdd(p, "http://c.test/", 1, 0.75); ok {
 		t.Errorf("after %d other pages, a copy of the first still found %+v: the ring keeps too much", RecentPrints, m)
+	}
+}
+
+// TestCompare: pages of one title are compared by resemblance alone;
+// pages of two titles only when their text is all but the same and long
+// enough to tell; fingerprints far apart never.
+func TestCompare(t *testing.T) {
+	long := words(7, 400)
+	short := words(8, 20)
+	for _, c := range []struct {
+		name string
+		p, s simhash.Print
+		ok   bool
+	}{
+		{"same title, 1% edited", printOf("a", long), printOf("a", edit(long, 4, 1)), true},
+		{"two titles, same long text", printOf("a", long), printOf("b", long), true},
+		{"two titles, 1% edited", printOf("a", long), printOf("b", edit(long, 4, 1)), false},
+		{"two titles, same short text", printOf("a", short), printOf("b", short), false},
+		{"same title, same short text", printOf("a", short), printOf("a", short), true},
+		{"fingerprints far apart", printOf("a", long), func() simhash.Print { p := printOf("a", long); p.FP = ^p.FP; return p }(), false},
+	} {
+		if _, ok := Compare(c.p, c.s); ok != c.ok {
+			t.Errorf("%s: Compare = %v, want %v", c.name, ok, c.ok)
+		}
 	}
 }
