@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
