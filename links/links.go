@@ -156,6 +156,7 @@ func ExtractWith(body []byte, opts Options) Page {
 	var sim *simhash.Builder
 	if opts.SimHash {
 		sim = new(simhash.Builder)
+		sim.Grow(len(body) / 10)
 		e.sim = sim
 	}
 	text, enc := Reader(body, opts.ContentType)

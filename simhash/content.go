@@ -3,6 +3,7 @@ package simhash
 import (
 	"bytes"
 	"math/bits"
+	"sync"
 
 	"golang.org/x/net/html/atom"
 )
@@ -416,8 +417,12 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
-// wordSet is an open-addressing set of 64-bit hashes, for counting each
-// word once. Zero is stored apart (the empty slot's value).
+// wordSets holds wordSets for reuse by Print.
+var wordSets = sync.Pool{New: func() any { return new(wordSet) }}
+
+// wordSet is an open-addressing set of mixed 64-bit hashes (their low bits
+// index it), for counting each word once. Zero is stored apart (the empty
+// slot's value).
 type wordSet struct {
 	slots   []uint64
 	hasZero bool
@@ -445,7 +450,7 @@ func (s *wordSet) add(h uint64) bool {
 		return !had
 	}
 	m := uint64(len(s.slots) - 1)
-	for i := mix(h) & m; ; i = (i + 1) & m {
+	for i := h & m; ; i = (i + 1) & m {
 		switch s.slots[i] {
 		case h:
 			return false
@@ -565,20 +570,15 @@ func (c *Content) PrintWith(t *Template) Print {
 func (c *Content) print(template func(uint64) bool) Print {
 	var (
 		p    Print
-		set  wordSet
 		acc  Accumulator
 		mins [SketchBins]uint64
 	)
 	for i := range mins {
 		mins[i] = ^uint64(0)
 	}
+	set := wordSets.Get().(*wordSet)
+	defer wordSets.Put(set)
 	set.reset(len(c.words))
-	sketch := func(h uint64) {
-		bin := h >> 58
-		if v := h & (1<<58 - 1); v < mins[bin] {
-			mins[bin] = v
-		}
-	}
 	var batch [64]uint64
 	n := 0
 	for _, bl := range c.blocks {
@@ -587,17 +587,23 @@ func (c *Content) print(template func(uint64) bool) Print {
 		}
 		ws := c.words[bl.start:bl.end]
 		p.Words += len(ws)
-		if len(ws) == 1 {
-			sketch(mix(ws[0]))
-		}
+		prev := uint64(0)
 		for i, w := range ws {
+			mw := mix(w)
+			f := mw // the feature for the sketch: the word pair, or a lone word
 			if i > 0 {
-				sketch(mix(ws[i-1]*phi + w))
+				f = mix(prev*phi + w)
 			}
-			if !set.add(w) {
+			prev = w
+			if i > 0 || len(ws) == 1 {
+				if v := f & (1<<58 - 1); v < mins[f>>58] {
+					mins[f>>58] = v
+				}
+			}
+			if !set.add(mw) {
 				continue
 			}
-			batch[n] = mix(w)
+			batch[n] = mw
 			if n++; n == len(batch) {
 				acc.addMany(batch[:])
 				n = 0

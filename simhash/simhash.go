@@ -334,6 +334,7 @@ func Text(text []byte) uint64 {
 // a Builder fed from that pass gives the same fingerprint.
 func HTML(doc []byte) uint64 {
 	var b Builder
+	b.Grow(len(doc) / 10)
 	return b.html(NewTokenizer(doc))
 }
 
@@ -348,6 +349,7 @@ func HTMLReader(r io.Reader) uint64 {
 // tokenizer pass reads it (Builder.Content).
 func HTMLContent(doc []byte) *Content {
 	var b Builder
+	b.Grow(len(doc) / 10)
 	b.html(NewTokenizer(doc))
 	return b.Content()
 }
@@ -508,6 +510,15 @@ func (b *Builder) Tag(name []byte, end bool) atom.Atom {
 		b.c.tag(a, end)
 	}
 	return a
+}
+
+// Grow makes room for about n words of main text, so that a caller that
+// knows the document's size (a word per 10 bytes of HTML, say) spares the
+// Builder growing its buffer.
+func (b *Builder) Grow(n int) {
+	if n = min(n, MaxWords); cap(b.c.words)-len(b.c.words) < n {
+		b.c.words = append(make([]uint64, 0, len(b.c.words)+n), b.c.words...)
+	}
 }
 
 // WantsAttrs reports whether the tag just added (a start tag) is one whose

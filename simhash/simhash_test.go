@@ -549,3 +549,33 @@ func BenchmarkPrint(b *testing.B) {
 		HTMLContent(doc).Print(t.Is)
 	}
 }
+
+// TestGoldenPrint: the prints of the golden inputs (fingerprint, weak bits,
+// title key, sketch) are part of the near index's on-disk format.
+func TestGoldenPrint(t *testing.T) {
+	path := filepath.Join("testdata", "golden-print.txt")
+	in := goldenInputs(t)
+	names := make([]string, 0, len(in))
+	for n := range in {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b bytes.Buffer
+	b.WriteString("# Print of each input: FP, Probe, Title, Sketch (AppendTo); regenerate with go test -update\n")
+	for _, n := range names {
+		p := HTMLContent(in[n]).Print(nil)
+		fmt.Fprintf(&b, "%s %016x %016x %016x %x\n", n, p.FP, p.Probe, p.Title, p.Sketch.AppendTo(nil))
+	}
+	if *update {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); got != string(want) {
+		t.Errorf("prints differ from %s (run with -update if the format is meant to change):\ngot\n%s\nwant\n%s", path, got, want)
+	}
+}

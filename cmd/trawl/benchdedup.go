@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -24,7 +25,9 @@ import (
 	"github.com/trawl-crawler/trawl/crawllog"
 	"github.com/trawl-crawler/trawl/internal/testweb"
 	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/links"
 	"github.com/trawl-crawler/trawl/node"
+	"github.com/trawl-crawler/trawl/simhash"
 )
 
 // benchDedupArgs are `trawl bench dedup`'s flags.
@@ -202,7 +205,64 @@ func runDedupWeb(a *benchDedupArgs, dir string, stderr io.Writer) (*dedupResult,
 	if c.pages > 0 {
 		r.CPUMsPerPage = c.cpuSeconds * 1000 / float64(c.pages)
 	}
+	r.FingerprintUs, r.ExtractUs = fingerprintCost(web)
 	return r, nil
+}
+
+// fingerprintCost measures, in this process, what the near-duplicate
+// gate's fingerprint costs a page of web: the CPU µs per HTML page that
+// link extraction spends more when it also reads the main text
+// (links.Options.SimHash) plus the print with the host's template
+// (simhash.Content.PrintWith), beside the µs of extraction without it.
+// Each is the least of three passes over every page, the machine being
+// shared.
+func fingerprintCost(web *testweb.Web) (fingerprintUs, extractUs float64) {
+	type page struct {
+		host string
+		body []byte
+	}
+	var pages []page
+	for _, p := range web.Pages() {
+		b, ok := web.Body(p.URL)
+		u, err := url.Parse(p.URL)
+		if ok && err == nil && bytes.Contains(b[:min(len(b), 512)], []byte("<html")) {
+			pages = append(pages, page{u.Host, b})
+		}
+	}
+	if len(pages) == 0 {
+		return 0, 0
+	}
+	// pass returns the least CPU µs per page of three passes, each with the
+	// function newPass gives.
+	pass := func(newPass func() func(page)) float64 {
+		best := math.Inf(1)
+		for range 3 {
+			fn := newPass()
+			start := cpuTime()
+			for _, p := range pages {
+				fn(p)
+			}
+			best = min(best, (cpuTime() - start).Seconds())
+		}
+		return best * 1e6 / float64(len(pages))
+	}
+	plain := pass(func() func(page) {
+		return func(p page) { links.ExtractWith(p.body, links.Options{}) }
+	})
+	with := pass(func() func(page) {
+		templates := map[string]*simhash.Template{} // learned as a crawl does
+		return func(p page) {
+			t := templates[p.host]
+			if t == nil {
+				t = new(simhash.Template)
+				templates[p.host] = t
+			}
+			c := links.ExtractWith(p.body, links.Options{SimHash: true}).Content
+			c.PrintWith(t)
+			t.Add(c)
+		}
+	})
+	return max(with-plain, 0), plain
 }
 
 // dedupResult is what `trawl bench dedup --json` prints.
@@ -235,6 +295,11 @@ type dedupResult struct {
 	CPUSeconds        float64 `json:"cpu_s"`
 	CPUMsPerPage      float64 `json:"cpu_ms_per_page"`
 	StopReason        string  `json:"stop_reason"`
+	// FingerprintUs is the CPU µs per HTML page the gate's fingerprint
+	// costs (main text, template, print), measured after the crawl on the
+	// web's pages; ExtractUs that of link extraction without it.
+	FingerprintUs float64 `json:"fingerprint_us_per_page"`
+	ExtractUs     float64 `json:"extract_us_per_page"`
 }
 
 // dedupRecall is the recall of one kind of copy.
@@ -392,6 +457,7 @@ func (r *dedupResult) print(w io.Writer) {
 		fmt.Fprintf(w, "  %-26s %7d %7d %7d %7.3f %8.3f\n", x.name, x.f.Pages, x.f.Fetched, x.f.Flagged, x.f.Rate, x.f.Coverage)
 	}
 	fmt.Fprintf(w, "  false positives            %.4f of ordinary and templated pages fetched\n", r.FalsePositiveRate)
+	fmt.Fprintf(w, "  fingerprint                %.0f us/page of CPU (main text, template, print), beside %.0f us/page for link extraction alone\n", r.FingerprintUs, r.ExtractUs)
 	fmt.Fprintf(w, "  CPU                        %.2f s in %.2f s, %.3f CPU-ms/page (crawler process; the web is served by another)\n",
 		r.CPUSeconds, r.Seconds, r.CPUMsPerPage)
 }
