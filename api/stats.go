@@ -92,7 +92,7 @@ type crawlProgress struct {
 
 // contentDuplicates are the pages fetched whose content the node had
 // archived already, over every crawl: exact copies (written as revisit
-// records) and near ones (SimHash), and their share of the pages fetched
+// records) and near ones (resemblance of main text), and their share of the pages fetched
 // over the network (totals.fetched). A page shared from another crawl's
 // fetch is never one: only a fetch is judged.
 type contentDuplicates struct {

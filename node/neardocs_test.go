@@ -69,7 +69,7 @@ const docCrawlTimeout = 3 * time.Minute
 //
 // Every flag is logged with both URLs, either way; so is every page
 // missed, with what became of the pages that link to it. A crawl with the
-// near-duplicate gate off (NearDistance -1) fetches exactly the reachable
+// near-duplicate gate off (NearResemblance -1) fetches exactly the reachable
 // set of each tree, no page more or less (checked when this test was
 // written), so a page missed is the gate's doing. Under -short only the
 // smallest tree is crawled.

@@ -21,10 +21,16 @@ type content struct {
 	title           uint64
 	inTitle, titled bool
 	titleText       []byte // the title's text, up to maxTitleText bytes
-	titleBlock      uint64 // the title's hash as a block (Block.Hash)
-	desc            uint64 // the hash of the meta description's words (Builder.Description)
-	anchor          int    // words of the block being read that are link text
-	inLink          int    // depth of open a elements
+	// heading is the hash of the words of the page's first h1 or
+	// class="title" element (Print.Title, when the title is its site's);
+	// inHeading: the block being read is that heading
+	heading           uint64
+	inHeading, headed bool
+	headingText       []byte
+	titleBlock        uint64 // the title's hash as a block (Block.Hash)
+	desc              uint64 // the hash of the meta description's words (Builder.Description)
+	anchor            int    // words of the block being read that are link text
+	inLink            int    // depth of open a elements
 	// wordInLink: the word being read had letters inside a link that has
 	// ended since
 	wordInLink bool
@@ -64,7 +70,7 @@ type Content struct {
 	words             []uint64
 	blocks            []Block
 	title, titleBlock uint64
-	desc              uint64
+	heading, desc     uint64
 }
 
 // Words returns the number of words of the main text.
@@ -160,6 +166,9 @@ func (c *content) endBlock() {
 	if c.inTitle { // a title names the page, boilerplate or not
 		c.title, c.titleBlock, c.inTitle = titleKey(c.titleText), h, false
 	}
+	if c.inHeading {
+		c.heading, c.inHeading = wordsKey(c.headingText), false
+	}
 	if c.boiler > 0 || 2*c.anchor > n {
 		c.words = c.words[:c.start]
 		c.anchor = 0
@@ -219,10 +228,13 @@ func wordsKey(text []byte) uint64 {
 // tag notes a non-inline tag (the block before it has ended).
 func (c *content) tag(a atom.Atom, end bool) {
 	c.finishAttrs()
-	c.inTitle = false
+	c.inTitle, c.inHeading = false, false
 	if (a == atom.Title || a == atom.H1) && !end && !c.titled {
 		c.inTitle, c.titled = true, true
 		c.titleText = c.titleText[:0]
+	}
+	if a == atom.H1 && !end {
+		c.startHeading()
 	}
 	if !container(a) {
 		return
@@ -281,9 +293,12 @@ func (c *content) attr(key, val []byte) {
 		boiler, main, title := classHints(val)
 		c.hinted = c.hinted || boiler
 		c.mainHint = c.mainHint || main
-		if title && string(key) == "class" && !c.titled {
-			c.inTitle, c.titled = true, true
-			c.titleText = c.titleText[:0]
+		if title && string(key) == "class" {
+			if !c.titled {
+				c.inTitle, c.titled = true, true
+				c.titleText = c.titleText[:0]
+			}
+			c.startHeading()
 		}
 	}
 }
@@ -295,6 +310,14 @@ func (c *content) finishAttrs() {
 		c.markBoiler()
 	}
 	c.wantAttrs, c.hinted, c.mainHint = false, false, false
+}
+
+// startHeading makes the block being read the page's heading, if it has
+// none yet.
+func (c *content) startHeading() {
+	if !c.headed {
+		c.inHeading, c.headed = true, true
+	}
 }
 
 // markBoiler makes the innermost open frame boilerplate.
@@ -543,6 +566,11 @@ type Print struct {
 	Sketch    Sketch
 	Words     int
 	Title     uint64
+	// Heading is the hash of the page's first heading (h1, or
+	// class="title") and its meta description: what names a page whose
+	// title is its site's (SharedTitle: PrintWith). 0 if it has neither.
+	Heading     uint64
+	SharedTitle bool
 }
 
 // Print returns the page's print over the blocks for which template is
@@ -555,15 +583,12 @@ func (c *Content) Print(template func(blockHash uint64) bool) Print {
 }
 
 // PrintWith returns the page's print with t's template left out
-// (Template.Is). A title that t has seen on several distinct pages of the
-// host (Template.SharedTitle: "Source code", "Product") names none of
-// them: the print's title is then the title with the page's meta
-// description, if it has one.
+// (Template.Is), and whether its title is its site's rather than its own:
+// on other distinct pages of the host (Template.SharedTitle: "Source code",
+// a site's name on every page), then Print.Heading tells pages apart.
 func (c *Content) PrintWith(t *Template) Print {
 	p := c.Print(t.Is)
-	if c != nil && c.desc != 0 && t.SharedTitle(c.titleBlock) {
-		p.Title = mix(p.Title*phi + c.desc)
-	}
+	p.SharedTitle = c != nil && t.SharedTitle(c.titleBlock)
 	return p
 }
 
@@ -614,6 +639,9 @@ func (c *Content) print(template func(uint64) bool) Print {
 	p.FP = acc.Sum()
 	p.Probe = acc.weakPerBand(ProbeBits)
 	p.Title = c.title
+	if c.heading != 0 || c.desc != 0 {
+		p.Heading = mix(c.heading*phi + c.desc)
+	}
 	for i, m := range mins {
 		if m == ^uint64(0) {
 			p.Sketch.Empty |= 1 << i

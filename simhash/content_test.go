@@ -97,6 +97,31 @@ func TestTitle(t *testing.T) {
 	}
 }
 
+// TestSharedTitle: once two distinct pages of a host had a title, a page
+// with it is printed as having its site's title, and pages are told apart
+// by their headings.
+func TestSharedTitle(t *testing.T) {
+	page := func(h1 string) *Content {
+		return HTMLContent([]byte("<title>SFML</title><div class=title>" + h1 + "</div><p>" + strings.Join(text(3, 200), " ") + "</p>"))
+	}
+	var tm Template
+	if p := page("a").PrintWith(&tm); p.SharedTitle {
+		t.Fatal("a first page's title is shared")
+	}
+	tm.Add(page("a"))
+	if p := page("b").PrintWith(&tm); p.SharedTitle {
+		t.Fatal("a title on one page of the host is shared: a copy judged distinct would make it so")
+	}
+	tm.Add(page("b"))
+	pc := page("c").PrintWith(&tm)
+	if !pc.SharedTitle {
+		t.Fatal("a title on two distinct pages of the host is not shared")
+	}
+	if pa := page("a").Print(nil); pa.Title != pc.Title || pa.Heading == pc.Heading || pa.Heading == 0 {
+		t.Errorf("pages of one title, two headings: titles %#x %#x, headings %#x %#x", pa.Title, pc.Title, pa.Heading, pc.Heading)
+	}
+}
+
 // TestClassHints checks the words of class and id values.
 func TestClassHints(t *testing.T) {
 	for _, c := range []struct {

@@ -472,6 +472,9 @@ func (b *Builder) Text(text []byte) {
 		if b.c.inTitle {
 			b.c.titleText = append(b.c.titleText, text[:min(len(text), maxTitleText-len(b.c.titleText))]...)
 		}
+		if b.c.inHeading {
+			b.c.headingText = append(b.c.headingText, text[:min(len(text), maxTitleText-len(b.c.headingText))]...)
+		}
 		b.w.write(text)
 	}
 }
@@ -576,7 +579,7 @@ func (b *Builder) Words() int { return len(b.c.words) }
 // must not be used after it.
 func (b *Builder) Content() *Content {
 	b.finish()
-	return &Content{words: b.c.words, blocks: b.c.blocks, title: b.c.title, titleBlock: b.c.titleBlock, desc: b.c.desc}
+	return &Content{words: b.c.words, blocks: b.c.blocks, title: b.c.title, titleBlock: b.c.titleBlock, heading: b.c.heading, desc: b.c.desc}
 }
 
 func (b *Builder) finish() {

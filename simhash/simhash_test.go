@@ -561,10 +561,10 @@ func TestGoldenPrint(t *testing.T) {
 	}
 	sort.Strings(names)
 	var b bytes.Buffer
-	b.WriteString("# Print of each input: FP, Probe, Title, Sketch (AppendTo); regenerate with go test -update\n")
+	b.WriteString("# Print of each input: FP, Probe, Title, Heading, Sketch (AppendTo); regenerate with go test -update\n")
 	for _, n := range names {
 		p := HTMLContent(in[n]).Print(nil)
-		fmt.Fprintf(&b, "%s %016x %016x %016x %x\n", n, p.FP, p.Probe, p.Title, p.Sketch.AppendTo(nil))
+		fmt.Fprintf(&b, "%s %016x %016x %016x %016x %x\n", n, p.FP, p.Probe, p.Title, p.Heading, p.Sketch.AppendTo(nil))
 	}
 	if *update {
 		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {

@@ -44,10 +44,11 @@ func (t *Template) Is(block uint64) bool {
 }
 
 // SharedTitle reports whether a page's title (Content's title block) was
-// on TemplateMinCount or more of the host's pages: pages judged distinct,
-// so it names none of them.
+// on two or more pages of the host already: pages judged distinct (Add),
+// so it names none of them. (One is not enough: a copy edited beyond the
+// near-duplicate gate's reach is judged distinct, and keeps its title.)
 func (t *Template) SharedTitle(block uint64) bool {
-	return block != 0 && int(t.counts[block]) >= TemplateMinCount
+	return block != 0 && t.counts[block] >= 2
 }
 
 // Add counts the blocks of a page's main text, each once.

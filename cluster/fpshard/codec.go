@@ -22,14 +22,15 @@ import (
 //	op:
 //	  'E' | SHA-256 (32 B)                                  exact lookup
 //	  'N' | min resemblance (2 B, BE, of 65535) |            near lookup
-//	        FP (8 B, BE) | title (8 B, BE) | sketch
+//	        FP (8 B, BE) | title (8 B, BE) | heading (8 B, BE) |
+//	        shared title (1 B: 0 or 1) | sketch
 //	        (simhash.SketchBytes) | probes (1 B) | each: band
 //	        (1 B) | value (2 B, BE)
 //	  'e' | SHA-256 (32 B) | uvarint n | dedup.Original     add exact
 //	        .Encode() (n B)
 //	  'n' | bands (1 B) | FP (8 B, BE) | title (8 B, BE) |  add near
-//	        sketch (simhash.SketchBytes) | job (uvarint) |
-//	        uvarint n | URL (n B)
+//	        heading (8 B, BE) | sketch (simhash.SketchBytes) |
+//	        job (uvarint) | uvarint n | URL (n B)
 //
 //	reply (to a message holding lookups only; adds are published):
 //	+---------+---------+-------------------------------------------+
@@ -86,6 +87,12 @@ func appendNear(dst []byte, p simhash.Print, minRes float64, probes []dedup.Prob
 	dst = binary.BigEndian.AppendUint16(dst, quantize(minRes))
 	dst = binary.BigEndian.AppendUint64(dst, p.FP)
 	dst = binary.BigEndian.AppendUint64(dst, p.Title)
+	dst = binary.BigEndian.AppendUint64(dst, p.Heading)
+	shared := byte(0)
+	if p.SharedTitle {
+		shared = 1
+	}
+	dst = append(dst, shared)
 	dst = p.Sketch.AppendTo(dst)
 	probes = probes[:min(len(probes), 255)]
 	dst = append(dst, byte(len(probes)))
@@ -110,6 +117,7 @@ func appendAddNear(dst []byte, p simhash.Print, url string, job uint32, bands de
 	dst = append(dst, opAddNear, byte(bands))
 	dst = binary.BigEndian.AppendUint64(dst, p.FP)
 	dst = binary.BigEndian.AppendUint64(dst, p.Title)
+	dst = binary.BigEndian.AppendUint64(dst, p.Heading)
 	dst = p.Sketch.AppendTo(dst)
 	dst = binary.AppendUvarint(dst, uint64(job))
 	dst = binary.AppendUvarint(dst, uint64(len(url)))
@@ -162,14 +170,19 @@ func decodeOps(msg []byte) ([]op, error) {
 				}
 			}
 		case opNear:
-			b := take(2 + 16 + simhash.SketchBytes + 1)
+			b := take(2 + 25 + simhash.SketchBytes + 1)
 			if b == nil {
 				return nil, fmt.Errorf("%w: near lookup cut off", errMalformed)
 			}
 			o.minRes = float64(binary.BigEndian.Uint16(b)) / 65535
 			o.print.FP = binary.BigEndian.Uint64(b[2:])
 			o.print.Title = binary.BigEndian.Uint64(b[10:])
-			o.print.Sketch, _ = simhash.DecodeSketch(b[18:])
+			o.print.Heading = binary.BigEndian.Uint64(b[18:])
+			if b[26] > 1 {
+				return nil, fmt.Errorf("%w: shared title %d", errMalformed, b[26])
+			}
+			o.print.SharedTitle = b[26] == 1
+			o.print.Sketch, _ = simhash.DecodeSketch(b[27:])
 			n := int(b[len(b)-1])
 			pb := take(3 * n)
 			if pb == nil {
@@ -183,14 +196,15 @@ func decodeOps(msg []byte) ([]op, error) {
 				o.probes = append(o.probes, pr)
 			}
 		case opAddNear:
-			b := take(1 + 16 + simhash.SketchBytes)
+			b := take(1 + 24 + simhash.SketchBytes)
 			if b == nil {
 				return nil, fmt.Errorf("%w: near add cut off", errMalformed)
 			}
 			o.bands = dedup.Bands(b[0])
 			o.print.FP = binary.BigEndian.Uint64(b[1:])
 			o.print.Title = binary.BigEndian.Uint64(b[9:])
-			o.print.Sketch, _ = simhash.DecodeSketch(b[17:])
+			o.print.Heading = binary.BigEndian.Uint64(b[17:])
+			o.print.Sketch, _ = simhash.DecodeSketch(b[25:])
 			job, ok := uvarint()
 			if !ok || job > 1<<32-1 {
 				return nil, fmt.Errorf("%w: near add's job", errMalformed)

@@ -344,7 +344,7 @@ probing:
 			if !ok {
 				continue // an entry of an older format: not comparable
 			}
-			r, ok := Compare(p, simhash.Print{FP: fp, Title: e.title, Sketch: e.sketch})
+			r, ok := Compare(p, simhash.Print{FP: fp, Title: e.title, Heading: e.heading, Sketch: e.sketch})
 			if ok && r > best.Resemblance {
 				best.Resemblance = r
 				val = append(val[:0], it.Value()...)
@@ -368,14 +368,15 @@ probing:
 // Compare returns how much the page of print s resembles the page looked
 // up, of print p (simhash.Resemblance), and whether s may be p's near
 // duplicate at all: their fingerprints are within MaxCandidateDistance,
-// and if their titles differ they resemble each other at
-// RetitledResemblance, over RetitledFilled bins at least.
+// and if their titles differ (or, p's title being its site's, their
+// headings, or p has none: simhash.Print.SharedTitle) they resemble each
+// other at RetitledResemblance, over RetitledFilled bins at least.
 func Compare(p, s simhash.Print) (float64, bool) {
 	if bits.OnesCount64(p.FP^s.FP) > MaxCandidateDistance {
 		return 0, false
 	}
 	r := simhash.Resemblance(p.Sketch, s.Sketch)
-	if s.Title == p.Title {
+	if s.Title == p.Title && (!p.SharedTitle || s.Heading == p.Heading && p.Heading != 0) {
 		return r, true
 	}
 	return r, r >= RetitledResemblance && min(p.Sketch.Filled(), s.Sketch.Filled()) >= RetitledFilled
@@ -388,21 +389,23 @@ func Compare(p, s simhash.Print) (float64, bool) {
 const nearVersion = 0
 
 // nearEntry is a near entry's value: the job that archived the page, the
-// hash of its title, its sketch and its URL.
+// hashes of its title and heading, its sketch and its URL.
 type nearEntry struct {
-	job    uint32
-	title  uint64
-	sketch simhash.Sketch
-	url    string
+	job            uint32
+	title, heading uint64
+	sketch         simhash.Sketch
+	url            string
 }
 
 // encodeNear returns a near entry's value: nearVersion; job (uvarint);
-// title hash (8 B, BE); sketch (simhash.SketchBytes: Sketch.AppendTo); URL.
+// title hash (8 B, BE); heading hash (8 B, BE); sketch
+// (simhash.SketchBytes: Sketch.AppendTo); URL.
 func encodeNear(p simhash.Print, url string, job uint32) []byte {
-	v := make([]byte, 0, 1+5+8+simhash.SketchBytes+len(url))
+	v := make([]byte, 0, 1+5+16+simhash.SketchBytes+len(url))
 	v = append(v, nearVersion)
 	v = binary.AppendUvarint(v, uint64(job))
 	v = binary.BigEndian.AppendUint64(v, p.Title)
+	v = binary.BigEndian.AppendUint64(v, p.Heading)
 	v = p.Sketch.AppendTo(v)
 	return append(v, url...)
 }
@@ -416,15 +419,16 @@ func decodeNear(v []byte) (nearEntry, bool) {
 		return nearEntry{}, false
 	}
 	v = v[1+n:]
-	if len(v) < 8 {
+	if len(v) < 16 {
 		return nearEntry{}, false
 	}
-	title := binary.BigEndian.Uint64(v)
-	sk, ok := simhash.DecodeSketch(v[8:])
-	if !ok {
+	e := nearEntry{job: uint32(job), title: binary.BigEndian.Uint64(v), heading: binary.BigEndian.Uint64(v[8:])}
+	var ok bool
+	if e.sketch, ok = simhash.DecodeSketch(v[16:]); !ok {
 		return nearEntry{}, false
 	}
-	return nearEntry{job: uint32(job), title: title, sketch: sk, url: string(v[8+simhash.SketchBytes:])}, true
+	e.url = string(v[16+simhash.SketchBytes:])
+	return e, true
 }
 
 // Bands is a set of band numbers: bit i stands for band i.

@@ -441,10 +441,26 @@ func TestCompare(t *testing.T) {
 		{"two titles, 1% edited", printOf("a", long), printOf("b", edit(long, 4, 1)), false},
 		{"two titles, same short text", printOf("a", short), printOf("b", short), false},
 		{"same title, same short text", printOf("a", short), printOf("a", short), true},
+		{"a site's title, two headings", shared(printOfH("site", "class a", long)), printOfH("site", "class b", edit(long, 4, 1)), false},
+		{"a site's title, one heading", shared(printOfH("site", "class a", long)), printOfH("site", "class a", edit(long, 4, 1)), true},
+		{"a site's title, no heading", shared(printOf("site", long)), printOf("site", edit(long, 4, 1)), false},
+		{"a page's own title, two headings", printOfH("site", "class a", long), printOfH("site", "class b", edit(long, 4, 1)), true},
 		{"fingerprints far apart", printOf("a", long), func() simhash.Print { p := printOf("a", long); p.FP = ^p.FP; return p }(), false},
 	} {
 		if _, ok := Compare(c.p, c.s); ok != c.ok {
 			t.Errorf("%s: Compare = %v, want %v", c.name, ok, c.ok)
 		}
 	}
+}
+
+// printOfH is printOf with a first heading.
+func printOfH(title, heading string, ws []string) simhash.Print {
+	doc := "<title>" + title + "</title><h1>" + heading + "</h1><p>" + strings.Join(ws, " ") + "</p>"
+	return simhash.HTMLContent([]byte(doc)).Print(nil)
+}
+
+// shared marks p's title as its site's (simhash.Content.PrintWith).
+func shared(p simhash.Print) simhash.Print {
+	p.SharedTitle = true
+	return p
 }
