@@ -2,6 +2,7 @@ package node
 
 import (
 	"container/list"
+	"slices"
 	"sync"
 
 	"github.com/trawl-crawler/trawl/simhash"
@@ -54,12 +55,27 @@ type reprint struct {
 // print returns the print of a page of host (its main text c) with the
 // host's template left out.
 func (ts *templates) print(host string, c *simhash.Content) simhash.Print {
+	var tmpl []uint64 // the page's template blocks, found under the lock
+	shared := false
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	if e, ok := ts.hosts[host]; ok {
-		return c.PrintWith(&e.Value.(*hostTemplate).t)
+		t := &e.Value.(*hostTemplate).t
+		for _, b := range c.Blocks() {
+			if t.Is(b.Hash) {
+				tmpl = append(tmpl, b.Hash)
+			}
+		}
+		shared = c.SharedTitleIn(t)
 	}
-	return c.Print(nil)
+	ts.mu.Unlock()
+	var p simhash.Print
+	if len(tmpl) == 0 {
+		p = c.Print(nil)
+	} else {
+		p = c.Print(func(h uint64) bool { return slices.Contains(tmpl, h) })
+	}
+	p.SharedTitle = shared
+	return p
 }
 
 // add counts the blocks of a page of host judged distinct into the

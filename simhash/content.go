@@ -2,6 +2,7 @@ package simhash
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/bits"
 	"sync"
 
@@ -443,11 +444,13 @@ func lowerASCII(c byte) byte {
 // wordSets holds wordSets for reuse by Print.
 var wordSets = sync.Pool{New: func() any { return new(wordSet) }}
 
-// wordSet is an open-addressing set of mixed 64-bit hashes (their low bits
-// index it), for counting each word once. Zero is stored apart (the empty
-// slot's value).
+// wordSet is an open-addressing set of mixed 64-bit hashes, kept as their
+// high 32 bits (two features of a page share them with odds of about
+// n²/2^33: for a long page's 10,000, 1 in 90) and indexed by their low
+// bits: 4 bytes a slot keeps a long page's set in the cache. Zero is
+// stored apart (the empty slot's value).
 type wordSet struct {
-	slots   []uint64
+	slots   []uint32
 	hasZero bool
 }
 
@@ -460,14 +463,15 @@ func (s *wordSet) reset(n int) {
 		s.slots = s.slots[:size]
 		clear(s.slots)
 	} else {
-		s.slots = make([]uint64, size)
+		s.slots = make([]uint32, size)
 	}
 	s.hasZero = false
 }
 
 // add adds h and reports whether it was not there.
 func (s *wordSet) add(h uint64) bool {
-	if h == 0 {
+	k := uint32(h >> 32)
+	if k == 0 {
 		had := s.hasZero
 		s.hasZero = true
 		return !had
@@ -475,10 +479,10 @@ func (s *wordSet) add(h uint64) bool {
 	m := uint64(len(s.slots) - 1)
 	for i := h & m; ; i = (i + 1) & m {
 		switch s.slots[i] {
-		case h:
+		case k:
 			return false
 		case 0:
-			s.slots[i] = h
+			s.slots[i] = k
 			return true
 		}
 	}
@@ -538,10 +542,12 @@ func Resemblance(a, b Sketch) float64 {
 	}
 	same := 0
 	both := ^(a.Empty | b.Empty)
-	for i := range SketchBins {
-		if both>>i&1 == 1 && a.Min[i] == b.Min[i] {
-			same++
-		}
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	for j := range SketchBins / 8 { // 8 bins at a time
+		x := binary.LittleEndian.Uint64(a.Min[8*j:]) ^ binary.LittleEndian.Uint64(b.Min[8*j:])
+		// The high bit of each byte of zero is set where x's byte is 0.
+		zero := ^((x&low7 + low7) | x | low7)
+		same += bits.OnesCount64(zero & (spread[both>>(8*j)&0xff] << 7))
 	}
 	const chance = 1.0 / 256
 	r := (float64(same)/float64(either) - chance) / (1 - chance)
@@ -588,8 +594,14 @@ func (c *Content) Print(template func(blockHash uint64) bool) Print {
 // a site's name on every page), then Print.Heading tells pages apart.
 func (c *Content) PrintWith(t *Template) Print {
 	p := c.Print(t.Is)
-	p.SharedTitle = c != nil && t.SharedTitle(c.titleBlock)
+	p.SharedTitle = c.SharedTitleIn(t)
 	return p
+}
+
+// SharedTitleIn reports whether the page's title is its site's in t
+// (Template.SharedTitle), as PrintWith judges it.
+func (c *Content) SharedTitleIn(t *Template) bool {
+	return c != nil && t.SharedTitle(c.titleBlock)
 }
 
 func (c *Content) print(template func(uint64) bool) Print {
@@ -603,7 +615,7 @@ func (c *Content) print(template func(uint64) bool) Print {
 	}
 	set := wordSets.Get().(*wordSet)
 	defer wordSets.Put(set)
-	set.reset(len(c.words))
+	set.reset(2 * len(c.words))
 	var batch [64]uint64
 	n := 0
 	for _, bl := range c.blocks {
@@ -625,12 +637,18 @@ func (c *Content) print(template func(uint64) bool) Print {
 					mins[f>>58] = v
 				}
 			}
-			if !set.add(mw) {
-				continue
+			// The fingerprint's features: the word and the pair it ends,
+			// each once.
+			if set.add(mw) {
+				batch[n] = mw
+				n++
 			}
-			batch[n] = mw
-			if n++; n == len(batch) {
-				acc.addMany(batch[:])
+			if i > 0 && set.add(f) {
+				batch[n] = f
+				n++
+			}
+			if n >= len(batch)-1 {
+				acc.addMany(batch[:n])
 				n = 0
 			}
 		}

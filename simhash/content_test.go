@@ -331,3 +331,34 @@ func TestTemplate(t *testing.T) {
 		t.Error("a block on every page of a host of many blocks is not template")
 	}
 }
+
+// TestResemblanceCounts: Resemblance counts exactly the bins equal and
+// filled in both, against a bin-by-bin count.
+func TestResemblanceCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		var a, b Sketch
+		for i := range SketchBins {
+			a.Min[i] = uint8(r.IntN(4))
+			b.Min[i] = uint8(r.IntN(4))
+		}
+		a.Empty, b.Empty = r.Uint64()&r.Uint64(), r.Uint64()&r.Uint64()
+		either, same := 0, 0
+		for i := range SketchBins {
+			ea, eb := a.Empty>>i&1 == 1, b.Empty>>i&1 == 1
+			if !ea || !eb {
+				either++
+			}
+			if !ea && !eb && a.Min[i] == b.Min[i] {
+				same++
+			}
+		}
+		want := 0.0
+		if either > 0 {
+			want = max((float64(same)/float64(either)-1.0/256)/(1-1.0/256), 0)
+		}
+		if got := Resemblance(a, b); got != want {
+			t.Fatalf("Resemblance(%v, %v) = %v, want %v (%d of %d bins)", a, b, got, want, same, either)
+		}
+	}
+}

@@ -579,3 +579,13 @@ func TestGoldenPrint(t *testing.T) {
 		t.Errorf("prints differ from %s (run with -update if the format is meant to change):\ngot\n%s\nwant\n%s", path, got, want)
 	}
 }
+
+// BenchmarkPrintOnly is Print of a parsed page: the near gate's cost
+// beyond reading the main text.
+func BenchmarkPrintOnly(b *testing.B) {
+	c := HTMLContent(benchPage())
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Print(nil)
+	}
+}

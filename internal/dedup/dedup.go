@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -223,11 +222,17 @@ func (x *Index) AddExact(b *store.Batch, sum [sha256.Size]byte, o Original) erro
 	return b.Set(store.DigestKey(sum), o.Encode())
 }
 
-// MaxBandScan bounds the stored fingerprints Near reads per probe: a band
-// value shared by more pages than this (a site of near-identical pages)
-// is not read to its end; the first ones found are enough to call a page
-// a near-duplicate.
-const MaxBandScan = 1024
+// MaxBandScan bounds the stored fingerprints Near reads per probe, and
+// MaxLookupScan those it reads in all: a band value shared by more pages
+// than this (pages of one small vocabulary, whose word sets are alike) is
+// not read to its end, and the probes past the budget are not read. The
+// probes are read own bands first, so a lookup in a crowded region still
+// reads the fingerprints most like its own; the cost of a lookup stays
+// bounded wherever it falls.
+const (
+	MaxBandScan   = 16
+	MaxLookupScan = 128
+)
 
 // MaxCandidateDistance is the farthest a stored fingerprint may be from
 // the one looked up (Hamming distance) for Near to compare their
@@ -315,10 +320,14 @@ func (x *Index) NearProbes(p simhash.Print, probes []Probe, minResemblance float
 	best := Match{Resemblance: -1}
 	var val []byte          // the best candidate's stored value, decoded at the end
 	var it *pebble.Iterator // one for every probe read, made at the first
-	var seen []uint64       // fingerprints compared already (under another probe)
+	var seen fpSet          // fingerprints compared already (under another probe)
 	prefix := make([]byte, 0, 1+simhash.BandPrefixLen)
+	scanned := 0
 probing:
 	for _, pr := range probes {
+		if scanned >= MaxLookupScan {
+			break
+		}
 		if pr.Band < 0 || pr.Band >= simhash.NumBands || !x.isOccupied(pr.Band, pr.Value) {
 			continue
 		}
@@ -332,15 +341,15 @@ probing:
 		prefix = append(prefix[:0], byte(store.KindNear), byte(pr.Band))
 		prefix = binary.BigEndian.AppendUint16(prefix, pr.Value)
 		n := 0
-		for it.SeekGE(prefix); it.Valid() && n < MaxBandScan && bytes.HasPrefix(it.Key(), prefix); it.Next() {
+		for it.SeekGE(prefix); it.Valid() && n < MaxBandScan && scanned < MaxLookupScan && bytes.HasPrefix(it.Key(), prefix); it.Next() {
 			n++
+			scanned++
 			k := it.Key()
 			fp := binary.BigEndian.Uint64(k[len(k)-8:])
-			if bits.OnesCount64(fp^p.FP) > MaxCandidateDistance || slices.Contains(seen, fp) {
+			if bits.OnesCount64(fp^p.FP) > MaxCandidateDistance || !seen.add(fp) {
 				continue
 			}
-			seen = append(seen, fp)
-			e, ok := decodeNear(it.Value())
+			e, ok := decodeNearHead(it.Value())
 			if !ok {
 				continue // an entry of an older format: not comparable
 			}
@@ -360,9 +369,35 @@ probing:
 	if best.Resemblance < minResemblance || val == nil {
 		return Match{}, false, nil
 	}
-	e, _ := decodeNear(val)
-	best.Job, best.URL = e.job, e.url
+	e, _ := decodeNearHead(val)
+	best.Job, best.URL = e.job, string(e.url)
 	return best, true, nil
+}
+
+// fpSet is a small set of fingerprints: a lookup's candidates, at most
+// MaxLookupScan. Zero is kept apart.
+type fpSet struct {
+	slots   [2 * MaxLookupScan]uint64
+	hasZero bool
+}
+
+// add adds fp and reports whether it was not there.
+func (s *fpSet) add(fp uint64) bool {
+	if fp == 0 {
+		had := s.hasZero
+		s.hasZero = true
+		return !had
+	}
+	const m = 2*MaxLookupScan - 1
+	for i := (fp * 0x9E3779B97F4A7C15) >> 54 & m; ; i = (i + 1) & m {
+		switch s.slots[i] {
+		case fp:
+			return false
+		case 0:
+			s.slots[i] = fp
+			return true
+		}
+	}
 }
 
 // Compare returns how much the page of print s resembles the page looked
@@ -389,12 +424,13 @@ func Compare(p, s simhash.Print) (float64, bool) {
 const nearVersion = 0
 
 // nearEntry is a near entry's value: the job that archived the page, the
-// hashes of its title and heading, its sketch and its URL.
+// hashes of its title and heading, its sketch and its URL (a slice of the
+// value decoded).
 type nearEntry struct {
 	job            uint32
 	title, heading uint64
 	sketch         simhash.Sketch
-	url            string
+	url            []byte
 }
 
 // encodeNear returns a near entry's value: nearVersion; job (uvarint);
@@ -410,7 +446,7 @@ func encodeNear(p simhash.Print, url string, job uint32) []byte {
 	return append(v, url...)
 }
 
-func decodeNear(v []byte) (nearEntry, bool) {
+func decodeNearHead(v []byte) (nearEntry, bool) {
 	if len(v) == 0 || v[0] != nearVersion {
 		return nearEntry{}, false
 	}
@@ -427,7 +463,7 @@ func decodeNear(v []byte) (nearEntry, bool) {
 	if e.sketch, ok = simhash.DecodeSketch(v[16:]); !ok {
 		return nearEntry{}, false
 	}
-	e.url = string(v[16+simhash.SketchBytes:])
+	e.url = v[16+simhash.SketchBytes:]
 	return e, true
 }
 

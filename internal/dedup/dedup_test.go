@@ -324,11 +324,15 @@ func TestNearSharded(t *testing.T) {
 		return nil
 	})
 	it.Close()
+	found := 0
 	for i, ws := range stored {
 		q := printOf("t", edit(ws, 2, uint64(i)))
 		want, ok, err := whole.Near(q, 0.5)
-		if err != nil || !ok {
-			t.Fatalf("whole Near(print %d) = %v, %v", i, ok, err)
+		if err != nil {
+			t.Fatalf("whole Near(print %d): %v", i, err)
+		}
+		if ok {
+			found++
 		}
 		byPart := map[partition.ID][]Probe{}
 		for _, pr := range Probes(q) {
@@ -353,9 +357,15 @@ func TestNearSharded(t *testing.T) {
 				best = m
 			}
 		}
+		if !ok {
+			want = Match{Resemblance: -1}
+		}
 		if best != want {
 			t.Errorf("print %d: shards' best %+v, whole index's %+v", i, best, want)
 		}
+	}
+	if found < len(stored)*9/10 {
+		t.Errorf("the whole index found %d of %d copies with 2 words of 150 changed, want 90%%", found, len(stored))
 	}
 }
 

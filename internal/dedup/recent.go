@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"math/bits"
 	"sync"
 
 	"github.com/trawl-crawler/trawl/simhash"
@@ -37,9 +38,16 @@ func (x *Recent) CheckAndAdd(p simhash.Print, url string, job uint32, minResembl
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	best := Match{Resemblance: -1}
-	for _, e := range x.ring {
-		if e.url == url {
+	compared := 0
+	// Newest first, comparing at most MaxLookupScan candidates (prints of
+	// pages of one small vocabulary are all within MaxCandidateDistance).
+	for k := range len(x.ring) {
+		e := &x.ring[(x.next-1-k+2*len(x.ring))%len(x.ring)]
+		if e.url == url || bits.OnesCount64(e.p.FP^p.FP) > MaxCandidateDistance {
 			continue
+		}
+		if compared++; compared > MaxLookupScan {
+			break
 		}
 		if r, ok := Compare(p, e.p); ok && r >= minResemblance && r > best.Resemblance {
 			best = Match{URL: e.url, Job: e.job, Resemblance: r}
