@@ -38,6 +38,9 @@ var docTrees = []docTree{
 	{"doxygen", "libjsoncpp-doc", "/usr/share/doc/libjsoncpp-doc"},
 	{"sphinx", "python3.11-doc", "/usr/share/doc/python3.11/html"},
 	{"javadoc", "junit4-doc", "/usr/share/doc/junit4/api"},
+	// A second Doxygen tree, with member and function indexes whose text
+	// is mostly links, and class pages of like classes.
+	{"doxygen-box2d", "libbox2d-doc", "/usr/share/doc/libbox2d-dev/html"},
 }
 
 // docGap is the politeness gap of TestRealDocsNearDuplicates' crawls: one

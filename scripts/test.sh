@@ -39,6 +39,7 @@ doc_pkgs=""
 [ -f /usr/share/doc/python3.11/html/index.html ] || doc_pkgs="$doc_pkgs python3.11-doc"
 [ -f /usr/share/doc/junit4/api/index.html ] || doc_pkgs="$doc_pkgs junit4-doc"
 [ -f /usr/share/doc/libjsoncpp-doc/index.html ] || doc_pkgs="$doc_pkgs libjsoncpp-doc"
+[ -f /usr/share/doc/libbox2d-dev/html/index.html ] || doc_pkgs="$doc_pkgs libbox2d-doc"
 if [ -n "$doc_pkgs" ]; then
 	echo "== installing$doc_pkgs (apt-get), for the near-duplicate test on real documentation"
 	sudo_cmd=""
