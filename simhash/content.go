@@ -560,7 +560,7 @@ func Resemblance(a, b Sketch) float64 {
 const ProbeBits = 3
 
 // Print is what the near-duplicate gate knows of a page: the SimHash of
-// the set of its words (FP), the mask of FP's ProbeBits weakest bits in
+// the set of its words and word pairs (FP), the mask of FP's ProbeBits weakest bits in
 // each band (Probe), the Sketch of its word 2-shingles, and its number of
 // words, all over the page's main text less the blocks a caller leaves out
 // (a host's template); and the hash of the words of its title (Title: 0

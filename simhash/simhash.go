@@ -12,11 +12,12 @@
 // Fingerprints of the main text (SimHash: Charikar 2002, 64 bits):
 //   - Content.SimHash, of its word pairs (2-word shingles, as often as they
 //     occur): a URL's record keeps it, to tell how much of a page changed.
-//   - Print.FP, of the SET of its words, each counted once: robust to small
-//     edits (a word replaced moves one feature of hundreds), so the pages
-//     near one are found by the bands of an index, with the weakest bits of
-//     each band tried flipped (Print.Probe). Being a set, it does not see
-//     word order.
+//   - Print.FP, of the SET of its words and word pairs, each counted once:
+//     robust to small edits (a word replaced moves three features of
+//     hundreds), so the pages near one are found by the bands of an index,
+//     with the weakest bits of each band tried flipped (Print.Probe). The
+//     pairs keep pages of one small vocabulary apart, which the words alone
+//     would put within a few bits of each other.
 //   - Print.Sketch, a one-permutation MinHash of its word pairs: two
 //     sketches estimate the resemblance (Jaccard similarity) of two pages'
 //     pair sets, which decides whether they are near duplicates. A 3% edit

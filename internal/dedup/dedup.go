@@ -224,7 +224,7 @@ func (x *Index) AddExact(b *store.Batch, sum [sha256.Size]byte, o Original) erro
 
 // MaxBandScan bounds the stored fingerprints Near reads per probe, and
 // MaxLookupScan those it reads in all: a band value shared by more pages
-// than this (pages of one small vocabulary, whose word sets are alike) is
+// than this (pages of one small vocabulary, whose fingerprints are alike) is
 // not read to its end, and the probes past the budget are not read. The
 // probes are read own bands first, so a lookup in a crowded region still
 // reads the fingerprints most like its own; the cost of a lookup stays
@@ -236,8 +236,8 @@ const (
 
 // MaxCandidateDistance is the farthest a stored fingerprint may be from
 // the one looked up (Hamming distance) for Near to compare their
-// sketches: the word sets of pages whose shingles resemble each other at
-// 0.6 are within about 12 bits, while unrelated pages are some 32 apart.
+// sketches: the fingerprints of pages whose word pairs resemble each other
+// at 0.6 are within about 12 bits, while unrelated pages are some 32 apart.
 const MaxCandidateDistance = 20
 
 // Match is a stored page near a page looked up.
