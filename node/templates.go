@@ -19,7 +19,15 @@ type templates struct {
 	mu    sync.Mutex
 	hosts map[string]*list.Element // of *hostTemplate, most recent first in lru
 	lru   list.List
+	// earlyBytes is the size of the main text the hosts' early pages
+	// hold, at most maxEarlyBytes: past it, the early pages of the hosts
+	// read least recently are let go (they are not entered again).
+	earlyBytes int
 }
+
+// maxEarlyBytes bounds the main text of early pages kept for reprints: a
+// broad crawl reads a few pages of very many hosts.
+const maxEarlyBytes = 32 << 20
 
 // maxTemplateHosts bounds the hosts whose templates are kept: each holds
 // at most simhash.MaxTemplateBlocks block counts (some 40 KiB at most,
@@ -99,6 +107,7 @@ func (ts *templates) add(host string, c *simhash.Content, entered bool, url stri
 	} else {
 		if ts.lru.Len() >= maxTemplateHosts {
 			old := ts.lru.Back()
+			ts.dropEarly(old.Value.(*hostTemplate))
 			ts.lru.Remove(old)
 			delete(ts.hosts, old.Value.(*hostTemplate).host)
 		}
@@ -110,6 +119,10 @@ func (ts *templates) add(host string, c *simhash.Content, entered bool, url stri
 	if ht.t.Pages() < simhash.TemplateMinPages {
 		if entered {
 			ht.early = append(ht.early, earlyPage{url: url, job: job, content: c})
+			ts.earlyBytes += c.Size()
+			for e := ts.lru.Back(); e != nil && ts.earlyBytes > maxEarlyBytes; e = e.Prev() {
+				ts.dropEarly(e.Value.(*hostTemplate))
+			}
 		}
 		return nil
 	}
@@ -120,6 +133,14 @@ func (ts *templates) add(host string, c *simhash.Content, entered bool, url stri
 			out = append(out, reprint{url: p.url, job: p.job, print: pr})
 		}
 	}
-	ht.early = nil
+	ts.dropEarly(ht)
 	return out
+}
+
+// dropEarly lets go of the early pages of ht.
+func (ts *templates) dropEarly(ht *hostTemplate) {
+	for _, p := range ht.early {
+		ts.earlyBytes -= p.content.Size()
+	}
+	ht.early = nil
 }

@@ -82,6 +82,14 @@ func (c *Content) Words() int {
 	return len(c.words)
 }
 
+// Size returns about how many bytes c holds.
+func (c *Content) Size() int {
+	if c == nil {
+		return 0
+	}
+	return 8*cap(c.words) + 16*cap(c.blocks) + 64
+}
+
 // Blocks returns the blocks of the main text, in page order.
 func (c *Content) Blocks() []Block {
 	if c == nil {

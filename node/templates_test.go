@@ -1,0 +1,75 @@
+package node
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/trawl-crawler/trawl/simhash"
+)
+
+// templatedPage is a page of host-wide frame text (a plain div, which the
+// markup does not mark as frame) around n words of its own.
+func templatedPage(own string, n int) *simhash.Content {
+	frame := strings.Repeat("this site is run by a small team of volunteers who write about birds ", 10)
+	var b strings.Builder
+	b.WriteString("<title>" + own + "</title><div class=box><p>" + frame + "</p></div><p>")
+	for i := range n {
+		fmt.Fprintf(&b, "%s%d ", own, i)
+	}
+	b.WriteString("</p>")
+	return simhash.HTMLContent([]byte(b.String()))
+}
+
+// TestTemplatesReprint: the pages a host's gate entered before its template
+// was learned are handed back once it is, printed without it; not before,
+// and not again.
+func TestTemplatesReprint(t *testing.T) {
+	var ts templates
+	for i := range simhash.TemplateMinPages - 1 {
+		if r := ts.add("a.test", templatedPage(fmt.Sprint("p", i), 40), true, fmt.Sprint("u", i), 1, nearMinWords); r != nil {
+			t.Fatalf("page %d: reprints %v before the template is learned", i, r)
+		}
+	}
+	r := ts.add("a.test", templatedPage("last", 40), true, "u-last", 1, nearMinWords)
+	if len(r) != simhash.TemplateMinPages-1 {
+		t.Fatalf("%d reprints once the template is learned, want the %d pages entered before", len(r), simhash.TemplateMinPages-1)
+	}
+	for i, p := range r {
+		if p.url != fmt.Sprint("u", i) || p.print.Words != 40+1 { // its own words and its title
+			t.Errorf("reprint %d: %s with %d words, want u%d without the frame (41 words)", i, p.url, p.print.Words, i)
+		}
+	}
+	if r := ts.add("a.test", templatedPage("more", 40), true, "u-more", 1, nearMinWords); r != nil {
+		t.Errorf("reprints again: %v", r)
+	}
+	if ts.earlyBytes != 0 {
+		t.Errorf("%d bytes of early pages kept after the reprint, want 0", ts.earlyBytes)
+	}
+}
+
+// TestTemplatesBounded: many hosts of few pages keep at most
+// maxTemplateHosts templates and maxEarlyBytes of early pages.
+func TestTemplatesBounded(t *testing.T) {
+	var ts templates
+	for h := range maxTemplateHosts + 100 {
+		for i := range 2 {
+			ts.add(fmt.Sprintf("h%d.test", h), templatedPage(fmt.Sprint("p", i), 3000), true, "u", 1, nearMinWords)
+		}
+		if ts.earlyBytes > maxEarlyBytes {
+			t.Fatalf("after %d hosts, %d bytes of early pages, want at most %d", h+1, ts.earlyBytes, maxEarlyBytes)
+		}
+	}
+	if ts.lru.Len() != maxTemplateHosts || len(ts.hosts) != maxTemplateHosts {
+		t.Errorf("%d templates kept (%d in the map), want %d", ts.lru.Len(), len(ts.hosts), maxTemplateHosts)
+	}
+	sum := 0
+	for e := ts.lru.Front(); e != nil; e = e.Next() {
+		for _, p := range e.Value.(*hostTemplate).early {
+			sum += p.content.Size()
+		}
+	}
+	if sum != ts.earlyBytes {
+		t.Errorf("early pages hold %d bytes, the count says %d", sum, ts.earlyBytes)
+	}
+}
