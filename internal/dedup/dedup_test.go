@@ -421,8 +421,8 @@ func TestRecent(t *testing.T) {
 		t.Errorf("%d of %d copies judged at once found an earlier one, want all but the first", n, copies)
 	}
 	p := printOf("t", base)
-	if _, ok := x.CheckAndAdd(p, "http://a.test/0", 1, 0.75); !ok {
-		t.Error("the page itself, at another URL than a kept copy, found none")
+	if _, ok := x.CheckAndAdd(p, "http://a.test/orig", 1, 0.75); !ok {
+		t.Error("the page itself, at another URL than its copies, found none")
 	}
 	for i := range RecentPrints {
 		q := printOf(fmt.Sprint("other ", i), words(uint64(100+i), 50))
