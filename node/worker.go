@@ -525,8 +525,8 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		// reprints: pages of the host entered into the near-duplicate
 		// gate before its template was learned, to enter again (templates)
 		reprints []reprint
-		// unparsed: a copy of a page the job archived, whose links it
-		// has: not parsed (exact) or its links not followed (near)
+		// unparsed: an exact copy of a page the job archived, whose links
+		// it has: not parsed
 		unparsed bool
 		// alone: every other job has ended, so none may take this fetch
 		// (its leads are not kept, and a copy may go unparsed)
@@ -580,11 +580,9 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			sim = &text.fp
 		}
 		if orig == nil && text.judged {
-			// A near duplicate's links are followed all the same: those it
-			// shares with its original are known, and one that only leads
-			// on to more of itself (a calendar's next month, a listing's
-			// next sort order) is a shape run that yields nothing, which
-			// runs.go cuts.
+			// A near duplicate is parsed all the same: the links it shares
+			// with its original are known, and those to URLs of its own
+			// shape are left (below).
 			if near = n.nearSeen(j, it.URL, text.gate); near != nil {
 				j.Stats.NearDuplicates.Add(1)
 				text.dup = true
