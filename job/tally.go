@@ -29,7 +29,7 @@ type Tally struct {
 	BadLinks         int64            `json:"bad_links"`
 	Duplicates       int64            `json:"duplicates"`
 	Revisits         int64            `json:"revisits"`        // exact content duplicates, archived as revisit records
-	NearDuplicates   int64            `json:"near_duplicates"` // pages near another archived one (SimHash), links not followed
+	NearDuplicates   int64            `json:"near_duplicates"` // pages whose main text resembles an archived one's
 	Recrawls         int64            `json:"recrawls"`        // fetches of pages fetched before
 	NotModified      int64            `json:"not_modified"`    // of recrawls, 304 answers: no body
 	Changed          int64            `json:"changed"`         // of recrawls, content differed from the stored copy

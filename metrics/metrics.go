@@ -133,7 +133,7 @@ var (
 	duplicates  = counter("trawl_urls_duplicate_total", "URLs a crawl found again (links, redirect targets, seeds) and dropped: its URL-seen gate had them.", "crawl")
 	outOfScope  = counter("trawl_urls_out_of_scope_total", "Links outside a crawl's scope or over a trap cap.", "crawl")
 	shared      = counter("trawl_pages_shared_total", "Pages a crawl got from another crawl's fetch of the same URL.", "crawl")
-	contentDups = counter("trawl_pages_duplicate_total", "Pages a crawl fetched whose content the node had archived already, by kind: exact (same payload: written as a revisit record, not parsed) or near (text within the near-duplicate distance: links not followed).", "crawl", "kind")
+	contentDups = counter("trawl_pages_duplicate_total", "Pages a crawl fetched whose content the node had archived already, by kind: exact (same payload: written as a revisit record, not parsed) or near (main text resembling an archived page's: archived in full).", "crawl", "kind")
 	crawlURLs   = gauge("trawl_crawl_urls", "A crawl's URLs by state: queued, in_flight, held (paused).", "crawl", "state")
 	recrawls    = counter("trawl_recrawls_total", "Fetches of pages the node had fetched before.", "crawl")
 	notModified = counter("trawl_recrawls_not_modified_total", "Recrawls answered 304 Not Modified (conditional requests): no body.", "crawl")

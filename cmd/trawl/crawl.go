@@ -447,7 +447,7 @@ func printSummary(w io.Writer, s *node.Summary, dataDir string) {
 	if s.WaitGaveUpOn > 0 {
 		fmt.Fprintf(w, "  gave up     %d URLs on %d hosts that asked to wait past --max-wait (Retry-After, backoff, robots.txt outages)\n", s.WaitGaveUp, s.WaitGaveUpOn)
 	}
-	fmt.Fprintf(w, "  duplicates  %d exact (revisit records), %d near (links not followed)\n", s.Revisits, s.NearDuplicates)
+	fmt.Fprintf(w, "  duplicates  %d exact (revisit records), %d near (archived in full)\n", s.Revisits, s.NearDuplicates)
 	if s.Shared > 0 {
 		fmt.Fprintf(w, "  shared      %d pages fetched once for another job too\n", s.Shared)
 	}

@@ -367,7 +367,7 @@ func crawlsStats(ctx context.Context, c *apiclient.Client, cf *clientFlags, args
 	fmt.Fprintf(w, "  queue       %d queued, %d in flight, %d held, %d dropped\n", st.Queued, st.InFlight, st.Held, st.Dropped)
 	fmt.Fprintf(w, "  discovered  %d URLs; %d out of scope, %d excluded, %d disallowed by robots.txt\n",
 		st.Discovered, st.OutOfScope, st.Excluded, st.RobotsDisallowed)
-	fmt.Fprintf(w, "  duplicates  %d exact (revisit records), %d near (links not followed)\n", st.Revisits, st.NearDuplicates)
+	fmt.Fprintf(w, "  duplicates  %d exact (revisit records), %d near (archived in full)\n", st.Revisits, st.NearDuplicates)
 	fmt.Fprintf(w, "  hosts       %d known: %d active, %d waiting, %d in backoff\n", st.Hosts, st.HostsActive, st.HostsWaiting, st.HostsBackoff)
 	fmt.Fprintf(w, "  answers     %s\n", progress.Counts(st.StatusByClass))
 	fmt.Fprintf(w, "  errors      %s\n", progress.Counts(st.ErrorsByClass))

@@ -76,7 +76,7 @@ func TestDemo(t *testing.T) {
 	if sum.Revisits == 0 || sum.NearDuplicates == 0 {
 		t.Errorf("summary.json counts %d exact and %d near duplicates; the demo web has both", sum.Revisits, sum.NearDuplicates)
 	}
-	want := fmt.Sprintf("  duplicates  %d exact (revisit records), %d near (links not followed)\n", sum.Revisits, sum.NearDuplicates)
+	want := fmt.Sprintf("  duplicates  %d exact (revisit records), %d near (archived in full)\n", sum.Revisits, sum.NearDuplicates)
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("the summary printed lacks %q:\n%s", want, out.String())
 	}

@@ -107,7 +107,7 @@ type Stats struct {
 	Excluded         int64            `json:"excluded"` // URLs an exclusion pattern dropped
 	RobotsDisallowed int64            `json:"robots_disallowed"`
 	Revisits         int64            `json:"revisits"`        // pages whose payload was archived already (revisit records)
-	NearDuplicates   int64            `json:"near_duplicates"` // pages near an archived one: links not followed
+	NearDuplicates   int64            `json:"near_duplicates"` // pages whose main text resembles an archived one's
 	PagesPerSecond   float64          `json:"pages_per_s"`
 	ElapsedSeconds   float64          `json:"elapsed_s"`
 	ErrorsByClass    map[string]int64 `json:"errors_by_class"`

@@ -90,7 +90,7 @@ func Block(p, prev job.Progress) []string {
 // dupLine is the live display's line of content duplicates, shown once
 // there are some: pages fetched whose content was archived already.
 func dupLine(p job.Progress) string {
-	return fmt.Sprintf("dups    %d exact (revisit records), %d near (links not followed)", p.Revisits, p.NearDuplicates)
+	return fmt.Sprintf("dups    %d exact (revisit records), %d near (archived in full)", p.Revisits, p.NearDuplicates)
 }
 
 // recrawlLines are a continuous job's lines of the live display: its
