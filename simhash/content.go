@@ -562,6 +562,12 @@ func Resemblance(a, b Sketch) float64 {
 	return max(r, 0)
 }
 
+// PrintFPWords is how many words of a page's main text (its host's
+// template left out) Print.FP is taken over: a page is found by its
+// beginning, and a long page costs no more to find than one of this
+// length. The sketch reads every word.
+const PrintFPWords = 2048
+
 // ProbeBits is how many of a fingerprint's weakest bits in each 16-bit
 // band a near lookup tries flipped (Print.Probe): the bits a small edit
 // flips most.
@@ -623,9 +629,9 @@ func (c *Content) print(template func(uint64) bool) Print {
 	}
 	set := wordSets.Get().(*wordSet)
 	defer wordSets.Put(set)
-	set.reset(2 * len(c.words))
+	set.reset(2 * min(len(c.words), PrintFPWords))
 	var batch [64]uint64
-	n := 0
+	n, fpWords := 0, 0
 	for _, bl := range c.blocks {
 		if template != nil && template(bl.Hash) {
 			continue
@@ -634,10 +640,13 @@ func (c *Content) print(template func(uint64) bool) Print {
 		p.Words += len(ws)
 		prev := uint64(0)
 		for i, w := range ws {
-			mw := mix(w)
-			f := mw // the feature for the sketch: the word pair, or a lone word
-			if i > 0 {
+			// The sketch's feature: the word pair w ends, or a lone word.
+			var f uint64
+			switch {
+			case i > 0:
 				f = mix(prev*phi + w)
+			case len(ws) == 1:
+				f = mix(w)
 			}
 			prev = w
 			if i > 0 || len(ws) == 1 {
@@ -646,8 +655,12 @@ func (c *Content) print(template func(uint64) bool) Print {
 				}
 			}
 			// The fingerprint's features: the word and the pair it ends,
-			// each once.
-			if set.add(mw) {
+			// each once, over the first PrintFPWords words.
+			if fpWords >= PrintFPWords {
+				continue
+			}
+			fpWords++
+			if mw := mix(w); set.add(mw) {
 				batch[n] = mw
 				n++
 			}
