@@ -315,7 +315,10 @@ func (c *content) attr(key, val []byte) {
 // finishAttrs decides, once the attributes of the frame just opened have
 // been read, whether its class or id makes it boilerplate.
 func (c *content) finishAttrs() {
-	if c.wantAttrs && c.hinted && !c.mainHint {
+	if !c.wantAttrs {
+		return // hinted and mainHint are false whenever wantAttrs is
+	}
+	if c.hinted && !c.mainHint {
 		c.markBoiler()
 	}
 	c.wantAttrs, c.hinted, c.mainHint = false, false, false
@@ -329,8 +332,10 @@ func (c *content) startHeading() {
 	}
 }
 
-// markBoiler makes the innermost open frame boilerplate.
+// markBoiler makes the innermost open frame boilerplate; its other
+// attributes are not read.
 func (c *content) markBoiler() {
+	c.wantAttrs, c.hinted, c.mainHint = false, false, false
 	if len(c.frames) == 0 {
 		return
 	}
@@ -338,7 +343,6 @@ func (c *content) markBoiler() {
 		f.boiler = true
 		c.boiler++
 	}
-	c.wantAttrs = false
 }
 
 // container reports whether a is an element tracked as a frame: one whose
