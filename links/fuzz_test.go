@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func FuzzExtract(f *testing.F) {
 		// The pass that extracts links reads the same main text as
 		// simhash's own pass over the decoded text.
 		want := simhash.HTMLContent(text)
-		if p.SimHash != simhash.HTML(text) || !reflect.DeepEqual(p.Content, want) || p.Content.Print(nil) != want.Print(nil) {
+		if p.SimHash != simhash.HTML(text) || p.Content.Words() != want.Words() || !slices.Equal(p.Content.Blocks(), want.Blocks()) || p.Content.Print(nil) != want.Print(nil) {
 			t.Fatalf("ExtractWith(%q).SimHash = %#x, content %+v; simhash of its text = %#x, %+v", body, p.SimHash, p.Content, simhash.HTML(text), want)
 		}
 		if (p.Content.Words() == 0) != (p.SimHash == 0) && p.Content.Words() < 2 {
