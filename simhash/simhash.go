@@ -571,10 +571,6 @@ func (b *Builder) Sum() uint64 {
 	return (&Content{words: b.c.words, blocks: b.c.blocks}).SimHash()
 }
 
-// Words returns the number of words of main text added so far (the block
-// being read is not counted until it ends: at Sum, Content or a block's
-// end).
-func (b *Builder) Words() int { return len(b.c.words) }
 
 // Content ends the reading and returns the main text added. The Builder
 // must not be used after it.
