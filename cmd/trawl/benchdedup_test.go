@@ -12,7 +12,7 @@ import (
 )
 
 // TestBenchDedupTargets runs `trawl bench dedup` as a user does, on a
-// small near-duplicate web, and holds its report to issue 23's targets:
+// small near-duplicate web, and holds its report to the near-duplicate gate's targets:
 // recall of at least 0.95 for copies with up to 3% of their words changed
 // (and for cross-host copies, whose words are the same), false positives
 // on at most 1% of the ordinary and templated pages fetched, every page of
