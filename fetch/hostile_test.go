@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/fetch"
-	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 )
 
 // Bounds of the hostile fetches.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/fetch"
-	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 )
 
 // tlsWeb serves every TLS kind beside a few plain hosts.

@@ -60,7 +60,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/hostpolicy"
-	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 // Item is one URL waiting in the frontier.

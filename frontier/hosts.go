@@ -7,7 +7,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 // A crawl knows millions of hosts, and the garbage collector would visit

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/clustertest"
-	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 )
 
 // checkJobParts checks the counters per job and partition: the store's

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/clustertest"
-	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 )
 
 // TestNewHostWhileStopping: a host of partition p that first

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/hostpolicy"
-	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 // Partitions (Options.Partitioned). A fleet spreads the crawl's hosts over

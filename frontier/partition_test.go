@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 
 	"github.com/trawl-crawler/trawl/hostpolicy"
-	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 func newPartitioned(t *testing.T, s *MemStore, o Options, parts ...partition.ID) (*Frontier, *clock) {

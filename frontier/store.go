@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 // Store holds the frontier's durable state: every queued item, one FIFO

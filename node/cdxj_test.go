@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/cdxj"
-	"github.com/trawl-crawler/trawl/internal/testweb"
-	"github.com/trawl-crawler/trawl/internal/warccheck"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/warccheck"
 )
 
 // TestCrawlCDXJMatchesWarcio crawls a small synthetic web (hostile hosts

@@ -3,8 +3,8 @@ package node
 import (
 	"crypto/sha256"
 
-	"github.com/trawl-crawler/trawl/internal/dedup"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/dedup"
 	"github.com/trawl-crawler/trawl/simhash"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/trawl-crawler/trawl/crawllog"
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/internal/dedup"
+	"github.com/trawl-crawler/trawl/internal/store/dedup"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/scope"
 	"github.com/trawl-crawler/trawl/warc"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/crawllog"
-	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 )
 
 // dupWeb is the web TestDuplicateVerdicts crawls: 200 hosts with the

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/trawl-crawler/trawl/crawllog"
-	"github.com/trawl-crawler/trawl/internal/nginxtest"
+	"github.com/trawl-crawler/trawl/internal/testkit/nginxtest"
 	"github.com/trawl-crawler/trawl/job"
 )
 

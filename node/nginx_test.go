@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/nginxtest"
+	"github.com/trawl-crawler/trawl/internal/testkit/nginxtest"
 	"github.com/trawl-crawler/trawl/job"
 )
 

@@ -12,10 +12,10 @@ import (
 
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/internal/partition"
-	"github.com/trawl-crawler/trawl/internal/schedule"
 	"github.com/trawl-crawler/trawl/internal/store"
-	"github.com/trawl-crawler/trawl/internal/urlstate"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/store/schedule"
+	"github.com/trawl-crawler/trawl/internal/store/urlstate"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/recrawl"
 )

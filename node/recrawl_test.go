@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/partition"
-	"github.com/trawl-crawler/trawl/internal/schedule"
-	"github.com/trawl-crawler/trawl/internal/testweb"
-	"github.com/trawl-crawler/trawl/internal/urlstate"
-	"github.com/trawl-crawler/trawl/internal/warccheck"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/store/schedule"
+	"github.com/trawl-crawler/trawl/internal/store/urlstate"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/warccheck"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/warc"
 )

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/testweb"
-	"github.com/trawl-crawler/trawl/internal/urlstate"
+	"github.com/trawl-crawler/trawl/internal/store/urlstate"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/crawllog"
-	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/urlnorm"
 )

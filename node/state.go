@@ -9,9 +9,9 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/internal/frontierdb"
 	"github.com/trawl-crawler/trawl/internal/store"
-	"github.com/trawl-crawler/trawl/internal/urlseen"
+	"github.com/trawl-crawler/trawl/internal/store/frontierdb"
+	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 )
 
 // State is a node's durable crawl state: the store and the parts that

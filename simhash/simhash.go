@@ -571,7 +571,6 @@ func (b *Builder) Sum() uint64 {
 	return (&Content{words: b.c.words, blocks: b.c.blocks}).SimHash()
 }
 
-
 // Content ends the reading and returns the main text added. The Builder
 // must not be used after it.
 func (b *Builder) Content() *Content {

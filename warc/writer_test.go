@@ -20,7 +20,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/nlnwa/gowarc/v3"
-	"github.com/trawl-crawler/trawl/internal/warccheck"
+	"github.com/trawl-crawler/trawl/internal/testkit/warccheck"
 	"go.uber.org/goleak"
 )
 

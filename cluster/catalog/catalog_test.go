@@ -15,7 +15,7 @@ import (
 	"github.com/trawl-crawler/trawl/api"
 	"github.com/trawl-crawler/trawl/cluster/catalog"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
-	"github.com/trawl-crawler/trawl/internal/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 	"go.uber.org/goleak"

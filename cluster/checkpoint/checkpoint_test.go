@@ -11,10 +11,10 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/trawl-crawler/trawl/internal/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 
-	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/simhash"
 	"go.uber.org/goleak"
 )

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/trawl-crawler/trawl/internal/dedup"
+	"github.com/trawl-crawler/trawl/internal/store/dedup"
 	"github.com/trawl-crawler/trawl/simhash"
 )
 

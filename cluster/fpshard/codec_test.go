@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/dedup"
+	"github.com/trawl-crawler/trawl/internal/store/dedup"
 	"github.com/trawl-crawler/trawl/simhash"
 )
 

@@ -46,9 +46,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/trawl-crawler/trawl/internal/dedup"
-	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/dedup"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/simhash"
 )
 

@@ -15,9 +15,9 @@ import (
 	"github.com/trawl-crawler/trawl/cluster/checkpoint"
 	"github.com/trawl-crawler/trawl/cluster/fpshard"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
-	"github.com/trawl-crawler/trawl/internal/dedup"
-	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/dedup"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/simhash"
 )
 

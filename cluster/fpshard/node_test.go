@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/cluster/fpshard"
-	"github.com/trawl-crawler/trawl/internal/partition"
-	"github.com/trawl-crawler/trawl/internal/warccheck"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/warccheck"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 	"github.com/trawl-crawler/trawl/warc"

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 // TestOutboxJobs: Jobs names the jobs of the entries waiting, and says

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/internal/partition"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"go.uber.org/goleak"
 )
 

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/cpustages"
+	"github.com/trawl-crawler/trawl/internal/bench/cpustages"
 	"github.com/trawl-crawler/trawl/internal/procstat"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/cpustages"
+	"github.com/trawl-crawler/trawl/internal/bench/cpustages"
 )
 
 // TestBenchCrawlEnds runs `trawl bench crawl` as a user does, on a small

@@ -23,7 +23,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/trawl-crawler/trawl/crawllog"
-	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/links"
 	"github.com/trawl-crawler/trawl/node"

@@ -20,10 +20,10 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
-	"github.com/trawl-crawler/trawl/internal/apiclient"
-	"github.com/trawl-crawler/trawl/internal/cpulimit"
-	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/bench/cpulimit"
+	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 	"github.com/trawl-crawler/trawl/internal/procstat"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 // benchFleetArgs are `trawl bench fleet`'s flags.

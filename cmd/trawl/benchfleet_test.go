@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/cpulimit"
+	"github.com/trawl-crawler/trawl/internal/bench/cpulimit"
 )
 
 // TestBenchFleet runs `trawl bench fleet --nodes 1,2` with a short window,

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/trawl-crawler/trawl/internal/freshbench"
+	"github.com/trawl-crawler/trawl/internal/bench/freshbench"
 )
 
 // benchFreshnessArgs are `trawl bench freshness`'s flags.

@@ -12,7 +12,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 
-	"github.com/trawl-crawler/trawl/internal/frontierbench"
+	"github.com/trawl-crawler/trawl/internal/bench/frontierbench"
 )
 
 // benchFrontierArgs are `trawl bench frontier`'s flags.

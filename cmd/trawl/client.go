@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/apiclient"
-	"github.com/trawl-crawler/trawl/internal/config"
+	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/config"
 )
 
 // The API's clients: `trawl status` (status.go), and the groups of

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/apiclient"
-	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 )
 

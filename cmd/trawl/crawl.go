@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/config"
-	"github.com/trawl-crawler/trawl/internal/progress"
+	"github.com/trawl-crawler/trawl/internal/cli/config"
+	"github.com/trawl-crawler/trawl/internal/cli/progress"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 	"github.com/trawl-crawler/trawl/warc"

@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/apiclient"
-	"github.com/trawl-crawler/trawl/internal/progress"
+	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/progress"
 	"github.com/trawl-crawler/trawl/job"
 )
 

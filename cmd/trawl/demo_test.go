@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 )
 
 // TestCriticalLine: the demo compares its duration with the critical path

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 )
 
 // demoChaos serves the chaos web of seed (testweb.Chaos: each host draws

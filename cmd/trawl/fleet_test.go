@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/apiclient"
-	"github.com/trawl-crawler/trawl/internal/clustertest"
-	"github.com/trawl-crawler/trawl/internal/partition"
-	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 )
 
 // Settings of the fleet test's members, shared by their flags and the

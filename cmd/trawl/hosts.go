@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/internal/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 )
 
 // hostsGroup is `trawl hosts`: the hosts a server's frontier knows, and their

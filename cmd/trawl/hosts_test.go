@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trawl-crawler/trawl/internal/golden"
+	"github.com/trawl-crawler/trawl/internal/testkit/golden"
 )
 
 // hostsPage is a page of GET /v1/hosts as the server sends it: hosts dead

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/warccheck"
+	"github.com/trawl-crawler/trawl/internal/testkit/warccheck"
 	"github.com/trawl-crawler/trawl/warc"
 )
 

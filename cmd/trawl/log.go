@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/crawllog"
-	"github.com/trawl-crawler/trawl/internal/progress"
+	"github.com/trawl-crawler/trawl/internal/cli/progress"
 )
 
 func init() {

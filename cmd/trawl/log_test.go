@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/crawllog"
-	"github.com/trawl-crawler/trawl/internal/golden"
-	"github.com/trawl-crawler/trawl/internal/progress"
+	"github.com/trawl-crawler/trawl/internal/cli/progress"
+	"github.com/trawl-crawler/trawl/internal/testkit/golden"
 )
 
 // logT0 is the time of the first test entry; logNow is "now" for --since.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/trawl-crawler/trawl/internal/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 )
 
 // nodeGroup is `trawl node`: the state of a server's node as a whole.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 )
 
 // Recrawl bounds of the continuous crash test: long enough against the

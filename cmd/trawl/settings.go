@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/trawl-crawler/trawl/internal/config"
+	"github.com/trawl-crawler/trawl/internal/cli/config"
 )
 
 // leaves maps each subcommand that takes flags, by its path ("crawl",

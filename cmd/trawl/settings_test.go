@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trawl-crawler/trawl/internal/config"
+	"github.com/trawl-crawler/trawl/internal/cli/config"
 )
 
 // helpPaths are the arguments that reach every subcommand and group: each

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 )
 
 func init() {

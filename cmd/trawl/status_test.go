@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trawl-crawler/trawl/internal/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 )
 
 // TestStatusSaysWhatACrawlWaitsFor: a running crawl that waits says what

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trawl-crawler/trawl/internal/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 )
 
 // TestCrawlTLSHosts crawls the synthetic web's TLS hosts with its CA

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/simhash"
 )
 
@@ -115,7 +115,7 @@ const PreviousFormatVersion uint32 = 3
 //	|      | 2 B, BE   | 8 B, BE      |      |      | host-relative    |
 //	+------+-----------+--------------+------+------+------------------+
 //	                      (value: the node's recrawl entry, package
-//	                      internal/schedule)
+//	                      internal/store/schedule)
 //
 //	outbox (URLs found here for partitions another node serves, waiting
 //	to be published to their owner; added within version 3: a store

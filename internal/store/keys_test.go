@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/partition"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/simhash"
 )
 

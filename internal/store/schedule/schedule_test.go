@@ -1,0 +1,173 @@
+package schedule
+
+import (
+	"errors"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
+)
+
+var t0 = time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
+
+func openDB(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open("state", store.Options{FS: vfs.NewMem(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func entry(url string, due time.Duration) Entry {
+	return Entry{URL: "http://a.test" + url, Host: "a.test", Due: t0.Add(due), Job: 3, Depth: 2, ShapeRun: 1, Level: 1,
+		Interval: 6 * time.Hour, LastFetch: t0.Add(due - 6*time.Hour), Rate: 0.25}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, e := range []Entry{
+		entry("/x", 0),
+		{URL: "https://b.test/", Host: "b.test", Due: time.Unix(0, 0).UTC()},
+		{URL: "http://c.test/?q", Host: "c.test", Due: t0, Job: 1<<32 - 1, Depth: maxField, ShapeRun: maxField, Level: 255,
+			Interval: 30 * 24 * time.Hour, LastFetch: t0.Add(-time.Hour), Rate: 1e6, Fed: t0.Add(time.Minute)},
+	} {
+		got, err := Decode(e.Key(), e.Value())
+		if err != nil || !reflect.DeepEqual(got, e) {
+			t.Errorf("Decode(Encode(%+v)) = %+v, %v", e, got, err)
+		}
+	}
+}
+
+func TestDecodeMalformed(t *testing.T) {
+	e := entry("/x", 0)
+	v := e.Value()
+	for _, c := range []struct {
+		name       string
+		key, value []byte
+		want       string
+	}{
+		{"not a due key", store.URLKey("a.test", e.URL), v, "url"},
+		{"bad key", []byte("w\x00"), v, "malformed key"},
+		{"empty value", e.Key(), nil, "version"},
+		{"version", e.Key(), append([]byte{9}, v[1:]...), "version"},
+		{"cut", e.Key(), v[:len(v)-3], "rate"},
+		{"negative rate", e.Key(), append(v[:len(v)-5:len(v)-5], 0xBF, 0x80, 0, 0, 0), "rate"},
+		{"depth too deep", e.Key(), []byte{1, 3, 0xFF, 0xFF, 0xFF, 0x0F}, "depth"},
+	} {
+		_, err := Decode(c.key, c.value)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Decode error = %v, want one naming %q", c.name, err, c.want)
+		}
+		if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, store.ErrMalformedKey) {
+			t.Errorf("%s: Decode error %v wraps neither ErrMalformed nor store.ErrMalformedKey", c.name, err)
+		}
+	}
+}
+
+// TestDue writes entries around now and reads back the due ones, in due
+// order, from their partition only.
+func TestDue(t *testing.T) {
+	db := openDB(t)
+	b := db.NewBatch()
+	es := []Entry{entry("/late", -time.Hour), entry("/now", 0), entry("/soon", time.Second), entry("/later", time.Hour), entry("/old", -48*time.Hour)}
+	other := Entry{URL: "http://zz.test/", Host: "zz.test", Due: t0.Add(-time.Hour)}
+	if partition.Of(other.Host) == partition.Of("a.test") {
+		t.Fatal("test hosts share a partition")
+	}
+	for _, e := range append(es, other) {
+		if err := Put(b, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := Due(db, partition.Of("a.test"), t0, func(e Entry) bool { got = append(got, e.URL); return true }, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"http://a.test/old", "http://a.test/late", "http://a.test/now"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Due(now) = %q, want %q", got, want)
+	}
+	got = got[:0]
+	if err := Due(db, partition.Of("a.test"), t0, func(e Entry) bool { got = append(got, e.URL); return len(got) < 2 }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Errorf("Due stopped by fn after %d entries, want 2", len(got))
+	}
+
+	// Rescheduling: delete the old key, put the new, in one batch.
+	b = db.NewBatch()
+	old := es[0]
+	if err := Delete(b, old.Due, old.Host, old.URL); err != nil {
+		t.Fatal(err)
+	}
+	old.Due = t0.Add(2 * time.Hour)
+	if err := Put(b, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var urls []string
+	if err := All(db, partition.Of("a.test"), func(e Entry) bool { n++; urls = append(urls, e.URL); return true }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(es) || urls[len(urls)-1] != "http://a.test/late" {
+		t.Errorf("All after rescheduling = %q, want %d entries with /late last", urls, len(es))
+	}
+}
+
+// TestBadEntrySkipped: an entry that does not decode is reported and the
+// scan goes on.
+func TestBadEntrySkipped(t *testing.T) {
+	db := openDB(t)
+	b := db.NewBatch()
+	good := entry("/good", 0)
+	if err := Put(b, good); err != nil {
+		t.Fatal(err)
+	}
+	badKey := entry("/bad", -time.Minute).Key()
+	if err := b.Set(badKey, []byte{7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var bad []error
+	err := Due(db, partition.Of("a.test"), t0, func(e Entry) bool { got = append(got, e.URL); return true },
+		func(k []byte, err error) { bad = append(bad, err) })
+	if err != nil || len(got) != 1 || len(bad) != 1 || !errors.Is(bad[0], ErrMalformed) {
+		t.Errorf("Due = %q, bad %v, err %v; want the good entry and one ErrMalformed", got, bad, err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	e := entry("/x", 0)
+	f.Add(e.Key(), e.Value())
+	f.Add(e.Key(), []byte{1})
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		e, err := Decode(key, value)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) && !errors.Is(err, store.ErrMalformedKey) {
+				t.Fatalf("Decode error %v wraps neither sentinel", err)
+			}
+			return
+		}
+		e2, err := Decode(e.Key(), e.Value())
+		if err != nil || !reflect.DeepEqual(e, e2) {
+			t.Fatalf("Decode(Encode(%+v)) = %+v, %v", e, e2, err)
+		}
+	})
+}
