@@ -192,7 +192,7 @@ func TestGapRules(t *testing.T) {
 }
 
 // TestAdaptiveDelayCap: the ten-times-response-time term is capped by
-// MaxAdaptiveDelay (DESIGN.md, Politeness); the other terms are not.
+// MaxAdaptiveDelay (docs/design/politeness.md); the other terms are not.
 func TestAdaptiveDelayCap(t *testing.T) {
 	tests := []struct {
 		name       string

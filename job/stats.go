@@ -259,7 +259,7 @@ type Progress struct {
 	// Content duplicates: pages fetched whose content the node had
 	// archived already, byte for byte (Revisits) or nearly (NearDuplicates).
 	Revisits       int64 `json:"revisits"`        // written as revisit records, not parsed
-	NearDuplicates int64 `json:"near_duplicates"` // main text resembling an archived page's (docs/near-duplicates.md)
+	NearDuplicates int64 `json:"near_duplicates"` // main text resembling an archived page's (docs/design/dedup.md)
 	// Total counts every run of the job, this one included (the counts
 	// above are this run's).
 	Total Tally `json:"total"`

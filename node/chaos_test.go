@@ -88,8 +88,8 @@ func chaosNode(t *testing.T, srv *testweb.Server) (Options, job.Spec) {
 }
 
 func chaosJudge(srv *testweb.Server, spec job.Spec) testweb.ChaosJudgeOptions {
-	// The critical path follows the node's stated gap rules (README,
-	// "Politeness, as implemented"): the adaptive gap, capped as the
+	// The critical path follows the node's stated gap rules
+	// (docs/design/politeness.md): the adaptive gap, capped as the
 	// crawl's options cap it, and the backoff after failures.
 	return testweb.ChaosJudgeOptions{Seeds: spec.Seeds, Gap: chaosGap, FetchTimeout: chaosFetchTimeout,
 		MaxRetries: 2, MaxDepth: spec.MaxDepth,
@@ -222,7 +222,7 @@ func TestChaosSharedPauseRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Both crawls exist from the start (a crawl takes the fetches made
-	// since it was created: README, "Nodes and jobs").
+	// since it was created: docs/design/overview.md, "Nodes and jobs").
 	ja, err := n.Submit(a)
 	if err != nil {
 		n.Close()

@@ -21,8 +21,7 @@ const DefaultUserAgent = "trawl/0.1 (+https://github.com/trawl-crawler/trawl)"
 const DefaultMinSyncInterval = 5 * time.Millisecond
 
 // DefaultNearResemblance is Options.NearResemblance's default: chosen on
-// labelled near copies and real documentation trees (docs/traps.md,
-// "Near duplicates").
+// labelled near copies and real documentation trees (docs/design/dedup.md).
 const DefaultNearResemblance = 0.75
 
 // Options configures a node: the process-wide parts every job shares. A

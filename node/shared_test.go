@@ -131,7 +131,7 @@ func TestSharingSurvivesPauseAndRestart(t *testing.T) {
 				}
 			}
 			for u, c := range sitemaps {
-				if c > 1 && !tc.restart { // sitemaps are shared in memory only (see README, "Nodes and jobs")
+				if c > 1 && !tc.restart { // sitemaps are shared in memory only (see docs/design/overview.md, "Nodes and jobs")
 					t.Errorf("sitemap %s fetched %d times, want once", u, c)
 				}
 			}

@@ -85,7 +85,7 @@ type sitemapRecord struct {
 
 // sitemapRecordVersion is the first byte of a stored sitemapRecord.
 //
-// Value of a store.SitemapKey (part of the on-disk format; docs/storage.md):
+// Value of a store.SitemapKey (part of the on-disk format; docs/design/storage.md):
 //
 //	+------+-----------------+------------------+------------+-----------------+
 //	| 0x01 | started: varint | finished: varint | page depth | files: uvarint  |

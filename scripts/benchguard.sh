@@ -4,7 +4,7 @@
 # the figure recorded in docs/bench/crawl-baseline.json (these machines vary
 # by a third from run to run). Refresh the baseline with
 #   go build -o /tmp/trawl ./cmd/trawl && /tmp/trawl bench crawl --json > docs/bench/crawl-baseline.json
-# when a change moves the figure on purpose, and say so in docs/benchmarks.md.
+# when a change moves the figure on purpose, and say so in docs/design/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"

@@ -35,7 +35,7 @@ Simulates a web whose pages change as Poisson processes at mixed rates and
 recrawls it at a fixed fetch budget with uniform recrawl, Nutch's adaptive
 schedule and trawl's recrawl policy (rates learned from its own fetches,
 and with the true rates as a reference): average freshness and age, by
-policy and by class of page. Deterministic for a seed (docs/freshness.md).
+policy and by class of page. Deterministic for a seed (docs/design/freshness.md).
 
 Examples:
   trawl bench freshness

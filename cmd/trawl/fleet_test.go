@@ -302,7 +302,7 @@ func TestFleetProcesses(t *testing.T) {
 	// seconds more on a loaded machine), fetched again by a taker.
 	// A page fetched at the depth limit (its links cut) and then reached
 	// by a shorter path is fetched again for its links, by design
-	// (node.Fold; README "A shorter path is followed"): the members'
+	// (node.Fold; docs/design/fleet.md, "A shorter path is followed"): the members'
 	// crawl logs show both fetches and their depths.
 	var dirs []string
 	for _, p := range append(slices.Clone(procs), joiner) {

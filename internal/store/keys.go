@@ -15,7 +15,7 @@ import (
 )
 
 // FormatVersion is the version of the on-disk format: the key layout drawn
-// below, the value encodings in docs/storage.md and partition.Count. It is
+// below, the value encodings in docs/design/storage.md and partition.Count. It is
 // stored under MetaKey("version") as a 4-byte big-endian integer. Any change
 // to the layout, to a value encoding that older code cannot read, or to the
 // partition hash must increase it; Open refuses a store of another version

@@ -16,10 +16,10 @@ import (
 // The issue's +25% over uniform is not asserted: on neither web can any
 // schedule of fixed intervals reach it (the true rates give +7% on "web"
 // and +17% on "churn"; Cho and Garcia-Molina's optimum is the ceiling), so
-// the test asserts the ceilings, which docs/freshness.md derives. On
+// the test asserts the ceilings, which docs/design/freshness.md derives. On
 // "churn", trawl learning from digests alone is not ahead of Nutch (its
 // probes of pages that always changed cost too much there, see
-// docs/freshness.md); with Last-Modified on half the pages it is, and that
+// docs/design/freshness.md); with Last-Modified on half the pages it is, and that
 // is what is asserted there.
 func TestTargets(t *testing.T) {
 	for _, tt := range []struct {

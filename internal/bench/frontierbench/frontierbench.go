@@ -29,7 +29,7 @@ import (
 )
 
 // Result is one run's measurements; `trawl bench frontier --json` prints
-// it. The JSON names are relied on by docs/benchmarks.md and by scripts:
+// it. The JSON names are relied on by docs/design/benchmarks.md and by scripts:
 // do not rename them. The first eight fields are the ones issue 3 names;
 // the rest explain them.
 type Result struct {

@@ -12,7 +12,7 @@
 // Safe for concurrent use.
 //
 // Value encodings are part of the on-disk format (store.FormatVersion);
-// they are drawn in codec.go and listed in docs/storage.md.
+// they are drawn in codec.go and listed in docs/design/storage.md.
 package frontierdb
 
 import (

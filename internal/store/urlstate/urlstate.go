@@ -18,7 +18,7 @@ import (
 )
 
 // Encoding of a per-URL record ('u' key value). Part of the on-disk format
-// (store.FormatVersion, docs/storage.md):
+// (store.FormatVersion, docs/design/storage.md):
 //
 //	+---------+
 //	| 0x01    |  version. A value of exactly this byte is a URL that was

@@ -13,7 +13,8 @@ import (
 // and again later at a smaller one: node.Fold fetches a page again when a
 // routed link reaches it by a shorter path than the one that first
 // fetched it at the crawl's depth limit (limit), whose links were cut
-// (README "A shorter path is followed"). Such a repeat is by design.
+// (docs/design/fleet.md, "A shorter path is followed"). Such a repeat is
+// by design.
 func ShorterPathRefetches(dataDirs []string, limit int) (map[string]bool, error) {
 	type fetch struct {
 		at    time.Time

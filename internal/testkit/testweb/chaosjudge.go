@@ -505,7 +505,8 @@ func JudgeChaos(srv *Server, o ChaosJudgeOptions) *ChaosVerdict {
 			if pq == "/sitemap.xml" {
 				// A sitemap file read for one crawl is shared with another
 				// in memory only: each restart may read it once more, as
-				// robots.txt (a known limit, README "Nodes and jobs").
+				// robots.txt (a known limit, docs/design/overview.md,
+				// "Nodes and jobs").
 				allowed += o.Restarts
 			}
 			if p := c.pages[pq]; p != nil {
