@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -143,16 +141,6 @@ func (c *clientFlags) fail(stderr io.Writer, cmd string, err error, origin strin
 		fmt.Fprintf(stderr, "  the server refused the token from %s\n", origin)
 	}
 	return 1
-}
-
-// printJSON writes an answer's body as the server sent it, indented.
-func printJSON(w io.Writer, raw []byte) {
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		b.Reset()
-		b.Write(raw)
-	}
-	fmt.Fprintln(w, strings.TrimRight(b.String(), "\n"))
 }
 
 // crawlID parses a crawl id argument.

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 )
@@ -88,7 +87,7 @@ func TestCrawlContinuous(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out bytes.Buffer
-	var errb childOutput
+	var errb syncBuffer
 	done := make(chan int, 1)
 	go func() { done <- runCrawl(ctx, opts, spec, 20*time.Millisecond, &out, &errb) }()
 	// Each progress line is drawn while the crawl runs: three that say it
@@ -130,7 +129,7 @@ func TestCrawlContinuous(t *testing.T) {
 	// so it goes straight back to waiting.
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
-	var errb2 childOutput
+	var errb2 syncBuffer
 	go func() { done <- runCrawl(ctx2, opts, spec, 20*time.Millisecond, io.Discard, &errb2) }()
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(errb2.String(), "waiting for recrawls"); {
 		if time.Now().After(deadline) {
@@ -144,62 +143,5 @@ func TestCrawlContinuous(t *testing.T) {
 	cancel2()
 	if code := <-done; code != 0 {
 		t.Fatalf("resumed trawl crawl --continuous = %d\n%s", code, errb2.String())
-	}
-}
-
-// TestCrawlsCreateContinuous: `trawl crawls create --continuous` sends
-// the recrawl settings, `crawls show` and `crawls stats` show them and
-// the crawl waiting for recrawls, and a lone --recrawl flag is a usage
-// error before any call.
-func TestCrawlsCreateContinuous(t *testing.T) {
-	_, data, web := startClientsServer(t)
-	code, _, errb := trawl("crawls", "create", "--data", data, "--recrawl-min", "1h", web.Seeds()[0])
-	if code != 2 || !strings.Contains(errb, "--recrawl-min 1h0m0s: only a continuous crawl recrawls: set --continuous") {
-		t.Errorf("create --recrawl-min without --continuous = %d, stderr %q", code, errb)
-	}
-	args := append([]string{"crawls", "create", "--data", data, "--continuous", "--recrawl-min", "30m", "--recrawl-budget", "60",
-		"--domain", web.Web().Options().Domain}, web.Seeds()...)
-	code, out, errb := trawl(args...)
-	if code != 0 || !strings.HasPrefix(out, "crawl 1 accepted") {
-		t.Fatalf("create --continuous = %d\n%s%s", code, out, errb)
-	}
-	code, out, _ = trawl("crawls", "show", "1")
-	if want := "recrawl    continuous: every 30m0s to 720h (default), at most 60 fetches/hour"; code != 0 || !strings.Contains(out, want) {
-		t.Errorf("show 1 = %d, lacks %q:\n%s", code, want, out)
-	}
-	want := "recrawls    0: 0 not modified (304), 0 changed; waiting for recrawls"
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		code, out, _ = trawl("crawls", "stats", "1")
-		if code == 0 && strings.Contains(out, want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stats 1 never says %q:\n%s", want, out)
-		}
-	}
-	if code, out, _ = trawl("status"); code != 0 || !strings.Contains(out, "running (waiting for recrawls)") {
-		t.Errorf("status = %d, does not show the crawl waiting for recrawls:\n%s", code, out)
-	}
-}
-
-// TestPrintRecrawls: the recrawl lines of `trawl crawls stats`.
-func TestPrintRecrawls(t *testing.T) {
-	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	for _, c := range []struct {
-		st   apiclient.Stats
-		want string
-	}{
-		{apiclient.Stats{}, ""},
-		{apiclient.Stats{Recrawls: 3, NotModified: 2}, "  recrawls    3: 2 not modified (304), 0 changed\n"},
-		{apiclient.Stats{Continuous: true, WaitingForRecrawls: true, Recrawls: 10, NotModified: 6, Changed: 3,
-			Freshness: &apiclient.Freshness{At: at, Scheduled: 50, Due: 0, Freshness: 0.96, MeanAgeS: 4000}},
-			"  recrawls    10: 6 not modified (304), 3 changed; waiting for recrawls\n" +
-				"  freshness   96.0%, mean age 1h7m; 50 scheduled, 0 due, 0 overdue (as of 2026-12-01T10:00:00Z)\n"},
-	} {
-		var b strings.Builder
-		printRecrawls(&b, c.st)
-		if b.String() != c.want {
-			t.Errorf("printRecrawls(%+v) = %q, want %q", c.st, b.String(), c.want)
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/clientcmd"
 	"github.com/trawl-crawler/trawl/internal/cli/progress"
 	"github.com/trawl-crawler/trawl/job"
 )
@@ -254,7 +255,7 @@ func crawlsList(ctx context.Context, c *apiclient.Client, cf *clientFlags, _ []s
 		return err
 	}
 	if cf.json {
-		printJSON(w, l.Raw)
+		clientcmd.PrintJSON(w, l.Raw)
 		return nil
 	}
 	if len(l.Crawls) == 0 {
@@ -269,28 +270,9 @@ func crawlsList(ctx context.Context, c *apiclient.Client, cf *clientFlags, _ []s
 			state += " (" + cr.StopReason + ")"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", cr.ID, cr.Name, state, cr.Priority,
-			limit(cr.MaxDepth), limit(cr.MaxPages), firstOf(cr.Seeds), firstOf(cr.Domains))
+			clientcmd.Limit(cr.MaxDepth), clientcmd.Limit(cr.MaxPages), clientcmd.FirstOf(cr.Seeds), clientcmd.FirstOf(cr.Domains))
 	}
 	return tw.Flush()
-}
-
-// limit shows a limit whose zero means none.
-func limit(n int) string {
-	if n == 0 {
-		return "none"
-	}
-	return fmt.Sprint(n)
-}
-
-// firstOf is a list's first item and how many more, for a table cell.
-func firstOf(list []string) string {
-	switch len(list) {
-	case 0:
-		return "-"
-	case 1:
-		return list[0]
-	}
-	return fmt.Sprintf("%s (+%d)", list[0], len(list)-1)
 }
 
 func crawlsShow(ctx context.Context, c *apiclient.Client, cf *clientFlags, args []string, w io.Writer) error {
@@ -303,49 +285,11 @@ func crawlsShow(ctx context.Context, c *apiclient.Client, cf *clientFlags, args 
 		return err
 	}
 	if cf.json {
-		printJSON(w, cr.Raw)
+		clientcmd.PrintJSON(w, cr.Raw)
 		return nil
 	}
-	printCrawl(w, cr)
+	clientcmd.PrintCrawl(w, cr)
 	return nil
-}
-
-func printCrawl(w io.Writer, cr apiclient.Crawl) {
-	state := cr.State
-	if cr.StopReason != "" {
-		state += " (" + cr.StopReason + ")"
-	}
-	domains := strings.Join(cr.Domains, " ")
-	if domains == "" {
-		domains = "the seeds' hosts"
-	}
-	fmt.Fprintf(w, "crawl      %d %s\n", cr.ID, cr.Name)
-	fmt.Fprintf(w, "state      %s\n", state)
-	fmt.Fprintf(w, "seeds      %s\n", strings.Join(cr.Seeds, " "))
-	fmt.Fprintf(w, "domains    %s\n", domains)
-	fmt.Fprintf(w, "max depth  %s\n", limit(cr.MaxDepth))
-	fmt.Fprintf(w, "max pages  %s\n", limit(cr.MaxPages))
-	fmt.Fprintf(w, "priority   %d\n", cr.Priority)
-	if r := cr.Recrawl; cr.Continuous && r != nil {
-		fmt.Fprintf(w, "recrawl    continuous: every %s to %s, %s\n", orDefault(r.MinS, "1h"), orDefault(r.MaxS, "720h"), budget(r.BudgetPerHour))
-	}
-}
-
-// orDefault is s seconds as a duration, or def (the server's default)
-// for 0.
-func orDefault(s float64, def string) string {
-	if s == 0 {
-		return def + " (default)"
-	}
-	return time.Duration(s * float64(time.Second)).String()
-}
-
-// budget is a recrawl budget, 0 meaning none.
-func budget(perHour float64) string {
-	if perHour == 0 {
-		return "no budget"
-	}
-	return fmt.Sprintf("at most %g fetches/hour", perHour)
 }
 
 func crawlsStats(ctx context.Context, c *apiclient.Client, cf *clientFlags, args []string, w io.Writer) error {
@@ -358,7 +302,7 @@ func crawlsStats(ctx context.Context, c *apiclient.Client, cf *clientFlags, args
 		return err
 	}
 	if cf.json {
-		printJSON(w, st.Raw)
+		clientcmd.PrintJSON(w, st.Raw)
 		return nil
 	}
 	fmt.Fprintf(w, "crawl %d, %s, after %s\n", st.CrawlID, st.State, time.Duration(st.ElapsedSeconds*float64(time.Second)).Round(time.Second))
@@ -371,25 +315,8 @@ func crawlsStats(ctx context.Context, c *apiclient.Client, cf *clientFlags, args
 	fmt.Fprintf(w, "  hosts       %d known: %d active, %d waiting, %d in backoff\n", st.Hosts, st.HostsActive, st.HostsWaiting, st.HostsBackoff)
 	fmt.Fprintf(w, "  answers     %s\n", progress.Counts(st.StatusByClass))
 	fmt.Fprintf(w, "  errors      %s\n", progress.Counts(st.ErrorsByClass))
-	printRecrawls(w, st)
+	clientcmd.PrintRecrawls(w, st)
 	return nil
-}
-
-// printRecrawls is the recrawl lines of a crawl's stats: its counts, if it
-// is continuous or recrawled a page, and the schedule's figures if any.
-func printRecrawls(w io.Writer, st apiclient.Stats) {
-	if st.Continuous || st.Recrawls > 0 {
-		waiting := ""
-		if st.WaitingForRecrawls {
-			waiting = "; waiting for recrawls"
-		}
-		fmt.Fprintf(w, "  recrawls    %d: %d not modified (304), %d changed%s\n", st.Recrawls, st.NotModified, st.Changed, waiting)
-	}
-	if f := st.Freshness; f != nil {
-		fmt.Fprintf(w, "  freshness   %s, mean age %s; %d scheduled, %d due, %d overdue (as of %s)\n",
-			progress.Percent(f.Freshness), progress.Age(time.Duration(f.MeanAgeS*float64(time.Second))),
-			f.Scheduled, f.Due, f.Overdue, f.At.Format(time.RFC3339))
-	}
 }
 
 // crawlsChange runs a change of state (pause, resume, cancel).
@@ -404,7 +331,7 @@ func crawlsChange(do func(*apiclient.Client, context.Context, uint32) (apiclient
 			return err
 		}
 		if cf.json {
-			printJSON(w, cr.Raw)
+			clientcmd.PrintJSON(w, cr.Raw)
 			return nil
 		}
 		fmt.Fprintf(w, "crawl %d %s\n", cr.ID, cr.State)
@@ -426,7 +353,7 @@ func crawlsSeeds(ctx context.Context, c *apiclient.Client, cf *clientFlags, args
 		return err
 	}
 	if cf.json {
-		printJSON(w, s.Raw)
+		clientcmd.PrintJSON(w, s.Raw)
 		return nil
 	}
 	fmt.Fprintf(w, "crawl %d: %d seeds added, %d seen already\n", id, s.Added, s.AlreadySeen)
@@ -457,7 +384,7 @@ func (a *excludeArgs) run(ctx context.Context, c *apiclient.Client, cf *clientFl
 		return err
 	}
 	if cf.json {
-		printJSON(w, x.Raw)
+		clientcmd.PrintJSON(w, x.Raw)
 		return nil
 	}
 	if len(x.Patterns) == 0 {
@@ -494,7 +421,7 @@ func (a *createArgs) run(ctx context.Context, c *apiclient.Client, cf *clientFla
 		return err
 	}
 	if cf.json {
-		printJSON(w, created.Raw)
+		clientcmd.PrintJSON(w, created.Raw)
 		return nil
 	}
 	fmt.Fprintf(w, "crawl %d accepted: trawl crawls stats %d follows it\n", created.CrawlID, created.CrawlID)

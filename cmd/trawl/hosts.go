@@ -6,14 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/clientcmd"
 )
 
 // hostsGroup is `trawl hosts`: the hosts a server's frontier knows, and their
@@ -106,7 +104,7 @@ func (a *hostsListArgs) run(ctx context.Context, c *apiclient.Client, cf *client
 	}
 	if cf.json {
 		if raws == nil {
-			printJSON(w, l.Raw)
+			clientcmd.PrintJSON(w, l.Raw)
 			return nil
 		}
 		if raws, err = appendRawHosts(raws, l.Raw); err != nil {
@@ -115,7 +113,7 @@ func (a *hostsListArgs) run(ctx context.Context, c *apiclient.Client, cf *client
 		b, _ := json.Marshal(struct {
 			Hosts []json.RawMessage `json:"hosts"`
 		}{raws})
-		printJSON(w, b)
+		clientcmd.PrintJSON(w, b)
 		return nil
 	}
 	if len(l.Hosts) == 0 {
@@ -124,7 +122,7 @@ func (a *hostsListArgs) run(ctx context.Context, c *apiclient.Client, cf *client
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "HOST\tSTATE\tQUEUED\tIN FLIGHT\tNEXT FETCH\tDELAY\tPOLICY")
 		for _, h := range l.Hosts {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", h.Host, hostState(h), h.Queued, h.InFlight, nextFetch(h), hostDelay(h), policyText(h.Policy))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", h.Host, clientcmd.HostState(h), h.Queued, h.InFlight, clientcmd.NextFetch(h), clientcmd.HostDelay(h), clientcmd.PolicyText(h.Policy))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -147,196 +145,32 @@ func appendRawHosts(raws []json.RawMessage, page []byte) ([]json.RawMessage, err
 	return append(raws, p.Hosts...), nil
 }
 
-func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
-
-// hostDelay is a host's gap between fetches and why it is that.
-func hostDelay(h apiclient.Host) string {
-	s := ms(h.DelayMS).String()
-	if h.DelayReason != "" {
-		s += " (" + h.DelayReason + ")"
-	}
-	return s
-}
-
-// nextFetch is when a host may be fetched next and why it waits till
-// then: "in 59m (robots.txt Retry-After)", "now", or "-" for a dead host.
-func nextFetch(h apiclient.Host) string {
-	switch {
-	case h.DeadReason != "" || h.State == "dead":
-		return "-"
-	case h.WaitMS <= 0:
-		return "now"
-	}
-	s := "in " + waitDuration(ms(h.WaitMS))
-	if h.WaitReason != "" {
-		s += " (" + waitWords(h.WaitReason) + ")"
-	}
-	return s
-}
-
-// waitWords is a wait reason in the user's words (frontier.GapReason's
-// Describe), or as the server sent it if this client does not know it.
-func waitWords(reason string) string {
-	if r, ok := frontier.ParseGapReason(reason); ok && reason != "" {
-		return r.Describe()
-	}
-	return reason
-}
-
-// waitDuration is d to the precision a person reads a wait with: whole
-// minutes past an hour, whole seconds past a minute ("1h", "59m12s").
-func waitDuration(d time.Duration) string {
-	switch {
-	case d >= time.Hour:
-		d = d.Round(time.Minute)
-	case d >= time.Minute:
-		d = d.Round(time.Second)
-	case d >= time.Second:
-		d = d.Round(100 * time.Millisecond)
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-// hostState is a host's state and, for a dead host, why it was given up,
-// "dead (failing)"; for a live host whose latest fetches ended without a
-// response, how many in a row and how, "backoff (3 failures: timeout)".
-func hostState(h apiclient.Host) string {
-	switch {
-	case h.DeadReason != "":
-		return h.State + " (" + h.DeadReason + ")"
-	case h.Failures > 0:
-		how := h.FailingHow
-		if how == "" {
-			how = "no response"
-		}
-		noun := "failures"
-		if h.Failures == 1 {
-			noun = "failure"
-		}
-		return fmt.Sprintf("%s (%d %s: %s)", h.State, h.Failures, noun, how)
-	}
-	return h.State
-}
-
-// policyText is a host policy in a few words.
-func policyText(p apiclient.HostPolicy) string {
-	var parts []string
-	if p.MinDelayMS != nil {
-		parts = append(parts, "min-delay "+ms(*p.MinDelayMS).String())
-	}
-	if p.MaxParallel != 0 {
-		parts = append(parts, fmt.Sprintf("max-parallel %d", p.MaxParallel))
-	}
-	if p.Paused {
-		parts = append(parts, "paused")
-	}
-	if len(parts) == 0 {
-		return "default"
-	}
-	return strings.Join(parts, ", ")
-}
-
 func hostsShow(ctx context.Context, c *apiclient.Client, cf *clientFlags, args []string, w io.Writer) error {
 	d, err := c.HostStatus(ctx, args[0])
 	if err != nil {
 		return err
 	}
 	if cf.json {
-		printJSON(w, d.Raw)
+		clientcmd.PrintJSON(w, d.Raw)
 		return nil
 	}
 	fmt.Fprintf(w, "host         %s", d.Host.Host)
 	if d.IP != "" {
 		fmt.Fprintf(w, " (%s)", d.IP)
 	}
-	fmt.Fprintf(w, "\nstate        %s: %d queued, %d in flight, %d leased (%d duplicates)\n", hostState(d.Host), d.Queued, d.InFlight, d.Leased, d.Duplicates)
+	fmt.Fprintf(w, "\nstate        %s: %d queued, %d in flight, %d leased (%d duplicates)\n", clientcmd.HostState(d.Host), d.Queued, d.InFlight, d.Leased, d.Duplicates)
 	counted := ""
 	if !d.QueuedCounted {
 		counted = " (counted in part)"
 	}
-	fmt.Fprintf(w, "by crawl     %s; held %s%s\n", queuedByCrawlText(d.QueuedByCrawl, d.InFlightByCrawl), byCrawlText(d.HeldByCrawl), counted)
-	fmt.Fprintf(w, "next fetch   %s\n", nextFetch(d.Host))
-	fmt.Fprintf(w, "delay        %s; backoff %s, Crawl-delay %s\n", hostDelay(d.Host), ms(d.BackoffMS), ms(d.CrawlDelayMS))
-	fmt.Fprintf(w, "policy       %s\n", policyText(d.Policy))
+	fmt.Fprintf(w, "by crawl     %s; held %s%s\n", clientcmd.QueuedByCrawl(d.QueuedByCrawl, d.InFlightByCrawl), clientcmd.ByCrawl(d.HeldByCrawl), counted)
+	fmt.Fprintf(w, "next fetch   %s\n", clientcmd.NextFetch(d.Host))
+	fmt.Fprintf(w, "delay        %s; backoff %s, Crawl-delay %s\n", clientcmd.HostDelay(d.Host), clientcmd.Millis(d.BackoffMS), clientcmd.Millis(d.CrawlDelayMS))
+	fmt.Fprintf(w, "policy       %s\n", clientcmd.PolicyText(d.Policy))
 	for _, r := range d.Robots {
-		fmt.Fprintf(w, "robots.txt   %s: %s\n", r.Origin, robotsText(r))
+		fmt.Fprintf(w, "robots.txt   %s: %s\n", r.Origin, clientcmd.Robots(r))
 	}
 	return nil
-}
-
-// byCrawlText is a count by crawl id, "crawl 3: 12, crawl 5: 1", or
-// "none".
-func byCrawlText(m map[string]int) string {
-	return crawlCounts(m, func(id string) string { return strconv.Itoa(m[id]) })
-}
-
-// queuedByCrawlText is a host's URLs by crawl id, split as the host's own
-// totals are: "crawl 1: 41 queued + 2 in flight, crawl 2: 17 queued"
-// (queued counts them in flight included, inFlight those in flight).
-func queuedByCrawlText(queued, inFlight map[string]int) string {
-	return crawlCounts(queued, func(id string) string {
-		s := fmt.Sprintf("%d queued", queued[id]-inFlight[id])
-		if inFlight[id] > 0 {
-			s += fmt.Sprintf(" + %d in flight", inFlight[id])
-		}
-		return s
-	})
-}
-
-// crawlCounts is "crawl ID: count" for each id of m, in id order, or
-// "none".
-func crawlCounts(m map[string]int, count func(id string) string) string {
-	ids := make([]string, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		a, _ := strconv.Atoi(ids[i])
-		b, _ := strconv.Atoi(ids[j])
-		return a < b
-	})
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = "crawl " + id + ": " + count(id)
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// robotsText is one origin's robots.txt state in a line.
-func robotsText(r apiclient.RobotsStatus) string {
-	var parts []string
-	if r.Status != 0 {
-		s := fmt.Sprintf("status %d", r.Status)
-		if r.AgeS != nil {
-			s += fmt.Sprintf(", fetched %s ago", (time.Duration(*r.AgeS * float64(time.Second))).Round(time.Second))
-		}
-		parts = append(parts, s)
-	} else {
-		parts = append(parts, "no copy")
-	}
-	if r.Pending {
-		parts = append(parts, "a fetch pending")
-	}
-	if r.Attempts > 0 {
-		parts = append(parts, fmt.Sprintf("%d attempts", r.Attempts))
-	}
-	if r.OutageSince != nil {
-		parts = append(parts, "unavailable since "+r.OutageSince.Local().Format(time.DateTime))
-	}
-	if r.Error != "" {
-		parts = append(parts, r.Error)
-	}
-	return strings.Join(parts, "; ")
 }
 
 // policyArgs are `trawl hosts policy`'s own flags. Each records whether
@@ -385,9 +219,9 @@ func (a *policyArgs) run(ctx context.Context, c *apiclient.Client, cf *clientFla
 		return err
 	}
 	if cf.json {
-		printJSON(w, set.Raw)
+		clientcmd.PrintJSON(w, set.Raw)
 		return nil
 	}
-	fmt.Fprintf(w, "host %s: policy %s\n", set.Host, policyText(set.Policy))
+	fmt.Fprintf(w, "host %s: policy %s\n", set.Host, clientcmd.PolicyText(set.Policy))
 	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/crawllog"
-	"github.com/trawl-crawler/trawl/internal/cli/progress"
 	"github.com/trawl-crawler/trawl/internal/testkit/golden"
 )
 
@@ -165,33 +164,6 @@ func TestLogFollow(t *testing.T) {
 	}
 	if out.String() != wantText.String() {
 		t.Errorf("trawl log -f printed\n%s\nwant\n%s", out.String(), wantText.String())
-	}
-}
-
-func TestShortVia(t *testing.T) {
-	for _, tt := range []struct{ via, url, want string }{
-		{"http://a.test/x?q=1", "http://a.test/y", "/x?q=1"},
-		{"http://a.test", "http://A.TEST/y", "/"},
-		{"https://a.test/x", "http://a.test/y", "a.test/x"},
-		{"http://b.test/x", "http://a.test/y", "b.test/x"},
-		{"not a url %", "http://a.test/", "not a url %"},
-	} {
-		if got := shortVia(tt.via, tt.url); got != tt.want {
-			t.Errorf("shortVia(%q, %q) = %q, want %q", tt.via, tt.url, got, tt.want)
-		}
-	}
-}
-
-// TestLogRowFit: on a terminal a row is cut to its width, the URL's end
-// first.
-func TestLogRowFit(t *testing.T) {
-	e := logEntries()[7]
-	row := fitRow(logRow(&e), func() int { return 80 })
-	if progress.Width(row) != 80 || !strings.HasSuffix(row, progress.Ellipsis) || !strings.Contains(row, "drop:trap") {
-		t.Errorf("row fitted to 80 columns: %q", row)
-	}
-	if whole := fitRow(logRow(&e), func() int { return 0 }); !strings.HasSuffix(whole, "(shape run > 3)") {
-		t.Errorf("row in a pipe: %q, want it whole", whole)
 	}
 }
 

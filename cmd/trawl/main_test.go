@@ -10,12 +10,16 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/trawl-crawler/trawl/internal/testkit/trawlbin"
 )
 
 func TestMain(m *testing.M) {
 	// signal.NotifyContext starts os/signal's loop once per process; it is
 	// not a leak of any one test.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("os/signal.signal_recv"), goleak.IgnoreTopFunction("os/signal.loop"))
+	// The trawl binary serve_test.go builds is removed after the tests.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("os/signal.signal_recv"), goleak.IgnoreTopFunction("os/signal.loop"),
+		goleak.Cleanup(func(code int) { trawlbin.Clean(); os.Exit(code) }))
 }
 
 func TestUsage(t *testing.T) {
@@ -122,4 +126,12 @@ func TestReadHostsFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "line 2:") || !strings.Contains(err.Error(), "line 3:") {
 		t.Errorf("bad hosts file: err = %v, want it to name lines 2 and 3", err)
 	}
+}
+
+// trawl runs a subcommand in-process and returns its exit status and
+// output.
+func trawl(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/clientcmd"
 )
 
 // nodeGroup is `trawl node`: the state of a server's node as a whole.
@@ -43,7 +44,7 @@ func nodeChange(do func(*apiclient.Client, context.Context) (apiclient.NodeState
 			return err
 		}
 		if cf.json {
-			printJSON(w, s.Raw)
+			clientcmd.PrintJSON(w, s.Raw)
 			return nil
 		}
 		if s.Paused {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/trawl-crawler/trawl/internal/testkit/trawlbin"
 )
 
 // TestServeProbesAndStop runs `trawl serve` as a separate process on
@@ -22,7 +24,7 @@ import (
 // cleanly (exit 0). It runs twice on one data directory: a crawl created
 // through the API in the first run is there in the second.
 func TestServeProbesAndStop(t *testing.T) {
-	bin := buildTrawl(t)
+	bin := trawlbin.Build(t)
 	data := t.TempDir()
 	for run := range 2 {
 		cmd := exec.Command(bin, "serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-net", "127.0.0.0/8")

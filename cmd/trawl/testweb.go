@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -92,7 +90,7 @@ func cmdTestweb(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "seed %s\n", s)
 	}
 	if a.out != "" {
-		paths, err := writeTestwebFiles(a.out, srv)
+		paths, err := testweb.WriteFiles(a.out, srv)
 		if err != nil {
 			fmt.Fprintf(stderr, "trawl testweb: %v\n", err)
 			return 1
@@ -117,31 +115,4 @@ func cmdTestweb(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "stopped after %d requests\n", len(srv.Log()))
 	return 0
-}
-
-// writeTestwebFiles writes dir/hosts (one "IP NAME" line per host, the
-// /etc/hosts format) and dir/seeds.txt (one URL per line), and returns
-// their paths.
-func writeTestwebFiles(dir string, srv *testweb.Server) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("testweb: create %s: %w", dir, err)
-	}
-	var hosts strings.Builder
-	fmt.Fprintf(&hosts, "# trawl testweb, port %d, written %s\n", srv.Port(), time.Now().UTC().Format(time.RFC3339))
-	for _, h := range srv.Web().Hosts() {
-		fmt.Fprintf(&hosts, "%s %s\n", h.IP, h.Name)
-	}
-	files := []struct{ name, text string }{
-		{"hosts", hosts.String()},
-		{"seeds.txt", strings.Join(srv.Seeds(), "\n") + "\n"},
-	}
-	var paths []string
-	for _, f := range files {
-		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, []byte(f.text), 0o644); err != nil {
-			return nil, fmt.Errorf("testweb: write %s: %w", p, err)
-		}
-		paths = append(paths, p)
-	}
-	return paths, nil
 }

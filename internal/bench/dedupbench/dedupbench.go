@@ -1,10 +1,18 @@
-package main
+// Package dedupbench is `trawl bench dedup`: it judges the content-seen
+// gate from the crawl log alone. It serves the near-duplicate web
+// (package testweb, labelled near and exact copies and templated hosts)
+// from a child process (package benchweb), crawls it to the end with a
+// node and store in this process, and scores the log against the web's
+// labels: recall by edit size, false positives, coverage of templated
+// hosts, CPU per page. With Options.Docs it crawls a directory tree
+// served on loopback instead and lists every page flagged, with whether
+// its visible text is its original's.
+package dedupbench
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -23,6 +31,8 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/trawl-crawler/trawl/crawllog"
+	"github.com/trawl-crawler/trawl/internal/bench/benchweb"
+	"github.com/trawl-crawler/trawl/internal/procstat"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/links"
@@ -30,26 +40,8 @@ import (
 	"github.com/trawl-crawler/trawl/simhash"
 )
 
-// benchDedupArgs are `trawl bench dedup`'s flags.
-type benchDedupArgs struct {
-	seed               int64
-	hosts, concurrency int
-	latency, minDelay  time.Duration
-	asJSON             bool
-	docs               string
-}
-
-func (a *benchDedupArgs) register(fs *flag.FlagSet) {
-	fs.Int64Var(&a.seed, "seed", 1, "seed of the near-duplicate web")
-	fs.IntVar(&a.hosts, "hosts", 60, "hosts of the near-duplicate web (every fifth templated)")
-	fs.DurationVar(&a.latency, "latency", time.Millisecond, "per-host latency before the first byte")
-	fs.DurationVar(&a.minDelay, "min-delay", 0, "least gap between fetches to one host (0: none)")
-	fs.IntVar(&a.concurrency, "concurrency", 64, "fetch workers")
-	fs.BoolVar(&a.asJSON, "json", false, "print one JSON object instead of a table")
-	fs.StringVar(&a.docs, "docs", "", "instead of the synthetic web, serve this directory tree (from its index.html) and list every page flagged")
-}
-
-const benchDedupHelp = `usage: trawl bench dedup [flags]
+// Help is `trawl bench dedup --help`.
+const Help = `usage: trawl bench dedup [flags]
 
 Judges the content-seen gate from the crawl log alone. Serves the
 near-duplicate web (labelled near copies of articles at edit sizes 0% to
@@ -69,35 +61,37 @@ Examples:
   trawl bench dedup --hosts 200 --seed 7 --json
   trawl bench dedup --docs /usr/share/doc/python3.11/html`
 
-// benchDedup runs "trawl bench dedup".
-func benchDedup(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench dedup", benchDedupHelp, nil, stderr)
-	var a benchDedupArgs
-	a.register(fs)
-	if _, code, ok := parseFlags(fs, args, nil, stderr); !ok {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "trawl bench dedup: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	if a.docs != "" {
-		if fi, err := os.Stat(a.docs); err != nil || !fi.IsDir() {
-			fmt.Fprintf(stderr, "trawl bench dedup: --docs %s: want a directory with an index.html\n", a.docs)
+// Options are `trawl bench dedup`'s flags, and the trawl binary that
+// serves the near-duplicate web.
+type Options struct {
+	Exe                string // the trawl binary, run as `trawl testweb`
+	Seed               int64
+	Hosts, Concurrency int
+	Latency, MinDelay  time.Duration
+	JSON               bool   // one JSON object instead of a table
+	Docs               string // a directory tree to crawl instead of the web
+}
+
+// Main runs the bench, writes its report to stdout and its messages to
+// stderr, and returns the exit code: 2 for bad options, 1 for a failure.
+func Main(o Options, stdout, stderr io.Writer) int {
+	if o.Docs != "" {
+		if fi, err := os.Stat(o.Docs); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "trawl bench dedup: --docs %s: want a directory with an index.html\n", o.Docs)
 			return 2
 		}
-		if _, err := os.Stat(filepath.Join(a.docs, "index.html")); err != nil {
-			fmt.Fprintf(stderr, "trawl bench dedup: --docs %s: no index.html in it: want the directory that holds the tree's index.html\n", a.docs)
+		if _, err := os.Stat(filepath.Join(o.Docs, "index.html")); err != nil {
+			fmt.Fprintf(stderr, "trawl bench dedup: --docs %s: no index.html in it: want the directory that holds the tree's index.html\n", o.Docs)
 			return 2
 		}
 	}
-	if err := (testweb.Options{NearDup: true, Hosts: a.hosts}).Validate(); err != nil || a.hosts < 1 {
-		fmt.Fprintf(stderr, "trawl bench dedup: --hosts %d: want 1 to 40000\n", a.hosts)
+	if err := (testweb.Options{NearDup: true, Hosts: o.Hosts}).Validate(); err != nil || o.Hosts < 1 {
+		fmt.Fprintf(stderr, "trawl bench dedup: --hosts %d: want 1 to 40000\n", o.Hosts)
 		return 2
 	}
-	if a.concurrency < 1 || a.latency < 0 || a.minDelay < 0 {
+	if o.Concurrency < 1 || o.Latency < 0 || o.MinDelay < 0 {
 		fmt.Fprintf(stderr, "trawl bench dedup: --concurrency %d, --latency %v, --min-delay %v: want at least 1 worker and no negative durations\n",
-			a.concurrency, a.latency, a.minDelay)
+			o.Concurrency, o.Latency, o.MinDelay)
 		return 2
 	}
 	dir, err := os.MkdirTemp("", "trawl-bench-dedup-")
@@ -106,24 +100,24 @@ func benchDedup(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if a.docs != "" {
-		return benchDedupDocs(&a, dir, stdout, stderr)
+	if o.Docs != "" {
+		return mainDocs(&o, dir, stdout, stderr)
 	}
-	r, err := runDedupWeb(&a, dir, stderr)
+	r, err := runWeb(&o, dir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl bench dedup: %v\n", err)
 		return 1
 	}
-	if a.asJSON {
+	if o.JSON {
 		json.NewEncoder(stdout).Encode(r)
 		return 0
 	}
-	r.print(stdout)
+	r.Print(stdout)
 	return 0
 }
 
-// dedupCrawl is what crawlForDedup measured.
-type dedupCrawl struct {
+// crawled is what crawl measured.
+type crawled struct {
 	pages      int64
 	seconds    float64
 	cpuSeconds float64
@@ -131,18 +125,18 @@ type dedupCrawl struct {
 	log        []crawllog.Entry
 }
 
-// crawlForDedup crawls seeds with a real node and store in dataDir, to
+// crawl crawls seeds with a real node and store in dataDir, to
 // the end, and returns its crawl log and the CPU this process spent on it.
-func crawlForDedup(dataDir string, seeds, domains []string, hosts map[string][]netip.Addr, a *benchDedupArgs) (*dedupCrawl, error) {
-	md := a.minDelay
+func crawl(dataDir string, seeds, domains []string, hosts map[string][]netip.Addr, o *Options) (*crawled, error) {
+	md := o.MinDelay
 	if md == 0 {
 		md = -1
 	}
 	n, err := node.Open(node.Options{
 		DataDir:     dataDir,
 		MinDelay:    md,
-		Concurrency: a.concurrency,
-		AllowNets:   []netip.Prefix{mustPrefix("127.0.0.0/8")},
+		Concurrency: o.Concurrency,
+		AllowNets:   []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		Hosts:       hosts,
 	})
 	if err != nil {
@@ -153,11 +147,11 @@ func crawlForDedup(dataDir string, seeds, domains []string, hosts map[string][]n
 		n.Close()
 		return nil, err
 	}
-	cpu0, start := cpuTime(), time.Now()
+	cpu0, start := procstat.SelfCPU(), time.Now()
 	n.Start()
 	<-j.Ended()
 	err = errors.Join(j.Err(), n.Close())
-	c := &dedupCrawl{seconds: time.Since(start).Seconds(), cpuSeconds: (cpuTime() - cpu0).Seconds()}
+	c := &crawled{seconds: time.Since(start).Seconds(), cpuSeconds: (procstat.SelfCPU() - cpu0).Seconds()}
 	if err != nil {
 		return nil, err
 	}
@@ -170,38 +164,32 @@ func crawlForDedup(dataDir string, seeds, domains []string, hosts map[string][]n
 	return c, err
 }
 
-// runDedupWeb serves the near-duplicate web from a child process, crawls
+// runWeb serves the near-duplicate web from a child process, crawls
 // it and scores the crawl log against the web's labels.
-func runDedupWeb(a *benchDedupArgs, dir string, stderr io.Writer) (*dedupResult, error) {
-	exe, err := os.Executable()
+func runWeb(o *Options, dir string, stderr io.Writer) (*Result, error) {
+	bw, err := benchweb.Start(benchweb.Options{Exe: o.Exe, Dir: dir, Seed: o.Seed, Hosts: o.Hosts,
+		Latency: o.Latency, Lifetime: 30 * time.Minute, Stderr: stderr, Extra: []string{"--near-dup"}})
 	if err != nil {
 		return nil, err
 	}
-	bw, err := startBenchWeb(exe, dir, a.seed, a.hosts, a.latency, 0, 30*time.Minute, stderr, "--near-dup")
+	defer bw.Stop()
+	hostMap := bw.Hosts
+	u, err := url.Parse(bw.Seeds[0])
 	if err != nil {
-		return nil, err
-	}
-	defer bw.stop()
-	hostMap, err := readHostsFile(bw.hostsFile)
-	if err != nil {
-		return nil, err
-	}
-	u, err := url.Parse(bw.seeds[0])
-	if err != nil {
-		return nil, fmt.Errorf("synthetic web's seed %q: %w", bw.seeds[0], err)
+		return nil, fmt.Errorf("synthetic web's seed %q: %w", bw.Seeds[0], err)
 	}
 	port, err := strconv.Atoi(u.Port())
 	if err != nil {
-		return nil, fmt.Errorf("synthetic web's seed %q: no port", bw.seeds[0])
+		return nil, fmt.Errorf("synthetic web's seed %q: no port", bw.Seeds[0])
 	}
 	// The same web, generated again here for its labels.
-	web := testweb.Generate(testweb.Options{Seed: a.seed, Hosts: a.hosts, NearDup: true, Port: port})
-	c, err := crawlForDedup(filepath.Join(dir, "data"), bw.seeds, []string{web.Options().Domain}, hostMap, a)
+	web := testweb.Generate(testweb.Options{Seed: o.Seed, Hosts: o.Hosts, NearDup: true, Port: port})
+	c, err := crawl(filepath.Join(dir, "data"), bw.Seeds, []string{web.Options().Domain}, hostMap, o)
 	if err != nil {
 		return nil, err
 	}
-	r := scoreDedup(web.Pages(), c.log)
-	r.Seed, r.Hosts, r.CrawlPages, r.Seconds, r.CPUSeconds, r.StopReason = a.seed, a.hosts, c.pages, c.seconds, c.cpuSeconds, c.stopReason
+	r := score(web.Pages(), c.log)
+	r.Seed, r.Hosts, r.CrawlPages, r.Seconds, r.CPUSeconds, r.StopReason = o.Seed, o.Hosts, c.pages, c.seconds, c.cpuSeconds, c.stopReason
 	if c.pages > 0 {
 		r.CPUMsPerPage = c.cpuSeconds * 1000 / float64(c.pages)
 	}
@@ -238,11 +226,11 @@ func fingerprintCost(web *testweb.Web) (fingerprintUs, extractUs float64) {
 		best := math.Inf(1)
 		for range 3 {
 			fn := newPass()
-			start := cpuTime()
+			start := procstat.SelfCPU()
 			for _, p := range pages {
 				fn(p)
 			}
-			best = min(best, (cpuTime() - start).Seconds())
+			best = min(best, (procstat.SelfCPU() - start).Seconds())
 		}
 		return best * 1e6 / float64(len(pages))
 	}
@@ -265,8 +253,9 @@ func fingerprintCost(web *testweb.Web) (fingerprintUs, extractUs float64) {
 	return max(with-plain, 0), plain
 }
 
-// dedupResult is what `trawl bench dedup --json` prints.
-type dedupResult struct {
+// Result is what `trawl bench dedup --json` prints for the
+// near-duplicate web.
+type Result struct {
 	Seed  int64 `json:"seed"`
 	Hosts int   `json:"hosts"`
 	// WebPages is the pages of the web; Fetched how many of them the crawl
@@ -277,17 +266,17 @@ type dedupResult struct {
 	// BySize is the recall of near copies on their original's host, by
 	// edit size; CrossHost that of copies on another host; Exact that of
 	// exact copies (Caught: flagged exact or near; CaughtExact: exact).
-	BySize    []dedupRecall `json:"by_edit_size"`
-	CrossHost dedupRecall   `json:"cross_host"`
-	Exact     dedupRecall   `json:"exact"`
+	BySize    []Recall `json:"by_edit_size"`
+	CrossHost Recall   `json:"cross_host"`
+	Exact     Recall   `json:"exact"`
 	// WrongOriginal counts copies flagged against a page outside their
 	// group (neither their original nor another copy of it).
 	WrongOriginal int `json:"wrong_original"`
 	// Ordinary are the distinct pages of article hosts (home pages and
 	// originals), Templated the pages of templated hosts: a flag against
 	// a page outside the page's group is a false positive.
-	Ordinary  dedupFalse `json:"ordinary"`
-	Templated dedupFalse `json:"templated"`
+	Ordinary  Distinct `json:"ordinary"`
+	Templated Distinct `json:"templated"`
 	// FalsePositiveRate is the flagged share of the ordinary and
 	// templated pages fetched.
 	FalsePositiveRate float64 `json:"false_positive_rate"`
@@ -302,8 +291,8 @@ type dedupResult struct {
 	ExtractUs     float64 `json:"extract_us_per_page"`
 }
 
-// dedupRecall is the recall of one kind of copy.
-type dedupRecall struct {
+// Recall is the recall of one kind of copy.
+type Recall struct {
 	EditSize    float64 `json:"edit_size"`
 	Copies      int     `json:"copies"`
 	Fetched     int     `json:"fetched"`
@@ -312,8 +301,8 @@ type dedupRecall struct {
 	Recall      float64 `json:"recall"`
 }
 
-// dedupFalse is the false positives among one kind of distinct page.
-type dedupFalse struct {
+// Distinct is the false positives among one kind of distinct page.
+type Distinct struct {
 	Pages    int     `json:"pages"`
 	Fetched  int     `json:"fetched"`
 	Flagged  int     `json:"flagged"`
@@ -321,11 +310,11 @@ type dedupFalse struct {
 	Coverage float64 `json:"coverage"` // Fetched / Pages
 }
 
-// scoreDedup judges a crawl log against the near-duplicate web's labels.
+// score judges a crawl log against the near-duplicate web's labels.
 // An original and its copies are a group. A copy is caught if the crawl
 // flagged it (exact or near) against a page of its group, or flagged its
 // original against it (the copy came first); only fetched copies count.
-func scoreDedup(pages []testweb.Page, log []crawllog.Entry) *dedupResult {
+func score(pages []testweb.Page, log []crawllog.Entry) *Result {
 	fetched := map[string]bool{}
 	flag := map[string]crawllog.Entry{}
 	for _, e := range log {
@@ -349,23 +338,23 @@ func scoreDedup(pages []testweb.Page, log []crawllog.Entry) *dedupResult {
 		}
 	}
 	inGroup := func(u string) bool { f, ok := flag[u]; return ok && group[f.Original] == group[u] }
-	r := &dedupResult{WebPages: len(pages)}
-	bySize := map[float64]*dedupRecall{}
+	r := &Result{WebPages: len(pages)}
+	bySize := map[float64]*Recall{}
 	for _, e := range testweb.NearEditSizes {
-		bySize[e] = &dedupRecall{EditSize: e}
+		bySize[e] = &Recall{EditSize: e}
 	}
 	for _, p := range pages {
 		if fetched[p.URL] {
 			r.Fetched++
 		}
-		var row *dedupRecall
+		var row *Recall
 		orig := p.NearDuplicateOf + p.DuplicateOf
 		switch {
 		case p.NearChange == testweb.NearChangeCrossHost:
 			row = &r.CrossHost
 		case p.NearDuplicateOf != "":
 			if row = bySize[p.EditSize]; row == nil {
-				row = &dedupRecall{EditSize: p.EditSize}
+				row = &Recall{EditSize: p.EditSize}
 				bySize[p.EditSize] = row
 			}
 		case p.DuplicateOf != "":
@@ -413,10 +402,10 @@ func scoreDedup(pages []testweb.Page, log []crawllog.Entry) *dedupResult {
 	}) {
 		r.BySize = append(r.BySize, *bySize[e])
 	}
-	for _, row := range append([]*dedupRecall{&r.CrossHost, &r.Exact}, ptrs(r.BySize)...) {
+	for _, row := range append([]*Recall{&r.CrossHost, &r.Exact}, ptrs(r.BySize)...) {
 		row.Recall = ratio(row.Caught, row.Fetched)
 	}
-	for _, fp := range []*dedupFalse{&r.Ordinary, &r.Templated} {
+	for _, fp := range []*Distinct{&r.Ordinary, &r.Templated} {
 		fp.Rate, fp.Coverage = ratio(fp.Flagged, fp.Fetched), ratio(fp.Fetched, fp.Pages)
 	}
 	r.FalsePositiveRate = ratio(r.Ordinary.Flagged+r.Templated.Flagged, r.Ordinary.Fetched+r.Templated.Fetched)
@@ -439,7 +428,8 @@ func ratio(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-func (r *dedupResult) print(w io.Writer) {
+// Print writes r as a table.
+func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "near-duplicate web, seed %d, %d hosts: %d pages, %d fetched (crawl: %d pages, %s)\n",
 		r.Seed, r.Hosts, r.WebPages, r.Fetched, r.CrawlPages, r.StopReason)
 	fmt.Fprintf(w, "  %-26s %7s %7s %7s %7s\n", "copies", "copies", "fetched", "caught", "recall")
@@ -452,7 +442,7 @@ func (r *dedupResult) print(w io.Writer) {
 	fmt.Fprintf(w, "  %-26s %7s %7s %7s %7s %8s\n", "distinct pages", "pages", "fetched", "flagged", "rate", "coverage")
 	for _, x := range []struct {
 		name string
-		f    dedupFalse
+		f    Distinct
 	}{{"ordinary", r.Ordinary}, {"templated hosts", r.Templated}} {
 		fmt.Fprintf(w, "  %-26s %7d %7d %7d %7.3f %8.3f\n", x.name, x.f.Pages, x.f.Fetched, x.f.Flagged, x.f.Rate, x.f.Coverage)
 	}
@@ -462,8 +452,8 @@ func (r *dedupResult) print(w io.Writer) {
 		r.CPUSeconds, r.Seconds, r.CPUMsPerPage)
 }
 
-// docsFlag is a page of a --docs tree the crawl flagged.
-type docsFlag struct {
+// DocsFlag is a page of a --docs tree the crawl flagged.
+type DocsFlag struct {
 	URL       string `json:"url"`
 	Original  string `json:"original"`
 	Dedup     string `json:"dedup"`
@@ -471,12 +461,12 @@ type docsFlag struct {
 	TextWords int    `json:"text_words"` // words of the page's visible text
 }
 
-// docsResult is what `trawl bench dedup --docs DIR --json` prints.
-type docsResult struct {
+// DocsResult is what `trawl bench dedup --docs DIR --json` prints.
+type DocsResult struct {
 	Dir            string     `json:"dir"`
 	Fetched        int        `json:"fetched"`      // responses with status 200
 	HTMLFetched    int        `json:"html_fetched"` // of them text/html
-	Flagged        []docsFlag `json:"flagged"`
+	Flagged        []DocsFlag `json:"flagged"`
 	FalsePositives int        `json:"false_positives"` // flags whose pages' visible text differs
 	CPUSeconds     float64    `json:"cpu_s"`           // the crawler's and the file server's: one process
 	CPUMsPerPage   float64    `json:"cpu_ms_per_page"`
@@ -486,26 +476,26 @@ type docsResult struct {
 // docsHost is the name the --docs tree is served under.
 const docsHost = "docs.test"
 
-// benchDedupDocs serves a.docs on loopback, crawls it from its index and
+// mainDocs serves o.Docs on loopback, crawls it from its index and
 // lists the pages flagged duplicates.
-func benchDedupDocs(a *benchDedupArgs, dir string, stdout, stderr io.Writer) int {
+func mainDocs(o *Options, dir string, stdout, stderr io.Writer) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl bench dedup: %v\n", err)
 		return 1
 	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(a.docs)), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: http.FileServer(http.Dir(o.Docs)), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
 	seed := fmt.Sprintf("http://%s:%d/", docsHost, port)
-	c, err := crawlForDedup(filepath.Join(dir, "data"), []string{seed}, []string{docsHost},
-		map[string][]netip.Addr{docsHost: {netip.MustParseAddr("127.0.0.1")}}, a)
+	c, err := crawl(filepath.Join(dir, "data"), []string{seed}, []string{docsHost},
+		map[string][]netip.Addr{docsHost: {netip.MustParseAddr("127.0.0.1")}}, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl bench dedup: %v\n", err)
 		return 1
 	}
-	r := docsResult{Dir: a.docs, CPUSeconds: c.cpuSeconds, StopReason: c.stopReason}
+	r := DocsResult{Dir: o.Docs, CPUSeconds: c.cpuSeconds, StopReason: c.stopReason}
 	if c.pages > 0 {
 		r.CPUMsPerPage = c.cpuSeconds * 1000 / float64(c.pages)
 	}
@@ -520,19 +510,19 @@ func benchDedupDocs(a *benchDedupArgs, dir string, stdout, stderr io.Writer) int
 		if e.Dedup != crawllog.DedupNear && e.Dedup != crawllog.DedupExact {
 			continue
 		}
-		t1, err1 := docsText(a.docs, e.URL)
-		t2, err2 := docsText(a.docs, e.Original)
+		t1, err1 := docsText(o.Docs, e.URL)
+		t2, err2 := docsText(o.Docs, e.Original)
 		if err := errors.Join(err1, err2); err != nil {
 			fmt.Fprintf(stderr, "trawl bench dedup: %v\n", err)
 			return 1
 		}
-		f := docsFlag{URL: e.URL, Original: e.Original, Dedup: e.Dedup, SameText: t1 == t2, TextWords: len(strings.Fields(t1))}
+		f := DocsFlag{URL: e.URL, Original: e.Original, Dedup: e.Dedup, SameText: t1 == t2, TextWords: len(strings.Fields(t1))}
 		if !f.SameText {
 			r.FalsePositives++
 		}
 		r.Flagged = append(r.Flagged, f)
 	}
-	if a.asJSON {
+	if o.JSON {
 		json.NewEncoder(stdout).Encode(r)
 		return 0
 	}

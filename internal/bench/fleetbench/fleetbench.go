@@ -1,10 +1,17 @@
-package main
+// Package fleetbench is `trawl bench fleet`: it judges how a fleet
+// scales. For each fleet size it starts that many `trawl serve` child
+// processes (Options.Exe), each in a CPU cgroup of its own (package
+// cpulimit) on its own loopback address, joined by a NATS JetStream
+// server in this process and crawling the synthetic web served by
+// another child (package benchweb); it measures pages/s and each node's
+// CPU over a window and reports the efficiency against linear scaling.
+// Every child is stopped and every cgroup removed before Main returns.
+package fleetbench
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -20,39 +27,15 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
+	"github.com/trawl-crawler/trawl/internal/bench/benchweb"
 	"github.com/trawl-crawler/trawl/internal/bench/cpulimit"
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 	"github.com/trawl-crawler/trawl/internal/procstat"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
-// benchFleetArgs are `trawl bench fleet`'s flags.
-type benchFleetArgs struct {
-	nodes                   string
-	cpu                     float64
-	hosts, concurrency      int
-	latency, warmup, window time.Duration
-	maxAdaptive             time.Duration
-	seed                    int64
-	asJSON                  bool
-	keepLogs                string
-}
-
-func (a *benchFleetArgs) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.nodes, "nodes", "1,2,3", "fleet sizes to measure, comma-separated (efficiency is against the size 1 run, or the smallest)")
-	fs.Float64Var(&a.cpu, "cpu", 0.4, "each node's CPU quota, in cores (a cgroup of its own)")
-	fs.IntVar(&a.hosts, "hosts", 6000, "hosts in the synthetic web (enough that no fleet size runs out of work in the warm-up and window)")
-	fs.IntVar(&a.concurrency, "concurrency", 64, "fetch workers of each node")
-	fs.DurationVar(&a.latency, "latency", 5*time.Millisecond, "per-host latency before the first byte")
-	fs.DurationVar(&a.maxAdaptive, "max-adaptive-delay", 100*time.Millisecond, "each node's cap on the adaptive term of a host's gap (10 x its response time, which CPU throttling inflates): small, so that politeness does not limit the run")
-	fs.DurationVar(&a.warmup, "warmup", 10*time.Second, "time from every node serving partitions to the start of the window")
-	fs.DurationVar(&a.window, "window", 20*time.Second, "measuring window of each fleet size")
-	fs.Int64Var(&a.seed, "seed", 1, "seed of the synthetic web")
-	fs.BoolVar(&a.asJSON, "json", false, "print one JSON object instead of a table")
-	fs.StringVar(&a.keepLogs, "logs", "", "write each node's output to DIR/N<size>-<name>.log")
-}
-
-const benchFleetHelp = `usage: trawl bench fleet [flags]
+// Help is `trawl bench fleet --help`.
+const Help = `usage: trawl bench fleet [flags]
 
 Judges how a fleet scales: for each size in --nodes it starts that many
 'trawl serve' processes (this binary) joined by one NATS JetStream server,
@@ -74,8 +57,22 @@ Examples:
   trawl bench fleet
   trawl bench fleet --nodes 1,2 --window 10s --json`
 
-// fleetNodeResult is one node's figures in a fleet size's window.
-type fleetNodeResult struct {
+// Options are `trawl bench fleet`'s flags, and the trawl binary run as
+// the web and as each node.
+type Options struct {
+	Exe                     string // the trawl binary
+	Nodes                   string // fleet sizes, comma-separated
+	CPU                     float64
+	Hosts, Concurrency      int
+	Latency, Warmup, Window time.Duration
+	MaxAdaptiveDelay        time.Duration
+	Seed                    int64
+	JSON                    bool   // one JSON Result instead of a table
+	Logs                    string // directory for each node's output, if set
+}
+
+// NodeResult is one node's figures in a fleet size's window.
+type NodeResult struct {
 	Name       string  `json:"name"`
 	Addr       string  `json:"addr"`
 	Partitions int     `json:"partitions"`
@@ -90,60 +87,57 @@ type fleetNodeResult struct {
 	HostsWaiting  int     `json:"hosts_waiting"`
 }
 
-// fleetSizeResult is one fleet size's figures.
-type fleetSizeResult struct {
-	Nodes           int               `json:"nodes"`
-	Pages           int64             `json:"pages"`
-	Seconds         float64           `json:"seconds"`
-	PagesPerSec     float64           `json:"pages_per_s"`
-	PagesPerSecNode float64           `json:"pages_per_s_per_node"`
-	Efficiency      float64           `json:"efficiency"`
-	CPUMsPerPage    float64           `json:"cpu_ms_per_page"` // the nodes' CPU only
-	WebCPUs         float64           `json:"web_cpus"`        // the web's process, CPU s per s
-	NATSCPUs        float64           `json:"nats_cpus"`       // this process (the NATS server, and the polling), CPU s per s
-	PerNode         []fleetNodeResult `json:"per_node"`
-	Limit           string            `json:"limit"` // what limited the run, when a node was well under its quota
+// SizeResult is one fleet size's figures.
+type SizeResult struct {
+	Nodes           int          `json:"nodes"`
+	Pages           int64        `json:"pages"`
+	Seconds         float64      `json:"seconds"`
+	PagesPerSec     float64      `json:"pages_per_s"`
+	PagesPerSecNode float64      `json:"pages_per_s_per_node"`
+	Efficiency      float64      `json:"efficiency"`
+	CPUMsPerPage    float64      `json:"cpu_ms_per_page"` // the nodes' CPU only
+	WebCPUs         float64      `json:"web_cpus"`        // the web's process, CPU s per s
+	NATSCPUs        float64      `json:"nats_cpus"`       // this process (the NATS server, and the polling), CPU s per s
+	PerNode         []NodeResult `json:"per_node"`
+	Limit           string       `json:"limit"` // what limited the run, when a node was well under its quota
 }
 
-// benchFleetResult is what `trawl bench fleet --json` prints.
-type benchFleetResult struct {
-	CPUPerNode  float64           `json:"cpu_per_node"`
-	Cgroup      string            `json:"cgroup"`
-	Hosts       int               `json:"hosts"`
-	Latency     string            `json:"latency"`
-	Concurrency int               `json:"concurrency"`
-	Warmup      string            `json:"warmup"`
-	Window      string            `json:"window"`
-	MachineCPUs int               `json:"machine_cpus"`
-	NATS        string            `json:"nats"`
-	Baseline    string            `json:"baseline"` // what efficiency is against
-	Sizes       []fleetSizeResult `json:"sizes"`
+// Result is what `trawl bench fleet --json` prints.
+type Result struct {
+	CPUPerNode  float64      `json:"cpu_per_node"`
+	Cgroup      string       `json:"cgroup"`
+	Hosts       int          `json:"hosts"`
+	Latency     string       `json:"latency"`
+	Concurrency int          `json:"concurrency"`
+	Warmup      string       `json:"warmup"`
+	Window      string       `json:"window"`
+	MachineCPUs int          `json:"machine_cpus"`
+	NATS        string       `json:"nats"`
+	Baseline    string       `json:"baseline"` // what efficiency is against
+	Sizes       []SizeResult `json:"sizes"`
 }
 
-func benchFleet(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench fleet", benchFleetHelp, nil, stderr)
-	var a benchFleetArgs
-	a.register(fs)
-	if _, code, ok := parseFlags(fs, args, nil, stderr); !ok {
-		return code
-	}
+// Main runs the bench, writes its report to stdout and its progress and
+// messages to stderr, and returns the exit code: 2 for bad options, 1 for
+// a failure.
+func Main(o Options, stdout, stderr io.Writer) int {
 	var sizes []int
-	for _, s := range strings.Split(a.nodes, ",") {
+	for _, s := range strings.Split(o.Nodes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 || n > 200 {
-			fmt.Fprintf(stderr, "trawl bench fleet: --nodes %q: want sizes from 1 to 200, comma-separated\n", a.nodes)
+			fmt.Fprintf(stderr, "trawl bench fleet: --nodes %q: want sizes from 1 to 200, comma-separated\n", o.Nodes)
 			return 2
 		}
 		sizes = append(sizes, n)
 	}
 	switch {
-	case !(a.cpu > 0):
-		fmt.Fprintf(stderr, "trawl bench fleet: --cpu %v: want a positive number of cores\n", a.cpu)
+	case !(o.CPU > 0):
+		fmt.Fprintf(stderr, "trawl bench fleet: --cpu %v: want a positive number of cores\n", o.CPU)
 		return 2
-	case a.window <= 0 || a.warmup < 0:
-		fmt.Fprintf(stderr, "trawl bench fleet: --window %v must be positive and --warmup %v not negative\n", a.window, a.warmup)
+	case o.Window <= 0 || o.Warmup < 0:
+		fmt.Fprintf(stderr, "trawl bench fleet: --window %v must be positive and --warmup %v not negative\n", o.Window, o.Warmup)
 		return 2
-	case a.hosts < 1 || a.concurrency < 1:
+	case o.Hosts < 1 || o.Concurrency < 1:
 		fmt.Fprintf(stderr, "trawl bench fleet: --hosts and --concurrency must be at least 1\n")
 		return 2
 	}
@@ -152,16 +146,12 @@ func benchFleet(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// The cgroups first: without them there is nothing to judge.
-	probe, err := cpulimit.New(fmt.Sprintf("trawl-bench-fleet-%d-probe", os.Getpid()), a.cpu)
+	probe, err := cpulimit.New(fmt.Sprintf("trawl-bench-fleet-%d-probe", os.Getpid()), o.CPU)
 	if err != nil {
 		return fail(err)
 	}
 	kind := probe.Kind()
 	if err := probe.Close(); err != nil {
-		return fail(err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
 		return fail(err)
 	}
 	dir, err := os.MkdirTemp("", "trawl-bench-fleet-")
@@ -170,18 +160,19 @@ func benchFleet(args []string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(dir)
 
-	web, err := startBenchWeb(exe, dir, a.seed, a.hosts, a.latency, 0, 2*time.Hour, stderr)
+	web, err := benchweb.Start(benchweb.Options{Exe: o.Exe, Dir: dir, Seed: o.Seed, Hosts: o.Hosts,
+		Latency: o.Latency, Lifetime: 2 * time.Hour, Stderr: stderr})
 	if err != nil {
 		return fail(err)
 	}
-	defer web.stop()
+	defer web.Stop()
 
-	res := benchFleetResult{CPUPerNode: a.cpu, Cgroup: kind, Hosts: a.hosts, Latency: a.latency.String(),
-		Concurrency: a.concurrency, Warmup: a.warmup.String(), Window: a.window.String(), MachineCPUs: runtime.NumCPU(),
+	res := Result{CPUPerNode: o.CPU, Cgroup: kind, Hosts: o.Hosts, Latency: o.Latency.String(),
+		Concurrency: o.Concurrency, Warmup: o.Warmup.String(), Window: o.Window.String(), MachineCPUs: runtime.NumCPU(),
 		NATS: "one JetStream server in the bench's process, fresh for each size"}
 	for _, n := range sizes {
 		fmt.Fprintf(stderr, "bench fleet: %d node(s)...\n", n)
-		r, err := runFleetSize(exe, dir, web, &a, n, stderr)
+		r, err := runSize(o.Exe, dir, web, &o, n, stderr)
 		if err != nil {
 			return fail(fmt.Errorf("%d node(s): %w", n, err))
 		}
@@ -201,15 +192,16 @@ func benchFleet(args []string, stdout, stderr io.Writer) int {
 			res.Sizes[i].Efficiency = res.Sizes[i].PagesPerSecNode / base
 		}
 	}
-	if a.asJSON {
+	if o.JSON {
 		json.NewEncoder(stdout).Encode(res)
 		return 0
 	}
-	printFleetTable(stdout, &res)
+	res.Print(stdout)
 	return 0
 }
 
-func printFleetTable(w io.Writer, r *benchFleetResult) {
+// Print writes r as a table.
+func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "fleet scaling: %d hosts (%s latency, no gap), %d workers per node, each node limited to %.2f CPU (%s); warm-up %s, window %s; %d CPUs; NATS: %s\n",
 		r.Hosts, r.Latency, r.Concurrency, r.CPUPerNode, r.Cgroup, r.Warmup, r.Window, r.MachineCPUs, r.NATS)
 	fmt.Fprintf(w, "%5s %9s %10s %10s %11s %8s %8s  %s\n", "nodes", "pages/s", "per node", "efficiency", "CPU-ms/page", "web CPU", "NATS CPU", "each node's CPU of its quota (throttled periods)")
@@ -229,53 +221,8 @@ func printFleetTable(w io.Writer, r *benchFleetResult) {
 	}
 }
 
-// benchWeb is the synthetic web served by a child `trawl testweb`.
-type benchWeb struct {
-	cmd       *exec.Cmd
-	seeds     []string
-	hostsFile string
-}
-
-func (w *benchWeb) stop() {
-	if w.cmd.ProcessState == nil {
-		w.cmd.Process.Signal(syscall.SIGTERM)
-		w.cmd.Wait()
-	}
-}
-
-// startBenchWeb serves the synthetic web from a child process, as bench
-// crawl does, and waits for its seeds. extra are more `trawl testweb`
-// flags.
-func startBenchWeb(exe, dir string, seed int64, hosts int, latency time.Duration, bigPages int, lifetime time.Duration, stderr io.Writer, extra ...string) (*benchWeb, error) {
-	lat := strconv.Quote(latency.String())
-	webDir := filepath.Join(dir, "web")
-	cmd := exec.Command(exe, "testweb", "--seed", strconv.FormatInt(seed, 10),
-		"--hosts", strconv.Itoa(hosts), "--latency", lat[1:len(lat)-1], "--max-latency", lat[1:len(lat)-1],
-		"--big-pages", strconv.Itoa(bigPages), "--out", webDir, "--for", lifetime.String())
-	cmd.Args = append(cmd.Args, extra...)
-	cmd.Stdout, cmd.Stderr = io.Discard, stderr
-	cmd.Env = append(os.Environ(), configEnv+"=")
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start synthetic web: %w", err)
-	}
-	w := &benchWeb{cmd: cmd, hostsFile: filepath.Join(webDir, "hosts")}
-	seedsFile := filepath.Join(webDir, "seeds.txt")
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		var err error
-		if w.seeds, err = readLines(seedsFile); err == nil && len(w.seeds) > 0 {
-			if _, err := os.Stat(w.hostsFile); err == nil {
-				return w, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			w.stop()
-			return nil, fmt.Errorf("synthetic web did not start: no %s after 60s", seedsFile)
-		}
-	}
-}
-
-// benchMember is one `trawl serve` child of a fleet size's run.
-type benchMember struct {
+// member is one `trawl serve` child of a fleet size's run.
+type member struct {
 	name, addr, api string
 	cmd             *exec.Cmd
 	group           *cpulimit.Group
@@ -284,11 +231,11 @@ type benchMember struct {
 	client          *apiclient.Client
 }
 
-const benchFleetToken = "bench-fleet-token"
+const token = "bench-fleet-token"
 
-// runFleetSize runs one fleet size: a fresh NATS server, n nodes in their
+// runSize runs one fleet size: a fresh NATS server, n nodes in their
 // cgroups, one crawl; it measures the window and stops everything.
-func runFleetSize(exe, dir string, web *benchWeb, a *benchFleetArgs, n int, stderr io.Writer) (r fleetSizeResult, err error) {
+func runSize(exe, dir string, web *benchweb.Web, o *Options, n int, stderr io.Writer) (r SizeResult, err error) {
 	r.Nodes = n
 	sizeDir := filepath.Join(dir, fmt.Sprintf("size%d", n))
 	js, err := jsserver.Start(jsserver.Options{Name: "bench-nats", Dir: filepath.Join(sizeDir, "nats"), ClientAddr: "127.0.0.1:0"})
@@ -302,7 +249,7 @@ func runFleetSize(exe, dir string, web *benchWeb, a *benchFleetArgs, n int, stde
 	if err != nil {
 		return r, fmt.Errorf("NATS server: %w", err)
 	}
-	var members []*benchMember
+	var members []*member
 	defer func() {
 		// Stop every node, then remove its cgroup (a group with a process
 		// in it cannot be removed).
@@ -321,16 +268,16 @@ func runFleetSize(exe, dir string, web *benchWeb, a *benchFleetArgs, n int, stde
 					err = errors.Join(err, cerr)
 				}
 			}
-			if a.keepLogs != "" {
-				os.MkdirAll(a.keepLogs, 0o755)
-				os.WriteFile(filepath.Join(a.keepLogs, fmt.Sprintf("N%d-%s.log", n, m.name)), []byte(m.out.String()), 0o644)
+			if o.Logs != "" {
+				os.MkdirAll(o.Logs, 0o755)
+				os.WriteFile(filepath.Join(o.Logs, fmt.Sprintf("N%d-%s.log", n, m.name)), []byte(m.out.String()), 0o644)
 			} else if err != nil {
 				fmt.Fprintf(stderr, "%s's output, the end:\n%s\n", m.name, lastLines(m.out.String(), 20))
 			}
 		}
 	}()
 	for k := range n {
-		m := &benchMember{name: fmt.Sprintf("n%d", k+1), addr: fmt.Sprintf("127.0.0.%d", 11+k), done: make(chan struct{})}
+		m := &member{name: fmt.Sprintf("n%d", k+1), addr: fmt.Sprintf("127.0.0.%d", 11+k), done: make(chan struct{})}
 		port, err := freePort(m.addr)
 		if err != nil {
 			return r, err
@@ -338,23 +285,23 @@ func runFleetSize(exe, dir string, web *benchWeb, a *benchFleetArgs, n int, stde
 		m.api = "http://" + net.JoinHostPort(m.addr, strconv.Itoa(port))
 		m.cmd = exec.Command(exe, "serve", "--data", filepath.Join(sizeDir, m.name), "--listen", net.JoinHostPort(m.addr, strconv.Itoa(port)),
 			"--node-name", m.name, "--nats", js.ClientURL(), "--source-addr", m.addr,
-			"--hosts", web.hostsFile, "--allow-net", "127.0.0.0/8", "--min-delay", "0",
-			"--max-adaptive-delay", a.maxAdaptive.String(), "--concurrency", strconv.Itoa(a.concurrency),
+			"--hosts", web.HostsFile, "--allow-net", "127.0.0.0/8", "--min-delay", "0",
+			"--max-adaptive-delay", o.MaxAdaptiveDelay.String(), "--concurrency", strconv.Itoa(o.Concurrency),
 			"--user-agent", "trawl/0.1 (bench fleet "+m.name+"; +https://github.com/trawl-crawler/trawl)")
-		m.cmd.Env = append(os.Environ(), "TRAWL_TOKEN="+benchFleetToken, configEnv+"=")
+		m.cmd.Env = append(os.Environ(), "TRAWL_TOKEN="+token, "TRAWL_CONFIG=")
 		m.cmd.Stdout, m.cmd.Stderr = &m.out, &m.out
 		if err := m.cmd.Start(); err != nil {
 			return r, err
 		}
 		go func() { defer close(m.done); m.cmd.Wait() }()
 		members = append(members, m)
-		if m.group, err = cpulimit.New(fmt.Sprintf("trawl-bench-fleet-%d-%s", os.Getpid(), m.name), a.cpu); err != nil {
+		if m.group, err = cpulimit.New(fmt.Sprintf("trawl-bench-fleet-%d-%s", os.Getpid(), m.name), o.CPU); err != nil {
 			return r, err
 		}
 		if err := m.group.Add(m.cmd.Process.Pid); err != nil {
 			return r, err
 		}
-		if m.client, err = apiclient.New(apiclient.Options{Server: m.api, Token: benchFleetToken}); err != nil {
+		if m.client, err = apiclient.New(apiclient.Options{Server: m.api, Token: token}); err != nil {
 			return r, err
 		}
 	}
@@ -374,7 +321,7 @@ func runFleetSize(exe, dir string, web *benchWeb, a *benchFleetArgs, n int, stde
 	}
 	fmt.Fprintf(stderr, "bench fleet: every node owns its share of the partitions (%v) after %v\n", owns, time.Since(t0).Round(time.Millisecond))
 	var req apiclient.CrawlRequest
-	req.Name, req.Seeds = "bench-fleet", web.seeds
+	req.Name, req.Seeds = "bench-fleet", web.Seeds
 	depth, giveUp := 20, 4.0
 	req.Scope.Domains, req.Scope.MaxDepth = []string{"trawl.test"}, &depth
 	req.Limits.RobotsGiveUpS = &giveUp
@@ -388,8 +335,8 @@ func runFleetSize(exe, dir string, web *benchWeb, a *benchFleetArgs, n int, stde
 		return r, err
 	}
 	fmt.Fprintf(stderr, "bench fleet: crawl %d running on every node after %v; warm-up %v, window %v\n",
-		created.CrawlID, time.Since(t0).Round(time.Millisecond), a.warmup, a.window)
-	time.Sleep(a.warmup)
+		created.CrawlID, time.Since(t0).Round(time.Millisecond), o.Warmup, o.Window)
+	time.Sleep(o.Warmup)
 
 	type snap struct {
 		pages []int64
@@ -401,8 +348,8 @@ func runFleetSize(exe, dir string, web *benchWeb, a *benchFleetArgs, n int, stde
 	}
 	take := func() (s snap, err error) {
 		s.at = time.Now()
-		s.self = cpuTime()
-		s.web, _ = procstat.ProcessCPU(web.cmd.Process.Pid)
+		s.self = procstat.SelfCPU()
+		s.web, _ = procstat.ProcessCPU(web.Cmd.Process.Pid)
 		for _, m := range members {
 			c, err := procstat.ProcessCPU(m.cmd.Process.Pid)
 			if err != nil {
@@ -426,7 +373,7 @@ func runFleetSize(exe, dir string, web *benchWeb, a *benchFleetArgs, n int, stde
 	if err != nil {
 		return r, err
 	}
-	time.Sleep(a.window)
+	time.Sleep(o.Window)
 	s1, err := take()
 	if err != nil {
 		return r, err
@@ -437,9 +384,9 @@ func runFleetSize(exe, dir string, web *benchWeb, a *benchFleetArgs, n int, stde
 	var under []string
 	var queuedOut bool
 	for k, m := range members {
-		nr := fleetNodeResult{Name: m.name, Addr: m.addr, Partitions: owns[m.name], Pages: s1.pages[k] - s0.pages[k],
+		nr := NodeResult{Name: m.name, Addr: m.addr, Partitions: owns[m.name], Pages: s1.pages[k] - s0.pages[k],
 			CPUSeconds: (s1.cpu[k] - s0.cpu[k]).Seconds()}
-		nr.CPUOfQuota = nr.CPUSeconds / secs / a.cpu
+		nr.CPUOfQuota = nr.CPUSeconds / secs / o.CPU
 		if p := s1.thr[k].Periods - s0.thr[k].Periods; p > 0 {
 			nr.ThrottledFrac = float64(s1.thr[k].Throttled-s0.thr[k].Throttled) / float64(p)
 		}
@@ -488,7 +435,7 @@ func runFleetSize(exe, dir string, web *benchWeb, a *benchFleetArgs, n int, stde
 }
 
 // waitMember waits until m's API says ready.
-func waitMember(m *benchMember, within time.Duration) error {
+func waitMember(m *member, within time.Duration) error {
 	for deadline := time.Now().Add(within); ; {
 		resp, err := http.Get(m.api + "/readyz")
 		if err == nil {
@@ -512,7 +459,7 @@ func waitMember(m *benchMember, within time.Duration) error {
 // every member owning its share of the partitions and every member has
 // crawl id (if not 0), and
 // returns how many partitions each owns.
-func waitFleetServing(members []*benchMember, id uint32, within time.Duration) (map[string]int, error) {
+func waitFleetServing(members []*member, id uint32, within time.Duration) (map[string]int, error) {
 	deadline := time.Now().Add(within)
 	var last string
 	for ; ; time.Sleep(200 * time.Millisecond) {

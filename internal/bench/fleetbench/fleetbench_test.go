@@ -1,4 +1,4 @@
-package main
+package fleetbench
 
 import (
 	"bytes"
@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/bench/cpulimit"
+	"github.com/trawl-crawler/trawl/internal/testkit/trawlbin"
 )
+
+func TestMain(m *testing.M) { os.Exit(trawlbin.Main(m)) }
 
 // TestBenchFleet runs `trawl bench fleet --nodes 1,2` with a short window,
 // as a user does, and checks the table's shape and that both sizes
@@ -29,7 +32,7 @@ func TestBenchFleet(t *testing.T) {
 		t.Skipf("no writable CPU cgroup: %v", err)
 	}
 	g.Close()
-	bin := buildTrawl(t)
+	bin := trawlbin.Build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	run := func(extra ...string) (string, string) {
@@ -72,7 +75,7 @@ func TestBenchFleet(t *testing.T) {
 	}
 	// --json: the same figures as one object.
 	js, _ := run("--json")
-	var r benchFleetResult
+	var r Result
 	if err := json.Unmarshal([]byte(js), &r); err != nil {
 		t.Fatalf("--json: %v\n%s", err, js)
 	}

@@ -1,15 +1,20 @@
-package main
+package dedupbench
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawl-crawler/trawl/internal/testkit/trawlbin"
 )
+
+func TestMain(m *testing.M) { os.Exit(trawlbin.Main(m)) }
 
 // TestBenchDedupTargets runs `trawl bench dedup` as a user does, on a
 // small near-duplicate web, and holds its report to the near-duplicate gate's targets:
@@ -19,7 +24,7 @@ import (
 // the templated hosts fetched, and every exact copy flagged exact.
 func TestBenchDedupTargets(t *testing.T) {
 	t.Parallel()
-	bin := buildTrawl(t)
+	bin := trawlbin.Build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "bench", "dedup", "--hosts", "15", "--seed", "3", "--latency", "0s", "--concurrency", "32", "--json")
@@ -32,7 +37,7 @@ func TestBenchDedupTargets(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bench dedup: %v\n%s\n%s", err, out, stderr.Bytes())
 	}
-	var r dedupResult
+	var r Result
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("bench dedup --json: %v\n%s", err, out)
 	}
@@ -42,7 +47,7 @@ func TestBenchDedupTargets(t *testing.T) {
 	}
 	type named struct {
 		name string
-		row  dedupRecall
+		row  Recall
 	}
 	rows := []named{{"cross-host copies", r.CrossHost}}
 	for _, row := range r.BySize {
@@ -71,22 +76,29 @@ func TestBenchDedupTargets(t *testing.T) {
 	}
 }
 
-// TestBenchDedupUsage: bad flags are usage errors, named, before anything
-// runs.
+// defaults are the Options of `trawl bench dedup` with no flags.
+func defaults() Options {
+	return Options{Seed: 1, Hosts: 60, Latency: time.Millisecond, Concurrency: 64}
+}
+
+// TestBenchDedupUsage: bad options are usage errors, named, before
+// anything runs.
 func TestBenchDedupUsage(t *testing.T) {
 	for _, tt := range []struct {
-		args []string
+		name string
+		set  func(*Options)
 		want string
 	}{
-		{[]string{"--hosts", "0"}, "--hosts 0"},
-		{[]string{"--docs", "/nonexistent/trawl-docs"}, "--docs /nonexistent/trawl-docs"},
-		{[]string{"--docs", "testdata"}, "no index.html"},
-		{[]string{"--concurrency", "0"}, "--concurrency 0"},
-		{[]string{"extra"}, "unexpected arguments"},
+		{"--hosts 0", func(o *Options) { o.Hosts = 0 }, "--hosts 0"},
+		{"--docs missing", func(o *Options) { o.Docs = "/nonexistent/trawl-docs" }, "--docs /nonexistent/trawl-docs"},
+		{"--docs testdata", func(o *Options) { o.Docs = "testdata" }, "no index.html"},
+		{"--concurrency 0", func(o *Options) { o.Concurrency = 0 }, "--concurrency 0"},
 	} {
+		o := defaults()
+		tt.set(&o)
 		var out, errb bytes.Buffer
-		if code := run(append([]string{"bench", "dedup"}, tt.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
-			t.Errorf("bench dedup %q: exit %d, stderr %q; want 2 and %q", tt.args, code, errb.String(), tt.want)
+		if code := Main(o, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("bench dedup %s: exit %d, stderr %q; want 2 and %q", tt.name, code, errb.String(), tt.want)
 		}
 	}
 }
@@ -97,10 +109,12 @@ func TestBenchDedupUsage(t *testing.T) {
 // visible text, and no flag is false.
 func TestBenchDedupDocs(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"bench", "dedup", "--docs", "testdata/dedupdocs", "--latency", "0s", "--json"}, &out, &errb); code != 0 {
+	o := defaults()
+	o.Docs, o.Latency, o.JSON = "testdata/dedupdocs", 0, true
+	if code := Main(o, &out, &errb); code != 0 {
 		t.Fatalf("bench dedup --docs: exit %d\n%s", code, errb.Bytes())
 	}
-	var r docsResult
+	var r DocsResult
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("bench dedup --docs --json: %v\n%s", err, out.Bytes())
 	}

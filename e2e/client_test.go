@@ -1,13 +1,7 @@
-package main
+package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"net"
-	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,78 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
-	"github.com/trawl-crawler/trawl/node"
+	"github.com/trawl-crawler/trawl/internal/cli/status"
 )
-
-// startServeInProcess runs serve (trawl serve without its flags) on a loopback
-// port over a node crawling a small synthetic web, with the token in
-// DATA/api.token as trawl serve writes it. It returns the API's URL and
-// the data directory, and stops the server at the end of the test.
-func startServeInProcess(t *testing.T) (server, data string, web *testweb.Server) {
-	t.Helper()
-	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 4, Hosts: 5, Latency: -1}), testweb.ServeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
-	data = t.TempDir()
-	token, err := localToken(filepath.Join(data, TokenFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	opts := node.Options{DataDir: data, MinDelay: 30 * time.Millisecond, Concurrency: 4,
-		AllowNets: []netip.Prefix{mustPrefix("127.0.0.0/8")}, Hosts: web.Resolver()}
-	go func() { done <- serve(ctx, ln, opts, nil, token, io.Discard, io.Discard) }()
-	t.Cleanup(func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve stopped with exit %d", code)
-		}
-	})
-	server = "http://" + ln.Addr().String()
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		resp, err := http.Get(server + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not get ready: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return server, data, web
-}
-
-// startClientsServer is startServeInProcess for the clients' tests: the
-// token and config variables of the test's environment are cleared, and
-// TRAWL_SERVER names the server.
-func startClientsServer(t *testing.T) (server, data string, web *testweb.Server) {
-	t.Helper()
-	for _, v := range []string{"TRAWL_TOKEN", "TRAWL_TOKEN_FILE", "TRAWL_DATA", configEnv} {
-		t.Setenv(v, "")
-	}
-	server, data, web = startServeInProcess(t)
-	t.Setenv("TRAWL_SERVER", server)
-	return server, data, web
-}
-
-// trawl runs a subcommand in-process and returns its exit status and
-// output.
-func trawl(args ...string) (code int, stdout, stderr string) {
-	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
 
 // TestClientsAgainstAServer drives trawl status and every trawl crawls
 // subcommand against a running server: text and --json answers, the
@@ -96,41 +20,41 @@ func TestClientsAgainstAServer(t *testing.T) {
 	server, data, web := startClientsServer(t)
 	noToken := t.TempDir() // a data directory without api.token
 
-	code, out, errb := trawl("status")
+	code, out, errb := trawl(t, "status")
 	if code != 0 || !strings.Contains(out, server+": ready") || !strings.Contains(out, "none yet") {
 		t.Errorf("status on an empty server = %d\n%s%s", code, out, errb)
 	}
 
-	code, out, errb = trawl("crawls", "create", "--data", noToken, "--seed", web.Seeds()[0])
+	code, out, errb = trawl(t, "crawls", "create", "--data", noToken, "--seed", web.Seeds()[0])
 	if code != 1 || !strings.Contains(errb, "401 Unauthorized") || !strings.Contains(errb, "no token was given") {
 		t.Errorf("create without a token = %d, stderr:\n%s\nwant 1, the 401 and how to give a token", code, errb)
 	}
-	code, _, errb = trawl("crawls", "create", "--token-file", filepath.Join(noToken, "missing"), "--seed", web.Seeds()[0])
+	code, _, errb = trawl(t, "crawls", "create", "--token-file", filepath.Join(noToken, "missing"), "--seed", web.Seeds()[0])
 	if code != 2 || !strings.Contains(errb, "missing") {
 		t.Errorf("create with a missing token file = %d, stderr %q", code, errb)
 	}
 	wrong := filepath.Join(noToken, "wrong")
 	os.WriteFile(wrong, []byte("not-the-token"), 0o600)
-	code, _, errb = trawl("crawls", "create", "--token-file", wrong, "--seed", web.Seeds()[0])
+	code, _, errb = trawl(t, "crawls", "create", "--token-file", wrong, "--seed", web.Seeds()[0])
 	if code != 1 || !strings.Contains(errb, "refused the token from "+wrong) {
 		t.Errorf("create with a wrong token = %d, stderr %q", code, errb)
 	}
-	code, _, errb = trawl("crawls", "create", "--data", data)
+	code, _, errb = trawl(t, "crawls", "create", "--data", data)
 	if code != 2 || !strings.Contains(errb, "no seeds") {
 		t.Errorf("create without seeds = %d, stderr %q", code, errb)
 	}
-	code, _, errb = trawl("crawls", "create", "--data", data, "--priority", "5", "http://a.test/")
+	code, _, errb = trawl(t, "crawls", "create", "--data", data, "--priority", "5", "http://a.test/")
 	if code != 2 || !strings.Contains(errb, "--priority 5: want -1 (low), 0 (normal) or 1 (high)") {
 		t.Errorf("create with a bad priority = %d, stderr %q, want a usage error naming the flag, found before any call", code, errb)
 	}
 
 	args := append([]string{"crawls", "create", "--data", data, "--name", "cli", "--domain", web.Web().Options().Domain,
 		"--max-depth", "3", "--max-pages", "40", "--priority", "1"}, web.Seeds()...)
-	code, out, errb = trawl(args...)
+	code, out, errb = trawl(t, args...)
 	if code != 0 || !strings.HasPrefix(out, "crawl 1 accepted") {
 		t.Fatalf("create = %d\n%s%s", code, out, errb)
 	}
-	code, out, _ = trawl("crawls", "create", "--json", "--data", data, "--name", "other", "--max-pages", "1", "--seed", web.Seeds()[0])
+	code, out, _ = trawl(t, "crawls", "create", "--json", "--data", data, "--name", "other", "--max-pages", "1", "--seed", web.Seeds()[0])
 	var created struct {
 		CrawlID int `json:"crawl_id"`
 	}
@@ -138,17 +62,17 @@ func TestClientsAgainstAServer(t *testing.T) {
 		t.Errorf("create --json = %d %q, want crawl 2", code, out)
 	}
 
-	code, out, _ = trawl("crawls", "list")
+	code, out, _ = trawl(t, "crawls", "list")
 	if code != 0 || !strings.Contains(out, "ID") || !strings.Contains(out, "cli") || !strings.Contains(out, web.Seeds()[0]) {
 		t.Errorf("list = %d\n%s", code, out)
 	}
-	code, out, _ = trawl("crawls", "show", "1")
+	code, out, _ = trawl(t, "crawls", "show", "1")
 	for _, want := range []string{"crawl      1 cli", "max depth  3", "max pages  40", "priority   1"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("show 1 = %d, lacks %q:\n%s", code, want, out)
 		}
 	}
-	code, out, _ = trawl("crawls", "show", "1", "--json")
+	code, out, _ = trawl(t, "crawls", "show", "1", "--json")
 	var shown struct {
 		ID       int    `json:"id"`
 		MaxDepth int    `json:"max_depth"`
@@ -157,11 +81,11 @@ func TestClientsAgainstAServer(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.ID != 1 || shown.MaxDepth != 3 {
 		t.Errorf("show 1 --json = %d %q", code, out)
 	}
-	code, out, _ = trawl("crawls", "stats", "1")
+	code, out, _ = trawl(t, "crawls", "stats", "1")
 	if code != 0 || !strings.Contains(out, "crawl 1, ") || !strings.Contains(out, "pages ") {
 		t.Errorf("stats 1 = %d\n%s", code, out)
 	}
-	code, out, _ = trawl("crawls", "stats", "--json", "1")
+	code, out, _ = trawl(t, "crawls", "stats", "--json", "1")
 	var stats map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &stats) != nil || stats["crawl_id"] != 1.0 {
 		t.Errorf("stats --json 1 = %d %q", code, out)
@@ -185,18 +109,18 @@ func TestClientsAgainstAServer(t *testing.T) {
 		{[]string{"pause", "0"}, 2, "", `"0" is not a crawl id`},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 	} {
-		code, out, errb := trawl(append(append([]string{"crawls"}, step.args...), "--data", data)...)
+		code, out, errb := trawl(t, append(append([]string{"crawls"}, step.args...), "--data", data)...)
 		if code != step.code || !strings.Contains(out, step.out) || !strings.Contains(errb, step.errb) {
 			t.Errorf("crawls %q = %d, stdout %q, stderr %q; want %d, %q, %q", step.args, code, out, errb, step.code, step.out, step.errb)
 		}
 	}
 
-	code, out, _ = trawl("status")
+	code, out, _ = trawl(t, "status")
 	if code != 0 || !strings.Contains(out, "cancelled") || !strings.Contains(out, "PAGES/S") {
 		t.Errorf("status with a crawl = %d\n%s", code, out)
 	}
-	code, out, _ = trawl("status", "--json")
-	var st statusJSON
+	code, out, _ = trawl(t, "status", "--json")
+	var st status.Report
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || !st.Ready || len(st.Crawls) != 2 || st.Crawls[1].Crawl.ID != 1 || st.Crawls[1].Stats == nil {
 		t.Errorf("status --json = %d %q", code, out)
 	}
@@ -205,16 +129,16 @@ func TestClientsAgainstAServer(t *testing.T) {
 // TestClientsWithoutAServer: with nothing listening, every client says
 // so, names the server and how to start one, and exits 1.
 func TestClientsWithoutAServer(t *testing.T) {
-	t.Setenv(configEnv, "")
+	t.Setenv("TRAWL_CONFIG", "")
 	server := closedServer(t)
 	for _, args := range [][]string{{"status"}, {"crawls", "list"}, {"crawls", "show", "1"}, {"crawls", "pause", "1"},
 		{"crawls", "create", "--seed", "http://a.test/"}} {
-		code, _, errb := trawl(append(slices.Clone(args), "--server", server, "--data", t.TempDir())...)
+		code, _, errb := trawl(t, append(slices.Clone(args), "--server", server, "--data", t.TempDir())...)
 		if code != 1 || !strings.Contains(errb, "no trawl server answers at "+server) || !strings.Contains(errb, "trawl serve") {
 			t.Errorf("%q with no server = %d, stderr:\n%s", args, code, errb)
 		}
 	}
-	code, _, errb := trawl("status", "--server", "127.0.0.1:8420")
+	code, _, errb := trawl(t, "status", "--server", "127.0.0.1:8420")
 	if code != 2 || !strings.Contains(errb, "want an http(s) URL") {
 		t.Errorf("status --server without a scheme = %d, stderr %q", code, errb)
 	}
@@ -230,7 +154,7 @@ func TestSteeringHostsAndNode(t *testing.T) {
 	fresh := strings.TrimSuffix(seeds[0], "/") + "/seeded-by-test"
 	// A crawl slow enough to stay running: a page limit it cannot reach
 	// soon, the node's 30ms gap per host.
-	if code, out, errb := trawl(append([]string{"crawls", "create", "--domain", web.Web().Options().Domain, "--max-pages", "100000"}, seeds[:1]...)...); code != 0 {
+	if code, out, errb := trawl(t, append([]string{"crawls", "create", "--domain", web.Web().Options().Domain, "--max-pages", "100000"}, seeds[:1]...)...); code != 0 {
 		t.Fatalf("create = %d\n%s%s", code, out, errb)
 	}
 
@@ -242,7 +166,7 @@ func TestSteeringHostsAndNode(t *testing.T) {
 	check := func(steps []step) {
 		t.Helper()
 		for _, s := range steps {
-			code, out, errb := trawl(s.args...)
+			code, out, errb := trawl(t, s.args...)
 			if code != s.code || !strings.Contains(out, s.out) || !strings.Contains(errb, s.errb) {
 				t.Errorf("trawl %q = %d, stdout %q, stderr %q; want %d, %q, %q", s.args, code, out, errb, s.code, s.out, s.errb)
 			}
@@ -296,21 +220,21 @@ func TestSteeringHostsAndNode(t *testing.T) {
 		} `json:"hosts"`
 	}
 	for deadline := time.Now().Add(20 * time.Second); len(hosts.Hosts) < 2; time.Sleep(20 * time.Millisecond) {
-		code, out, errb := trawl("hosts", "list", "--all", "--limit", "1", "--crawl", "1", "--json")
+		code, out, errb := trawl(t, "hosts", "list", "--all", "--limit", "1", "--crawl", "1", "--json")
 		if err := json.Unmarshal([]byte(out), &hosts); code != 0 || err != nil || time.Now().After(deadline) {
 			t.Fatalf("hosts list --all --json = %d %v\n%s%s; want at least 2 hosts in time", code, err, out, errb)
 		}
 	}
 	host := hosts.Hosts[0].Host
-	code, out, errb := trawl("hosts", "list", "--limit", "1")
+	code, out, errb := trawl(t, "hosts", "list", "--limit", "1")
 	if code != 0 || !strings.Contains(out, "HOST") || !strings.Contains(out, "more hosts: --all") {
 		t.Errorf("hosts list --limit 1 = %d\n%s%s", code, out, errb)
 	}
-	code, out, _ = trawl("hosts", "list", "--all")
+	code, out, _ = trawl(t, "hosts", "list", "--all")
 	if code != 0 || strings.Count(out, "\n") < len(hosts.Hosts)+1 || strings.Contains(out, "more hosts") {
 		t.Errorf("hosts list --all = %d, want %d hosts:\n%s", code, len(hosts.Hosts), out)
 	}
-	code, out, _ = trawl("hosts", "show", host)
+	code, out, _ = trawl(t, "hosts", "show", host)
 	for _, want := range []string{"host         " + host, "by crawl     crawl 1: ", "policy       default"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("hosts show %s = %d, lacks %q:\n%s", host, code, want, out)

@@ -1,4 +1,4 @@
-package main
+package crawlbench
 
 import (
 	"bytes"
@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/bench/cpustages"
+	"github.com/trawl-crawler/trawl/internal/testkit/trawlbin"
 )
+
+func TestMain(m *testing.M) { os.Exit(trawlbin.Main(m)) }
 
 // TestBenchCrawlEnds runs `trawl bench crawl` as a user does, on a small
 // web whose 13th host (the tenth small one) answers robots.txt with 500 for
@@ -21,7 +24,7 @@ import (
 // process.
 func TestBenchCrawlEnds(t *testing.T) {
 	t.Parallel()
-	bin := buildTrawl(t)
+	bin := trawlbin.Build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// A baseline of 1000 CPU-ms/page: the guard runs and passes.
@@ -43,7 +46,7 @@ func TestBenchCrawlEnds(t *testing.T) {
 	if !strings.Contains(stderr.String(), "bench crawl guard:") || !strings.Contains(stderr.String(), "(limit 2000.000): ok") {
 		t.Errorf("stderr has no passing guard line:\n%s", stderr.Bytes())
 	}
-	var r benchResult
+	var r Result
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("bench crawl --json: %v\n%s", err, out)
 	}
@@ -88,7 +91,7 @@ func TestBenchCrawlBaselineErrors(t *testing.T) {
 		{empty, "no cpu_ms_per_page"},
 	} {
 		var out, errb bytes.Buffer
-		if code := run([]string{"bench", "crawl", "--baseline", tt.path}, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
+		if code := Main(Options{Baseline: tt.path, RobotsGiveUp: 4 * time.Second}, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
 			t.Errorf("--baseline %s: exit %d, stderr %q; want 2 and %q", tt.path, code, errb.String(), tt.want)
 		}
 	}

@@ -1,7 +1,6 @@
-package main
+package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,9 +18,11 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/status"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/trawlbin"
 )
 
 // Settings of the fleet test's members, shared by their flags and the
@@ -61,13 +62,13 @@ func TestFleetProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a multi-process crawl of minutes")
 	}
-	bin := buildTrawl(t)
+	bin := trawlbin.Build(t)
 	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 12, Hosts: 30, BigPages: 25, SharedIPHosts: 12}), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer web.Close()
-	files, err := writeTestwebFiles(t.TempDir(), web)
+	files, err := testweb.WriteFiles(t.TempDir(), web)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,13 +268,13 @@ func TestFleetProcesses(t *testing.T) {
 	// trawl status on one member shows the fleet and sums the members'
 	// shares of the crawl: more than the member's own, no more than the
 	// page requests the live members made.
-	var sout, serr bytes.Buffer
-	if code := run([]string{"status", "--server", live[0].api, "--json"}, &sout, &serr); code != 0 {
-		t.Errorf("trawl status = %d: %s", code, serr.String())
+	code, sout, serr := trawl(t, "status", "--server", live[0].api, "--json")
+	if code != 0 {
+		t.Errorf("trawl status = %d: %s", code, serr)
 	}
-	var st statusJSON
-	if err := json.Unmarshal(sout.Bytes(), &st); err != nil || len(st.Crawls) != 1 || st.Crawls[0].Stats == nil {
-		t.Errorf("trawl status --json: %v\n%s", err, sout.String())
+	var st status.Report
+	if err := json.Unmarshal([]byte(sout), &st); err != nil || len(st.Crawls) != 1 || st.Crawls[0].Stats == nil {
+		t.Errorf("trawl status --json: %v\n%s", err, sout)
 	} else {
 		own, _ := apiclient.New(apiclient.Options{Server: live[0].api})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Issue 3's end-to-end durability tests: `trawl crawl` killed with SIGKILL
 // at random moments and restarted with the same command, and `trawl crawl`

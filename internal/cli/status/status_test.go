@@ -1,4 +1,4 @@
-package main
+package status
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 func TestStatusSaysWhatACrawlWaitsFor(t *testing.T) {
 	hour := &apiclient.Waiting{ForSeconds: 3540, Hosts: 1, Reason: "robots-retry-after", Text: "waiting 59m for 1 host (robots.txt Retry-After)"}
 	var b strings.Builder
-	printStatus(&b, statusJSON{Ready: true, Status: "ready", Crawls: []crawlStatus{
+	Print(&b, Report{Ready: true, Status: "ready", Crawls: []Crawl{
 		{Crawl: apiclient.Crawl{ID: 1, State: "running"}, Stats: &apiclient.Stats{Queued: 1, Waiting: hour}},
 		{Crawl: apiclient.Crawl{ID: 2, State: "running"}, Stats: &apiclient.Stats{Queued: 5, InFlight: 1}},
 	}})
@@ -22,12 +22,12 @@ func TestStatusSaysWhatACrawlWaitsFor(t *testing.T) {
 	}
 	sum := &apiclient.Stats{}
 	soon := &apiclient.Waiting{ForSeconds: 20, Hosts: 2, Text: "waiting 20s for 2 hosts (backoff after errors)"}
-	addStats(sum, apiclient.Stats{Queued: 1, Waiting: hour})
-	addStats(sum, apiclient.Stats{Queued: 2, Waiting: soon})
+	AddStats(sum, apiclient.Stats{Queued: 1, Waiting: hour})
+	AddStats(sum, apiclient.Stats{Queued: 2, Waiting: soon})
 	if sum.Waiting != soon {
 		t.Errorf("fleet sum waits %+v, want the soonest member's wait", sum.Waiting)
 	}
-	addStats(sum, apiclient.Stats{Queued: 2, InFlight: 1})
+	AddStats(sum, apiclient.Stats{Queued: 2, InFlight: 1})
 	if sum.Waiting != nil {
 		t.Errorf("fleet sum waits %+v while a member fetches, want no wait", sum.Waiting)
 	}

@@ -1,6 +1,6 @@
-package main
+package e2e
 
-// The crash rig: the trawl binary built once per test, the synthetic web
+// The crash rig: the trawl binary built once per test run, the synthetic web
 // served in the test process (so its request log spans every crawler run),
 // and the crawler run as a child process that the test kills with SIGKILL,
 // lets fail, or lets finish. The web's log is then cut into runs by the
@@ -21,6 +21,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/cdxj"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/trawlbin"
 	"github.com/trawl-crawler/trawl/internal/testkit/warccheck"
 	"github.com/trawl-crawler/trawl/warc"
 )
@@ -96,13 +97,13 @@ type proc struct {
 // crawler reads. data is the crawler's data directory.
 func newRig(t *testing.T, web testweb.Options, data string) *rig {
 	t.Helper()
-	bin := buildTrawl(t)
+	bin := trawlbin.Build(t)
 	srv, err := testweb.Serve(testweb.Generate(web), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	files, err := writeTestwebFiles(t.TempDir(), srv)
+	files, err := testweb.WriteFiles(t.TempDir(), srv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,43 +112,6 @@ func newRig(t *testing.T, web testweb.Options, data string) *rig {
 		"--domain", rigDomain, "--min-delay", rigGap.String(), "--max-delay", rigMaxDelay.String(), "--max-depth", fmt.Sprint(rigMaxDepth),
 		"--data", data, "--progress", "1s",
 	}}
-}
-
-// buildTrawl builds ./cmd/trawl into a temporary directory (no -race: the
-// crawler's speed matters here, its races are other tests' business).
-func buildTrawl(t *testing.T) string {
-	t.Helper()
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go command not on PATH: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "trawl")
-	cmd := exec.Command(gobin, "build", "-o", bin, "./cmd/trawl")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/trawl: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// moduleRoot walks up from the working directory to the directory of go.mod.
-func moduleRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("no go.mod in %s or above", wd)
-		}
-	}
 }
 
 // start starts trawl with the rig's command and extra flags. The process

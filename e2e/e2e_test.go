@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/trawlbin"
 )
 
 // served is a `trawl serve` process.
@@ -164,13 +165,13 @@ func TestServeEndToEnd(t *testing.T) {
 		domain      = "trawl.test"
 		maxDepth    = 12
 	)
-	bin := buildTrawl(t)
+	bin := trawlbin.Build(t)
 	srv, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 23, Hosts: 24, BigPages: 20}), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	files, err := writeTestwebFiles(t.TempDir(), srv)
+	files, err := testweb.WriteFiles(t.TempDir(), srv)
 	if err != nil {
 		t.Fatal(err)
 	}

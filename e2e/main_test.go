@@ -1,0 +1,108 @@
+// Package e2e runs the trawl binary as a user does, as a black box: the
+// crash rig (SIGKILL and full disks mid-crawl), the continuous crawl
+// across crashes, the fleet of `trawl serve` processes, trawl serve end
+// to end, and the API clients against a running server. The binary is
+// built once per test run (package trawlbin); the synthetic web is
+// served in the test process, so its request log spans every run.
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
+	"github.com/trawl-crawler/trawl/internal/testkit/trawlbin"
+)
+
+func TestMain(m *testing.M) { os.Exit(trawlbin.Main(m)) }
+
+// trawl runs the trawl binary with args and returns its exit status and
+// output.
+func trawl(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(trawlbin.Build(t), args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("trawl %q: %v", args, err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// startClientsServer runs `trawl serve` on a loopback port over a node
+// crawling a small synthetic web, with the token in DATA/api.token as
+// trawl serve writes it, for the clients' tests: the token and config
+// variables of the test's environment are cleared, and TRAWL_SERVER
+// names the server. It returns the API's URL and the data directory, and
+// stops the server (checking its clean exit) at the end of the test.
+func startClientsServer(t *testing.T) (server, data string, web *testweb.Server) {
+	t.Helper()
+	for _, v := range []string{"TRAWL_TOKEN", "TRAWL_TOKEN_FILE", "TRAWL_DATA", "TRAWL_CONFIG"} {
+		t.Setenv(v, "")
+	}
+	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 4, Hosts: 5, Latency: -1}), testweb.ServeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	files, err := testweb.WriteFiles(t.TempDir(), web)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = t.TempDir()
+	s := startServe(t, trawlbin.Build(t), data, "--min-delay", "30ms", "--concurrency", "4",
+		"--allow-net", "127.0.0.0/8", "--hosts", files[0])
+	t.Cleanup(func() { s.stop() })
+	server = "http://" + s.addr
+	t.Setenv("TRAWL_SERVER", server)
+	return server, data, web
+}
+
+// closedServer is an http URL where nothing listens.
+func closedServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + ln.Addr().String()
+	ln.Close()
+	return u
+}
+
+// childOutput is a bytes.Buffer safe for a child's stdout and stderr at
+// once.
+type childOutput struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *childOutput) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+func (b *childOutput) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

@@ -1,0 +1,242 @@
+// Package status is `trawl status`: one screen on a running server, its
+// readiness and its crawls, the live ones first, with their key figures.
+// For a member of a fleet, each crawl's figures are the sums of every
+// member's share (each member's API counts only its own).
+package status
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+)
+
+// Rows bounds the crawls `trawl status` shows: one screen.
+const Rows = 20
+
+// Report is what `trawl status --json` prints.
+type Report struct {
+	Server string  `json:"server"`
+	Ready  bool    `json:"ready"`
+	Status string  `json:"status"` // "ready" or "loading"
+	Crawls []Crawl `json:"crawls"`
+	More   int     `json:"more"` // crawls left out
+	// Fleet, for a member of one: its members; each crawl's stats are
+	// then the sums over the members that answered.
+	Fleet []Member `json:"fleet,omitempty"`
+}
+
+// Member is one fleet member in `trawl status`.
+type Member struct {
+	Name       string `json:"name"`
+	API        string `json:"api"`
+	Partitions int    `json:"partitions"`
+	Leaving    bool   `json:"leaving,omitempty"`
+	Error      string `json:"error,omitempty"` // its API did not answer: its share is missing from the sums
+}
+
+// Crawl is one crawl in `trawl status`.
+type Crawl struct {
+	Crawl apiclient.Crawl  `json:"crawl"`
+	Stats *apiclient.Stats `json:"stats"` // nil if the call for them failed
+}
+
+// Gather asks the server c talks to whether it is ready and, if it is,
+// for its crawls (the live ones first, at most Rows) with their stats
+// and, for a member of a fleet, for the other members' shares of them,
+// summed. Only a failed readiness probe or crawl list is an error: a
+// crawl whose stats cannot be had has nil Stats, a member that does not
+// answer has an Error.
+func Gather(ctx context.Context, c *apiclient.Client) (Report, error) {
+	ready, probe, err := c.Ready(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	out := Report{Server: c.Server(), Ready: ready, Status: probe.Status, Crawls: []Crawl{}}
+	if ready {
+		list, err := c.Crawls(ctx)
+		if err != nil {
+			return Report{}, err
+		}
+		shown := order(list.Crawls)
+		out.More = len(shown) - min(len(shown), Rows)
+		for _, cr := range shown[:len(shown)-out.More] {
+			cs := Crawl{Crawl: cr}
+			if st, err := c.Stats(ctx, cr.ID); err == nil {
+				cs.Stats = &st
+			}
+			out.Crawls = append(out.Crawls, cs)
+		}
+		if nodes, err := c.Nodes(ctx); err == nil && nodes.Fleet {
+			out.Fleet = fleet(ctx, c, nodes, out.Crawls)
+		}
+	}
+	return out, nil
+}
+
+// order puts running and paused crawls first, then the ended ones,
+// the newest first within each.
+func order(crawls []apiclient.Crawl) []apiclient.Crawl {
+	live := func(c apiclient.Crawl) int {
+		if c.State == "running" || c.State == "paused" {
+			return 0
+		}
+		return 1
+	}
+	out := slices.Clone(crawls)
+	slices.SortStableFunc(out, func(a, b apiclient.Crawl) int {
+		return cmp.Or(cmp.Compare(live(a), live(b)), cmp.Compare(b.ID, a.ID))
+	})
+	return out
+}
+
+// fleet asks every other member of the fleet for its share of each
+// crawl in crawls and adds it to the stats there (a crawl's stats are
+// each member's own counts: the pages it fetched, its partitions' queue).
+func fleet(ctx context.Context, self *apiclient.Client, nodes apiclient.Nodes, crawls []Crawl) []Member {
+	var out []Member
+	for _, m := range nodes.Nodes {
+		ms := Member{Name: m.Name, API: m.Info.API, Partitions: len(m.Owns), Leaving: m.Leaving}
+		out = append(out, ms)
+		if m.Name == nodes.Self {
+			continue // its stats are those asked already
+		}
+		mc, err := apiclient.New(apiclient.Options{Server: m.Info.API, Timeout: 5 * time.Second})
+		if err != nil || m.Info.API == "" {
+			out[len(out)-1].Error = fmt.Sprintf("no usable API address %q", m.Info.API)
+			continue
+		}
+		for i := range crawls {
+			if crawls[i].Stats == nil {
+				continue
+			}
+			st, err := mc.Stats(ctx, crawls[i].Crawl.ID)
+			if err != nil {
+				out[len(out)-1].Error = err.Error()
+				break
+			}
+			AddStats(crawls[i].Stats, st)
+		}
+	}
+	return out
+}
+
+// AddStats adds a member's share of a crawl to the fleet's sum.
+func AddStats(sum *apiclient.Stats, st apiclient.Stats) {
+	sum.Fetched += st.Fetched
+	sum.Requests += st.Requests
+	sum.RobotsFetches += st.RobotsFetches
+	sum.Bytes += st.Bytes
+	sum.Discovered += st.Discovered
+	sum.Queued += st.Queued
+	sum.InFlight += st.InFlight
+	sum.Held += st.Held
+	sum.PagesPerSecond += st.PagesPerSecond
+	sum.ElapsedSeconds = max(sum.ElapsedSeconds, st.ElapsedSeconds)
+	sum.Hosts += st.Hosts
+	sum.HostsActive += st.HostsActive
+	sum.HostsWaiting += st.HostsWaiting
+	sum.HostsBackoff += st.HostsBackoff
+	sum.RobotsGaveUp += st.RobotsGaveUp
+	sum.WaitGaveUp += st.WaitGaveUp
+	// The fleet waits for the soonest of its members' waits, and not at
+	// all while a member has a fetch in flight.
+	if w := st.Waiting; w != nil && (sum.Waiting == nil || w.ForSeconds < sum.Waiting.ForSeconds) {
+		sum.Waiting = w
+	}
+	if sum.InFlight > 0 {
+		sum.Waiting = nil
+	}
+	for class, n := range st.ErrorsByClass {
+		if sum.ErrorsByClass == nil {
+			sum.ErrorsByClass = map[string]int64{}
+		}
+		sum.ErrorsByClass[class] += n
+	}
+	for class, n := range st.StatusByClass {
+		if sum.StatusByClass == nil {
+			sum.StatusByClass = map[string]int64{}
+		}
+		sum.StatusByClass[class] += n
+	}
+}
+
+// Print writes s as `trawl status` shows it.
+func Print(w io.Writer, s Report) {
+	if !s.Ready {
+		fmt.Fprintf(w, "server  %s: %s (the node is still loading its state; try again shortly)\n", s.Server, s.Status)
+		return
+	}
+	fmt.Fprintf(w, "server  %s: %s\n", s.Server, s.Status)
+	if len(s.Fleet) > 0 {
+		fmt.Fprintf(w, "fleet   %d members:", len(s.Fleet))
+		for i, m := range s.Fleet {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(w, "%s %s (%d partitions", sep, m.Name, m.Partitions)
+			if m.Leaving {
+				fmt.Fprint(w, ", leaving")
+			}
+			if m.Error != "" {
+				fmt.Fprint(w, ", not answering: not in the sums")
+			}
+			fmt.Fprint(w, ")")
+		}
+		fmt.Fprintln(w, "; figures are the fleet's sums")
+	}
+	if len(s.Crawls) == 0 {
+		fmt.Fprintln(w, "crawls  none yet: trawl crawls create --seed URL starts one")
+		return
+	}
+	states := map[string]int{}
+	for _, c := range s.Crawls {
+		states[c.Crawl.State]++
+	}
+	fmt.Fprintf(w, "crawls  %d shown", len(s.Crawls))
+	for _, st := range []string{"running", "paused", "finished", "cancelled", "failed"} {
+		if states[st] > 0 {
+			fmt.Fprintf(w, ", %d %s", states[st], st)
+		}
+	}
+	if s.More > 0 {
+		fmt.Fprintf(w, "; %d more (trawl crawls list)", s.More)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tPAGES\tPAGES/S\tQUEUED\tIN FLIGHT\tHOSTS ACTIVE\tERRORS\tELAPSED")
+	for _, c := range s.Crawls {
+		state := c.Crawl.State
+		if c.Crawl.StopReason != "" {
+			state += " (" + c.Crawl.StopReason + ")"
+		}
+		if c.Stats == nil {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\n", c.Crawl.ID, c.Crawl.Name, state)
+			continue
+		}
+		st := c.Stats
+		if st.WaitingForRecrawls {
+			state += " (waiting for recrawls)"
+		}
+		errs := int64(0)
+		for _, n := range st.ErrorsByClass {
+			errs += n
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.1f\t%d\t%d\t%d\t%d\t%s\n", c.Crawl.ID, c.Crawl.Name, state,
+			st.Fetched, st.PagesPerSecond, st.Queued, st.InFlight, st.HostsActive, errs,
+			time.Duration(st.ElapsedSeconds*float64(time.Second)).Round(time.Second))
+	}
+	tw.Flush()
+	for _, c := range s.Crawls {
+		if st := c.Stats; st != nil && st.Waiting != nil && c.Crawl.State == "running" {
+			fmt.Fprintf(w, "crawl %d: %s\n", c.Crawl.ID, st.Waiting.Text)
+		}
+	}
+}
