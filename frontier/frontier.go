@@ -56,7 +56,6 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/hostpolicy"
-	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 // The Frontier itself: its state, New (restored from the Store), the
@@ -136,7 +135,7 @@ type Frontier struct {
 	touched    []jobPart // job counters changed since the last write; empty while mu is free
 	changed    chan struct{}
 	// parts holds the state of each partition loaded, indexed by
-	// partition.ID (nil: not loaded); nil unless Options.Partitioned.
+	// Partition (nil: not loaded); nil unless Options.Partitioned.
 	parts []*partState
 	// keptPolicies holds the policies of hosts not loaded
 	// (Options.Partitioned; see SetHostPolicy).
@@ -190,7 +189,7 @@ func New(opts Options) (*Frontier, error) {
 	}
 	if f.opts.Partitioned {
 		hosts, jobs = nil, nil // ServePartition loads them
-		f.parts = make([]*partState, partition.Count)
+		f.parts = make([]*partState, partCount)
 	}
 	err := f.opts.Store.Load(hosts, jobs)
 	if err != nil {

@@ -3,8 +3,6 @@ package frontier
 import (
 	"fmt"
 	"slices"
-
-	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 // Job accounting. Every item belongs to a job. The frontier counts each
@@ -67,7 +65,7 @@ type job struct {
 	dropped  int
 	// parts holds the job's durable counters per partition (JobState),
 	// those of partitions not loaded zero; nil until it has any.
-	parts *[partition.Count]partCounts
+	parts *[partCount]partCounts
 }
 
 // partCounts are a job's durable counters over one partition's items.
@@ -91,9 +89,9 @@ func (f *Frontier) job(id uint32) *job {
 
 // counts returns job id's (record j's) durable counters in partition p,
 // about to change: the next write carries them.
-func (f *Frontier) counts(id uint32, j *job, p partition.ID) *partCounts {
+func (f *Frontier) counts(id uint32, j *job, p Partition) *partCounts {
 	if j.parts == nil {
-		j.parts = new([partition.Count]partCounts)
+		j.parts = new([partCount]partCounts)
 	}
 	c := &j.parts[p]
 	if !c.touched {
@@ -110,7 +108,7 @@ func (f *Frontier) counts(id uint32, j *job, p partition.ID) *partCounts {
 func (f *Frontier) loadCounts(js JobState) {
 	j := f.job(js.Job)
 	if j.parts == nil {
-		j.parts = new([partition.Count]partCounts)
+		j.parts = new([partCount]partCounts)
 	}
 	j.parts[js.Part] = partCounts{stored: js.Stored, held: js.Held, dropped: js.Dropped}
 	j.queued += js.Stored
@@ -121,7 +119,7 @@ func (f *Frontier) loadCounts(js JobState) {
 
 // unloadCounts takes the counters of partition p, being forgotten (no
 // lease of it out, none of its counters unwritten), out of its jobs'.
-func (f *Frontier) unloadCounts(p partition.ID) {
+func (f *Frontier) unloadCounts(p Partition) {
 	for _, j := range f.jobs {
 		if j.parts == nil {
 			continue
@@ -262,7 +260,7 @@ func (f *Frontier) moveHeld(id uint32, drop bool) error {
 		ch := &Change{Unhold: items}
 		j.held = max(0, j.held-len(items))
 		for i := range items {
-			c := f.counts(id, j, partition.Of(items[i].Host))
+			c := f.counts(id, j, partOf(items[i].Host))
 			c.held = max(0, c.held-1)
 			if drop {
 				c.dropped++
@@ -286,7 +284,7 @@ func (f *Frontier) moveHeld(id uint32, drop bool) error {
 		j.held = 0
 		for p := range j.parts {
 			if j.parts[p].held != 0 {
-				f.counts(id, j, partition.ID(p)).held = 0
+				f.counts(id, j, Partition(p)).held = 0
 			}
 		}
 		last = f.write(&Change{})
