@@ -10,6 +10,21 @@ import (
 // Options: the frontier's settings, the default each zero field takes
 // (withDefaults) and the ranges they must lie in (Validate).
 
+// The defaults of the gap options, shared by the node and the command
+// line so that each is written once.
+const (
+	DefaultMinDelay         = time.Second
+	DefaultMaxDelay         = 10 * time.Minute
+	DefaultMaxAdaptiveDelay = 30 * time.Second
+)
+
+// ValidMaxDelay reports whether maxDelay may cap the gap of hosts whose
+// least gap is minDelay: it is not negative, and it is 0 (the default) or
+// at least minDelay. Options.Validate and the node's check this rule.
+func ValidMaxDelay(minDelay, maxDelay time.Duration) bool {
+	return maxDelay >= 0 && (maxDelay == 0 || maxDelay >= minDelay)
+}
+
 // Options configures a Frontier. A zero field takes the default named.
 type Options struct {
 	// Levels is the number of priority levels. Default 3.
@@ -109,19 +124,19 @@ func (o Options) withDefaults() Options {
 	}
 	switch {
 	case o.MinDelay == 0:
-		o.MinDelay = time.Second
+		o.MinDelay = DefaultMinDelay
 	case o.MinDelay < 0:
 		o.MinDelay = 0
 	}
 	if o.MaxDelay == 0 {
-		o.MaxDelay = 10 * time.Minute
+		o.MaxDelay = DefaultMaxDelay
 	}
 	if o.MaxRetryAfter == 0 {
 		o.MaxRetryAfter = time.Hour
 	}
 	switch {
 	case o.MaxAdaptiveDelay == 0:
-		o.MaxAdaptiveDelay = 30 * time.Second
+		o.MaxAdaptiveDelay = DefaultMaxAdaptiveDelay
 	case o.MaxAdaptiveDelay < 0:
 		o.MaxAdaptiveDelay = math.MaxInt64
 	}
@@ -173,7 +188,7 @@ func (o Options) Validate() error {
 	if o.Levels < 0 || o.Levels > maxLevels {
 		bad("Levels", o.Levels, fmt.Sprintf("want 1..%d", maxLevels))
 	}
-	if o.MaxDelay < 0 || (o.MaxDelay > 0 && o.MaxDelay < o.MinDelay) {
+	if !ValidMaxDelay(o.MinDelay, o.MaxDelay) {
 		bad("MaxDelay", o.MaxDelay, "negative or below MinDelay")
 	}
 	if o.MaxRetryAfter < 0 {
