@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/trawl-crawler/trawl/api/wire"
 	"github.com/trawl-crawler/trawl/internal/hostrank"
 )
 
@@ -58,14 +59,14 @@ type Options struct {
 func New(o Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, status{Status: "ok"})
+		writeJSON(w, http.StatusOK, wire.Status{Status: "ok"})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if o.Node() == nil {
-			writeJSON(w, http.StatusServiceUnavailable, status{Status: "loading"})
+			writeJSON(w, http.StatusServiceUnavailable, wire.Status{Status: "loading"})
 			return
 		}
-		writeJSON(w, http.StatusOK, status{Status: "ready"})
+		writeJSON(w, http.StatusOK, wire.Status{Status: "ready"})
 	})
 	c := &crawls{node: o.Node, token: o.Token}
 	c.register(mux)
@@ -83,22 +84,12 @@ func New(o Options) http.Handler {
 	return jsonErrors(mux)
 }
 
-// status is the body of the probes.
-type status struct {
-	Status string `json:"status"`
-}
-
-// Error is the body of every error answer.
-type Error struct {
-	Error ErrorDetail `json:"error"`
-}
-
-// ErrorDetail says what was wrong: a message, and the request field it
-// concerns, if one.
-type ErrorDetail struct {
-	Field   string `json:"field,omitempty"`
-	Message string `json:"message"`
-}
+// Error is the body of every error answer, and ErrorDetail what it says
+// was wrong (package wire's).
+type (
+	Error       = wire.Error
+	ErrorDetail = wire.ErrorDetail
+)
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -124,7 +115,7 @@ func jsonErrors(mux *http.ServeMux) http.Handler {
 			if rec.code == http.StatusMethodNotAllowed {
 				msg = "method " + r.Method + " not allowed on " + r.URL.Path
 			}
-			writeJSON(w, rec.code, Error{ErrorDetail{Message: msg}})
+			writeJSON(w, rec.code, Error{Error: ErrorDetail{Message: msg}})
 			return
 		}
 		mux.ServeHTTP(w, r)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawl-crawler/trawl/api/wire"
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/hostpolicy"
 	"github.com/trawl-crawler/trawl/job"
@@ -43,49 +44,55 @@ type Node interface {
 // MaxBodyBytes bounds a request body.
 const MaxBodyBytes = 1 << 20
 
-// crawlRequest is POST /v1/crawls's body (docs/api/openapi.yaml). A key
-// the body leaves out keeps the value requestOf(job.Defaults()) gave it:
-// the crawl's default, as at every other door. A 0 given means what the
-// spec's zero means (no limit, never).
-type crawlRequest struct {
-	Name  string   `json:"name"`
-	Seeds []string `json:"seeds"`
-	Scope struct {
-		Domains           []string `json:"domains"`
-		MaxDepth          int      `json:"max_depth"`
-		MaxURLsPerPattern int      `json:"max_urls_per_pattern"`
-		SessionParams     []string `json:"session_params"`
-		KeepSessionIDs    bool     `json:"keep_session_ids"`
-	} `json:"scope"`
-	Priority int `json:"priority"`
-	Limits   struct {
-		MaxPages      int     `json:"max_pages"`
-		RobotsGiveUpS float64 `json:"robots_give_up_s"`
-		MaxWaitS      float64 `json:"max_wait_s"`
-	} `json:"limits"`
-	Continuous bool        `json:"continuous"`
-	Recrawl    recrawlView `json:"recrawl"`
-}
+// POST /v1/crawls's body is a wire.CrawlRequest (docs/api/openapi.yaml).
+// A key the body leaves out (or gives as null) keeps the value
+// requestOf(job.Defaults()) gave it: the crawl's default, as at every
+// other door. A 0 given means what the spec's zero means (no limit,
+// never).
 
 // requestOf is s in the request's shape: what a body that leaves every
 // key out asks for when s is job.Defaults().
-func requestOf(s job.Spec) crawlRequest {
-	var r crawlRequest
+func requestOf(s job.Spec) wire.CrawlRequest {
+	var r wire.CrawlRequest
 	r.Name, r.Seeds, r.Priority, r.Continuous = s.Name, s.Seeds, s.Priority, s.Continuous
-	r.Scope.Domains, r.Scope.MaxDepth, r.Scope.MaxURLsPerPattern = s.Domains, s.MaxDepth, s.MaxURLsPerPattern
+	r.Scope.Domains, r.Scope.MaxDepth, r.Scope.MaxURLsPerPattern = s.Domains, ptr(s.MaxDepth), ptr(s.MaxURLsPerPattern)
 	r.Scope.SessionParams, r.Scope.KeepSessionIDs = s.SessionParams, s.KeepSessionIDs
-	r.Limits.MaxPages, r.Limits.RobotsGiveUpS, r.Limits.MaxWaitS = s.MaxPages, s.RobotsGiveUp.Seconds(), s.MaxWait.Seconds()
-	r.Recrawl = recrawlView{MinS: s.RecrawlMin.Seconds(), MaxS: s.RecrawlMax.Seconds(), BudgetPerHour: s.RecrawlBudget}
+	r.Limits.MaxPages, r.Limits.RobotsGiveUpS, r.Limits.MaxWaitS = s.MaxPages, ptr(s.RobotsGiveUp.Seconds()), ptr(s.MaxWait.Seconds())
+	r.Recrawl = recrawlOf(s)
 	return r
 }
 
-// spec is the job.Spec r asks for; requestOf's inverse.
-func (r crawlRequest) spec() job.Spec {
-	return job.Spec{Name: r.Name, Seeds: r.Seeds, Domains: r.Scope.Domains, MaxDepth: r.Scope.MaxDepth,
-		MaxURLsPerPattern: r.Scope.MaxURLsPerPattern, SessionParams: r.Scope.SessionParams, KeepSessionIDs: r.Scope.KeepSessionIDs,
-		MaxPages: r.Limits.MaxPages, Priority: r.Priority, RobotsGiveUp: seconds(r.Limits.RobotsGiveUpS), MaxWait: seconds(r.Limits.MaxWaitS),
+// specOf is the job.Spec r asks for; requestOf's inverse. A key given as
+// null (a nil pointer) keeps def's value, as if left out.
+func specOf(r wire.CrawlRequest, def job.Spec) job.Spec {
+	return job.Spec{Name: r.Name, Seeds: r.Seeds, Domains: r.Scope.Domains, MaxDepth: or(r.Scope.MaxDepth, def.MaxDepth),
+		MaxURLsPerPattern: or(r.Scope.MaxURLsPerPattern, def.MaxURLsPerPattern), SessionParams: r.Scope.SessionParams, KeepSessionIDs: r.Scope.KeepSessionIDs,
+		MaxPages: r.Limits.MaxPages, Priority: r.Priority, RobotsGiveUp: secondsOr(r.Limits.RobotsGiveUpS, def.RobotsGiveUp), MaxWait: secondsOr(r.Limits.MaxWaitS, def.MaxWait),
 		Continuous: r.Continuous, RecrawlMin: seconds(r.Recrawl.MinS), RecrawlMax: seconds(r.Recrawl.MaxS),
 		RecrawlBudget: r.Recrawl.BudgetPerHour}
+}
+
+// recrawlOf is s's recrawl bounds and budget on the wire.
+func recrawlOf(s job.Spec) wire.Recrawl {
+	return wire.Recrawl{MinS: s.RecrawlMin.Seconds(), MaxS: s.RecrawlMax.Seconds(), BudgetPerHour: s.RecrawlBudget}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// or is *p, or def if p is nil.
+func or[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// secondsOr is seconds(*s), or def if s is nil.
+func secondsOr(s *float64, def time.Duration) time.Duration {
+	if s == nil {
+		return def
+	}
+	return seconds(*s)
 }
 
 // specPaths maps job.Spec's field names to the request's JSON paths;
@@ -95,15 +102,6 @@ var specPaths = map[string]string{"Name": "name", "Seeds": "seeds", "Domains": "
 	"KeepSessionIDs": "scope.keep_session_ids", "MaxPages": "limits.max_pages", "Priority": "priority",
 	"RobotsGiveUp": "limits.robots_give_up_s", "MaxWait": "limits.max_wait_s", "Continuous": "continuous",
 	"RecrawlMin": "recrawl.min_s", "RecrawlMax": "recrawl.max_s", "RecrawlBudget": "recrawl.budget_per_hour"}
-
-// recrawlView is a continuous crawl's recrawl bounds and budget, in a
-// request and in a crawl's view: 0 takes the default (job.Spec's
-// RecrawlMin, RecrawlMax and RecrawlBudget).
-type recrawlView struct {
-	MinS          float64 `json:"min_s"`
-	MaxS          float64 `json:"max_s"`
-	BudgetPerHour float64 `json:"budget_per_hour"`
-}
 
 // seconds is s seconds as a Duration; beyond a Duration's range, the
 // nearest end of it (which job.Spec.Validate refuses).
@@ -118,75 +116,30 @@ func seconds(s float64) time.Duration {
 	return time.Duration(ns)
 }
 
-// crawlView is a crawl as the API shows it.
-type crawlView struct {
-	ID         job.ID   `json:"id"`
-	Name       string   `json:"name,omitempty"`
-	State      string   `json:"state"`
-	StopReason string   `json:"stop_reason,omitempty"`
-	Seeds      []string `json:"seeds"`
-	Domains    []string `json:"domains"`
-	MaxDepth   int      `json:"max_depth"`
-	MaxPages   int      `json:"max_pages"`
-	Priority   int      `json:"priority"`
-	// Continuous and Recrawl are set for a continuous crawl only.
-	Continuous bool         `json:"continuous,omitempty"`
-	Recrawl    *recrawlView `json:"recrawl,omitempty"`
-}
-
-// statsView is GET /v1/crawls/{id}/stats's body.
-type statsView struct {
-	CrawlID          job.ID           `json:"crawl_id"`
-	State            string           `json:"state"`
-	Fetched          int64            `json:"fetched"`
-	Requests         int64            `json:"requests"`
-	RobotsFetches    int64            `json:"robots_fetches"`
-	Shared           int64            `json:"shared"`
-	Bytes            int64            `json:"bytes"`
-	Discovered       int64            `json:"discovered"`
-	Queued           int              `json:"queued"`
-	InFlight         int              `json:"in_flight"`
-	Held             int              `json:"held"`
-	Dropped          int              `json:"dropped"`
-	OutOfScope       int64            `json:"out_of_scope"`
-	Excluded         int64            `json:"excluded"`
-	RobotsDisallowed int64            `json:"robots_disallowed"`
-	Revisits         int64            `json:"revisits"`
-	NearDuplicates   int64            `json:"near_duplicates"`
-	PagesPerSecond   float64          `json:"pages_per_s"`
-	ElapsedSeconds   float64          `json:"elapsed_s"`
-	ErrorsByClass    map[string]int64 `json:"errors_by_class"`
-	StatusByClass    map[string]int64 `json:"status_by_class"`
-	Hosts            int              `json:"hosts"`
-	HostsActive      int              `json:"hosts_active"`
-	HostsWaiting     int              `json:"hosts_waiting"`
-	HostsBackoff     int              `json:"hosts_backoff"`
-	recrawlStats
-	liveStats
-}
-
 // recrawlStats are a crawl's recrawl figures, in its stats and in GET
 // /v1/stats's crawls: the counts over every run, and for a continuous
 // crawl whether it waits for recrawls and the schedule's last figures.
 type recrawlStats struct {
-	Continuous         bool           `json:"continuous,omitempty"`
-	WaitingForRecrawls bool           `json:"waiting_for_recrawls,omitempty"`
-	Recrawls           int64          `json:"recrawls"`
-	NotModified        int64          `json:"not_modified"`
-	Changed            int64          `json:"changed"`
-	Freshness          *job.Freshness `json:"freshness,omitempty"`
+	continuous, waitingForRecrawls bool
+	recrawls, notModified, changed int64
+	freshness                      *wire.Freshness
 }
 
 // recrawlStatsOf is p's recrawl figures, from its total counts and, while
 // st is running, whether it waits.
 func recrawlStatsOf(p job.Progress, st job.State) recrawlStats {
-	return recrawlStats{Continuous: p.Continuous, WaitingForRecrawls: st == job.Running && p.WaitingForRecrawls(),
-		Recrawls: p.Total.Recrawls, NotModified: p.Total.NotModified, Changed: p.Total.Changed, Freshness: p.Freshness}
+	r := recrawlStats{continuous: p.Continuous, waitingForRecrawls: st == job.Running && p.WaitingForRecrawls(),
+		recrawls: p.Total.Recrawls, notModified: p.Total.NotModified, changed: p.Total.Changed}
+	if f := p.Freshness; f != nil {
+		r.freshness = &wire.Freshness{At: f.At, Scheduled: f.Scheduled, Due: f.Due, Overdue: f.Overdue, Freshness: f.Freshness, MeanAgeS: f.MeanAgeSeconds}
+	}
+	return r
 }
 
-func viewOf(j *job.Job) crawlView {
+// viewOf is j as the API shows it.
+func viewOf(j *job.Job) wire.Crawl {
 	st, reason := j.State()
-	v := crawlView{ID: j.ID, Name: j.Spec.Name, State: string(st), StopReason: reason,
+	v := wire.Crawl{ID: uint32(j.ID), Name: j.Spec.Name, State: string(st), StopReason: reason,
 		Seeds: j.Spec.Seeds, Domains: j.Spec.Domains, MaxDepth: j.Spec.MaxDepth,
 		MaxPages: j.Spec.MaxPages, Priority: j.Spec.Priority}
 	if v.Domains == nil {
@@ -194,7 +147,8 @@ func viewOf(j *job.Job) crawlView {
 	}
 	if s := j.Spec; s.Continuous {
 		v.Continuous = true
-		v.Recrawl = &recrawlView{MinS: s.RecrawlMin.Seconds(), MaxS: s.RecrawlMax.Seconds(), BudgetPerHour: s.RecrawlBudget}
+		r := recrawlOf(s)
+		v.Recrawl = &r
 	}
 	return v
 }
@@ -280,9 +234,7 @@ func (c *crawls) list(w http.ResponseWriter, _ *http.Request) {
 	if n == nil {
 		return
 	}
-	out := struct {
-		Crawls []crawlView `json:"crawls"`
-	}{Crawls: []crawlView{}}
+	out := wire.CrawlList{Crawls: []wire.Crawl{}}
 	for _, j := range n.Jobs() {
 		out.Crawls = append(out.Crawls, viewOf(j))
 	}
@@ -293,13 +245,15 @@ func (c *crawls) stats(w http.ResponseWriter, _ *http.Request, n Node, j *job.Jo
 	p, _ := n.Progress(j.ID)
 	st, _ := j.State()
 	t := p.Total // counts over every run of the node; the rate is this run's
-	v := statsView{CrawlID: j.ID, State: string(st), Fetched: t.Pages, Requests: t.Requests, Bytes: t.Bytes,
+	v := wire.Stats{CrawlID: uint32(j.ID), State: string(st), Fetched: t.Pages, Requests: t.Requests, Bytes: t.Bytes,
 		Discovered: t.Discovered, Queued: p.Queued, InFlight: p.InFlight, Held: p.Held, Dropped: p.Dropped,
 		OutOfScope: t.OutOfScope, Excluded: t.Excluded, RobotsDisallowed: t.RobotsDisallowed, PagesPerSecond: p.PagesPerSecond,
 		ElapsedSeconds: p.ElapsedSeconds, ErrorsByClass: t.Errors, StatusByClass: t.Status, RobotsFetches: t.RobotsFetches,
 		Shared: t.Shared, Revisits: t.Revisits, NearDuplicates: t.NearDuplicates,
-		Hosts: p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff,
-		recrawlStats: recrawlStatsOf(p, st), liveStats: liveStatsOf(p, st)}
+		Hosts: p.Hosts, HostsActive: p.HostsReady, HostsWaiting: p.HostsWaiting, HostsBackoff: p.HostsBackoff}
+	r := recrawlStatsOf(p, st)
+	v.Continuous, v.WaitingForRecrawls, v.Recrawls, v.NotModified, v.Changed, v.Freshness = r.continuous, r.waitingForRecrawls, r.recrawls, r.notModified, r.changed, r.freshness
+	v.Waiting, v.RobotsGaveUp, v.WaitGaveUp = liveStatsOf(p, st)
 	if v.ErrorsByClass == nil {
 		v.ErrorsByClass = map[string]int64{}
 	}
@@ -314,12 +268,13 @@ func (c *crawls) create(w http.ResponseWriter, r *http.Request) {
 	if n == nil {
 		return
 	}
-	req := requestOf(job.Defaults())
+	def := job.Defaults()
+	req := requestOf(def)
 	if code, field, msg := decodeBody(w, r, &req); code != 0 {
 		writeError(w, code, field, msg)
 		return
 	}
-	spec := req.spec()
+	spec := specOf(req, def)
 	if err := spec.Validate(); err != nil {
 		writeFieldErrors(w, err, specPaths)
 		return
@@ -329,9 +284,7 @@ func (c *crawls) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "", err.Error())
 		return
 	}
-	writeJSON(w, http.StatusAccepted, struct {
-		CrawlID job.ID `json:"crawl_id"`
-	}{j.ID})
+	writeJSON(w, http.StatusAccepted, wire.Created{CrawlID: uint32(j.ID)})
 }
 
 // writeFieldErrors answers 400 for err's *job.FieldError values, each
@@ -367,5 +320,5 @@ func writeFieldErrors(w http.ResponseWriter, err error, paths map[string]string)
 }
 
 func writeError(w http.ResponseWriter, code int, field, msg string) {
-	writeJSON(w, code, Error{ErrorDetail{Field: field, Message: msg}})
+	writeJSON(w, code, Error{Error: ErrorDetail{Field: field, Message: msg}})
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/trawl-crawler/trawl/api/wire"
 )
 
 // FuzzCheckBody: checkBody never panics; a body it passes decodes into
@@ -20,13 +22,13 @@ func FuzzCheckBody(f *testing.F) {
 	} {
 		f.Add([]byte(b))
 	}
-	typ := reflect.TypeFor[crawlRequest]()
+	typ := reflect.TypeFor[wire.CrawlRequest]()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		path, msg := checkBody(body, typ)
 		if msg == "" {
 			dec := json.NewDecoder(bytes.NewReader(body))
 			dec.DisallowUnknownFields()
-			var r crawlRequest
+			var r wire.CrawlRequest
 			if err := dec.Decode(&r); err != nil {
 				t.Fatalf("checkBody(%q) passed, but it does not decode: %v", body, err)
 			}

@@ -134,7 +134,7 @@ func TestRequestCarriesTheSpec(t *testing.T) {
 		default:
 			t.Fatalf("Spec.%s: a %s; teach this test its kind", f.Name, v.Kind())
 		}
-		back := reflect.ValueOf(requestOf(s).spec()).FieldByIndex(f.Index)
+		back := reflect.ValueOf(specOf(requestOf(s), job.Defaults())).FieldByIndex(f.Index)
 		carried := reflect.DeepEqual(back.Interface(), v.Interface())
 		switch {
 		case carried && specPaths[f.Name] == "":

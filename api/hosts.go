@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/trawl-crawler/trawl/api/wire"
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/hostpolicy"
 	"github.com/trawl-crawler/trawl/job"
@@ -42,16 +43,8 @@ func (h hosts) register(mux *http.ServeMux) {
 	}
 }
 
-// policyView is a host policy as the API shows and takes it: a field left
-// out (or null) keeps the node's default.
-type policyView struct {
-	MinDelayMS  *int64 `json:"min_delay_ms"`
-	MaxParallel int    `json:"max_parallel,omitempty"`
-	Paused      bool   `json:"paused"`
-}
-
-func policyOf(p hostpolicy.Policy) policyView {
-	v := policyView{MaxParallel: p.MaxParallel, Paused: p.Paused}
+func policyOf(p hostpolicy.Policy) wire.Policy {
+	v := wire.Policy{MaxParallel: p.MaxParallel, Paused: p.Paused}
 	if p.HasMinDelay {
 		ms := p.MinDelay.Milliseconds()
 		v.MinDelayMS = &ms
@@ -59,35 +52,8 @@ func policyOf(p hostpolicy.Policy) policyView {
 	return v
 }
 
-// hostView is a host as GET /v1/hosts lists it.
-type hostView struct {
-	Host        string     `json:"host"`
-	State       string     `json:"state"`
-	Queued      int        `json:"queued"`
-	InFlight    int        `json:"in_flight"`
-	Leased      int        `json:"leased"`
-	Duplicates  int        `json:"duplicates"`
-	NextAllowed *time.Time `json:"next_allowed,omitempty"`
-	DelayMS     int64      `json:"delay_ms"`
-	DelayReason string     `json:"delay_reason,omitempty"`
-	// WaitMS is how long from now until NextAllowed (0: it has passed),
-	// WaitReason why the host waits (a delay reason) while WaitMS > 0.
-	WaitMS       int64      `json:"wait_ms"`
-	WaitReason   string     `json:"wait_reason,omitempty"`
-	BackoffMS    int64      `json:"backoff_ms"`
-	CrawlDelayMS int64      `json:"crawl_delay_ms"`
-	IP           string     `json:"ip,omitempty"`
-	Policy       policyView `json:"policy"`
-	// DeadReason is why a dead host was given up (frontier.HostInfo);
-	// Failures and FailingHow its latest fetches in a row that ended
-	// without a response, and how.
-	DeadReason string `json:"dead_reason,omitempty"`
-	Failures   int    `json:"failures,omitempty"`
-	FailingHow string `json:"failing_how,omitempty"`
-}
-
-func hostViewOf(hi frontier.HostInfo) hostView {
-	v := hostView{Host: hi.Host, State: hi.State, Queued: hi.Queued, InFlight: hi.InFlight, Leased: hi.Leased,
+func hostViewOf(hi frontier.HostInfo) wire.Host {
+	v := wire.Host{Host: hi.Host, State: hi.State, Queued: hi.Queued, InFlight: hi.InFlight, Leased: hi.Leased,
 		Duplicates: hi.Duplicates, DelayMS: hi.Delay.Milliseconds(), DelayReason: hi.DelayReason, BackoffMS: hi.Backoff.Milliseconds(),
 		CrawlDelayMS: hi.CrawlDelay.Milliseconds(), IP: hi.IP, Policy: policyOf(hi.Policy),
 		DeadReason: hi.DeadReason, Failures: hi.Failures, FailingHow: hi.FailingHow}
@@ -102,19 +68,6 @@ func hostViewOf(hi frontier.HostInfo) hostView {
 	return v
 }
 
-// robotsView is one origin's robots.txt state.
-type robotsView struct {
-	Origin      string     `json:"origin"`
-	Pending     bool       `json:"pending"`
-	Attempts    int        `json:"attempts"`
-	OutageSince *time.Time `json:"outage_since,omitempty"`
-	LastAnswer  *time.Time `json:"last_answer,omitempty"`
-	Status      int        `json:"status,omitempty"`
-	Fetched     *time.Time `json:"fetched,omitempty"`
-	AgeS        *float64   `json:"age_s,omitempty"`
-	Error       string     `json:"error,omitempty"`
-}
-
 func timeOrNil(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil
@@ -123,8 +76,8 @@ func timeOrNil(t time.Time) *time.Time {
 	return &t
 }
 
-func robotsViewOf(s robots.OriginStatus, now time.Time) robotsView {
-	v := robotsView{Origin: s.Origin, Pending: s.Pending, Attempts: s.Attempts, OutageSince: timeOrNil(s.OutageSince),
+func robotsViewOf(s robots.OriginStatus, now time.Time) wire.RobotsStatus {
+	v := wire.RobotsStatus{Origin: s.Origin, Pending: s.Pending, Attempts: s.Attempts, OutageSince: timeOrNil(s.OutageSince),
 		LastAnswer: timeOrNil(s.LastAnswer), Error: s.Err}
 	if s.HasCopy {
 		v.Status, v.Fetched = s.Status, timeOrNil(s.Fetched)
@@ -132,22 +85,6 @@ func robotsViewOf(s robots.OriginStatus, now time.Time) robotsView {
 		v.AgeS = &age
 	}
 	return v
-}
-
-// hostDetail is GET /v1/hosts/{host}'s body.
-type hostDetail struct {
-	hostView
-	// QueuedByCrawl counts the host's URLs per crawl, in flight included,
-	// and InFlightByCrawl those in flight: of the same moment as the
-	// totals, so that they sum to queued + in_flight and to in_flight
-	// (node.HostStatus).
-	QueuedByCrawl   map[string]int `json:"queued_by_crawl"`
-	InFlightByCrawl map[string]int `json:"in_flight_by_crawl"`
-	HeldByCrawl     map[string]int `json:"held_by_crawl"`
-	// QueuedCounted is false when the host had more items than were
-	// counted (node.MaxCountedItems).
-	QueuedCounted bool         `json:"queued_counted"`
-	Robots        []robotsView `json:"robots"`
 }
 
 func byCrawl(m map[job.ID]int) map[string]int {
@@ -202,12 +139,9 @@ func (h hosts) list(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "", err.Error())
 		return
 	}
-	out := struct {
-		Hosts []hostView `json:"hosts"`
-		// NextCursor, if present, is where the listing goes on (the page
-		// may be short: a call looks at a bounded number of hosts).
-		NextCursor string `json:"next_cursor,omitempty"`
-	}{Hosts: make([]hostView, 0, len(page))}
+	// NextCursor, if present, is where the listing goes on (the page may
+	// be short: a call looks at a bounded number of hosts).
+	out := wire.HostPage{Hosts: make([]wire.Host, 0, len(page))}
 	for _, hi := range page {
 		out.Hosts = append(out.Hosts, hostViewOf(hi))
 	}
@@ -235,9 +169,9 @@ func (h hosts) show(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	d := hostDetail{hostView: hostViewOf(s.HostInfo), QueuedByCrawl: byCrawl(s.QueuedByJob), InFlightByCrawl: byCrawl(s.InFlightByJob),
+	d := wire.HostDetail{Host: hostViewOf(s.HostInfo), QueuedByCrawl: byCrawl(s.QueuedByJob), InFlightByCrawl: byCrawl(s.InFlightByJob),
 		HeldByCrawl:   byCrawl(s.HeldByJob),
-		QueuedCounted: s.QueuedCounted, Robots: []robotsView{}}
+		QueuedCounted: s.QueuedCounted, Robots: []wire.RobotsStatus{}}
 	for _, o := range s.Robots {
 		d.Robots = append(d.Robots, robotsViewOf(o, now))
 	}
@@ -252,7 +186,7 @@ func (h hosts) setPolicy(w http.ResponseWriter, r *http.Request) {
 	if n == nil {
 		return
 	}
-	var req policyView
+	var req wire.Policy
 	if code, field, msg := decodeBody(w, r, &req); code != 0 {
 		writeError(w, code, field, msg)
 		return
@@ -285,10 +219,7 @@ func (h hosts) setPolicy(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "", err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Host   string     `json:"host"`
-		Policy policyView `json:"policy"`
-	}{host, policyOf(p)})
+	writeJSON(w, http.StatusOK, wire.PolicySet{Host: host, Policy: policyOf(p)})
 }
 
 func (h hosts) nodeState(w http.ResponseWriter, _ *http.Request) {
@@ -296,7 +227,5 @@ func (h hosts) nodeState(w http.ResponseWriter, _ *http.Request) {
 	if n == nil {
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Paused bool `json:"paused"`
-	}{n.NodePaused()})
+	writeJSON(w, http.StatusOK, wire.NodeState{Paused: n.NodePaused()})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/trawl-crawler/trawl/api/wire"
 	"github.com/trawl-crawler/trawl/job"
 )
 
@@ -19,9 +20,7 @@ func (c *crawls) registerSteering(mux *http.ServeMux) {
 }
 
 func (c *crawls) addSeeds(w http.ResponseWriter, r *http.Request, n Node, j *job.Job) {
-	var req struct {
-		Seeds []string `json:"seeds"`
-	}
+	var req wire.Seeds
 	if code, field, msg := decodeBody(w, r, &req); code != 0 {
 		writeError(w, code, field, msg)
 		return
@@ -35,20 +34,14 @@ func (c *crawls) addSeeds(w http.ResponseWriter, r *http.Request, n Node, j *job
 		c.steeringError(w, j, err, map[string]string{"Seeds": "seeds"})
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Added int `json:"added"`
-		Known int `json:"already_seen"`
-	}{added, len(req.Seeds) - added})
+	writeJSON(w, http.StatusOK, wire.SeedsAdded{Added: added, AlreadySeen: len(req.Seeds) - added})
 }
 
 // MaxSeedsPerCall bounds the seeds one POST /v1/crawls/{id}/seeds adds.
 const MaxSeedsPerCall = 10000
 
 func (c *crawls) editExclusions(w http.ResponseWriter, r *http.Request, n Node, j *job.Job) {
-	var req struct {
-		Add    []string `json:"add"`
-		Remove []string `json:"remove"`
-	}
+	var req wire.ExclusionEdit
 	if code, field, msg := decodeBody(w, r, &req); code != 0 {
 		writeError(w, code, field, msg)
 		return
@@ -66,9 +59,7 @@ func writeExclusions(w http.ResponseWriter, x *job.Exclusions) {
 	if p == nil {
 		p = []string{}
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Patterns []string `json:"patterns"`
-	}{p})
+	writeJSON(w, http.StatusOK, wire.Exclusions{Patterns: p})
 }
 
 // steeringError answers a refused change: 400 naming the field of a

@@ -2,6 +2,9 @@ package frontier
 
 import "fmt"
 
+// A host's queue counted per job (HostQueue), consistent with its
+// HostInfo of the same moment, reading the Store without the lock.
+
 // HostJobs is a host's items counted per job (HostQueue).
 type HostJobs struct {
 	// Queued counts the items waiting, in memory or still only in the

@@ -6,8 +6,6 @@ import (
 	"math"
 	"time"
 	"unsafe"
-
-	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 // A crawl knows millions of hosts, and the garbage collector would visit
@@ -24,7 +22,7 @@ type hostID int32
 // hostState is what the frontier knows of one host. No pointers (see above).
 type hostState struct {
 	id   hostID
-	part partition.ID
+	part Partition
 	dead bool
 	// deadWhy is why a dead host's items are dropped
 	deadWhy DropReason
@@ -175,7 +173,7 @@ func (t *hostTable) add(name string) *hostState {
 		t.n++
 	}
 	h := t.at(id)
-	*h = hostState{id: id, part: partition.Of(name), name: t.names.add(name), heapIdx: -1, runIdx: -1, lastDone: noTime}
+	*h = hostState{id: id, part: partOf(name), name: t.names.add(name), heapIdx: -1, runIdx: -1, lastDone: noTime}
 	sum := t.hash(name)
 	if _, taken := t.byHash[sum]; taken {
 		if t.collided == nil {

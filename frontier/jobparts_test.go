@@ -4,9 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/trawl-crawler/trawl/internal/store/partition"
-	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 )
 
 // checkJobParts checks the counters per job and partition: the store's
@@ -24,12 +21,12 @@ func checkJobParts(t *testing.T, name string, f *Frontier, s *MemStore) {
 	for host, levels := range s.queues {
 		for _, q := range levels {
 			for _, it := range q {
-				queued[jobPart{it.Job, partition.Of(host)}]++
+				queued[jobPart{it.Job, partOf(host)}]++
 			}
 		}
 	}
 	for _, it := range s.held {
-		held[jobPart{it.Job, partition.Of(it.Host)}]++
+		held[jobPart{it.Job, partOf(it.Host)}]++
 	}
 	keys := map[jobPart]bool{}
 	for k := range queued {
@@ -48,7 +45,7 @@ func checkJobParts(t *testing.T, name string, f *Frontier, s *MemStore) {
 	}
 	for id, j := range f.jobs {
 		var sum partCounts
-		for p := range partition.ID(partition.Count) {
+		for p := range Partition(partCount) {
 			var c partCounts
 			if j.parts != nil {
 				c = j.parts[p]
@@ -75,7 +72,7 @@ func checkJobParts(t *testing.T, name string, f *Frontier, s *MemStore) {
 // job counters from one MemStore to another, replacing what the other
 // held of p, as a checkpoint does (cluster/checkpoint); from keeps its
 // copy, as a giver's store does.
-func movePartition(from, to *MemStore, p partition.ID) {
+func movePartition(from, to *MemStore, p Partition) {
 	from.mu.Lock()
 	defer from.mu.Unlock()
 	to.mu.Lock()
@@ -87,17 +84,17 @@ func movePartition(from, to *MemStore, p partition.ID) {
 		to.jobs = make(map[jobPart]JobState)
 	}
 	for h := range to.queues {
-		if partition.Of(h) == p {
+		if partOf(h) == p {
 			delete(to.queues, h)
 		}
 	}
 	for h := range to.hosts {
-		if partition.Of(h) == p {
+		if partOf(h) == p {
 			delete(to.hosts, h)
 		}
 	}
 	for r := range to.held {
-		if partition.Of(r.host) == p {
+		if partOf(r.host) == p {
 			delete(to.held, r)
 		}
 	}
@@ -107,7 +104,7 @@ func movePartition(from, to *MemStore, p partition.ID) {
 		}
 	}
 	for h, levels := range from.queues {
-		if partition.Of(h) == p {
+		if partOf(h) == p {
 			c := make([][]Item, len(levels))
 			for l, q := range levels {
 				c[l] = append([]Item(nil), q...)
@@ -116,12 +113,12 @@ func movePartition(from, to *MemStore, p partition.ID) {
 		}
 	}
 	for h, st := range from.hosts {
-		if partition.Of(h) == p {
+		if partOf(h) == p {
 			to.hosts[h] = st
 		}
 	}
 	for r, it := range from.held {
-		if partition.Of(r.host) == p {
+		if partOf(r.host) == p {
 			to.held[r] = it
 		}
 	}
@@ -137,8 +134,8 @@ func movePartition(from, to *MemStore, p partition.ID) {
 // each frontier's job counters are those of the partitions it serves
 // (checkJobParts), and Job says what they hold.
 func TestPartitionJobCountsMove(t *testing.T) {
-	p, q, r := partition.ID(5), partition.ID(6), partition.ID(7)
-	a, b, c := clustertest.HostIn(p, 0), clustertest.HostIn(q, 0), clustertest.HostIn(r, 0)
+	p, q, r := Partition(5), Partition(6), Partition(7)
+	a, b, c := hostIn(p, 0), hostIn(q, 0), hostIn(r, 0)
 	sA, sB := &MemStore{}, &MemStore{}
 	fA, cA := newPartitioned(t, sA, Options{MinDelay: time.Millisecond}, p, q)
 	fB, cB := newPartitioned(t, sB, Options{MinDelay: time.Millisecond}, r)
@@ -210,8 +207,8 @@ func TestPartitionJobCountsMove(t *testing.T) {
 // while the other has work; a job whose partitions are all released is
 // done here, and has work again once one is served back.
 func TestPartitionJobsQuietIndependently(t *testing.T) {
-	p, q := partition.ID(11), partition.ID(12)
-	a, b := clustertest.HostIn(p, 0), clustertest.HostIn(q, 0)
+	p, q := Partition(11), Partition(12)
+	a, b := hostIn(p, 0), hostIn(q, 0)
 	s := &MemStore{}
 	f, c := newPartitioned(t, s, Options{MinDelay: time.Millisecond}, p, q)
 	if err := <-f.Add(nil, jobItem(1, a, 1), jobItem(2, b, 1), jobItem(2, b, 2)); err != nil {
@@ -256,10 +253,10 @@ func TestPartitionJobsQuietIndependently(t *testing.T) {
 // p released, the job cancelled (which drops only what the served
 // partitions hold), p served again: UnholdServed drops p's held items.
 func TestPartitionUnholdServedCancelled(t *testing.T) {
-	p, q := partition.ID(1), partition.ID(2)
+	p, q := Partition(1), Partition(2)
 	s := &MemStore{}
 	f, _ := newPartitioned(t, s, Options{MinDelay: time.Millisecond}, p, q)
-	a, b := clustertest.HostIn(p, 0), clustertest.HostIn(q, 0)
+	a, b := hostIn(p, 0), hostIn(q, 0)
 	<-f.Add(nil, jobItem(1, a, 1), jobItem(1, a, 2), jobItem(1, b, 1))
 	if err := f.SetJobState(1, JobPaused); err != nil {
 		t.Fatal(err)

@@ -4,9 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/trawl-crawler/trawl/internal/store/partition"
-	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 )
 
 // TestNewHostWhileStopping: a host of partition p that first
@@ -14,8 +11,8 @@ import (
 // in partStopping) is not fenced: Lease hands it out although p is
 // stopped, and ReleasePartition does not wait for that lease.
 func TestNewHostWhileStopping(t *testing.T) {
-	p := partition.ID(9)
-	hs := clustertest.HostsIn(p, 3)
+	p := Partition(9)
+	hs := hostsIn(p, 3)
 	a1, a2, b := hs[0], hs[1], hs[2]
 	s := &MemStore{}
 	f, _ := newPartitioned(t, s, Options{MinDelay: time.Millisecond}, p)

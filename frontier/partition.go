@@ -42,6 +42,18 @@ import (
 // arena (its slot and id are reused) and its policy, kept aside by name.
 // Interned IP addresses are shared by hosts and not forgotten.
 
+// Partition numbers one of the crawl's partitions, from 0 to one less than
+// internal/store/partition.Count. A host's partition is fixed by its name
+// (internal/store/partition.Of); a Store's LoadPartition and JobState use
+// the same numbers.
+type Partition uint16
+
+// partCount is the number of partitions.
+const partCount = partition.Count
+
+// partOf is host's partition.
+func partOf(host string) Partition { return Partition(partition.Of(host)) }
+
 // ErrNotServed is matched (errors.Is) by every *NotServedError.
 var ErrNotServed = errors.New("frontier: partition not served")
 
@@ -49,7 +61,7 @@ var ErrNotServed = errors.New("frontier: partition not served")
 // frontier does not serve now (Options.Partitioned).
 type NotServedError struct {
 	Host      string
-	Partition partition.ID
+	Partition Partition
 }
 
 func (e *NotServedError) Error() string {
@@ -97,7 +109,7 @@ type partState struct {
 // accepts reports whether items of host are queued now: its partition is
 // served, or stopped and not yet drained. f.parts is not nil.
 func (f *Frontier) accepts(host string) bool {
-	ps := f.parts[partition.Of(host)]
+	ps := f.parts[partOf(host)]
 	return ps != nil && (ps.phase == partServing || ps.phase == partStopping)
 }
 
@@ -106,7 +118,7 @@ func (f *Frontier) accepts(host string) bool {
 func (f *Frontier) refuseUnserved(items []Item) error {
 	for i := range items {
 		if !f.accepts(items[i].Host) {
-			return &NotServedError{Host: items[i].Host, Partition: partition.Of(items[i].Host)}
+			return &NotServedError{Host: items[i].Host, Partition: partOf(items[i].Host)}
 		}
 	}
 	return nil
@@ -126,16 +138,16 @@ func (f *Frontier) Serves(host string) bool {
 
 // Partitions returns the partitions served now (not those being loaded or
 // released), in order; nil without Options.Partitioned.
-func (f *Frontier) Partitions() []partition.ID {
+func (f *Frontier) Partitions() []Partition {
 	if f.parts == nil {
 		return nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []partition.ID
+	var out []Partition
 	for p, ps := range f.parts {
 		if ps != nil && ps.phase == partServing {
-			out = append(out, partition.ID(p))
+			out = append(out, Partition(p))
 		}
 	}
 	return out
@@ -155,12 +167,12 @@ const serveBatch = 1024
 // fenced until the last is in. It is an error if p is loaded already
 // (served, or being loaded or released), or if the frontier is not
 // Options.Partitioned. On a Store failure nothing of p stays loaded.
-func (f *Frontier) ServePartition(p partition.ID, hold time.Time) error {
+func (f *Frontier) ServePartition(p Partition, hold time.Time) error {
 	if f.parts == nil {
 		return fmt.Errorf("frontier: serve partition %d: the frontier is not partitioned (Options.Partitioned)", p)
 	}
-	if int(p) >= partition.Count {
-		return fmt.Errorf("frontier: serve partition %d: out of range (%d partitions)", p, partition.Count)
+	if int(p) >= partCount {
+		return fmt.Errorf("frontier: serve partition %d: out of range (%d partitions)", p, partCount)
 	}
 	f.mu.Lock()
 	if ps := f.parts[p]; ps != nil {
@@ -190,7 +202,7 @@ func (f *Frontier) ServePartition(p partition.ID, hold time.Time) error {
 	}
 	var counts []JobState
 	err := f.opts.Store.LoadPartition(p, func(hs HostState) error {
-		if q := partition.Of(hs.Host); q != p {
+		if q := partOf(hs.Host); q != p {
 			return fmt.Errorf("host %s is in partition %d", hs.Host, q)
 		}
 		hs.Host = strings.Clone(hs.Host)
@@ -246,12 +258,12 @@ func (f *Frontier) ServePartition(p partition.ID, hold time.Time) error {
 // leased) but loaded: a later ReleasePartition finishes the release. So
 // does it after a Store failure, which it returns. It is an error if p is
 // not loaded, is being loaded, or another ReleasePartition of p runs.
-func (f *Frontier) ReleasePartition(ctx context.Context, p partition.ID) error {
+func (f *Frontier) ReleasePartition(ctx context.Context, p Partition) error {
 	if f.parts == nil {
 		return fmt.Errorf("frontier: release partition %d: the frontier is not partitioned (Options.Partitioned)", p)
 	}
-	if int(p) >= partition.Count {
-		return fmt.Errorf("frontier: release partition %d: out of range (%d partitions)", p, partition.Count)
+	if int(p) >= partCount {
+		return fmt.Errorf("frontier: release partition %d: out of range (%d partitions)", p, partCount)
 	}
 	f.mu.Lock()
 	ps := f.parts[p]

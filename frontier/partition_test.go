@@ -6,13 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
-
 	"github.com/trawl-crawler/trawl/hostpolicy"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 )
 
-func newPartitioned(t *testing.T, s *MemStore, o Options, parts ...partition.ID) (*Frontier, *clock) {
+// hostIn is the i-th test host of partition p (clustertest.HostIn).
+func hostIn(p Partition, i int) string { return clustertest.HostIn(partition.ID(p), i) }
+
+// hostsIn is the first n test hosts of partition p (clustertest.HostsIn).
+func hostsIn(p Partition, n int) []string { return clustertest.HostsIn(partition.ID(p), n) }
+
+func newPartitioned(t *testing.T, s *MemStore, o Options, parts ...Partition) (*Frontier, *clock) {
 	t.Helper()
 	o.Partitioned, o.Store = true, s
 	f, c := newTest(t, o)
@@ -43,7 +48,7 @@ func checkCounts(t *testing.T, f *Frontier) {
 			continue
 		}
 		for _, id := range ps.hosts {
-			if h := f.hosts.at(id); h.free || h.part != partition.ID(p) {
+			if h := f.hosts.at(id); h.free || h.part != Partition(p) {
 				t.Errorf("partition %d lists host %d (free %v, partition %d)", p, id, h.free, h.part)
 			}
 		}
@@ -64,18 +69,18 @@ func checkCounts(t *testing.T, f *Frontier) {
 }
 
 func TestPartitionRules(t *testing.T) {
-	p, q := partition.ID(3), partition.ID(200)
+	p, q := Partition(3), Partition(200)
 	tests := []struct {
 		name string
 		do   func(f *Frontier) error
 		want string // substring of the error; "" for none
 	}{
-		{"add served", func(f *Frontier) error { return <-f.Add(nil, item(clustertest.HostIn(p, 0), 1)) }, ""},
+		{"add served", func(f *Frontier) error { return <-f.Add(nil, item(hostIn(p, 0), 1)) }, ""},
 		{"add unserved", func(f *Frontier) error {
-			return <-f.Add(nil, item(clustertest.HostIn(p, 0), 1), item(clustertest.HostIn(q, 0), 1))
+			return <-f.Add(nil, item(hostIn(p, 0), 1), item(hostIn(q, 0), 1))
 		}, "partition 200, which this frontier does not serve"},
 		{"serve twice", func(f *Frontier) error { return f.ServePartition(p, time.Time{}) }, "already served"},
-		{"serve out of range", func(f *Frontier) error { return f.ServePartition(partition.Count, time.Time{}) }, "out of range"},
+		{"serve out of range", func(f *Frontier) error { return f.ServePartition(partCount, time.Time{}) }, "out of range"},
 		{"release unserved", func(f *Frontier) error { return f.ReleasePartition(context.Background(), q) }, "not served"},
 		{"release served", func(f *Frontier) error { return f.ReleasePartition(context.Background(), p) }, ""},
 		{"serve other", func(f *Frontier) error { return f.ServePartition(q, time.Time{}) }, ""},
@@ -99,7 +104,7 @@ func TestPartitionRules(t *testing.T) {
 	if err := f.ServePartition(p, time.Time{}); err == nil {
 		t.Error("ServePartition on an unpartitioned frontier: no error")
 	}
-	if !f.Serves(clustertest.HostIn(q, 0)) {
+	if !f.Serves(hostIn(q, 0)) {
 		t.Error("unpartitioned frontier does not serve a host")
 	}
 }
@@ -107,10 +112,10 @@ func TestPartitionRules(t *testing.T) {
 // TestPartitionRefusesUnserved: an Add or a Complete with an item of a
 // partition not served changes nothing; the lease stays out.
 func TestPartitionRefusesUnserved(t *testing.T) {
-	p, q := partition.ID(7), partition.ID(8)
+	p, q := Partition(7), Partition(8)
 	s := &MemStore{}
 	f, _ := newPartitioned(t, s, Options{}, p)
-	a, b := clustertest.HostIn(p, 0), clustertest.HostIn(q, 0)
+	a, b := hostIn(p, 0), hostIn(q, 0)
 	err := <-f.Add(nil, item(a, 1), item(b, 1))
 	var ns *NotServedError
 	if !errors.As(err, &ns) || !errors.Is(err, ErrNotServed) || ns.Host != b || ns.Partition != q {
@@ -153,10 +158,10 @@ func TestPartitionRefusesUnserved(t *testing.T) {
 // partition's hosts, and serving it again brings back the same queues and
 // clocks; the hold is honoured.
 func TestPartitionReleaseWaitsAndServesBack(t *testing.T) {
-	p, q := partition.ID(1), partition.ID(2)
+	p, q := Partition(1), Partition(2)
 	s := &MemStore{}
 	f, c := newPartitioned(t, s, Options{MinDelay: time.Second, IPMaxParallel: 1}, p, q)
-	a, a2, b := clustertest.HostIn(p, 0), clustertest.HostIn(p, 1), clustertest.HostIn(q, 0)
+	a, a2, b := hostIn(p, 0), hostIn(p, 1), hostIn(q, 0)
 	<-f.Add(nil, item(a, 1), item(a, 2), item(a, 3), item(a2, 1), item(a2, 2), item(b, 1), item(b, 2))
 	la := mustLease(t, f)
 	if la.Item.Host != a {
@@ -259,10 +264,10 @@ func TestPartitionReleaseWaitsAndServesBack(t *testing.T) {
 // lease in flight returns the context's error and leaves the partition
 // stopped; a second release finishes it.
 func TestPartitionReleaseCancelled(t *testing.T) {
-	p := partition.ID(5)
+	p := Partition(5)
 	s := &MemStore{}
 	f, c := newPartitioned(t, s, Options{MinDelay: time.Second}, p)
-	a, a2 := clustertest.HostIn(p, 0), clustertest.HostIn(p, 1)
+	a, a2 := hostIn(p, 0), hostIn(p, 1)
 	<-f.Add(nil, item(a, 1), item(a2, 1))
 	l := mustLease(t, f)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -296,10 +301,10 @@ func TestPartitionReleaseCancelled(t *testing.T) {
 // TestPartitionReleaseExpiredLease: a lease that is never completed does
 // not hold a release past its deadline.
 func TestPartitionReleaseExpiredLease(t *testing.T) {
-	p := partition.ID(9)
+	p := Partition(9)
 	s := &MemStore{}
 	f, c := newPartitioned(t, s, Options{LeaseTimeout: time.Minute}, p)
-	<-f.Add(nil, item(clustertest.HostIn(p, 0), 1))
+	<-f.Add(nil, item(hostIn(p, 0), 1))
 	l := mustLease(t, f)
 	c.advance(time.Minute)
 	if err := f.ReleasePartition(context.Background(), p); err != nil {
@@ -322,10 +327,10 @@ func TestPartitionReleaseExpiredLease(t *testing.T) {
 // partitions hold; p served again: its items stay held until UnholdServed
 // puts them back (a fleet would otherwise finish the crawl without them).
 func TestPartitionUnholdServed(t *testing.T) {
-	p, q := partition.ID(1), partition.ID(2)
+	p, q := Partition(1), Partition(2)
 	s := &MemStore{}
 	f, c := newPartitioned(t, s, Options{MinDelay: time.Millisecond}, p, q)
-	a, b := clustertest.HostIn(p, 0), clustertest.HostIn(q, 0)
+	a, b := hostIn(p, 0), hostIn(q, 0)
 	<-f.Add(nil, jobItem(1, a, 1), jobItem(1, a, 2), jobItem(1, b, 1))
 	if err := f.SetJobState(1, JobPaused); err != nil {
 		t.Fatal(err)

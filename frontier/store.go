@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 // Store holds the frontier's durable state: every queued item, one FIFO
@@ -65,7 +63,7 @@ type Store interface {
 	// counters of every job in p. The frontier calls it without its lock
 	// held, for a partition it does not serve: no change written since
 	// touches p.
-	LoadPartition(p partition.ID, hosts func(HostState) error, jobs func(JobState) error) error
+	LoadPartition(p Partition, hosts func(HostState) error, jobs func(JobState) error) error
 }
 
 // Change is one atomic step of the frontier's durable state.
@@ -97,7 +95,7 @@ type Change struct {
 // JobState is a job's durable counters over the items of one partition.
 type JobState struct {
 	Job  uint32
-	Part partition.ID
+	Part Partition
 	// Stored counts the job's items in the partition's hosts' queues:
 	// queued and in flight (a restart offers the items in flight again).
 	Stored int
@@ -111,7 +109,7 @@ type JobState struct {
 // jobPart identifies a job's counters in one partition.
 type jobPart struct {
 	job  uint32
-	part partition.ID
+	part Partition
 }
 
 // HostState is a host's durable politeness and queue state.
@@ -276,12 +274,12 @@ func (s *MemStore) Load(fn func(HostState) error, jobFn func(JobState) error) er
 	if jobFn == nil {
 		return nil
 	}
-	return s.loadJobs(func(partition.ID) bool { return true }, jobFn)
+	return s.loadJobs(func(Partition) bool { return true }, jobFn)
 }
 
 // loadJobs calls fn with the counters of every job in every partition
 // that keep takes, in (partition, job) order.
-func (s *MemStore) loadJobs(keep func(partition.ID) bool, fn func(JobState) error) error {
+func (s *MemStore) loadJobs(keep func(Partition) bool, fn func(JobState) error) error {
 	s.mu.Lock()
 	jobs := make([]JobState, 0, len(s.jobs))
 	for _, j := range s.jobs {
@@ -305,24 +303,24 @@ func (s *MemStore) loadJobs(keep func(partition.ID) bool, fn func(JobState) erro
 }
 
 // LoadPartition implements Store.
-func (s *MemStore) LoadPartition(p partition.ID, fn func(HostState) error, jobFn func(JobState) error) error {
+func (s *MemStore) LoadPartition(p Partition, fn func(HostState) error, jobFn func(JobState) error) error {
 	if fn != nil {
-		if err := s.loadHosts(func(host string) bool { return partition.Of(host) == p }, fn); err != nil {
+		if err := s.loadHosts(func(host string) bool { return partOf(host) == p }, fn); err != nil {
 			return err
 		}
 	}
 	if jobFn == nil {
 		return nil
 	}
-	return s.loadJobs(func(q partition.ID) bool { return q == p }, jobFn)
+	return s.loadJobs(func(q Partition) bool { return q == p }, jobFn)
 }
 
 // Counters returns the counters last written of job id, per partition
 // (tests).
-func (s *MemStore) Counters(id uint32) map[partition.ID]JobState {
+func (s *MemStore) Counters(id uint32) map[Partition]JobState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[partition.ID]JobState)
+	out := make(map[Partition]JobState)
 	for k, j := range s.jobs {
 		if k.job == id {
 			out[k.part] = j

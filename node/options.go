@@ -10,7 +10,10 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/trawl-crawler/trawl/fetch"
+	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/warc"
 )
 
 // DefaultUserAgent names the crawler and where to learn about it. Its
@@ -19,6 +22,14 @@ const DefaultUserAgent = "trawl/0.1 (+https://github.com/trawl-crawler/trawl)"
 
 // DefaultMinSyncInterval is Options.MinSyncInterval's default.
 const DefaultMinSyncInterval = 5 * time.Millisecond
+
+// Defaults of Options fields that the command line's flags show too.
+const (
+	DefaultConcurrency        = 64
+	DefaultHostBudget         = 10000
+	DefaultDuplicateAllowance = 20
+	DefaultFetchTimeout       = 60 * time.Second
+)
 
 // DefaultNearResemblance is Options.NearResemblance's default: chosen on
 // labelled near copies and real documentation trees (docs/design/dedup.md).
@@ -190,25 +201,25 @@ func (o Options) withDefaults() Options {
 		o.FS = vfs.Default
 	}
 	if o.Concurrency == 0 {
-		o.Concurrency = 64
+		o.Concurrency = DefaultConcurrency
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = DefaultUserAgent
 	}
 	if o.MinDelay == 0 {
-		o.MinDelay = time.Second
+		o.MinDelay = frontier.DefaultMinDelay
 	}
 	if o.MaxDelay == 0 {
-		o.MaxDelay = 10 * time.Minute
+		o.MaxDelay = frontier.DefaultMaxDelay
 	}
 	if o.MaxAdaptiveDelay == 0 {
-		o.MaxAdaptiveDelay = 30 * time.Second
+		o.MaxAdaptiveDelay = frontier.DefaultMaxAdaptiveDelay
 	}
 	if o.HostBudget == 0 {
-		o.HostBudget = 10000
+		o.HostBudget = DefaultHostBudget
 	}
 	if o.DuplicateAllowance == 0 {
-		o.DuplicateAllowance = 20
+		o.DuplicateAllowance = DefaultDuplicateAllowance
 	}
 	if o.SitemapEvery == 0 {
 		o.SitemapEvery = DefaultSitemapEvery
@@ -232,16 +243,16 @@ func (o Options) withDefaults() Options {
 		o.RobotsRetry = max(2*o.MinDelay, time.Second)
 	}
 	if o.WARCMaxSize == 0 {
-		o.WARCMaxSize = 1 << 30
+		o.WARCMaxSize = warc.DefaultMaxFileSize
 	}
 	if o.MinSyncInterval == 0 {
 		o.MinSyncInterval = DefaultMinSyncInterval
 	}
 	if o.FetchTimeout == 0 {
-		o.FetchTimeout = 60 * time.Second
+		o.FetchTimeout = DefaultFetchTimeout
 	}
 	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = 10 << 20
+		o.MaxBodyBytes = fetch.DefaultMaxBodyBytes
 	}
 	switch {
 	case o.StopGrace == 0:
@@ -278,7 +289,7 @@ func (o Options) Validate() error {
 	if o.UserAgent != "" && robots.ProductToken(o.UserAgent) == "" {
 		bad("UserAgent", o.UserAgent, "must start with a product token of letters, '-' or '_'")
 	}
-	if o.MaxDelay < 0 || (o.MaxDelay > 0 && o.MaxDelay < o.MinDelay) {
+	if !frontier.ValidMaxDelay(o.MinDelay, o.MaxDelay) {
 		bad("MaxDelay", o.MaxDelay, "negative or below MinDelay")
 	}
 	if o.MaxAdaptiveDelay < 0 {

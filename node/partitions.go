@@ -170,7 +170,7 @@ func (n *Node) ServePartition(p partition.ID, hold time.Time) error {
 	if err := n.state.Fetched.LoadPartition(n.db, store.KindURL, p); err != nil {
 		return fmt.Errorf("node: serve partition %d: %w", p, err)
 	}
-	if err := n.frontier.ServePartition(p, hold); err != nil {
+	if err := n.frontier.ServePartition(frontier.Partition(p), hold); err != nil {
 		return fmt.Errorf("node: serve partition %d: %w", p, err)
 	}
 	// Items p holds for a job paused when they reached their heads, and
@@ -198,7 +198,7 @@ func (n *Node) ReleasePartition(ctx context.Context, p partition.ID) error {
 	if !n.opts.Partitioned {
 		return ErrNotPartitioned
 	}
-	if err := n.frontier.ReleasePartition(ctx, p); err != nil {
+	if err := n.frontier.ReleasePartition(ctx, frontier.Partition(p)); err != nil {
 		return fmt.Errorf("node: release partition %d: %w", p, err)
 	}
 	return nil
@@ -242,7 +242,13 @@ func (n *Node) fenced() bool {
 }
 
 // Partitions returns the partitions the node serves now, in order.
-func (n *Node) Partitions() []partition.ID { return n.frontier.Partitions() }
+func (n *Node) Partitions() []partition.ID {
+	var out []partition.ID
+	for _, p := range n.frontier.Partitions() {
+		out = append(out, partition.ID(p))
+	}
+	return out
+}
 
 // serving returns a predicate over partitions: served now (every one
 // without Options.Partitioned).
@@ -250,7 +256,7 @@ func (n *Node) serving() func(partition.ID) bool {
 	if !n.opts.Partitioned {
 		return func(partition.ID) bool { return true }
 	}
-	ps := n.frontier.Partitions()
+	ps := n.Partitions()
 	return func(p partition.ID) bool {
 		i := sort.Search(len(ps), func(i int) bool { return ps[i] >= p })
 		return i < len(ps) && ps[i] == p

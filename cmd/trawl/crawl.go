@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/cli/config"
 	"github.com/trawl-crawler/trawl/internal/cli/progress"
 	"github.com/trawl-crawler/trawl/job"
@@ -61,19 +62,19 @@ type nodeFlags struct {
 
 func (nf *nodeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&nf.data, "data", "./trawl-data", "data directory: state/ (the crawl, resumable), warc/, summary.json")
-	fs.DurationVar(&nf.minDelay, "min-delay", time.Second, "least gap between two fetches to one host")
-	fs.DurationVar(&nf.maxDelay, "max-delay", 10*time.Minute, "longest gap kept between two fetches to one host (caps Crawl-delay and backoff)")
-	fs.IntVar(&nf.concurrency, "concurrency", 64, "fetch workers")
-	fs.DurationVar(&nf.maxAdaptive, "max-adaptive-delay", 30*time.Second, "cap on the adaptive term of a host's gap (10 x its last response time)")
+	fs.DurationVar(&nf.minDelay, "min-delay", frontier.DefaultMinDelay, "least gap between two fetches to one host")
+	fs.DurationVar(&nf.maxDelay, "max-delay", frontier.DefaultMaxDelay, "longest gap kept between two fetches to one host (caps Crawl-delay and backoff)")
+	fs.IntVar(&nf.concurrency, "concurrency", node.DefaultConcurrency, "fetch workers")
+	fs.DurationVar(&nf.maxAdaptive, "max-adaptive-delay", frontier.DefaultMaxAdaptiveDelay, "cap on the adaptive term of a host's gap (10 x its last response time)")
 	fs.StringVar(&nf.userAgent, "user-agent", node.DefaultUserAgent, "User-Agent header: product token, version and a contact URL")
 	fs.Var(&nf.allowNets, "allow-net", "allow connecting to addresses in this CIDR that the IP guard refuses (repeatable)")
 	fs.StringVar(&nf.caFile, "ca-file", "", "PEM file of CA certificates trusted for HTTPS in addition to the system roots")
 	fs.IntVar(&nf.gzipLevel, "warc-gzip-level", warc.DefaultGzipLevel, "gzip level of each WARC record: 1 (fastest) to 9 (smallest)")
-	fs.IntVar(&nf.hostBudget, "host-budget", 10000, "most pages fetched from one host")
-	fs.IntVar(&nf.dupAllow, "duplicate-allowance", 20, "cut off a host once its duplicate pages (exact or near) outnumber its distinct ones by more than this (-1: never)")
+	fs.IntVar(&nf.hostBudget, "host-budget", node.DefaultHostBudget, "most pages fetched from one host")
+	fs.IntVar(&nf.dupAllow, "duplicate-allowance", node.DefaultDuplicateAllowance, "cut off a host once its duplicate pages (exact or near) outnumber its distinct ones by more than this (-1: never)")
 	fs.Float64Var(&nf.nearRes, "near-resemblance", node.DefaultNearResemblance, "a page whose main text resembles an archived page's at least this much (share of shared word pairs, its host's template left out) is recorded as a near-duplicate (above 0 to 1; -1: no near-duplicate gate)")
 	fs.StringVar(&nf.sourceAddr, "source-addr", "", "send every fetch from this local IP address (one of this machine's; default: the system picks)")
-	fs.DurationVar(&nf.fetchTO, "fetch-timeout", 60*time.Second, "longest one fetch (robots.txt, sitemap or page) may take, connection to last byte")
+	fs.DurationVar(&nf.fetchTO, "fetch-timeout", node.DefaultFetchTimeout, "longest one fetch (robots.txt, sitemap or page) may take, connection to last byte")
 	fs.BoolVar(&nf.noSitemaps, "no-sitemaps", false, "read no sitemaps (by default each host's robots.txt Sitemap: files and /sitemap.xml are read before its pages)")
 }
 
@@ -255,7 +256,7 @@ func (nf *nodeFlags) options() (node.Options, error) {
 	if nf.minDelay < 0 {
 		return o, fmt.Errorf("--min-delay %v is negative", nf.minDelay)
 	}
-	if nf.maxDelay <= 0 || nf.maxDelay < nf.minDelay {
+	if nf.maxDelay <= 0 || !frontier.ValidMaxDelay(nf.minDelay, nf.maxDelay) {
 		return o, fmt.Errorf("--max-delay %v must be positive and at least --min-delay", nf.maxDelay)
 	}
 	if nf.maxAdaptive <= 0 {

@@ -1,6 +1,7 @@
 // Package apiclient is a Go client of trawl's HTTP control API (package api,
 // docs/api/openapi.yaml), used by `trawl status`, `trawl crawls`, `trawl
-// hosts` and `trawl node`. Its types mirror the API's JSON bodies. A Client
+// hosts` and `trawl node`. Its bodies are package api/wire's, under this
+// client's names (type aliases). A Client
 // is safe for concurrent use.
 //
 // Every call has a deadline (Options.Timeout). Every failure is an *Error
@@ -21,6 +22,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/trawl-crawler/trawl/api/wire"
 )
 
 // DefaultTimeout bounds a call when Options.Timeout is zero.
@@ -193,12 +196,7 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any, okS
 	}
 	if resp.StatusCode/100 != 2 && !contains(okStatus, resp.StatusCode) {
 		e := &Error{Op: method + " " + path, Server: c.Server(), Status: resp.StatusCode}
-		var body struct {
-			Error struct {
-				Field   string `json:"field"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
+		var body wire.Error
 		if json.Unmarshal(raw, &body) == nil && body.Error.Message != "" {
 			e.Field, e.Message = body.Error.Field, body.Error.Message
 		} else {
@@ -232,11 +230,9 @@ func clip(b []byte) string {
 	return string(b)
 }
 
-// Probe is the answer of /healthz and /readyz.
-type Probe struct {
-	Status string          `json:"status"` // "ok"; "ready" or "loading"
-	Raw    json.RawMessage `json:"-"`      // the body as the server sent it
-}
+// Probe is the answer of /healthz ("ok") and /readyz ("ready" or
+// "loading").
+type Probe = wire.Status
 
 // Health asks GET /healthz: the process serves HTTP.
 func (c *Client) Health(ctx context.Context) (Probe, error) {

@@ -2,9 +2,16 @@ package apiclient
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/trawl-crawler/trawl/api/wire"
+)
+
+// The steering routes' bodies are package wire's.
+type (
+	Seeded     = wire.SeedsAdded
+	Exclusions = wire.Exclusions
 )
 
 // The routes that steer a running crawl (docs/api/openapi.yaml:
@@ -12,26 +19,11 @@ import (
 // token but the listing of patterns; a crawl that has ended refuses them
 // with a 409 *Error, a bad URL or pattern with a 400 naming its field.
 
-// Seeded is POST /v1/crawls/{id}/seeds's answer.
-type Seeded struct {
-	Added       int             `json:"added"`        // seeds queued: new to the crawl
-	AlreadySeen int             `json:"already_seen"` // seeds the crawl had seen (not queued again)
-	Raw         json.RawMessage `json:"-"`            // the body as the server sent it
-}
-
-// Exclusions are a crawl's exclusion patterns.
-type Exclusions struct {
-	Patterns []string        `json:"patterns"` // empty, never nil, from the server
-	Raw      json.RawMessage `json:"-"`        // the body as the server sent it
-}
-
 // AddSeeds queues seeds in a crawl that has not ended, through its
 // exclusions and the URLs it has seen.
 func (c *Client) AddSeeds(ctx context.Context, id uint32, seeds []string) (Seeded, error) {
 	var s Seeded
-	body := struct {
-		Seeds []string `json:"seeds"`
-	}{seeds}
+	body := wire.Seeds{Seeds: seeds}
 	_, raw, err := c.call(ctx, http.MethodPost, fmt.Sprintf("/v1/crawls/%d/seeds", id), body, &s)
 	s.Raw = raw
 	return s, err
@@ -45,10 +37,7 @@ func (c *Client) Exclusions(ctx context.Context, id uint32) (Exclusions, error) 
 // EditExclusions adds and removes exclusion patterns of a crawl that has
 // not ended, and returns the patterns after the change.
 func (c *Client) EditExclusions(ctx context.Context, id uint32, add, remove []string) (Exclusions, error) {
-	body := struct {
-		Add    []string `json:"add,omitempty"`
-		Remove []string `json:"remove,omitempty"`
-	}{add, remove}
+	body := wire.ExclusionEdit{Add: add, Remove: remove}
 	return c.exclusions(ctx, http.MethodPost, id, body)
 }
 

@@ -120,50 +120,10 @@ func fleet(ctx context.Context, self *apiclient.Client, nodes apiclient.Nodes, c
 				out[len(out)-1].Error = err.Error()
 				break
 			}
-			AddStats(crawls[i].Stats, st)
+			crawls[i].Stats.Add(st)
 		}
 	}
 	return out
-}
-
-// AddStats adds a member's share of a crawl to the fleet's sum.
-func AddStats(sum *apiclient.Stats, st apiclient.Stats) {
-	sum.Fetched += st.Fetched
-	sum.Requests += st.Requests
-	sum.RobotsFetches += st.RobotsFetches
-	sum.Bytes += st.Bytes
-	sum.Discovered += st.Discovered
-	sum.Queued += st.Queued
-	sum.InFlight += st.InFlight
-	sum.Held += st.Held
-	sum.PagesPerSecond += st.PagesPerSecond
-	sum.ElapsedSeconds = max(sum.ElapsedSeconds, st.ElapsedSeconds)
-	sum.Hosts += st.Hosts
-	sum.HostsActive += st.HostsActive
-	sum.HostsWaiting += st.HostsWaiting
-	sum.HostsBackoff += st.HostsBackoff
-	sum.RobotsGaveUp += st.RobotsGaveUp
-	sum.WaitGaveUp += st.WaitGaveUp
-	// The fleet waits for the soonest of its members' waits, and not at
-	// all while a member has a fetch in flight.
-	if w := st.Waiting; w != nil && (sum.Waiting == nil || w.ForSeconds < sum.Waiting.ForSeconds) {
-		sum.Waiting = w
-	}
-	if sum.InFlight > 0 {
-		sum.Waiting = nil
-	}
-	for class, n := range st.ErrorsByClass {
-		if sum.ErrorsByClass == nil {
-			sum.ErrorsByClass = map[string]int64{}
-		}
-		sum.ErrorsByClass[class] += n
-	}
-	for class, n := range st.StatusByClass {
-		if sum.StatusByClass == nil {
-			sum.StatusByClass = map[string]int64{}
-		}
-		sum.StatusByClass[class] += n
-	}
 }
 
 // Print writes s as `trawl status` shows it.

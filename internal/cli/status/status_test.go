@@ -22,12 +22,12 @@ func TestStatusSaysWhatACrawlWaitsFor(t *testing.T) {
 	}
 	sum := &apiclient.Stats{}
 	soon := &apiclient.Waiting{ForSeconds: 20, Hosts: 2, Text: "waiting 20s for 2 hosts (backoff after errors)"}
-	AddStats(sum, apiclient.Stats{Queued: 1, Waiting: hour})
-	AddStats(sum, apiclient.Stats{Queued: 2, Waiting: soon})
+	sum.Add(apiclient.Stats{Queued: 1, Waiting: hour})
+	sum.Add(apiclient.Stats{Queued: 2, Waiting: soon})
 	if sum.Waiting != soon {
 		t.Errorf("fleet sum waits %+v, want the soonest member's wait", sum.Waiting)
 	}
-	AddStats(sum, apiclient.Stats{Queued: 2, InFlight: 1})
+	sum.Add(apiclient.Stats{Queued: 2, InFlight: 1})
 	if sum.Waiting != nil {
 		t.Errorf("fleet sum waits %+v while a member fetches, want no wait", sum.Waiting)
 	}

@@ -61,7 +61,7 @@ func convertCounters(db *store.DB) error {
 	at := func(job uint32, p partition.ID) *frontier.JobState {
 		c := counts[jobPart{job, p}]
 		if c == nil {
-			c = &frontier.JobState{Job: job, Part: p}
+			c = &frontier.JobState{Job: job, Part: frontier.Partition(p)}
 			counts[jobPart{job, p}] = c
 		}
 		return c
@@ -122,7 +122,7 @@ func convertCounters(db *store.DB) error {
 	var buf []byte
 	for _, c := range counts {
 		buf = appendJobState(buf[:0], *c)
-		if err := b.Set(store.JobPartKey(c.Part, c.Job), buf); err != nil {
+		if err := b.Set(store.JobPartKey(partition.ID(c.Part), c.Job), buf); err != nil {
 			b.Close()
 			return fmt.Errorf("convert job counters: %w", err)
 		}

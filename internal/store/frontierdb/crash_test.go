@@ -257,7 +257,7 @@ func TestCrashKeepsJobCounts(t *testing.T) {
 			defer s2.Close()
 			jobs := map[jobPart]frontier.JobState{}
 			if err := s2.Load(func(frontier.HostState) error { return nil }, func(j frontier.JobState) error {
-				jobs[jobPart{j.Job, j.Part}] = j
+				jobs[jobPart{j.Job, partition.ID(j.Part)}] = j
 				return nil
 			}); err != nil {
 				t.Fatal(err)

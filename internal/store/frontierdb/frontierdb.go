@@ -421,7 +421,7 @@ func encodeChange(b *store.Batch, ch *frontier.Change) error {
 	}
 	for _, j := range ch.Jobs {
 		buf = appendJobState(buf[:0], j)
-		if err := b.Set(store.JobPartKey(j.Part, j.Job), buf); err != nil {
+		if err := b.Set(store.JobPartKey(partition.ID(j.Part), j.Job), buf); err != nil {
 			return err
 		}
 	}
@@ -610,7 +610,7 @@ func (s *Store) loadJobs(prefix []byte, fn func(frontier.JobState) error) error 
 		if err != nil {
 			return fmt.Errorf("frontierdb: load job %d partition %d: %w", k.Job, k.Part, err)
 		}
-		j.Job, j.Part = k.Job, k.Part
+		j.Job, j.Part = k.Job, frontier.Partition(k.Part)
 		if err := fn(j); err != nil {
 			return err
 		}
@@ -627,7 +627,8 @@ func (s *Store) loadJobs(prefix []byte, fn func(frontier.JobState) error) error 
 // iterator, a snapshot, would not see: it is remade at the next Read. (A
 // fleet's clean handoff left the new owner's hosts idle with their items
 // in the store until this: a fleet test's coverage stalled at 0.93-0.99.)
-func (s *Store) LoadPartition(p partition.ID, fn func(frontier.HostState) error, jobFn func(frontier.JobState) error) error {
+func (s *Store) LoadPartition(part frontier.Partition, fn func(frontier.HostState) error, jobFn func(frontier.JobState) error) error {
+	p := partition.ID(part)
 	s.itMu.Lock()
 	if s.it != nil {
 		s.it.Close()

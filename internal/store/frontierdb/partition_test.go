@@ -52,7 +52,7 @@ func TestLoadPartition(t *testing.T) {
 	for _, p := range parts {
 		var got []string
 		var jobs []frontier.JobState
-		err := s.LoadPartition(p, func(h frontier.HostState) error {
+		err := s.LoadPartition(frontier.Partition(p), func(h frontier.HostState) error {
 			if partition.Of(h.Host) != p {
 				t.Errorf("partition %d streamed %s of partition %d", p, h.Host, partition.Of(h.Host))
 			}
@@ -72,7 +72,7 @@ func TestLoadPartition(t *testing.T) {
 			t.Errorf("partition %d streamed %v, want its 3 hosts", p, got)
 		}
 		// 1 + 2 + 3 items of job 0 on its hosts.
-		if want := []frontier.JobState{{Part: p, Stored: 6}}; fmt.Sprint(jobs) != fmt.Sprint(want) {
+		if want := []frontier.JobState{{Part: frontier.Partition(p), Stored: 6}}; fmt.Sprint(jobs) != fmt.Sprint(want) {
 			t.Errorf("partition %d: job counters %+v, want %+v", p, jobs, want)
 		}
 	}
@@ -93,7 +93,7 @@ func TestPartitionOnPebble(t *testing.T) {
 	}
 	p, q := partition.ID(4), partition.ID(5)
 	for _, x := range []partition.ID{p, q} {
-		if err := f.ServePartition(x, time.Time{}); err != nil {
+		if err := f.ServePartition(frontier.Partition(x), time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -147,7 +147,7 @@ func TestPartitionOnPebble(t *testing.T) {
 	}
 
 	released := make(chan error, 1)
-	go func() { released <- f.ReleasePartition(context.Background(), p) }()
+	go func() { released <- f.ReleasePartition(context.Background(), frontier.Partition(p)) }()
 	select {
 	case err := <-released:
 		t.Fatalf("release returned %v with a lease in flight", err)
@@ -176,7 +176,7 @@ func TestPartitionOnPebble(t *testing.T) {
 	sort.Strings(want)
 	check := func(f *frontier.Frontier, hold time.Time) {
 		t.Helper()
-		if err := f.ServePartition(p, hold); err != nil {
+		if err := f.ServePartition(frontier.Partition(p), hold); err != nil {
 			t.Fatal(err)
 		}
 		hi, ok := f.Host(a)
@@ -186,7 +186,7 @@ func TestPartitionOnPebble(t *testing.T) {
 		if l, _ := f.Lease(); l != nil && l.Item.Host == a {
 			t.Fatalf("leased %s before its next allowed time", l.Item.URL)
 		}
-		if err := f.ReleasePartition(context.Background(), p); err != nil {
+		if err := f.ReleasePartition(context.Background(), frontier.Partition(p)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -208,7 +208,7 @@ func TestPartitionOnPebble(t *testing.T) {
 		t.Fatalf("a partitioned New loaded hosts: %+v", st)
 	}
 	check(f, c.now())
-	if err := f.ServePartition(p, time.Time{}); err != nil {
+	if err := f.ServePartition(frontier.Partition(p), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -259,7 +259,7 @@ func TestLoadPartitionSeesKeysWrittenPast(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	if err := s.LoadPartition(p, func(frontier.HostState) error { n++; return nil }, nil); err != nil || n != 1 {
+	if err := s.LoadPartition(frontier.Partition(p), func(frontier.HostState) error { n++; return nil }, nil); err != nil || n != 1 {
 		t.Fatalf("LoadPartition: %d hosts, %v", n, err)
 	}
 	got, err := s.Read(h, 0, 0, 10)

@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// Allocation: the freshness a revisit interval buys (Freshness), the
+// interval that spends a fetch budget best (Interval, Solve), and the
+// online correction of its multiplier (Controller).
+
 // Freshness is the expected share of time a copy of a page changing at
 // rate r is identical to the live page when it is fetched every interval:
 // F = (1 - e^(-rI)) / (rI) (Cho and Garcia-Molina, "Effective page refresh
