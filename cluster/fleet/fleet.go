@@ -23,6 +23,11 @@
 // node's: the fleet's content-seen gate (cluster/fpshard), whose share of
 // a partition is in the store and in its checkpoints.
 //
+// Join starts a serving node's whole membership in its fixed order (NATS,
+// the catalog of crawls, the content-seen gate, the per-IP cap, Start,
+// the crawl end) and Member.Close stops it backwards; Start alone is the
+// membership proper.
+//
 // A Fleet is safe for concurrent use.
 package fleet
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -17,7 +16,8 @@ import (
 
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/cli/config"
-	"github.com/trawl-crawler/trawl/internal/cli/progress"
+	"github.com/trawl-crawler/trawl/internal/cli/crawlrun"
+	"github.com/trawl-crawler/trawl/internal/cli/linefile"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 	"github.com/trawl-crawler/trawl/warc"
@@ -342,193 +342,18 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return runCrawl(ctx, opts, spec, cf.progress, stdout, stderr)
-}
-
-// runCrawl runs a node with one job, with progress on stderr and the
-// summary on stdout, until the job ends or ctx is cancelled (SIGINT; a
-// continuous job ends no other way unless it fails). Exit code 0 when the
-// crawl ended normally (exhausted, a limit, or a signal), 1 on a fatal
-// error.
-func runCrawl(ctx context.Context, opts node.Options, spec job.Spec, every time.Duration, stdout, stderr io.Writer) int {
-	n, err := node.Open(opts)
-	if err != nil {
-		fmt.Fprintf(stderr, "trawl: %v\n", err)
-		return 1
-	}
-	j, err := n.Submit(spec)
-	if err != nil {
-		n.Close()
-		fmt.Fprintf(stderr, "trawl: %v\n", err)
-		return 1
-	}
-	n.Start()
-	if spec.Continuous {
-		fmt.Fprintln(stderr, "trawl: a continuous crawl: it runs until Ctrl-C or SIGTERM, and the same command resumes it")
-	}
-	done := make(chan struct{})
-	progressDone := make(chan struct{})
-	go func() {
-		defer close(progressDone)
-		showProgress(n, j.ID, every, stderr, done)
-	}()
-	select {
-	case <-j.Ended():
-	case <-ctx.Done():
-	}
-	cerr := n.Close()
-	close(done)
-	<-progressDone
-	sum := n.Summary(j.ID)
-	werr := n.WriteSummary(sum)
-	printSummary(stdout, sum, opts.DataDir)
-	if err := errors.Join(j.Err(), cerr, werr); err != nil {
+	if err := crawlrun.Run(ctx, crawlrun.Options{Node: opts, Spec: spec, Progress: cf.progress}, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "trawl: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-// showProgress shows the job's progress on w until done is closed: on a
-// terminal, a block of lines redrawn in place every interval (0.5s unless
-// set) and fitted to the terminal's width; otherwise a plain line every
-// interval (5s unless set).
-func showProgress(n *node.Node, id job.ID, every time.Duration, w io.Writer, done <-chan struct{}) {
-	width, live := progress.Terminal(w)
-	if every == 0 {
-		every = 5 * time.Second
-		if live {
-			every = 500 * time.Millisecond
-		}
-	}
-	var d *progress.Display
-	var prev job.Progress
-	show := func() {
-		p, _ := n.Progress(id)
-		if d == nil {
-			fmt.Fprintln(w, progress.Line(p))
-			return
-		}
-		d.Draw(progress.Block(p, prev))
-		prev = p
-	}
-	if live {
-		d = progress.NewDisplay(w, width)
-		defer d.Close()
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			if live {
-				show() // the last figures stay on screen
-			}
-			return
-		case <-t.C:
-			show()
-		}
-	}
-}
-
-func printSummary(w io.Writer, s *node.Summary, dataDir string) {
-	if s == nil {
-		return
-	}
-	fmt.Fprintf(w, "crawl %s after %.1fs\n", s.StopReason, s.ElapsedSeconds)
-	fmt.Fprintf(w, "  pages       %d (%.1f/s), %d requests incl. %d robots.txt, %.1f MB\n",
-		s.Pages, s.PagesPerSecond, s.Requests, s.RobotsFetches, float64(s.Bytes)/1e6)
-	fmt.Fprintf(w, "  status      %s\n", progress.Counts(s.Status))
-	fmt.Fprintf(w, "  errors      %s\n", progress.Counts(s.Errors))
-	fmt.Fprintf(w, "  discovered  %d URLs on %d hosts; %d still queued, %d dropped, %d disallowed by robots.txt, %d out of scope\n",
-		s.Discovered, s.Hosts, s.Queued, s.Dropped, s.RobotsDisallowed, s.OutOfScope)
-	if s.RobotsGaveUpOn > 0 {
-		fmt.Fprintf(w, "  gave up     %d URLs on %d hosts whose robots.txt stayed unavailable (--robots-give-up)\n", s.RobotsGaveUp, s.RobotsGaveUpOn)
-	}
-	if s.WaitGaveUpOn > 0 {
-		fmt.Fprintf(w, "  gave up     %d URLs on %d hosts that asked to wait past --max-wait (Retry-After, backoff, robots.txt outages)\n", s.WaitGaveUp, s.WaitGaveUpOn)
-	}
-	fmt.Fprintf(w, "  duplicates  %d exact (revisit records), %d near (archived in full)\n", s.Revisits, s.NearDuplicates)
-	if s.Shared > 0 {
-		fmt.Fprintf(w, "  shared      %d pages fetched once for another job too\n", s.Shared)
-	}
-	if s.Continuous || s.Recrawls > 0 {
-		fmt.Fprintf(w, "  recrawls    %d: %d not modified (304), %d changed\n", s.Recrawls, s.NotModified, s.Changed)
-	}
-	if f := s.Freshness; f != nil {
-		fmt.Fprintf(w, "  freshness   %s, mean age %s; %d scheduled, %d due, %d overdue\n",
-			progress.Percent(f.Freshness), progress.Age(f.MeanAge), f.Scheduled, f.Due, f.Overdue)
-	}
-	fmt.Fprintf(w, "  warc        %d file(s) in %s\n", len(s.WARCFiles), dataDir)
-	fmt.Fprintf(w, "  summary     %s/summary.json\n", strings.TrimRight(dataDir, "/"))
-	if s.Error != "" {
-		fmt.Fprintf(w, "  error       %s\n", s.Error)
-	}
-}
-
-// numberedLine is a non-empty, non-comment line of a file and its number.
-type numberedLine struct {
-	n    int
-	text string
-}
-
-// readNumbered reads the non-empty lines of path that are not # comments.
-func readNumbered(path string) ([]numberedLine, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []numberedLine
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		out = append(out, numberedLine{n, line})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return out, nil
-}
-
-// readLines reads the non-empty lines of path that are not # comments.
-func readLines(path string) ([]string, error) {
-	lines, err := readNumbered(path)
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = l.text
-	}
-	return out, err
-}
-
-// readHostsFile reads "ADDRESS NAME..." lines (/etc/hosts format).
-func readHostsFile(path string) (map[string][]netip.Addr, error) {
-	lines, err := readNumbered(path)
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string][]netip.Addr)
-	var errs []error
-	for _, line := range lines {
-		fields := strings.Fields(line.text)
-		if len(fields) < 2 {
-			errs = append(errs, fmt.Errorf("%s: line %d: want ADDRESS NAME, got %q", path, line.n, line.text))
-			continue
-		}
-		a, err := netip.ParseAddr(fields[0])
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: line %d: %w", path, line.n, err))
-			continue
-		}
-		for _, name := range fields[1:] {
-			name = strings.ToLower(name)
-			m[name] = append(m[name], a)
-		}
-	}
-	return m, errors.Join(errs...)
-}
+// readLines and readHostsFile read the files --seeds and --hosts name
+// (package linefile).
+var (
+	readLines     = linefile.Lines
+	readHostsFile = linefile.Hosts
+)
 
 func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }

@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
+	"github.com/trawl-crawler/trawl/internal/cli/demo"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
+	"github.com/trawl-crawler/trawl/job"
 )
 
 func init() {
@@ -60,9 +60,9 @@ Examples:
   trawl demo --progress 2s 2>progress.log
   trawl demo --chaos 7 --min-delay 50ms`
 
-// cmdDemo starts the synthetic web in-process, crawls it like `trawl
-// crawl` would a real one, and then shows what the web's own request log
-// says about the crawl: gaps, robots.txt, repeats and coverage.
+// cmdDemo parses trawl demo's flags and runs the demo (package demo):
+// the synthetic web, served in-process, crawled as `trawl crawl` would a
+// real one, and what the web's own request log says about the crawl.
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", demoHelp, demoEnv, stderr)
 	var a demoArgs
@@ -77,84 +77,17 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl demo: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	if a.chaos != 0 {
-		return demoChaos(&a, stdout, stderr)
-	}
-	srv, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: a.seed, Hosts: a.hosts, Hostile: a.hostile}), testweb.ServeOptions{})
-	if err != nil {
-		fmt.Fprintf(stderr, "trawl demo: %v\n", err)
-		return 1
-	}
-	defer srv.Close()
-	opts, spec, err := cf.options(srv.Seeds())
+	opts, spec, err := cf.options(nil) // the seeds are the web's
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl demo: %v\n", err)
 		return 2
 	}
-	// The synthetic web lives on loopback, which the IP guard refuses by
-	// default; its names resolve through the crawler's static host map.
-	opts.AllowNets = append(opts.AllowNets, mustPrefix("127.0.0.0/8"))
-	opts.Hosts = srv.Resolver()
-	// Each demo serves a new web on a new port: an earlier demo's state
-	// would only point at addresses that are gone.
-	opts.Fresh = true
-	if len(spec.Domains) == 0 {
-		spec.Domains = []string{srv.Web().Options().Domain}
+	o := demo.Options{
+		Node: opts, Spec: spec, Progress: cf.progress, Chaos: a.chaos,
+		Web:   testweb.Options{Seed: a.seed, Hosts: a.hosts, Hostile: a.hostile},
+		Check: func(spec job.Spec) error { return checkSpec(spec, cf.src) },
 	}
-	if err := checkSpec(spec, cf.src); err != nil {
-		fmt.Fprintf(stderr, "trawl demo: %v\n", strings.ReplaceAll(err.Error(), "\n", "\ntrawl demo: "))
-		return 2
-	}
-	fmt.Fprintf(stdout, "synthetic web: %d hosts on 127.x.y.z port %d, %d seeds; crawling with a %v gap per host\n",
-		len(srv.Resolver()), srv.Port(), len(spec.Seeds), opts.MinDelay)
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	start := time.Now()
-	code = runCrawl(ctx, opts, spec, cf.progress, stdout, stderr)
-	took := time.Since(start)
-
-	rep := testweb.Analyze(srv.Web(), srv.Log(), testweb.AnalyzeOptions{
-		Seeds:            spec.Seeds,
-		Agent:            "trawl",
-		Gap:              opts.MinDelay,
-		MaxDepth:         spec.MaxDepth,
-		Domain:           spec.Domains[0],
-		MaxParallelPerIP: 2,
-	})
-	fmt.Fprintf(stdout, "\nwhat the synthetic web saw:\n%s\n", indent(rep.String()))
-	fmt.Fprintf(stdout, "  %s\n", criticalLine(rep, opts.MinDelay, took))
-	if p := rep.Problems(); len(p) > 0 {
-		fmt.Fprintf(stdout, "  %d problems:\n%s\n", len(p), indent(strings.Join(p, "\n")))
-		if code == 0 {
-			code = 1
-		}
-	} else {
-		fmt.Fprintln(stdout, "  no politeness problems")
-	}
-	return code
-}
-
-// criticalLine compares the crawl's duration with the critical path, a
-// lower bound (testweb.Report.Critical) that holds for a complete crawl:
-// for one that missed crawlable URLs it says so instead.
-func criticalLine(rep *testweb.Report, gap, took time.Duration) string {
-	crit := rep.Critical(gap)
-	switch {
-	case crit.Duration <= 0:
-		return "no critical path: nothing was crawlable"
-	case len(rep.Missing) > 0:
-		return fmt.Sprintf("duration %.1fs, not compared with the critical path (%.1fs): the crawl missed %d crawlable URLs",
-			took.Seconds(), crit.Duration.Seconds(), len(rep.Missing))
-	}
-	why := "its gap"
-	if crit.Gap > gap {
-		why = "its Crawl-delay"
-	}
-	return fmt.Sprintf("duration %.1fs = %.2f x the critical path (%.1fs: %s needs %d requests, robots.txt included, %v apart: %s)",
-		took.Seconds(), took.Seconds()/crit.Duration.Seconds(), crit.Duration.Seconds(), crit.Host, crit.Requests, crit.Gap, why)
-}
-
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+	return demo.Run(ctx, o, stdout, stderr)
 }

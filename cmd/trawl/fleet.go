@@ -1,32 +1,19 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/trawl-crawler/trawl/api"
-	"github.com/trawl-crawler/trawl/cluster/catalog"
-	"github.com/trawl-crawler/trawl/cluster/finish"
 	"github.com/trawl-crawler/trawl/cluster/fleet"
-	"github.com/trawl-crawler/trawl/cluster/fpshard"
-	"github.com/trawl-crawler/trawl/cluster/ipcap"
-	"github.com/trawl-crawler/trawl/cluster/jsserver"
-	"github.com/trawl-crawler/trawl/node"
 )
 
 // fleetArgs are `trawl serve`'s flags for running as one node of a fleet
-// (cluster/fleet): where the NATS cluster is, or how to run one inside.
+// (cluster/fleet.Join, through package server): where the NATS cluster
+// is, or how to run one inside.
 type fleetArgs struct {
 	name        string
 	natsURL     string
@@ -88,215 +75,22 @@ func (a *fleetArgs) memberName() (string, error) {
 	return strings.NewReplacer(".", "-", " ", "-").Replace(h), nil
 }
 
-// fleetMember is a serving node's membership of a fleet: the embedded
-// server (if any), the connection, the fleet (partitions, routing,
-// checkpoints) and the catalog of crawls.
-type fleetMember struct {
-	srv     *jsserver.Server // nil with --nats
-	nc      *nats.Conn
-	fleet   *fleet.Fleet
-	fp      *fpshard.Shard // the content-seen gate over the fleet
-	catalog *catalog.Catalog
-	ipcap   *ipcap.Gate // the per-IP cap over the fleet
-	stopCap context.CancelFunc
-	capDone chan struct{}
-	cancel  context.CancelFunc
-	done    chan struct{}
-
-	stopFinish context.CancelFunc // the crawl end's reports and checks (cluster/finish)
-	finished   chan struct{}
-}
-
-// joinFleet connects n (opened with Options.Partitioned) to its fleet, as
-// member name, and returns once the crawls the fleet holds are applied to
-// n. apiURL is published with the membership.
-func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dataDir, apiURL string, stdout io.Writer, log *slog.Logger) (_ *fleetMember, err error) {
-	m := &fleetMember{done: make(chan struct{})}
-	defer func() {
-		if err != nil {
-			cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			m.close(cctx)
-		}
-	}()
-	replicas := 1
-	if a.embedded {
-		var peers []string
-		for _, p := range strings.Split(a.peers, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				peers = append(peers, p)
-			}
-		}
-		m.srv, err = jsserver.Start(jsserver.Options{
-			Name: name, Dir: filepath.Join(dataDir, "nats"), ClientAddr: a.clientAddr,
-			ClusterAddr: a.clusterAddr, Peers: peers, Logger: log.With("part", "nats"),
-		})
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(stdout, "nats: server %s, clients at %s, %d servers in the fleet, replicas %d\n", name, m.srv.ClientURL(), m.srv.Fleet(), m.srv.Replicas())
-		if err := m.srv.WaitJetStream(ctx); err != nil {
-			return nil, err
-		}
-		replicas = m.srv.Replicas()
-		m.nc, err = m.srv.Connect()
-	} else {
-		m.nc, err = nats.Connect(a.natsURL, nats.Name("trawl "+name), nats.MaxReconnects(-1))
-		if err == nil && m.nc.ConnectedClusterName() != "" {
-			replicas = 3 // a cluster: replicate as an embedded fleet of 3+ does
-		}
-	}
+// options are the fleet's join options from the flags: the member's name
+// is --node-name, or the host name.
+func (a *fleetArgs) options() (*fleet.JoinOptions, error) {
+	name, err := a.memberName()
 	if err != nil {
-		return nil, fmt.Errorf("nats: %w", err)
+		return nil, err
 	}
-	js, err := jetstream.New(m.nc)
-	if err != nil {
-		return nil, fmt.Errorf("nats: %w", err)
-	}
-	info, _ := json.Marshal(map[string]string{"api": apiURL})
-	// The fleet's streams and buckets are made by the first member to
-	// ask; their Raft groups may still be electing when it or the others
-	// ask (each attempt is bounded by the client's 5 s default), so each
-	// is tried until it answers.
-	retry := func(what string, try func() error) error {
-		for {
-			err := try()
-			if err == nil {
-				return nil
-			}
-			log.Warn("fleet: "+what+" not ready yet", "err", err)
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("fleet: %s: %w (last: %v)", what, ctx.Err(), err)
-			case <-time.After(time.Second):
-			}
+	var peers []string
+	for _, p := range strings.Split(a.peers, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			peers = append(peers, p)
 		}
 	}
-	// The crawls first: a member that folds routed URLs or restores a
-	// checkpoint must know their crawls (a URL of an unknown crawl is
-	// folded again later, but a restored queue item of one is dropped).
-	if err := retry("catalog", func() (err error) {
-		m.catalog, err = catalog.Open(ctx, js, n, catalog.Options{Replicas: replicas, Logger: log})
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	cctx, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
-	go func() { defer close(m.done); m.catalog.Run(cctx) }()
-	select {
-	case <-m.catalog.Ready():
-	case <-ctx.Done():
-		return nil, fmt.Errorf("fleet: crawls not loaded: %w", ctx.Err())
-	}
-	if fj := m.catalog.Foreign(); len(fj) > 0 {
-		var names []string
-		for _, j := range fj {
-			names = append(names, fmt.Sprintf("%d (%q)", j.ID, j.Spec.Name))
-		}
-		return nil, fmt.Errorf("fleet: the data directory %s holds crawls the fleet does not know (job %s): a member shares the fleet's crawls only; start it with a data directory of its own", dataDir, strings.Join(names, ", "))
-	}
-	// Content fingerprints are sharded by partition: looked up and kept
-	// by each partition's owner, handed on with its checkpoints.
-	if m.fp, err = fpshard.New(fpshard.Options{Conn: m.nc, Index: n.Dedup(), DB: n.DB(), Logger: log}); err != nil {
-		return nil, err
-	}
-	n.SetContentIndex(m.fp)
-	// The per-IP cap over the fleet: every fetch of n takes a slot of
-	// its address, shared by the members (cluster/ipcap). Set before n
-	// serves any partition; until the membership is up, the gate counts
-	// as fenced (n fetches nothing).
-	var joined ipcap.Later
-	if err := retry("per-IP slots", func() (err error) {
-		o := ipcap.Options{Name: name, JS: js, Replicas: replicas, Hold: n.FetchTimeout(), MemberTTL: a.memberTTL, Logger: log}
-		o.Use(&joined)
-		m.ipcap, err = ipcap.Open(ctx, o)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	gctx, stopCap := context.WithCancel(context.Background())
-	m.stopCap, m.capDone = stopCap, make(chan struct{})
-	go func() { defer close(m.capDone); m.ipcap.Run(gctx) }()
-	n.SetIPGate(m.ipcap)
-	if err := retry("membership", func() (err error) {
-		m.fleet, err = fleet.Start(ctx, fleet.Options{
-			Name: name, Node: n, JS: js, Replicas: replicas, Info: info, Shard: m.fp,
-			Heartbeat: a.heartbeat, MemberTTL: a.memberTTL,
-			CheckpointEvery: a.ckptEvery, TakeoverHold: a.hold, Logger: log,
-		})
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	joined.Bind(m.fleet)
-	var fin *finish.Runner
-	if err := retry("crawl end", func() (err error) {
-		fin, err = finish.Open(ctx, finish.Options{
-			Name: name, Node: n, JS: js, Catalog: m.catalog, Replicas: replicas, Logger: log,
-			Every: a.heartbeat,
-			Members: func() []string {
-				var names []string
-				for _, mi := range m.fleet.Members() {
-					names = append(names, mi.Name)
-				}
-				return names
-			},
-		})
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	fctx, stop := context.WithCancel(context.Background())
-	m.stopFinish, m.finished = stop, make(chan struct{})
-	go func() { defer close(m.finished); fin.Run(fctx) }()
-	return m, nil
-}
-
-// close leaves the fleet cleanly (every served partition checkpointed and
-// handed on, within ctx), then stops the catalog, the connection and the
-// embedded server. The node is the caller's to close, after.
-func (m *fleetMember) close(ctx context.Context) error {
-	var errs []error
-	if m.stopFinish != nil {
-		m.stopFinish()
-		<-m.finished
-	}
-	if m.fleet != nil {
-		if err := m.fleet.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("fleet: leave: %w", err))
-		}
-	}
-	if m.stopCap != nil {
-		// Every partition is handed on (or dropped) and the membership
-		// deleted: n starts no more fetches. Slots still in use are left
-		// to expire, or to be freed by the others.
-		m.ipcap.Stop()
-		m.stopCap()
-		<-m.capDone
-		m.ipcap.Close(ctx)
-	}
-	if m.fp != nil {
-		m.fp.Close()
-	}
-	if m.cancel != nil {
-		m.cancel()
-		<-m.done
-	}
-	if m.nc != nil {
-		m.nc.Close()
-	}
-	if m.srv != nil {
-		m.srv.Close()
-	}
-	return errors.Join(errs...)
-}
-
-// members is the fleet as this member last saw it, for GET /v1/nodes.
-func (m *fleetMember) members() []api.Member {
-	var out []api.Member
-	for _, mi := range m.fleet.Members() {
-		out = append(out, api.Member{Name: mi.Name, Leaving: mi.Leaving, Info: mi.Info, Owns: mi.Owns})
-	}
-	return out
+	return &fleet.JoinOptions{
+		Name: name, NATSURL: a.natsURL, Embedded: a.embedded,
+		ClusterAddr: a.clusterAddr, Peers: peers, ClientAddr: a.clientAddr,
+		Heartbeat: a.heartbeat, MemberTTL: a.memberTTL, CheckpointEvery: a.ckptEvery, TakeoverHold: a.hold,
+	}, nil
 }

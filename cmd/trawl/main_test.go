@@ -111,23 +111,6 @@ func TestCrawlFlagErrors(t *testing.T) {
 	}
 }
 
-func TestReadHostsFile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "hosts")
-	os.WriteFile(p, []byte("# comment\n127.0.0.2 a.test B.test\n127.0.0.3 c.test\n"), 0o644)
-	m, err := readHostsFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m) != 3 || m["b.test"][0].String() != "127.0.0.2" || m["c.test"][0].String() != "127.0.0.3" {
-		t.Errorf("readHostsFile = %v", m)
-	}
-	os.WriteFile(p, []byte("# hosts\n127.0.0.2\nnot-an-ip a.test\n"), 0o644)
-	_, err = readHostsFile(p)
-	if err == nil || !strings.Contains(err.Error(), "line 2:") || !strings.Contains(err.Error(), "line 3:") {
-		t.Errorf("bad hosts file: err = %v, want it to name lines 2 and 3", err)
-	}
-}
-
 // trawl runs a subcommand in-process and returns its exit status and
 // output.
 func trawl(args ...string) (code int, stdout, stderr string) {
