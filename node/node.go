@@ -56,7 +56,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/cdxj"
-	"github.com/trawl-crawler/trawl/cluster/route"
 	"github.com/trawl-crawler/trawl/crawllog"
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
@@ -64,6 +63,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/dedup"
 	"github.com/trawl-crawler/trawl/internal/store/frontierdb"
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/robots"
@@ -109,7 +109,7 @@ type Node struct {
 	recentPrints dedup.Recent
 
 	sitemaps *sitemapTracker // each job's progress through each origin's sitemaps (sitemaps.go)
-	outbox   *route.Outbox   // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
+	outbox   *outbox.Outbox  // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
 
 	stop          chan struct{} // closed by Close: no new lease
 	wake          chan struct{} // poke: the dispatcher looks again
@@ -284,7 +284,7 @@ func Open(opts Options) (*Node, error) {
 		return nil, err
 	}
 	if opts.Partitioned {
-		if n.outbox, err = route.OpenOutbox(st.DB); err != nil {
+		if n.outbox, err = outbox.Open(st.DB); err != nil {
 			n.fetcher.Close()
 			st.Close()
 			n.closeLog()

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/trawl-crawler/trawl/cluster/checkpoint"
 	"github.com/trawl-crawler/trawl/cluster/route"
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
@@ -121,7 +121,7 @@ func (r *Runner) report(ctx context.Context) error {
 	n := r.opts.Node
 	rep := Report{Folded: map[int]uint64{}, JobActivity: map[job.ID]int64{}}
 	for _, p := range n.Partitions() {
-		seq, err := checkpoint.RouteSeq(n.DB(), p)
+		seq, err := outbox.RouteSeq(n.DB(), p)
 		if err != nil {
 			return err
 		}

@@ -43,6 +43,7 @@ import (
 	"github.com/trawl-crawler/trawl/cluster/owner"
 	"github.com/trawl-crawler/trawl/cluster/route"
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/node"
 )
@@ -408,7 +409,7 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 	if err := f.opts.Node.ServePartition(p, hold); err != nil {
 		return errors.Join(err, f.releaseShard(ctx, p))
 	}
-	seq, err := checkpoint.RouteSeq(db, p)
+	seq, err := outbox.RouteSeq(db, p)
 	if err != nil {
 		// The claim goes back to the fleet: stop serving p first (or at
 		// least leasing it, if the release runs out of time; the next
