@@ -8,7 +8,7 @@
 //	dispatcher ──lease──▶ work chan (cap 0) ──▶ Concurrency workers
 //	   ▲                                         │ job state, MaxPages, shared page? (another job's fetch)
 //	   │ frontier.Changed / wait                 │ resolve + IP cap (frontier.SetIP)
-//	   │                                         │ robots.Keeper.Check (robots.txt fetched in the host's own slot)
+//	   │                                         │ robotscache.Keeper.Check (robots.txt fetched in the host's own slot)
 //	   │                                         │ fetch ──▶ WARC write, wait until synced (warc.Writer.Durable)
 //	   │                                         │ links.Extract ▶ urlnorm ▶ session IDs stripped ▶ the job's scope ▶ urlseen (per job) ▶ pattern budget
 //	   └──────── frontier.Add / Complete ◀───────┘ (durable before the worker moves on)
@@ -67,6 +67,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/robotscache"
 	"github.com/trawl-crawler/trawl/warc"
 )
 
@@ -91,7 +92,7 @@ type Node struct {
 	dedup    *dedup.Index          // the content-seen gate's exact index
 	patterns *patternbudget.Budget // URLs queued and room earned per job, host and pattern: the trap rule of patterns.go (fixed 8 MiB)
 	fetcher  *fetch.Fetcher
-	robots   *robots.Keeper
+	robots   *robotscache.Keeper
 	warc     *warc.Writer
 	clog     *crawllog.Writer // the crawl log; nil when off (see crawllog.go)
 	indexer  *indexer         // the CDXJ index of each WARC file the writer finishes
@@ -205,7 +206,7 @@ func Open(opts Options) (*Node, error) {
 			"robots":                 "obey",
 		},
 	}
-	keeperOpts := robots.KeeperOptions{
+	keeperOpts := robotscache.KeeperOptions{
 		RetryBase: opts.RobotsRetry,
 		RetryMax:  max(opts.RobotsRetry, time.Hour),
 		// A host whose robots.txt answer a crash lost (and with it its
@@ -252,7 +253,7 @@ func Open(opts Options) (*Node, error) {
 	}
 	n.patterns = patternbudget.New(patternbudget.Options{})
 	keeperOpts.DB = st.DB
-	if n.robots, err = robots.NewKeeper(keeperOpts); err != nil {
+	if n.robots, err = robotscache.NewKeeper(keeperOpts); err != nil {
 		return fail(err)
 	}
 	if n.fetcher, err = fetch.New(fetchOpts); err != nil {
