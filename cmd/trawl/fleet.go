@@ -221,7 +221,7 @@ func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dat
 	n.SetIPGate(m.ipcap)
 	if err := retry("membership", func() (err error) {
 		m.fleet, err = fleet.Start(ctx, fleet.Options{
-			Name: name, Node: n, JS: js, Replicas: replicas, Info: info, Shard: m.fp,
+			Name: name, Node: n, DB: n.DB(), Outbox: n.Outbox(), JS: js, Replicas: replicas, Info: info, Shard: m.fp,
 			Heartbeat: a.heartbeat, MemberTTL: a.memberTTL,
 			CheckpointEvery: a.ckptEvery, TakeoverHold: a.hold, Logger: log,
 		})
@@ -233,7 +233,7 @@ func joinFleet(ctx context.Context, a *fleetArgs, name string, n *node.Node, dat
 	var fin *finish.Runner
 	if err := retry("crawl end", func() (err error) {
 		fin, err = finish.Open(ctx, finish.Options{
-			Name: name, Node: n, JS: js, Catalog: m.catalog, Replicas: replicas, Logger: log,
+			Name: name, Node: n, DB: n.DB(), JS: js, Catalog: m.catalog, Replicas: replicas, Logger: log,
 			Every: a.heartbeat,
 			Members: func() []string {
 				var names []string
