@@ -13,7 +13,7 @@ import (
 	"github.com/trawl-crawler/trawl/hostpolicy"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
-	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/robotscache"
 )
 
 // The host and node routes: list hosts by state and crawl, show one,
@@ -76,7 +76,7 @@ func timeOrNil(t time.Time) *time.Time {
 	return &t
 }
 
-func robotsViewOf(s robots.OriginStatus, now time.Time) wire.RobotsStatus {
+func robotsViewOf(s robotscache.OriginStatus, now time.Time) wire.RobotsStatus {
 	v := wire.RobotsStatus{Origin: s.Origin, Pending: s.Pending, Attempts: s.Attempts, OutageSince: timeOrNil(s.OutageSince),
 		LastAnswer: timeOrNil(s.LastAnswer), Error: s.Err}
 	if s.HasCopy {

@@ -35,7 +35,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
-	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/robotscache"
 	"github.com/trawl-crawler/trawl/warc"
 )
 
@@ -44,7 +44,7 @@ type Source interface {
 	Jobs() []*job.Job
 	Progress(job.ID) (job.Progress, bool)
 	FrontierStats() frontier.Stats
-	RobotsStats() robots.KeeperStats
+	RobotsStats() robotscache.KeeperStats
 	WARCStats() warc.WriterStats
 	StoreStats() store.Stats
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/hostpolicy"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/internal/store/urlstate"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
@@ -260,7 +261,7 @@ func TestFoldWaitsForUnknownJob(t *testing.T) {
 	if err := n.Fold(p, 5, items); !errors.Is(err, ErrUnknownJob) {
 		t.Fatalf("Fold for unknown job 7 = %v, want ErrUnknownJob", err)
 	}
-	if seq, err := checkpoint.RouteSeq(n.DB(), p); err != nil || seq != 0 {
+	if seq, err := outbox.RouteSeq(n.DB(), p); err != nil || seq != 0 {
 		t.Fatalf("route sequence after a refused fold = %d (%v), want 0", seq, err)
 	}
 	if _, err := n.Adopt(job.Record{ID: 7, Spec: h.spec, Created: adoptCreated, State: job.Paused}); err != nil {
@@ -269,7 +270,7 @@ func TestFoldWaitsForUnknownJob(t *testing.T) {
 	if err := n.Fold(p, 5, items); err != nil {
 		t.Fatalf("Fold once job 7 is known: %v", err)
 	}
-	if seq, err := checkpoint.RouteSeq(n.DB(), p); err != nil || seq != 5 {
+	if seq, err := outbox.RouteSeq(n.DB(), p); err != nil || seq != 5 {
 		t.Errorf("route sequence after the fold = %d (%v), want 5", seq, err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/trawl-crawler/trawl/hostpolicy"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/job"
-	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/robotscache"
 	"github.com/trawl-crawler/trawl/urlnorm"
 )
 
@@ -108,7 +108,7 @@ type HostStatus struct {
 	InFlightByJob map[job.ID]int
 	HeldByJob     map[job.ID]int
 	QueuedCounted bool
-	Robots        []robots.OriginStatus
+	Robots        []robotscache.OriginStatus
 }
 
 // MaxCountedItems bounds the store items HostStatus reads for one host.

@@ -8,7 +8,7 @@
 //	dispatcher ──lease──▶ work chan (cap 0) ──▶ Concurrency workers
 //	   ▲                                         │ job state, MaxPages, shared page? (another job's fetch)
 //	   │ frontier.Changed / wait                 │ resolve + IP cap (frontier.SetIP)
-//	   │                                         │ robots.Keeper.Check (robots.txt fetched in the host's own slot)
+//	   │                                         │ robotscache.Keeper.Check (robots.txt fetched in the host's own slot)
 //	   │                                         │ fetch ──▶ WARC write, wait until synced (warc.Writer.Durable)
 //	   │                                         │ links.Extract ▶ urlnorm ▶ session IDs stripped ▶ the job's scope ▶ urlseen (per job) ▶ pattern budget
 //	   └──────── frontier.Add / Complete ◀───────┘ (durable before the worker moves on)
@@ -56,7 +56,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/cdxj"
-	"github.com/trawl-crawler/trawl/cluster/route"
 	"github.com/trawl-crawler/trawl/crawllog"
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
@@ -64,9 +63,11 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/dedup"
 	"github.com/trawl-crawler/trawl/internal/store/frontierdb"
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/robotscache"
 	"github.com/trawl-crawler/trawl/warc"
 )
 
@@ -91,7 +92,7 @@ type Node struct {
 	dedup    *dedup.Index          // the content-seen gate's exact index
 	patterns *patternbudget.Budget // URLs queued and room earned per job, host and pattern: the trap rule of patterns.go (fixed 8 MiB)
 	fetcher  *fetch.Fetcher
-	robots   *robots.Keeper
+	robots   *robotscache.Keeper
 	warc     *warc.Writer
 	clog     *crawllog.Writer // the crawl log; nil when off (see crawllog.go)
 	indexer  *indexer         // the CDXJ index of each WARC file the writer finishes
@@ -109,7 +110,7 @@ type Node struct {
 	recentPrints dedup.Recent
 
 	sitemaps *sitemapTracker // each job's progress through each origin's sitemaps (sitemaps.go)
-	outbox   *route.Outbox   // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
+	outbox   *outbox.Outbox  // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
 
 	stop          chan struct{} // closed by Close: no new lease
 	wake          chan struct{} // poke: the dispatcher looks again
@@ -205,7 +206,7 @@ func Open(opts Options) (*Node, error) {
 			"robots":                 "obey",
 		},
 	}
-	keeperOpts := robots.KeeperOptions{
+	keeperOpts := robotscache.KeeperOptions{
 		RetryBase: opts.RobotsRetry,
 		RetryMax:  max(opts.RobotsRetry, time.Hour),
 		// A host whose robots.txt answer a crash lost (and with it its
@@ -223,44 +224,48 @@ func Open(opts Options) (*Node, error) {
 	if err := opts.FS.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("node: create data directory: %w", err)
 	}
-	if opts.FS == vfs.Default {
-		var err error
-		if n.clog, err = crawllog.Open(filepath.Join(opts.DataDir, logDir), logOpts); err != nil {
-			return nil, fmt.Errorf("node: %w", err)
+	// From here, every part opened is closed again, last opened first, if
+	// a later one fails.
+	var opened []func()
+	fail := func(err error) (*Node, error) {
+		for i := len(opened) - 1; i >= 0; i-- {
+			opened[i]()
 		}
+		n.cancelFetches()
+		return nil, err
+	}
+	if opts.FS == vfs.Default {
+		clog, err := crawllog.Open(filepath.Join(opts.DataDir, logDir), logOpts)
+		if err != nil {
+			return fail(fmt.Errorf("node: %w", err))
+		}
+		n.clog = clog
+		opened = append(opened, func() { n.closeLog() })
 	}
 	st, err := OpenState(stateOpts)
 	if err != nil {
-		n.closeLog()
-		return nil, err
+		return fail(err)
 	}
+	opened = append(opened, func() { st.Close() })
 	n.state, n.db, n.frontier, n.queue, n.seen = st, st.DB, st.Frontier, st.Queue, st.Seen
 	if n.dedup, err = dedup.New(st.DB); err != nil {
-		st.Close()
-		n.closeLog()
-		return nil, err
+		return fail(err)
 	}
 	n.patterns = patternbudget.New(patternbudget.Options{})
 	keeperOpts.DB = st.DB
-	if n.robots, err = robots.NewKeeper(keeperOpts); err != nil {
-		st.Close()
-		n.closeLog()
-		return nil, err
+	if n.robots, err = robotscache.NewKeeper(keeperOpts); err != nil {
+		return fail(err)
 	}
 	if n.fetcher, err = fetch.New(fetchOpts); err != nil {
-		st.Close()
-		n.closeLog()
-		return nil, err
+		return fail(err)
 	}
+	opened = append(opened, func() { n.fetcher.Close() })
 	recovered, err := warc.RecoverFS(opts.FS, warcOpts.Dir)
 	for _, r := range recovered {
 		opts.Logger.Info("recovered WARC file cut off by a crash", "file", r.File, "records", r.Kept, "cut_bytes", r.CutBytes)
 	}
 	if err != nil {
-		n.fetcher.Close()
-		st.Close()
-		n.closeLog()
-		return nil, fmt.Errorf("node: recover WARC files: %w", err)
+		return fail(fmt.Errorf("node: recover WARC files: %w", err))
 	}
 	// Every finished WARC file has its CDXJ index beside it: those a crash
 	// left without one (or Recover just finished) get it now, read from
@@ -275,32 +280,26 @@ func Open(opts Options) (*Node, error) {
 		opts.Logger.Warn("CDXJ index of WARC files", "err", err)
 	}
 	n.indexer = startIndexer(opts.FS, opts.Logger)
+	opened = append(opened, n.indexer.close)
 	warcOpts.OnFinish = n.indexer.finished
 	if n.warc, err = warc.NewWriter(warcOpts); err != nil {
-		n.indexer.close()
-		n.fetcher.Close()
-		st.Close()
-		n.closeLog()
-		return nil, err
+		return fail(err)
 	}
+	opened = append(opened, func() { n.warc.Close() }) // before the indexer's close: it hands the last file over
 	if opts.Partitioned {
-		if n.outbox, err = route.OpenOutbox(st.DB); err != nil {
-			n.fetcher.Close()
-			st.Close()
-			n.closeLog()
-			return nil, fmt.Errorf("node: %w", err)
+		if n.outbox, err = openOutbox(st.DB); err != nil {
+			return fail(fmt.Errorf("node: %w", err))
 		}
 	}
 	if err := errors.Join(n.loadJobs(), n.loadPolicies(), n.loadNodePaused()); err != nil {
-		n.warc.Close()
-		n.indexer.close()
-		n.fetcher.Close()
-		st.Close()
-		n.closeLog()
-		return nil, err
+		return fail(err)
 	}
 	return n, nil
 }
+
+// openOutbox opens a partitioned node's outbox; a variable so that a test
+// can make it fail.
+var openOutbox = outbox.Open
 
 // closeLog closes the crawl log, if there is one: every line written is
 // flushed and synced.

@@ -6,7 +6,7 @@ import (
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/job"
-	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/robotscache"
 	"github.com/trawl-crawler/trawl/warc"
 )
 
@@ -86,7 +86,7 @@ func (n *Node) fetchEvent(j *job.Job, host string, robotsTxt bool, start time.Ti
 
 // RobotsStats returns the robots.txt keeper's counts: cache hits and
 // misses, store reads, origins held.
-func (n *Node) RobotsStats() robots.KeeperStats { return n.robots.Stats() }
+func (n *Node) RobotsStats() robotscache.KeeperStats { return n.robots.Stats() }
 
 // WARCStats returns the WARC writer's counts for this run: bytes and
 // records written, files, fsync rounds.

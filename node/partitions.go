@@ -6,7 +6,7 @@ package node
 // it. The wiring, in the order a URL travels:
 //
 //	admit (worker, seeds, sitemaps) ──served here?──▶ seen gate ▶ frontier
-//	        │ no: route.Outbox.Add in the completion's batch
+//	        │ no: outbox.Outbox.Add in the completion's batch
 //	        ▼
 //	route.Pump ──▶ JetStream TRAWL_ROUTE ──▶ route.Follow (owner) ──▶ Fold:
 //	        seen gate ▶ frontier, with the message's sequence, one batch
@@ -22,10 +22,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/trawl-crawler/trawl/cluster/checkpoint"
-	"github.com/trawl-crawler/trawl/cluster/route"
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/internal/store/urlstate"
 	"github.com/trawl-crawler/trawl/job"
@@ -138,7 +137,7 @@ func (n *Node) routed() {
 
 // Outbox returns the node's outbox (Options.Partitioned), for the fleet's
 // pump; nil otherwise.
-func (n *Node) Outbox() *route.Outbox { return n.outbox }
+func (n *Node) Outbox() *outbox.Outbox { return n.outbox }
 
 // DB returns the node's store, for the fleet's checkpoints
 // (cluster/ckptstore).
@@ -274,7 +273,7 @@ func (n *Node) Fold(p partition.ID, seq uint64, items []frontier.Item) error {
 		return ErrNotPartitioned
 	}
 	b := n.db.NewBatch()
-	if err := checkpoint.SetRouteSeq(b, p, seq); err != nil {
+	if err := outbox.SetRouteSeq(b, p, seq); err != nil {
 		b.Close()
 		return err
 	}

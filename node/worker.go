@@ -22,6 +22,7 @@ import (
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/links"
 	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/robotscache"
 	"github.com/trawl-crawler/trawl/scope"
 	"github.com/trawl-crawler/trawl/simhash"
 	"github.com/trawl-crawler/trawl/urlnorm"
@@ -163,18 +164,18 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	}
 	origin := u.Scheme + "://" + u.Host
 	v := n.robots.Check(l.Item.Host, origin)
-	if v.Action != robots.Apply && n.giveUp(l, j, v) {
+	if v.Action != robotscache.Apply && n.giveUp(l, j, v) {
 		return
 	}
 	switch v.Action {
-	case robots.Wait:
+	case robotscache.Wait:
 		why := frontier.GapRobots // an outage: asked again after a backoff
 		if v.OutageSince.IsZero() {
 			why = frontier.GapLostAnswer // or fetched by another worker now (Until is now)
 		}
 		n.complete(l, frontier.Outcome{NotStarted: true, Requeue: true, NotBefore: n.retryAt(j, v.Until, v.Attempts, v.OutageSince), NotBeforeWhy: why})
 		return
-	case robots.Fetch:
+	case robotscache.Fetch:
 		n.fetchRobots(ctx, l, j, origin, v)
 		return
 	}
@@ -233,7 +234,7 @@ const robotsGiveUpAttempts = 2
 // giveUp drops l's URL for job j if j gives up on hosts whose robots.txt
 // stays unavailable, this host's robots.txt has failed at least
 // robotsGiveUpAttempts times and its outage has lasted RobotsGiveUp.
-func (n *Node) giveUp(l *frontier.Lease, j *job.Job, v robots.Verdict) bool {
+func (n *Node) giveUp(l *frontier.Lease, j *job.Job, v robotscache.Verdict) bool {
 	if !n.mayGiveUp(j, v.Attempts, v.OutageSince) {
 		return false
 	}
@@ -279,7 +280,7 @@ func (n *Node) retryAt(j *job.Job, until time.Time, attempts int, outageSince ti
 
 // fetchRobots fetches (one hop of) origin's robots.txt in l's slot and
 // puts l's item back: robots.txt fetches count towards the host's gap.
-func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, origin string, v robots.Verdict) {
+func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, origin string, v robotscache.Verdict) {
 	host := l.Item.Host
 	if err := n.robots.Begin(host, origin); err != nil {
 		n.robots.Cancel(host, origin)
@@ -302,7 +303,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 		return
 	}
 	o := frontier.Outcome{Requeue: true, Robots: true}
-	ans := robots.Answer{Err: err, At: n.opts.Now().UTC()}
+	ans := robotscache.Answer{Err: err, At: n.opts.Now().UTC()}
 	if resp != nil {
 		j.Stats.RobotsFetches.Add(1)
 		// Not released: the robots keeper is handed the body, and a

@@ -1,33 +1,13 @@
-// Package robots implements the Robots Exclusion Protocol (RFC 9309) for
-// trawl: a parser and matcher for robots.txt files (Parse, Policy) and
-// Keeper, the one owner of every origin's robots.txt: its cache, its
-// record in the store, retries and the outage rule.
+// Package robots implements the Robots Exclusion Protocol (RFC 9309): a
+// parser and matcher for robots.txt files (Parse, Robots) and the policy
+// an origin's answer gives (FromResult, Policy: what a status, a body or a
+// failure to fetch allow, RFC 9309 2.3.1).
 //
-// A parsed *Robots and a *Policy are immutable; they and a *Keeper are safe
-// for concurrent use. Parse never fails: hostile or broken input yields a
-// (possibly empty) rule set plus warnings. The keeper's only I/O is the
-// store; its clock is injected.
+// It is a library: no I/O, no store, no clock of its own. Keeping each
+// origin's robots.txt (fetching it in turn, caching it, retrying it, the
+// outage rule) is package robotscache's job.
 //
-// For each leased URL, in its host's politeness slot, a crawler asks:
-//
-//	v := keeper.Check(host, origin) // host: urlnorm.HostKey; origin: "scheme://host:port"
-//	switch v.Action {
-//	case robots.Apply: // v.Policy.Allowed(agent, u); v.Policy.CrawlDelay(agent) to the frontier
-//	case robots.Wait:  // put the URL back untouched, not before v.Until
-//	case robots.Fetch: // fetch v.URL in this slot, then put the URL back:
-//		if err := keeper.Begin(host, origin); err != nil { keeper.Cancel(host, origin); ... }
-//		resp, err := fetch(v.URL) // archive it
-//		res, err := keeper.Done(batch, host, origin, robots.Answer{...})
-//		// commit batch with the lease's completion; res.Redirect: the next hop is
-//		// fetched in the host's next slot; res.Policy: settled (feed its Crawl-delay);
-//		// res.Unavailable: nothing until res.RetryAt.
-//	}
-//
-// v.Attempts and v.OutageSince let a caller give up on a host whose
-// robots.txt stays unreachable; the keeper itself never drops a host.
-//
-// Invariants: at most one Fetch verdict per origin is outstanding (others
-// get Wait with Until = now) until Done, Cancel or ClaimTimeout; a request
-// is recorded durably before it is sent, so a restart that finds it
-// unanswered waits LostAnswerWait before contacting the origin again.
+// A parsed *Robots and a *Policy are immutable and safe for concurrent
+// use. Parse never fails: hostile or broken input yields a (possibly
+// empty) rule set plus warnings.
 package robots

@@ -59,7 +59,7 @@ func policyFor(status int, body []byte, at time.Time) *Policy {
 	switch {
 	case status >= 200 && status <= 299:
 		p.kind, p.robots = kindRules, Parse(body)
-	case goodStatus(status):
+	case GoodStatus(status):
 		p.kind = kindAllowAll
 	default:
 		p.kind = kindDisallowAll
@@ -67,8 +67,17 @@ func policyFor(status int, body []byte, at time.Time) *Policy {
 	return p
 }
 
-// allowAll is the policy used when no robots.txt applies.
-func allowAll(at time.Time) *Policy { return &Policy{kind: kindAllowAll, at: at} }
+// AllowAll is the policy used when no robots.txt applies: no
+// restrictions, as of at, with no HTTP status.
+func AllowAll(at time.Time) *Policy { return &Policy{kind: kindAllowAll, at: at} }
+
+// GoodStatus reports whether an answer with status settles the policy
+// (RFC 9309 2.3.1.1-2.3.1.3): 2xx is parsed, 3xx (reaching a cache only
+// at the end of a redirect chain that cannot be followed) and 4xx other
+// than 429 mean no restrictions.
+func GoodStatus(status int) bool {
+	return status >= 200 && status <= 499 && status != 429
+}
 
 // Allowed reports whether agent (a product token) may fetch u. Only u's path
 // and query are looked at; the caller picks the policy of u's origin.
@@ -119,7 +128,8 @@ func (p *Policy) Robots() *Robots {
 }
 
 // Status returns the HTTP status of the fetch the policy came from; 0 when
-// the fetch failed or the policy was made up (see Keeper).
+// the fetch failed or the policy was made up (a keeper of robots.txt, as
+// package robotscache, makes one up).
 func (p *Policy) Status() int {
 	if p == nil {
 		return 0

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/trawl-crawler/trawl/cluster/fleetnode"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 )
@@ -102,7 +103,7 @@ type entry struct {
 type Catalog struct {
 	opts Options
 	kv   jetstream.KeyValue
-	n    *node.Node
+	n    fleetnode.Node // every job change goes through it
 	view *Node
 
 	// applyMu serialises applies to the node, so that a key's revisions
@@ -117,7 +118,9 @@ type Catalog struct {
 }
 
 // Open binds the bucket, creating it if absent, for node n (which should
-// be partitioned: a member of the fleet). Run applies the catalog to n.
+// be partitioned: a member of the fleet). Run applies the catalog to n,
+// through fleetnode.Node; n itself is what the view Node serves beside the
+// catalog's changes.
 func Open(ctx context.Context, js jetstream.JetStream, n *node.Node, opts Options) (*Catalog, error) {
 	if n == nil {
 		return nil, errors.New("catalog: open: no node")

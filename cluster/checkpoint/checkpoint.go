@@ -11,8 +11,9 @@
 // are safe for concurrent use on different partitions.
 //
 // The route sequence (the last routed-URL message folded into the
-// partition, see package route) lives in the store under RouteSeqKey(p),
-// written by the fold in the batch of the URLs it folds (SetRouteSeq).
+// partition, see package route) lives in the store under
+// outbox.RouteSeqKey(p), written by the fold in the batch of the URLs it
+// folds (outbox.SetRouteSeq).
 // Write takes it from the same snapshot as the keys, so a checkpoint's
 // Header.RouteSeq always names exactly the messages its keys hold; Read
 // writes it back with the keys (deleting it for 0) and Clear deletes it.
@@ -30,6 +31,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/simhash"
 )
@@ -44,7 +46,7 @@ import (
 //	| TRWLCKP2 | FormatVersion |           |              | (+2 B zero) |
 //	+----------+---------------+-----------+--------------+-------------+
 //
-// The route stream seq is the value of RouteSeqKey(partition) in the
+// The route stream seq is the value of outbox.RouteSeqKey(partition) in the
 // snapshot the records come from (0 when the key is absent); it is not
 // repeated among the records.
 //
@@ -82,42 +84,9 @@ type Header struct {
 	Partition partition.ID
 	// RouteSeq is the sequence of the last routed-URL message folded into
 	// the state (the reader replays the stream after it); 0: none. Write
-	// takes it from the store (RouteSeqKey), never from its caller.
+	// takes it from the store (outbox.RouteSeqKey), never from its caller.
 	RouteSeq uint64
 	Written  time.Time
-}
-
-// RouteSeqKey returns the key of the sequence of the last routed-URL
-// message folded into partition p: a meta key, 8 bytes big-endian.
-func RouteSeqKey(p partition.ID) []byte {
-	return store.MetaKey(fmt.Sprintf("route-seq/%d", p))
-}
-
-// SetRouteSeq writes seq as partition p's route sequence into b. The fold
-// of a routed message calls it in the batch that writes the message's URLs,
-// so that the two are durable together.
-func SetRouteSeq(b *store.Batch, p partition.ID, seq uint64) error {
-	return b.Set(RouteSeqKey(p), binary.BigEndian.AppendUint64(nil, seq))
-}
-
-// RouteSeq returns partition p's route sequence in db; 0 when none was
-// folded (or the partition was cleared).
-func RouteSeq(db *store.DB, p partition.ID) (uint64, error) {
-	v, err := db.Get(RouteSeqKey(p))
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("checkpoint: partition %d: route seq: %w", p, err)
-	}
-	return decodeRouteSeq(p, v)
-}
-
-func decodeRouteSeq(p partition.ID, v []byte) (uint64, error) {
-	if len(v) != 8 {
-		return 0, fmt.Errorf("checkpoint: partition %d: route seq of %d bytes, want 8", p, len(v))
-	}
-	return binary.BigEndian.Uint64(v), nil
 }
 
 // Stats says what a Write or Read moved.
@@ -142,12 +111,12 @@ func Write(w io.Writer, db *store.DB, p partition.ID, written time.Time) (Header
 		return h, st, fmt.Errorf("checkpoint: write partition %d: %w", h.Partition, err)
 	}
 	defer it.Close()
-	if seqKey := RouteSeqKey(h.Partition); it.SeekGE(seqKey) && bytes.Equal(it.Key(), seqKey) {
+	if seqKey := outbox.RouteSeqKey(h.Partition); it.SeekGE(seqKey) && bytes.Equal(it.Key(), seqKey) {
 		v, err := it.ValueAndErr()
 		if err != nil {
 			return h, st, fmt.Errorf("checkpoint: write partition %d: %w", h.Partition, err)
 		}
-		if h.RouteSeq, err = decodeRouteSeq(h.Partition, v); err != nil {
+		if h.RouteSeq, err = outbox.DecodeRouteSeq(h.Partition, v); err != nil {
 			return h, st, err
 		}
 	} else if err := it.Error(); err != nil {
@@ -241,7 +210,7 @@ const batchBytes = 4 << 20
 
 // Read replaces partition's per-host keys in db with the stream's, which
 // must be a checkpoint of that partition, adds the stream's fingerprints
-// (see clearInto), and replaces its route sequence (RouteSeqKey) with the
+// (see clearInto), and replaces its route sequence (outbox.RouteSeqKey) with the
 // header's (deleted when the header says 0). The stream is checked whole (every key,
 // the count and the checksum) while it is written in batches under a
 // marker; Pending names a partition whose Read did not finish (a crash,
@@ -341,7 +310,7 @@ func Read(r io.Reader, db *store.DB, want partition.ID) (Header, Stats, error) {
 		return fail(fmt.Errorf("%w: partition %d: checksum mismatch", ErrCorrupt, want))
 	}
 	if h.RouteSeq != 0 {
-		SetRouteSeq(b, want, h.RouteSeq)
+		outbox.SetRouteSeq(b, want, h.RouteSeq)
 	} // else deleted by clearInto, in the first batch
 	b.Delete(markerKey(want))
 	if err := db.Commit(b); err != nil {
@@ -424,7 +393,7 @@ func clearInto(b *store.Batch, p partition.ID) {
 		prefix := store.PartitionPrefix(kind, p)
 		b.DeleteRange(prefix, store.PrefixEnd(prefix))
 	}
-	b.Delete(RouteSeqKey(p))
+	b.Delete(outbox.RouteSeqKey(p))
 }
 
 // Clear deletes every per-host key of partition p from db, its route

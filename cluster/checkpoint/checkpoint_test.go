@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 
 	"github.com/trawl-crawler/trawl/internal/store"
@@ -97,8 +98,8 @@ func TestMove(t *testing.T) {
 
 	// The fold of routed message 42 into p, and one into q after it.
 	fold := src.NewBatch()
-	SetRouteSeq(fold, p, 42)
-	SetRouteSeq(fold, q, 43)
+	outbox.SetRouteSeq(fold, p, 42)
+	outbox.SetRouteSeq(fold, q, 43)
 	if err := src.Commit(fold); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestMove(t *testing.T) {
 			if srcAll[k] != v {
 				t.Errorf("key %q = %q in partition %d, not in the source", k, v, p)
 			}
-		case k == string(RouteSeqKey(p)):
+		case k == string(outbox.RouteSeqKey(p)):
 			// checked below
 		case before[k] != v:
 			t.Errorf("key %q outside the partition changed: %q -> %q", k, before[k], v)
@@ -150,10 +151,10 @@ func TestMove(t *testing.T) {
 	if pend, err := Pending(dst); err != nil || len(pend) != 0 {
 		t.Errorf("Pending = %v, %v after a whole read", pend, err)
 	}
-	if seq, err := RouteSeq(dst, p); err != nil || seq != 42 {
+	if seq, err := outbox.RouteSeq(dst, p); err != nil || seq != 42 {
 		t.Errorf("RouteSeq after Read = %d, %v, want 42", seq, err)
 	}
-	if seq, err := RouteSeq(dst, q); err != nil || seq != 0 {
+	if seq, err := outbox.RouteSeq(dst, q); err != nil || seq != 0 {
 		t.Errorf("RouteSeq of partition %d, not read = %d, %v, want 0", q, seq, err)
 	}
 }
@@ -170,7 +171,7 @@ func TestRouteSeqTravels(t *testing.T) {
 		t.Helper()
 		b := src.NewBatch()
 		b.Set(store.SeenKey(0, hosts[0], u), nil)
-		SetRouteSeq(b, p, seq)
+		outbox.SetRouteSeq(b, p, seq)
 		if err := src.Commit(b); err != nil {
 			t.Fatal(err)
 		}
@@ -186,12 +187,12 @@ func TestRouteSeqTravels(t *testing.T) {
 		t.Fatalf("Write after fold 5: seq %d, %d keys, %v; want 5, 1 key", h.RouteSeq, st.Keys, err)
 	}
 	foldURL(6, "http://"+hosts[0]+"/six") // after the checkpoint: not in it
-	if seq, err := RouteSeq(src, p); err != nil || seq != 6 {
-		t.Fatalf("RouteSeq(src) = %d, %v, want 6", seq, err)
+	if seq, err := outbox.RouteSeq(src, p); err != nil || seq != 6 {
+		t.Fatalf("outbox.RouteSeq(src) = %d, %v, want 6", seq, err)
 	}
 	fill(t, dst, hosts, "stale")
 	b := dst.NewBatch()
-	SetRouteSeq(b, p, 99)
+	outbox.SetRouteSeq(b, p, 99)
 	if err := dst.Commit(b); err != nil {
 		t.Fatal(err)
 	}
@@ -199,22 +200,22 @@ func TestRouteSeqTravels(t *testing.T) {
 	if err != nil || rh.RouteSeq != 5 {
 		t.Fatalf("Read: seq %d, %v, want 5", rh.RouteSeq, err)
 	}
-	if seq, err := RouteSeq(dst, p); err != nil || seq != 5 {
-		t.Errorf("RouteSeq(dst) after Read = %d, %v, want 5", seq, err)
+	if seq, err := outbox.RouteSeq(dst, p); err != nil || seq != 5 {
+		t.Errorf("outbox.RouteSeq(dst) after Read = %d, %v, want 5", seq, err)
 	}
 	if _, _, err := Read(bytes.NewReader(never.Bytes()), dst, p); err != nil {
 		t.Fatal(err)
 	}
-	if seq, err := RouteSeq(dst, p); err != nil || seq != 0 {
-		t.Errorf("RouteSeq(dst) after reading a checkpoint with seq 0 = %d, %v, want 0", seq, err)
+	if seq, err := outbox.RouteSeq(dst, p); err != nil || seq != 0 {
+		t.Errorf("outbox.RouteSeq(dst) after reading a checkpoint with seq 0 = %d, %v, want 0", seq, err)
 	}
-	if has, _ := dst.Has(RouteSeqKey(p)); has {
+	if has, _ := dst.Has(outbox.RouteSeqKey(p)); has {
 		t.Errorf("route seq key kept after reading a checkpoint with seq 0")
 	}
 	if err := Clear(src, p); err != nil {
 		t.Fatal(err)
 	}
-	if has, _ := src.Has(RouteSeqKey(p)); has {
+	if has, _ := src.Has(outbox.RouteSeqKey(p)); has {
 		t.Errorf("route seq key kept after Clear")
 	}
 }
@@ -314,7 +315,7 @@ func FuzzRead(f *testing.F) {
 		b.Set(store.HostKey(h), []byte("x"))
 		b.Set(store.URLKey(h, "http://"+h+"/"), []byte("y"))
 	}
-	SetRouteSeq(b, 2, 1)
+	outbox.SetRouteSeq(b, 2, 1)
 	if err := src.Commit(b); err != nil {
 		f.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -41,7 +42,7 @@ func fill(t *testing.T, db *store.DB, hosts []string, tag string, seq uint64) {
 		for _, k := range [][]byte{store.HostKey(h), store.QueueKey(h, 1, 7), store.URLKey(h, u), store.SeenKey(3, h, u)} {
 			b.Set(k, []byte(tag+" "+h))
 		}
-		checkpoint.SetRouteSeq(b, partition.Of(h), seq)
+		outbox.SetRouteSeq(b, partition.Of(h), seq)
 	}
 	if err := db.Commit(b); err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func partKeys(t *testing.T, db *store.DB, p partition.ID) map[string]string {
 		}
 		it.Close()
 	}
-	seq, err := checkpoint.RouteSeq(db, p)
+	seq, err := outbox.RouteSeq(db, p)
 	if err != nil {
 		t.Fatal(err)
 	}

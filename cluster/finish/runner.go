@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/trawl-crawler/trawl/cluster/checkpoint"
+	"github.com/trawl-crawler/trawl/cluster/fleetnode"
 	"github.com/trawl-crawler/trawl/cluster/route"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/job"
-	"github.com/trawl-crawler/trawl/node"
 )
 
 // Bucket is the KV bucket of the members' reports, one key per member
@@ -32,11 +33,14 @@ type Catalog interface {
 	Finish(ctx context.Context, id job.ID, rev uint64) (bool, error)
 }
 
-// Options configure a Runner. Name, Node, JS, Catalog and Members are
+// Options configure a Runner. Name, Node, DB, JS, Catalog and Members are
 // required.
 type Options struct {
-	Name    string
-	Node    *node.Node
+	Name string
+	Node fleetnode.Node
+	// DB is the node's store (node.Node.DB), where the route sequence
+	// folded into each of its partitions is read.
+	DB      *store.DB
 	JS      jetstream.JetStream
 	Catalog Catalog
 	// Members returns the live members' names (fleet.Fleet.Members).
@@ -70,8 +74,8 @@ const tellWhyEvery = 30 * time.Second
 
 // Open binds the reports' bucket, creating it if absent.
 func Open(ctx context.Context, opts Options) (*Runner, error) {
-	if opts.Name == "" || opts.Node == nil || opts.JS == nil || opts.Catalog == nil || opts.Members == nil {
-		return nil, errors.New("finish: Name, Node, JS, Catalog and Members are required")
+	if opts.Name == "" || opts.Node == nil || opts.DB == nil || opts.JS == nil || opts.Catalog == nil || opts.Members == nil {
+		return nil, errors.New("finish: Name, Node, DB, JS, Catalog and Members are required")
 	}
 	if opts.Every <= 0 {
 		opts.Every = time.Second
@@ -121,7 +125,7 @@ func (r *Runner) report(ctx context.Context) error {
 	n := r.opts.Node
 	rep := Report{Folded: map[int]uint64{}, JobActivity: map[job.ID]int64{}}
 	for _, p := range n.Partitions() {
-		seq, err := checkpoint.RouteSeq(n.DB(), p)
+		seq, err := outbox.RouteSeq(r.opts.DB, p)
 		if err != nil {
 			return err
 		}

@@ -45,19 +45,28 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/checkpoint"
 	"github.com/trawl-crawler/trawl/cluster/ckptstore"
+	"github.com/trawl-crawler/trawl/cluster/fleetnode"
 	"github.com/trawl-crawler/trawl/cluster/owner"
 	"github.com/trawl-crawler/trawl/cluster/route"
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
-	"github.com/trawl-crawler/trawl/node"
 )
 
-// Options configure a Fleet. Name, Node and JS are required.
+// Options configure a Fleet. Name, Node, DB, Outbox and JS are required.
 type Options struct {
 	// Name is this member's name, unique in the fleet.
 	Name string
-	// Node is the partitioned node the fleet drives.
-	Node *node.Node
+	// Node is the partitioned node the fleet drives (a *node.Node opened
+	// with node.Options.Partitioned).
+	Node fleetnode.Node
+	// DB is the node's store (node.Node.DB): the fleet checkpoints and
+	// restores its partitions there and reads their route sequences.
+	DB *store.DB
+	// Outbox is the node's outbox (node.Node.Outbox), which the fleet
+	// publishes; nil for a node that is not partitioned.
+	Outbox *outbox.Outbox
 	// JS is a JetStream context on the fleet's cluster.
 	JS jetstream.JetStream
 	// Replicas is the replication factor of the fleet's streams, buckets
@@ -106,8 +115,12 @@ func (o *Options) Validate() error {
 	}
 	if o.Node == nil {
 		errs = append(errs, errors.New("fleet: Node: nil"))
-	} else if o.Node.Outbox() == nil {
-		errs = append(errs, errors.New("fleet: Node: not partitioned (node.Options.Partitioned)"))
+	}
+	if o.DB == nil {
+		errs = append(errs, errors.New("fleet: DB: nil"))
+	}
+	if o.Outbox == nil {
+		errs = append(errs, errors.New("fleet: Outbox: nil (the node is not partitioned: node.Options.Partitioned)"))
 	}
 	if o.JS == nil {
 		errs = append(errs, errors.New("fleet: JS: nil"))
@@ -182,7 +195,7 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 	}
 	opts.ensureDefaults()
 	f := &Fleet{opts: opts, follows: map[partition.ID]*follow{}, dropped: map[partition.ID]bool{}, restored: map[partition.ID][]ckptstore.Info{}}
-	f.pump = route.NewPump(opts.Node.Outbox(), opts.JS, route.PumpOptions{Node: opts.Name, Logger: opts.Logger})
+	f.pump = route.NewPump(opts.Outbox, opts.JS, route.PumpOptions{Node: opts.Name, Logger: opts.Logger})
 	// The stream, the object store and the buckets are made (or bound) at
 	// once: a replicated one answers only when its Raft group has elected
 	// a leader, seconds on a fleet just formed, and one after another
@@ -309,7 +322,7 @@ func (f *Fleet) Stats() Stats {
 	if fence := f.runner.Fence(); !fence.IsZero() && !f.opts.Now().Before(fence) {
 		s.Fenced = true
 	}
-	if n, err := f.opts.Node.Outbox().Len(); err == nil {
+	if n, err := f.opts.Outbox.Len(); err == nil {
 		s.Outbox = n
 	}
 	return s
@@ -324,7 +337,7 @@ func (f *Fleet) pastFence() bool {
 
 // save checkpoints p and counts the outcome.
 func (f *Fleet) save(ctx context.Context, p partition.ID) error {
-	_, err := f.ckpt.Save(ctx, p, f.opts.Node.DB(), f.opts.Name)
+	_, err := f.ckpt.Save(ctx, p, f.opts.DB, f.opts.Name)
 	if err != nil {
 		f.saveFailed.Add(1)
 		return err
@@ -348,7 +361,7 @@ func (f *Fleet) Close(ctx context.Context) error {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushOnClose) // its own time, even when the leave used all of ctx's
 	defer cancel()
 	if _, ferr := f.pump.Flush(fctx); ferr != nil {
-		n, _ := f.opts.Node.Outbox().Len()
+		n, _ := f.opts.Outbox.Len()
 		err = errors.Join(err, fmt.Errorf("fleet: flush outbox (%d batches of URLs for other members' partitions kept, sent when this member runs again): %w", n, ferr))
 	}
 	f.mu.Lock()
@@ -371,7 +384,7 @@ type handler struct{ f *Fleet }
 
 func (h handler) Serve(ctx context.Context, a owner.Action) error {
 	f, p := h.f, partition.ID(a.Partition)
-	db := f.opts.Node.DB()
+	db := f.opts.DB
 	if !slices.Contains(f.opts.Node.Partitions(), p) {
 		// A Drop whose release ran out of time left p stopped but loaded
 		// (no lease of it); finish that release before serving p again.
@@ -413,7 +426,7 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 	if err := f.opts.Node.ServePartition(p, hold); err != nil {
 		return errors.Join(err, f.releaseShard(ctx, p))
 	}
-	seq, err := checkpoint.RouteSeq(db, p)
+	seq, err := outbox.RouteSeq(db, p)
 	if err != nil {
 		// The claim goes back to the fleet: stop serving p first (or at
 		// least leasing it, if the release runs out of time; the next

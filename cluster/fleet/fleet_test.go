@@ -146,7 +146,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 	n.SetIPGate(m.cap)
 	for {
 		m.fleet, err = Start(ctx, Options{
-			Name: name, Node: n, JS: js, Replicas: srv.Replicas(),
+			Name: name, Node: n, DB: n.DB(), Outbox: n.Outbox(), JS: js, Replicas: srv.Replicas(),
 			Heartbeat: 250 * time.Millisecond, MemberTTL: memberTTL,
 			CheckpointEvery: 2 * time.Second, TakeoverHold: 3 * time.Second, Logger: logger(t, name),
 			Shard: m.fp,

@@ -264,7 +264,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	n.SetIPGate(m.ipcap)
 	if err := retry("membership", func() (err error) {
 		m.fleet, err = Start(ctx, Options{
-			Name: name, Node: n, JS: js, Replicas: replicas, Info: info, Shard: m.fp,
+			Name: name, Node: n, DB: n.DB(), Outbox: n.Outbox(), JS: js, Replicas: replicas, Info: info, Shard: m.fp,
 			Heartbeat: opts.Heartbeat, MemberTTL: opts.MemberTTL,
 			CheckpointEvery: opts.CheckpointEvery, TakeoverHold: opts.TakeoverHold, Logger: log,
 		})
@@ -276,7 +276,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	var fin *finish.Runner
 	if err := retry("crawl end", func() (err error) {
 		fin, err = finish.Open(ctx, finish.Options{
-			Name: name, Node: n, JS: js, Catalog: m.catalog, Replicas: replicas, Logger: log,
+			Name: name, Node: n, DB: n.DB(), JS: js, Catalog: m.catalog, Replicas: replicas, Logger: log,
 			Every: opts.Heartbeat,
 			Members: func() []string {
 				var names []string

@@ -1,7 +1,7 @@
 // Package route carries URLs to the node that serves their partition.
 //
 // Send side: a node writes each URL it found for a partition it does not
-// serve into its store's outbox (Outbox.Add), in the same batch as the
+// serve into its store's outbox (outbox.Outbox.Add), in the same batch as the
 // completion that found it, so that a crash loses neither. A Pump
 // publishes the outbox, in batches per partition, to the subject
 // trawl.route.<partition> of the stream TRAWL_ROUTE, and deletes entries
@@ -12,19 +12,17 @@
 //
 // Receive side: the owner of a partition follows its subject from the
 // sequence after the last message it folded (Follow); the fold writes the
-// URLs and that sequence (checkpoint.SetRouteSeq) in one durable batch,
+// URLs and that sequence (outbox.SetRouteSeq) in one durable batch,
 // and a checkpoint carries the sequence its keys were folded up to, so a
 // restart or a new owner (restoring that checkpoint) resumes exactly
 // there. The stream keeps messages for MaxAge whatever is acknowledged, so
 // a checkpoint younger than that can always be replayed.
 //
-// Outbox and Pump are safe for concurrent use.
+// A Pump is safe for concurrent use.
 package route
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,7 +34,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
@@ -79,94 +77,6 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, o StreamOptions) 
 	return s, nil
 }
 
-// Outbox writes URLs for other partitions into a store's outbox.
-type Outbox struct {
-	db     *store.DB
-	mu     sync.Mutex
-	next   uint64
-	notify chan struct{}
-}
-
-// OpenOutbox returns the outbox of db, numbering new entries after every
-// entry it holds.
-func OpenOutbox(db *store.DB) (*Outbox, error) {
-	it, err := db.NewIter(store.KindPrefix(store.KindOutbox))
-	if err != nil {
-		return nil, fmt.Errorf("route: open outbox: %w", err)
-	}
-	defer it.Close()
-	var next uint64 = 1
-	for p := 0; p < partition.Count; p++ {
-		prefix := store.PartitionPrefix(store.KindOutbox, partition.ID(p))
-		if it.SeekLT(store.PrefixEnd(prefix)) && bytes.HasPrefix(it.Key(), prefix) && len(it.Key()) == len(prefix)+8 {
-			next = max(next, binary.BigEndian.Uint64(it.Key()[len(prefix):])+1)
-		}
-	}
-	if err := it.Error(); err != nil {
-		return nil, fmt.Errorf("route: open outbox: %w", err)
-	}
-	return &Outbox{db: db, next: next, notify: make(chan struct{}, 1)}, nil
-}
-
-// Add writes it into b as an outbox entry for its host's partition. The
-// entry exists once b commits; call Notify after.
-func (o *Outbox) Add(b *store.Batch, it frontier.Item) error {
-	o.mu.Lock()
-	seq := o.next
-	o.next++
-	o.mu.Unlock()
-	return b.Set(store.OutboxKey(partition.Of(it.Host), seq), AppendItem(nil, it))
-}
-
-// Notify wakes the pump: entries were committed.
-func (o *Outbox) Notify() {
-	select {
-	case o.notify <- struct{}{}:
-	default:
-	}
-}
-
-// Len counts the entries waiting (a scan: for tests and status).
-func (o *Outbox) Len() (int, error) { return o.db.Count(store.KindPrefix(store.KindOutbox)) }
-
-// Jobs returns the jobs of the entries waiting, reading at most limit
-// of them: all is true if more wait, and then any job may have some.
-func (o *Outbox) Jobs(limit int) (jobs map[uint32]bool, all bool, err error) {
-	it, err := o.db.NewIter(store.KindPrefix(store.KindOutbox))
-	if err != nil {
-		return nil, false, fmt.Errorf("route: outbox jobs: %w", err)
-	}
-	defer it.Close()
-	jobs = make(map[uint32]bool)
-	n := 0
-	for ok := it.First(); ok; ok = it.Next() {
-		if n == limit {
-			return jobs, true, nil
-		}
-		n++
-		item, err := DecodeItem(it.Value())
-		if err != nil {
-			return nil, false, fmt.Errorf("route: outbox entry %q: %w", it.Key(), err)
-		}
-		jobs[item.Job] = true
-	}
-	if err := it.Error(); err != nil {
-		return nil, false, fmt.Errorf("route: outbox jobs: %w", err)
-	}
-	return jobs, false, nil
-}
-
-// Empty reports whether nothing waits in the outbox, reading at most one
-// key (Len reads them all).
-func (o *Outbox) Empty() (bool, error) {
-	it, err := o.db.NewIter(store.KindPrefix(store.KindOutbox))
-	if err != nil {
-		return false, err
-	}
-	defer it.Close()
-	return !it.First(), it.Error()
-}
-
 // PumpOptions configure a Pump.
 type PumpOptions struct {
 	// Node names the sender in message IDs; unique in the fleet.
@@ -182,7 +92,7 @@ type PumpOptions struct {
 
 // Pump publishes an outbox.
 type Pump struct {
-	o    *Outbox
+	o    *outbox.Outbox
 	js   jetstream.JetStream
 	opts PumpOptions
 
@@ -192,7 +102,7 @@ type Pump struct {
 }
 
 // NewPump returns a pump of o publishing through js.
-func NewPump(o *Outbox, js jetstream.JetStream, opts PumpOptions) *Pump {
+func NewPump(o *outbox.Outbox, js jetstream.JetStream, opts PumpOptions) *Pump {
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = 500
 	}
@@ -223,7 +133,7 @@ func (p *Pump) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-p.o.notify:
+		case <-p.o.Notified():
 		case <-t.C:
 		}
 	}
@@ -235,36 +145,27 @@ func (p *Pump) Run(ctx context.Context) error {
 func (p *Pump) Flush(ctx context.Context) (int, error) {
 	p.flushMu.Lock()
 	defer p.flushMu.Unlock()
-	it, err := p.o.db.NewIter(store.KindPrefix(store.KindOutbox))
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
 	total := 0
 	var (
-		cur     partition.ID
-		items   []frontier.Item
-		keys    [][]byte
-		msg     []byte
-		haveCur bool
+		cur         partition.ID
+		items       []frontier.Item
+		keys        [][]byte
+		first, last uint64 // the numbers of the first and last entry of items
+		msg         []byte
+		haveCur     bool
 	)
 	send := func() error {
 		if len(items) == 0 {
 			return nil
 		}
-		first, last := keySeq(keys[0]), keySeq(keys[len(keys)-1])
 		msg = AppendMessage(msg[:0], items)
 		id := fmt.Sprintf("%s-%d-%d", p.opts.Node, first, last)
 		if _, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: Subject(cur), Data: msg, Header: nats.Header{jetstream.MsgIDHeader: []string{id}}}); err != nil {
 			return fmt.Errorf("route: publish %d URLs to partition %d: %w", len(items), cur, err)
 		}
-		b := p.o.db.NewBatch()
-		for _, k := range keys {
-			b.Delete(k)
-		}
 		// Not synced: a crash that loses the deletes publishes again,
 		// which the duplicate window and the owner's seen gate absorb.
-		if err := p.o.db.CommitNoSync(b); err != nil {
+		if err := p.o.Delete(keys...); err != nil {
 			return fmt.Errorf("route: delete %d published outbox entries: %w", len(keys), err)
 		}
 		total += len(items)
@@ -274,43 +175,36 @@ func (p *Pump) Flush(ctx context.Context) (int, error) {
 		items, keys = items[:0], keys[:0]
 		return nil
 	}
-	for ok := it.First(); ok; ok = it.Next() {
-		k, err := store.DecodeKey(it.Key())
-		if err != nil {
-			p.opts.Logger.Error("route: outbox key unreadable, deleted", "key", fmt.Sprintf("%q", it.Key()), "err", err)
-			p.deleteBad(it.Key())
-			continue
+	err := p.o.Range(func(e outbox.Entry) error {
+		if e.Err != nil {
+			what := "route: outbox entry unreadable, deleted"
+			if errors.Is(e.Err, outbox.ErrBadKey) {
+				what = "route: outbox key unreadable, deleted"
+			}
+			p.opts.Logger.Error(what, "key", fmt.Sprintf("%q", e.Key), "err", e.Err)
+			if err := p.o.Delete(e.Key); err != nil {
+				p.opts.Logger.Warn("route: delete outbox entry", "err", err)
+			}
+			return nil
 		}
-		item, err := DecodeItem(it.Value())
-		if err != nil || partition.Of(item.Host) != k.Part {
-			p.opts.Logger.Error("route: outbox entry unreadable, deleted", "key", fmt.Sprintf("%q", it.Key()), "err", err)
-			p.deleteBad(it.Key())
-			continue
-		}
-		if haveCur && (k.Part != cur || len(items) >= p.opts.MaxBatch) {
+		if haveCur && (e.Part != cur || len(items) >= p.opts.MaxBatch) {
 			if err := send(); err != nil {
-				return total, err
+				return err
 			}
 		}
-		cur, haveCur = k.Part, true
-		items = append(items, item)
-		keys = append(keys, bytes.Clone(it.Key()))
-	}
-	if err := it.Error(); err != nil {
+		if len(items) == 0 {
+			first = e.Seq
+		}
+		cur, haveCur, last = e.Part, true, e.Seq
+		items = append(items, e.Item)
+		keys = append(keys, e.Key)
+		return nil
+	})
+	if err != nil {
 		return total, err
 	}
 	return total, send()
 }
-
-func (p *Pump) deleteBad(key []byte) {
-	b := p.o.db.NewBatch()
-	b.Delete(key)
-	if err := p.o.db.CommitNoSync(b); err != nil {
-		p.opts.Logger.Warn("route: delete outbox entry", "err", err)
-	}
-}
-
-func keySeq(key []byte) uint64 { return binary.BigEndian.Uint64(key[len(key)-8:]) }
 
 // ErrGap is wrapped by Follow's error when the stream no longer holds the
 // messages after the sequence to resume from (they aged out): URLs were

@@ -15,6 +15,7 @@ import (
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"go.uber.org/goleak"
 )
@@ -29,11 +30,6 @@ func TestCodecRoundTrip(t *testing.T) {
 	got, err := DecodeMessage(AppendMessage(nil, items))
 	if err != nil || !reflect.DeepEqual(got, items) {
 		t.Fatalf("DecodeMessage(AppendMessage(%v)) = %v, %v", items, got, err)
-	}
-	for _, it := range items {
-		if got, err := DecodeItem(AppendItem(nil, it)); err != nil || got != it {
-			t.Errorf("DecodeItem(AppendItem(%v)) = %v, %v", it, got, err)
-		}
 	}
 	if got, err := DecodeMessage(AppendMessage(nil, nil)); err != nil || len(got) != 0 {
 		t.Errorf("empty message: %v, %v", got, err)
@@ -103,7 +99,7 @@ func setup(t *testing.T) fixture {
 }
 
 // add writes items into the outbox in one committed batch.
-func add(t *testing.T, db *store.DB, o *Outbox, items []frontier.Item) {
+func add(t *testing.T, db *store.DB, o *outbox.Outbox, items []frontier.Item) {
 	t.Helper()
 	b := db.NewBatch()
 	for _, it := range items {
@@ -153,7 +149,7 @@ func follow(t *testing.T, js jetstream.JetStream, p partition.ID, after uint64, 
 // follower resuming after a sequence gets only what came after it.
 func TestOutboxToOwner(t *testing.T) {
 	f := setup(t)
-	o, err := OpenOutbox(f.db)
+	o, err := outbox.Open(f.db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +187,7 @@ func TestOutboxToOwner(t *testing.T) {
 // the message IDs repeat, and the stream keeps one copy.
 func TestRepublishAfterLostDeletes(t *testing.T) {
 	f := setup(t)
-	o, err := OpenOutbox(f.db)
+	o, err := outbox.Open(f.db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +219,9 @@ func TestRepublishAfterLostDeletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A restarted node reopens its outbox: numbering continues after it.
-	o2, err := OpenOutbox(f.db)
+	o2, err := outbox.Open(f.db)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if o2.next != 31 {
-		t.Errorf("reopened outbox numbers from %d, want 31", o2.next)
 	}
 	if n, err := NewPump(o2, f.js, PumpOptions{Node: "n1"}).Flush(ctx); err != nil || n != 30 {
 		t.Fatalf("second Flush = %d, %v", n, err)

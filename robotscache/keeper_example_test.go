@@ -1,4 +1,4 @@
-package robots_test
+package robotscache_test
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/internal/store"
-	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/robotscache"
 )
 
 // A crawler asks the keeper before each fetch, fetches robots.txt when
@@ -19,7 +19,7 @@ func ExampleKeeper() {
 		panic(err)
 	}
 	defer db.Close()
-	keeper, err := robots.NewKeeper(robots.KeeperOptions{DB: db})
+	keeper, err := robotscache.NewKeeper(robotscache.KeeperOptions{DB: db})
 	if err != nil {
 		panic(err)
 	}
@@ -30,16 +30,16 @@ func ExampleKeeper() {
 		v := keeper.Check(host, origin)
 		fmt.Println(v.Action)
 		switch v.Action {
-		case robots.Apply:
+		case robotscache.Apply:
 			d, _ := v.Policy.CrawlDelay("trawl")
 			fmt.Println("allowed:", v.Policy.Allowed("trawl", page), "crawl-delay:", d)
-		case robots.Fetch:
+		case robotscache.Fetch:
 			if err := keeper.Begin(host, origin); err != nil {
 				keeper.Cancel(host, origin)
 				return
 			}
 			fmt.Println("GET", v.URL) // the fetcher's job; the answer:
-			ans := robots.Answer{Status: 200, Body: []byte("User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n")}
+			ans := robotscache.Answer{Status: 200, Body: []byte("User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n")}
 			b := db.NewBatch()
 			if _, err := keeper.Done(b, host, origin, ans); err != nil {
 				b.Close()

@@ -1,4 +1,4 @@
-package robots
+package robotscache
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/robots"
 )
 
 // clock is a fake clock for the keeper.
@@ -96,7 +97,7 @@ func fetch(t *testing.T, k *Keeper, ans Answer, wantURL string) Result {
 	return res
 }
 
-func allowed(p *Policy, path string) bool {
+func allowed(p *robots.Policy, path string) bool {
 	return p.Allowed(kAgent, &url.URL{Scheme: "https", Host: kHost, Path: path})
 }
 
@@ -370,7 +371,7 @@ func TestKeeperLostAnswer(t *testing.T) {
 			opts := KeeperOptions{LostAnswerWait: tt.wait}
 			wait := tt.wait
 			if wait == 0 {
-				wait = MaxCrawlDelay
+				wait = robots.MaxCrawlDelay
 			}
 			k := newKeeper(t, db, c, opts)
 			// An outage with a good copy first, so that the record carries
@@ -433,8 +434,8 @@ func TestKeeperCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.Cancel(kHost, kOrigin)
-	if v := k.Check(kHost, kOrigin); v.Action != Wait || !v.Until.Equal(c.Now().Add(MaxCrawlDelay)) {
-		t.Fatalf("Check after Cancel after Begin = %+v, want Wait until now+%s", v, MaxCrawlDelay)
+	if v := k.Check(kHost, kOrigin); v.Action != Wait || !v.Until.Equal(c.Now().Add(robots.MaxCrawlDelay)) {
+		t.Fatalf("Check after Cancel after Begin = %+v, want Wait until now+%s", v, robots.MaxCrawlDelay)
 	}
 	if err := k.Begin(kHost, kOrigin); err == nil {
 		t.Error("Begin without a claim = nil error")
@@ -456,7 +457,7 @@ func TestKeeperClaimTimeout(t *testing.T) {
 	}
 }
 
-// TestKeeperRedirects: RFC 9309 2.3.1.2, up to MaxRedirects hops followed
+// TestKeeperRedirects: RFC 9309 2.3.1.2, up to robots.MaxRedirects hops followed
 // (relative Locations resolved against the hop), each in its own Check;
 // one more means unavailable, no restrictions. Progress is stored: a
 // restart mid-chain goes on with the next hop, unless the chain is older
@@ -482,8 +483,8 @@ func TestKeeperRedirects(t *testing.T) {
 	}
 	// The chain so far survives a restart: the next run asks for the hop,
 	// not /robots.txt again (a crawler that forgot the answers would).
-	if r := stored(t, db); r.pending || r.hops != MaxRedirects || r.next != hopURL || !r.hopAt.Equal(c.Now()) {
-		t.Errorf("record after %d redirects = %+v, want the hop to %s, not pending", MaxRedirects, r, hopURL)
+	if r := stored(t, db); r.pending || r.hops != robots.MaxRedirects || r.next != hopURL || !r.hopAt.Equal(c.Now()) {
+		t.Errorf("record after %d redirects = %+v, want the hop to %s, not pending", robots.MaxRedirects, r, hopURL)
 	}
 	k2 := newKeeper(t, db, c, KeeperOptions{})
 	if v := k2.Check(kHost, kOrigin); v.Action != Fetch || v.URL.String() != hopURL {
@@ -498,7 +499,7 @@ func TestKeeperRedirects(t *testing.T) {
 	// The sixth redirect: unavailable, no restrictions, for TTL.
 	res := fetch(t, k, Answer{Status: 302, Location: "/again"}, hopURL)
 	if res.Redirect || res.Unavailable || res.Policy == nil || !allowed(res.Policy, "/private") {
-		t.Fatalf("redirect %d: Done = %+v, want allow-all settled", MaxRedirects+1, res)
+		t.Fatalf("redirect %d: Done = %+v, want allow-all settled", robots.MaxRedirects+1, res)
 	}
 	if v := k.Check(kHost, kOrigin); v.Action != Apply {
 		t.Errorf("after the chain: Check = %+v, want Apply", v)

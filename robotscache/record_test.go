@@ -1,8 +1,9 @@
-package robots
+package robotscache
 
 import (
 	"bytes"
 	"errors"
+	"github.com/trawl-crawler/trawl/robots"
 	"reflect"
 	"strings"
 	"testing"
@@ -91,7 +92,7 @@ func TestDecodeRecordRefuses(t *testing.T) {
 		{"copy of a 429", []byte{4, flagCopy, 0, 2, 0, 0xad, 0x03, 2}},
 		{"copy of a 100", []byte{4, flagCopy, 0, 2, 0, 100, 2}},
 		{"copy status overflow", []byte{4, flagCopy, 0, 2, 0, 0xc8, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 2}},
-		{"copy body too long", append([]byte{4, flagCopy, 0, 2, 0, 0xc8, 0x01, 2}, strings.Repeat("x", MaxBytes+2)...)},
+		{"copy body too long", append([]byte{4, flagCopy, 0, 2, 0, 0xc8, 0x01, 2}, strings.Repeat("x", robots.MaxBytes+2)...)},
 	}
 	for _, tt := range tests {
 		if r, err := decodeRecord(tt.v); err == nil || !errors.Is(err, errRecord) {

@@ -1,4 +1,4 @@
-package robots
+package robotscache
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package robots
+package robotscache
 
 import (
 	"container/list"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/robots"
 )
 
 // Defaults and limits of KeeperOptions.
@@ -21,7 +22,7 @@ const (
 	DefaultOutage         = 30 * 24 * time.Hour
 	DefaultRetryBase      = time.Minute
 	DefaultRetryMax       = time.Hour
-	DefaultLostAnswerWait = MaxCrawlDelay
+	DefaultLostAnswerWait = robots.MaxCrawlDelay
 	DefaultClaimTimeout   = 5 * time.Minute
 	DefaultMaxEntries     = 100_000
 )
@@ -160,7 +161,7 @@ type Verdict struct {
 	Action Action
 	// Policy is the policy that applies (Apply only): a parsed robots.txt,
 	// no restrictions (4xx), or the fallback of a long outage.
-	Policy *Policy
+	Policy *robots.Policy
 	// Loaded is set (Apply only) when Policy was read from the store by
 	// this Check, not settled by Done in this process: feed its
 	// Crawl-delay to the frontier.
@@ -200,7 +201,7 @@ type Result struct {
 	// fallback once an outage has lasted KeeperOptions.Outage. Nil while
 	// the origin may not be crawled (Redirect, or unreachable before the
 	// outage rule).
-	Policy *Policy
+	Policy *robots.Policy
 	// Unavailable is set when the answer was unreachable (RFC 9309
 	// 2.3.1.4: 429, 5xx, network error).
 	Unavailable bool
@@ -239,10 +240,10 @@ type originState struct {
 
 	// now < until: policy applies, or, if nil, nothing may be fetched
 	// (backoff, lost answer). now >= until: fetch.
-	policy *Policy
+	policy *robots.Policy
 	until  time.Time
-	good   *Policy   // last good answer, for the outage rule; nil if none known
-	at     time.Time // last settled answer, good or unreachable
+	good   *robots.Policy // last good answer, for the outage rule; nil if none known
+	at     time.Time      // last settled answer, good or unreachable
 
 	attempts    int       // consecutive unreachable answers
 	outageSince time.Time // the first of them; zero when attempts == 0
@@ -423,7 +424,7 @@ func (k *Keeper) carry(e *originState, host, origin string) error {
 //
 // By RFC 9309 2.3.1: a 2xx answer is parsed; a 4xx other than 429 means
 // no restrictions; a 3xx with a Location (relative ones resolved against
-// the hop's URL) is followed, up to MaxRedirects hops, and a longer chain
+// the hop's URL) is followed, up to robots.MaxRedirects hops, and a longer chain
 // or one that cannot be followed means no restrictions (2.3.1.2); 429,
 // 5xx, any other status and Err mean unreachable: nothing may be fetched
 // until RetryAt, RetryBase doubling per consecutive failure up to
@@ -434,7 +435,7 @@ func (k *Keeper) Done(b *store.Batch, host, origin string, ans Answer) (Result, 
 		ans.At = k.opts.Now()
 	}
 	at := ans.At
-	good := ans.Err == nil && goodStatus(ans.Status)
+	good := ans.Err == nil && robots.GoodStatus(ans.Status)
 	redirect := good && ans.Status >= 300 && ans.Status <= 399
 
 	k.mu.Lock()
@@ -462,7 +463,7 @@ func (k *Keeper) Done(b *store.Batch, host, origin string, ans Answer) (Result, 
 	switch {
 	case redirect:
 		next, ok := nextHop(hop, ans.Location)
-		if ok && e.hops < MaxRedirects {
+		if ok && e.hops < robots.MaxRedirects {
 			e.hops++
 			e.next, e.hopAt = next.String(), at
 			res.Redirect, res.URL = true, next
@@ -470,7 +471,7 @@ func (k *Keeper) Done(b *store.Batch, host, origin string, ans Answer) (Result, 
 				hops: e.hops, hopAt: e.hopAt, next: e.next}
 			break
 		}
-		// RFC 9309 2.3.1.2: more than MaxRedirects consecutive redirects
+		// RFC 9309 2.3.1.2: more than robots.MaxRedirects consecutive redirects
 		// (or one that cannot be followed) MAY be taken as unavailable,
 		// which 2.3.1.3 defines as no restrictions.
 		fallthrough
@@ -479,7 +480,7 @@ func (k *Keeper) Done(b *store.Batch, host, origin string, ans Answer) (Result, 
 		if ans.Status > 299 {
 			body = nil
 		}
-		c := &storedCopy{status: ans.Status, fetched: at, body: body[:min(len(body), MaxBytes+1)]}
+		c := &storedCopy{status: ans.Status, fetched: at, body: body[:min(len(body), robots.MaxBytes+1)]}
 		p := c.policy()
 		e.policy, e.good, e.until, e.at = p, p, at.Add(k.opts.TTL), at
 		e.attempts, e.outageSince = 0, time.Time{}
@@ -526,7 +527,7 @@ func (k *Keeper) afterFailure(e *originState) {
 	if e.at.Sub(e.outageSince) >= k.opts.Outage {
 		e.policy = e.good
 		if e.policy == nil {
-			e.policy = allowAll(e.at)
+			e.policy = robots.AllowAll(e.at)
 		}
 		e.until = e.at.Add(k.opts.TTL)
 		return

@@ -1,10 +1,12 @@
-package robots
+package robotscache
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/trawl-crawler/trawl/robots"
 )
 
 // Encoding of the record a Keeper keeps for one origin under its 'r' key
@@ -33,7 +35,7 @@ import (
 //
 //	+-------------+-----------------+---------------------------------+
 //	| HTTP status | fetched at      | body                            |
-//	| uvarint     | varint, unix ns | to the end, at most MaxBytes+1  |
+//	| uvarint     | varint, unix ns | to the end, at most robots.MaxBytes+1  |
 //	+-------------+-----------------+---------------------------------+
 //
 // flags: 0x01 pending (a request was sent at "at" and its answer has not
@@ -90,14 +92,8 @@ type storedCopy struct {
 }
 
 // policy parses c.
-func (c *storedCopy) policy() *Policy { return policyFor(c.status, c.body, c.fetched) }
-
-// goodStatus reports whether an answer with status settles the policy
-// (RFC 9309 2.3.1.1-2.3.1.3): 2xx is parsed, 3xx (reaching the keeper only
-// at the end of a redirect chain that cannot be followed) and 4xx other
-// than 429 mean no restrictions.
-func goodStatus(status int) bool {
-	return status >= 200 && status <= 499 && status != 429
+func (c *storedCopy) policy() *robots.Policy {
+	return robots.FromResult(robots.FetchResult{Status: c.status, Body: c.body, At: c.fetched})
 }
 
 // appendTime appends t as varint Unix nanoseconds, 0 for the zero time.
@@ -183,7 +179,7 @@ func decodeRecord(v []byte) (record, error) {
 	}
 	if flags&flagHop != 0 {
 		hops, n := binary.Uvarint(v)
-		if n <= 0 || hops < 1 || hops > MaxRedirects {
+		if n <= 0 || hops < 1 || hops > robots.MaxRedirects {
 			return bad("redirect hops")
 		}
 		v = v[n:]
@@ -204,7 +200,7 @@ func decodeRecord(v []byte) (record, error) {
 		return r, nil
 	}
 	status, n := binary.Uvarint(v)
-	if n <= 0 || !goodStatus(int(min(status, 1000))) {
+	if n <= 0 || !robots.GoodStatus(int(min(status, 1000))) {
 		return bad("copy status")
 	}
 	v = v[n:]
@@ -212,7 +208,7 @@ func decodeRecord(v []byte) (record, error) {
 	if c.fetched, v, ok = readTime(v); !ok {
 		return bad("copy time")
 	}
-	if len(v) > MaxBytes+1 {
+	if len(v) > robots.MaxBytes+1 {
 		return bad("copy body too long")
 	}
 	c.body = v
