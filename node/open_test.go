@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/trawl-crawler/trawl/internal/store"
-	"github.com/trawl-crawler/trawl/internal/store/outbox"
+	"github.com/trawl-crawler/trawl/internal/outbox"
 	"go.uber.org/goleak"
 )
 

@@ -170,7 +170,7 @@ type Options struct {
 	// Partitioned makes the node one of a fleet: it serves the partitions
 	// it is given at run time (ServePartition, ReleasePartition; package
 	// cluster/fleet drives them) and none at start. URLs it finds for a
-	// partition it does not serve go to its outbox (internal/store/outbox) in the
+	// partition it does not serve go to its outbox (internal/outbox) in the
 	// batch of the completion that found them, for the owner; the owner
 	// folds them in (Fold). A job of a partitioned node does not end when
 	// the node's own queue empties (the fleet's may not be): it ends when

@@ -10,7 +10,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
-	"github.com/trawl-crawler/trawl/internal/store/frontierdb"
+	"github.com/trawl-crawler/trawl/internal/frontierdb"
 	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 )
 

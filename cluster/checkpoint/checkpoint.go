@@ -31,7 +31,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/trawl-crawler/trawl/internal/store"
-	"github.com/trawl-crawler/trawl/internal/store/outbox"
+	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/simhash"
 )

@@ -11,7 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/trawl-crawler/trawl/internal/store/outbox"
+	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 
 	"github.com/trawl-crawler/trawl/internal/store"

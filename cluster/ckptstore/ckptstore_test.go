@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/store/outbox"
+	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 
 	"github.com/nats-io/nats.go/jetstream"

@@ -14,7 +14,7 @@ import (
 	"github.com/trawl-crawler/trawl/cluster/fleetnode"
 	"github.com/trawl-crawler/trawl/cluster/route"
 	"github.com/trawl-crawler/trawl/internal/store"
-	"github.com/trawl-crawler/trawl/internal/store/outbox"
+	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/job"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/internal/store/outbox"
+	"github.com/trawl-crawler/trawl/internal/outbox"
 )
 
 // Message layout (a batch of URLs for one partition; part of the fleet's

@@ -15,7 +15,7 @@ import (
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
-	"github.com/trawl-crawler/trawl/internal/store/outbox"
+	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"go.uber.org/goleak"
 )

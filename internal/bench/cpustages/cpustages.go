@@ -76,7 +76,7 @@ var rules = func() []rule {
 		{m + "scope.", URLs},
 		{m + "internal/store/urlseen.", Seen},
 		{m + "internal/store.", Store},
-		{m + "internal/store/frontierdb.", Store},
+		{m + "internal/frontierdb.", Store},
 		{"github.com/cockroachdb/pebble/", Store},
 		{m + "frontier.", Frontier},
 		{"runtime.gcBgMarkWorker", GC},
