@@ -20,11 +20,11 @@ var layers = []struct {
 }{
 	{"libraries", []string{"urlnorm", "robots", "simhash", "links", "scope", "sitemap",
 		"warc", "cdxj", "crawllog", "fetch", "hostpolicy", "job", "recrawl",
-		"internal/procstat", "internal/patternbudget", "internal/hostrank", "api/wire"}},
+		"internal/procstat", "internal/patternbudget", "internal/hostrank"}},
 	{"store core", []string{"internal/store", "internal/store/"}},
 	{"engine", []string{"frontier", "internal/frontierdb", "internal/outbox", "robotscache", "node", "node/"}},
 	{"fleet", []string{"cluster/"}},
-	{"server", []string{"api", "metrics", "dashboard", "server"}},
+	{"server", []string{"api", "api/wire", "metrics", "dashboard", "server"}},
 	{"command", []string{"cmd/trawl", "internal/cli/"}},
 }
 
@@ -148,7 +148,7 @@ func TestLayerOf(t *testing.T) {
 		{"node", 2},
 		{"cluster/fleet", 3},
 		{"api", 4},
-		{"api/wire", 0},
+		{"api/wire", 4},
 		{"cmd/trawl", 5},
 		{"internal/cli/config", 5},
 		{"internal/bench/freshbench", len(layers)},
