@@ -12,8 +12,8 @@ import (
 // TestCreateErrorsInTheUsersWords sends bad bodies to POST /v1/crawls of
 // a real node: each gets its status and an error naming the JSON path at
 // fault (with the element of a list) and saying what was wrong and what
-// would be right, in the request's words: no Go type, no package prefix
-// (issue 22). A crawl's seed outside its own domains is refused as POST
+// would be right, in the request's words: no Go type, no package prefix.
+// A crawl's seed outside its own domains is refused as POST
 // /v1/crawls/{id}/seeds refuses it, in the same words. None of them
 // creates a crawl.
 func TestCreateErrorsInTheUsersWords(t *testing.T) {

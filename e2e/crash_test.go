@@ -1,6 +1,6 @@
 package e2e
 
-// Issue 3's end-to-end durability tests: `trawl crawl` killed with SIGKILL
+// End-to-end durability tests: `trawl crawl` killed with SIGKILL
 // at random moments and restarted with the same command, and `trawl crawl`
 // on a full disk. Both judge the crawl from the synthetic web's request log
 // (see rig.checkLog for the rules) and the WARC files with warcio.

@@ -146,7 +146,7 @@ type crawlStats struct {
 	StatusByClass map[string]int64 `json:"status_by_class"`
 }
 
-// TestServeEndToEnd is issue 9's judged run. `trawl serve` runs as a
+// TestServeEndToEnd is the server's judged run. `trawl serve` runs as a
 // separate process on loopback; two crawls over overlapping hosts of the
 // synthetic web are created through the API; one host gets a slower
 // policy; one crawl is paused (its counts stand still) and resumed; the

@@ -49,7 +49,7 @@ type fleetProc struct {
 	data    string // --data
 }
 
-// TestFleetProcesses is issue 13's judged test: three `trawl serve`
+// TestFleetProcesses is the fleet's judged test: three `trawl serve`
 // processes with embedded NATS servers form a fleet on loopback and crawl
 // the synthetic web, a crawl submitted to one member's API; one member is
 // killed with SIGKILL mid-crawl and a fourth joins. The web's log shows no

@@ -170,8 +170,8 @@ func TestValidateFieldErrors(t *testing.T) {
 		{Spec{}, "Seeds", -1, "at least one seed URL is needed"},
 		{Spec{Seeds: []string{"http://a.test/", "ftp://a.test/"}}, "Seeds", 1, `"ftp://a.test/" is not an http or https URL`},
 		{Spec{Seeds: []string{"/x"}}, "Seeds", 0, `"/x" is not an absolute http or https URL`},
-		// Issue 22: a seed outside the crawl's own domains was fetched at
-		// creation and refused when added later; both refuse it now.
+		// A seed outside the crawl's own domains is refused at creation
+		// as it is when added later.
 		{Spec{Seeds: []string{"http://a.test/", "http://b.test/"}, Domains: []string{"a.test"}}, "Seeds", 1,
 			`"http://b.test/" is outside the crawl's domains (a.test)`},
 		{Spec{Seeds: seed, Domains: []string{"a.test", "a b"}}, "Domains", 1, `"a b" is not a host name`},

@@ -22,8 +22,8 @@ import (
 	"github.com/trawl-crawler/trawl/node"
 )
 
-// benchHosts is the size of the benchmarks' node: issue 9 asks that a
-// stats call and a scrape stay cheap with a million hosts known. Run with
+// benchHosts is the size of the benchmarks' node: a
+// stats call and a scrape must stay cheap with a million hosts known. Run with
 // -args -hosts N to compare with N.
 var benchHosts = flag.Int("hosts", 1_000_000, "hosts known to the benchmarks' node")
 

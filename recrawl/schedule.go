@@ -32,10 +32,10 @@ func (u Uniform) Visit(pg Page, v Visit) (Page, time.Duration) {
 }
 
 // Nutch is Apache Nutch's AdaptiveFetchSchedule reduced to its rule, the
-// baseline the issue names: the interval shrinks by DecRate when a visit
+// baseline of the freshness comparisons: the interval shrinks by DecRate when a visit
 // saw a change and grows by IncRate when it did not, within [Min, Max].
 // (Nutch's optional sync with Last-Modified is not modelled.) Zero fields
-// take the values the issue gives: Initial 24h, IncRate and DecRate 0.2,
+// take Nutch's defaults: Initial 24h, IncRate and DecRate 0.2,
 // Min 1h, Max 30 days.
 type Nutch struct {
 	Initial, Min, Max time.Duration

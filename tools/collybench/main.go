@@ -1,6 +1,6 @@
 // Command collybench compares trawl's CPU cost per page with colly's on the
 // same synthetic web, measured from outside each process (the kernel's
-// rusage of the child), as issue 8 asks.
+// rusage of the child).
 //
 // It is its own Go module so that colly never becomes a dependency of
 // trawl. Two subcommands:

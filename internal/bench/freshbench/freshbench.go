@@ -1,4 +1,4 @@
-// Package freshbench is the freshness benchmark of issue 11: a simulated
+// Package freshbench is the freshness benchmark: a simulated
 // web whose pages change as Poisson processes at mixed rates, recrawled at
 // a fixed fetch budget by uniform recrawl, Nutch's adaptive schedule and
 // trawl's recrawl.Policy (rates learned from what its fetches saw, and

@@ -13,7 +13,7 @@ import (
 // simulation is deterministic for its seed, so these are outcomes, not
 // timings.
 //
-// The issue's +25% over uniform is not asserted: on neither web can any
+// A +25% gain over uniform is not asserted: on neither web can any
 // schedule of fixed intervals reach it (the true rates give +7% on "web"
 // and +17% on "churn"; Cho and Garcia-Molina's optimum is the ceiling), so
 // the test asserts the ceilings, which docs/design/freshness.md derives. On

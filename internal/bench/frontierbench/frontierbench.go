@@ -30,7 +30,7 @@ import (
 
 // Result is one run's measurements; `trawl bench frontier --json` prints
 // it. The JSON names are relied on by docs/design/benchmarks.md and by scripts:
-// do not rename them. The first eight fields are the ones issue 3 names;
+// do not rename them. The first eight fields are the targets' figures;
 // the rest explain them.
 type Result struct {
 	SeenNewPerSec     float64 `json:"seen_new_per_s"`

@@ -56,7 +56,7 @@ func dirSize(dir string) int64 {
 	return n
 }
 
-// Targets of issue 3 on the reference machine (2 cores).
+// The frontier's targets on the reference machine (2 cores).
 const (
 	targetSeenNew       = 1_000_000
 	targetEnqueue       = 200_000
@@ -64,7 +64,7 @@ const (
 	targetRSS           = 1 << 30
 )
 
-// Print writes r to w as a table, each target of issue 3 marked ok or
+// Print writes r to w as a table, each target marked ok or
 // MISSED.
 func Print(w io.Writer, r Result) {
 	check := func(ok bool) string {

@@ -42,7 +42,7 @@ import (
 //	| job                 uvarint: the job whose lease made the last |
 //	|                     fetch (since format version 3)             |
 //	+----------------------------------------------------------------+
-//	| the recrawl tail, absent when it would be empty (issue 11):    |
+//	| the recrawl tail, absent when it would be empty:               |
 //	| tail flags          1 B: bit 0 = change history follows,       |
 //	|                     bit 1 = a due recrawl follows,             |
 //	|                     bit 2 = a depth follows,                   |

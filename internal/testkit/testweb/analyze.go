@@ -450,10 +450,10 @@ func (r *Report) Critical(gap time.Duration) Bound {
 }
 
 // CriticalPath is Critical's Duration: a lower bound on a polite and
-// complete crawl's duration. (Until session 5 it counted a gap per request,
-// one more than separate a host's first request from its last, and a demo
-// of 50 hosts at 100 ms reported 0.89 x. The robots.txt requests of the
-// 301 and 429 hosts count since: needed, so the bound stays a bound.)
+// complete crawl's duration. It counts the gaps that separate a
+// host's first request from its last (one fewer than its requests), and
+// the robots.txt requests of the 301 and 429 hosts, which are needed: so
+// the bound stays a bound.
 func (r *Report) CriticalPath(gap time.Duration) time.Duration {
 	return r.Critical(gap).Duration
 }

@@ -376,7 +376,7 @@ var facets = []facet{
 	{"sort", []string{"price", "name", "newest", "rating"}},
 }
 
-// makeTraps adds the entries of h's issue-10 traps and links them from
+// makeTraps adds the entries of h's traps and links them from
 // its home page: the shop's listing and products (real pages), the
 // growing path's entry (a trap page) and, on a soft-404 host, links to
 // paths that do not exist.

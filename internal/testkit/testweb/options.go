@@ -57,7 +57,7 @@ type Options struct {
 	// made in memory at Generate (Web.CACertPEM). Nil means none; an
 	// unknown name is a Validate error.
 	TLSKinds []string
-	// Traps adds the traps of issue 10, each on a few small hosts linked
+	// Traps adds the crawler traps, each on a few small hosts linked
 	// from their home pages: session IDs in every internal link, a faceted
 	// shop, a growing path and soft 404s (see HostInfo.Traps). The
 	// calendar trap is always there.
