@@ -7,6 +7,7 @@ package status
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/clientcmd"
 )
 
 // Rows bounds the crawls `trawl status` shows: one screen.
@@ -44,6 +46,32 @@ type Member struct {
 type Crawl struct {
 	Crawl apiclient.Crawl  `json:"crawl"`
 	Stats *apiclient.Stats `json:"stats"` // nil if the call for them failed
+}
+
+// Main is `trawl status`: it opens a client as o says, gathers the
+// report and prints it (as JSON with o.JSON), and returns the exit
+// status: 0 the server is ready, 1 it could not be reached or failed, 2
+// bad options, 3 it answers but is still loading its state.
+func Main(ctx context.Context, o clientcmd.Options, stdout, stderr io.Writer) int {
+	c, origin, err := clientcmd.Open(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl status: %v\n", err)
+		return 2
+	}
+	out, err := Gather(ctx, c)
+	if err != nil {
+		return clientcmd.Fail(stderr, "status", o.Server, err, origin)
+	}
+	if o.JSON {
+		b, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		Print(stdout, out)
+	}
+	if !out.Ready {
+		return 3
+	}
+	return 0
 }
 
 // Gather asks the server c talks to whether it is ready and, if it is,
