@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 	"github.com/trawl-crawler/trawl/internal/cli/clientcmd"
@@ -13,9 +12,10 @@ import (
 )
 
 // The API's clients: `trawl status` (status.go), and the groups of
-// clientCommand: `trawl crawls` (crawls.go), `trawl hosts` (hosts.go) and
-// `trawl node` (node.go). Each parses its flags into clientcmd's Options
-// and hands over to package clientcmd (status: package status).
+// clientcmd: `trawl crawls`, `trawl hosts` and `trawl node`, whose
+// subcommands with flags of their own have them in crawls.go and
+// hosts.go. Each parses its flags into clientcmd's Options and hands over
+// to package clientcmd (status: package status).
 
 // DefaultServer is the API the clients talk to unless told otherwise:
 // where `trawl serve` listens by default.
@@ -35,119 +35,65 @@ func clientFlags(fs *flag.FlagSet, o *clientcmd.Options) {
 	fs.BoolVar(&o.JSON, "json", false, "print the API's JSON answer instead of text")
 }
 
-// tokenHelp says where the clients find the token; every client's --help
-// ends with it.
-const tokenHelp = `
-The token (changes need it; reads do not) is the first of: --token-file or
-TRAWL_TOKEN_FILE; TRAWL_TOKEN; token-file in the config file; DATA/api.token
-with DATA from --data, TRAWL_DATA or the config file; ./trawl-data/api.token
-if --server is on loopback (where trawl serve writes it when run there
-without a token).`
+// clientBinds make the runs of the client subcommands with flags of their
+// own (beside clientFlags): each registers them into new values and
+// returns the run that reads them.
+var clientBinds = map[string]func(*flag.FlagSet) clientcmd.Run{"crawls create": createFlags, "crawls exclude": excludeFlags,
+	"hosts list": hostsListFlags, "hosts policy": policyFlags}
 
-// clientExitHelp is the exit statuses of the clients but status.
-const clientExitHelp = `
-Exit status: 0 done, 1 the server refused or could not be reached, 2 a
-usage error.`
-
-// clientGroup is a command whose subcommands are calls to a running
-// server. Each subcommand is a leaf with clientFlags and its own.
-type clientGroup struct {
-	name, summary string
-	about         string // what its subcommands are about, for its --help: "its crawls"
-	examples      string // its --help's examples, lines of "  trawl ..."
-	commands      []clientCommand
-}
-
-// clientCommand is one subcommand of a clientGroup.
-type clientCommand struct {
-	name, args, summary, help string
-	nargs                     int // arguments wanted; -1: any number
-	run                       clientcmd.Run
-	// bind, if set, makes a subcommand with flags of its own (beside
-	// clientFlags): it registers them into new values and returns the run
-	// that reads them.
-	bind func(*flag.FlagSet) clientcmd.Run
-}
-
-// register registers the group and its subcommands' flags; called from
-// init.
-func (g *clientGroup) register() {
-	register(g.name, g.summary, g.main)
-	for _, sc := range g.commands {
-		leaf(g.name+" "+sc.name, func(fs *flag.FlagSet) { sc.flags(fs, new(clientcmd.Options)) })
-	}
-}
-
-// flags adds the subcommand's flags to fs, the clients' ones into o, and
-// returns its run.
-func (sc clientCommand) flags(fs *flag.FlagSet, o *clientcmd.Options) clientcmd.Run {
-	clientFlags(fs, o)
-	if sc.bind == nil {
-		return sc.run
-	}
-	return sc.bind(fs)
-}
-
-// help is the group's --help.
-func (g *clientGroup) help() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "usage: trawl %s COMMAND [flags] [args]\n\nTalks to a running trawl serve (--server) about %s.\n\nCommands:\n", g.name, g.about)
-	example := "" // a subcommand whose own section is worth showing
-	for _, sc := range g.commands {
-		fmt.Fprintf(&b, "  %-8s %s\n", sc.name, sc.summary)
-		if example == "" && sc.bind != nil {
-			example = sc.name
+func init() {
+	for _, g := range []*clientcmd.Group{&clientcmd.CrawlsGroup, &clientcmd.HostsGroup, &clientcmd.NodeGroup} {
+		register(g.Name, g.Summary, func(args []string, stdout, stderr io.Writer) int { return clientGroup(g, args, stdout, stderr) })
+		for _, sc := range g.Commands {
+			path := g.Name + " " + sc.Name
+			leaf(path, func(fs *flag.FlagSet) { clientCommandFlags(path, sc, fs, new(clientcmd.Options)) })
 		}
 	}
-	if example == "" {
-		example = g.commands[0].name
-	}
-	fmt.Fprintf(&b, `
-Run 'trawl %[1]s COMMAND --help' for its flags. A config file section
-%[1]q holds defaults for all of them (e.g. "server"), "%[1]s %[2]s"
-for one.
-
-Examples:
-%[3]s
-`, g.name, example, strings.TrimRight(g.examples, "\n"))
-	return b.String()
 }
 
-// main runs `trawl GROUP args...`.
-func (g *clientGroup) main(args []string, stdout, stderr io.Writer) int {
+// clientCommandFlags adds the subcommand's flags to fs, the clients' ones
+// into o, and returns its run.
+func clientCommandFlags(path string, sc clientcmd.Command, fs *flag.FlagSet, o *clientcmd.Options) clientcmd.Run {
+	clientFlags(fs, o)
+	if sc.Run != nil {
+		return sc.Run
+	}
+	return clientBinds[path](fs)
+}
+
+// clientGroup runs `trawl GROUP args...`.
+func clientGroup(g *clientcmd.Group, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, g.help())
+		fmt.Fprint(stderr, g.Help())
 		return 2
 	}
 	if a := args[0]; a == "-h" || a == "--help" || a == "-help" || a == "help" {
-		fmt.Fprint(stderr, g.help())
+		fmt.Fprint(stderr, g.Help())
 		return 0
 	}
-	for _, sc := range g.commands {
-		if sc.name == args[0] {
-			return sc.main(g.name+" "+sc.name, args[1:], stdout, stderr)
+	for _, sc := range g.Commands {
+		if sc.Name == args[0] {
+			return clientCommand(g.Name+" "+sc.Name, sc, args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "trawl %s: unknown command %q\n\n%s", g.name, args[0], g.help())
+	fmt.Fprintf(stderr, "trawl %s: unknown command %q\n\n%s", g.Name, args[0], g.Help())
 	return 2
 }
 
-// main parses the subcommand's flags and arguments and hands over to
-// clientcmd.Main; path is its name with its group's.
-func (sc clientCommand) main(path string, args []string, stdout, stderr io.Writer) int {
-	help := fmt.Sprintf("usage: trawl %s [flags] %s\n\n%s.\n%s\n%s\n%s", path, sc.args,
-		strings.ToUpper(sc.summary[:1])+sc.summary[1:], sc.help, tokenHelp, clientExitHelp)
-	fs := newFlagSet(path, help, clientEnv, stderr)
+// clientCommand parses a client subcommand's flags and arguments and
+// hands over to clientcmd.Main; path is its name with its group's.
+func clientCommand(path string, sc clientcmd.Command, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet(path, sc.Usage(path), clientEnv, stderr)
 	var o clientcmd.Options
-	run := sc.flags(fs, &o)
+	run := clientCommandFlags(path, sc, fs, &o)
 	pos, src, code, ok := parseInterleaved(fs, args, clientEnv, stderr)
 	if !ok {
 		return code
 	}
-	if sc.nargs >= 0 && len(pos) != sc.nargs {
+	if sc.NArgs >= 0 && len(pos) != sc.NArgs {
 		want := "no arguments"
-		if sc.nargs > 0 {
-			want = sc.args
+		if sc.NArgs > 0 {
+			want = sc.Args
 		}
 		fmt.Fprintf(stderr, "trawl %s: want %s, got %q (see --help)\n", path, want, pos)
 		return 2

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	register("testweb", "serve the synthetic web on loopback", leafCommand("testweb", testwebHelp, nil, testwebFlags,
+	register("testweb", "serve the synthetic web on loopback", leafCommand("testweb", testwebcmd.Help, nil, testwebFlags,
 		func(o *testwebcmd.Options, args []string, _ map[string]config.Source, stdout, stderr io.Writer) int {
 			if extraArgs("testweb", args, stderr, "") {
 				return 2
@@ -31,15 +31,3 @@ func testwebFlags(fs *flag.FlagSet, o *testwebcmd.Options) {
 	fs.DurationVar(&w.MaxLatency, "max-latency", 0, "most per-host latency (0: the default, 20ms)")
 	fs.IntVar(&w.BigPages, "big-pages", 0, "pages of each big host (0: the default, 40)")
 }
-
-const testwebHelp = `usage: trawl testweb [flags]
-
-Generates the synthetic web (the demo's) and serves it on loopback until
-SIGINT, SIGTERM or --for, so that another process can crawl it: prints the
-port and the seeds, and with --out writes DIR/hosts (for trawl crawl
---hosts) and DIR/seeds.txt.
-
-Examples:
-  trawl testweb --out /tmp/web &
-  trawl crawl --seeds /tmp/web/seeds.txt --hosts /tmp/web/hosts --allow-net 127.0.0.0/8 --domain trawl.test
-  trawl testweb --hosts 2000 --hostile --latency 5ms --for 10m`

@@ -268,3 +268,22 @@ func Print(w io.Writer, s Report) {
 		}
 	}
 }
+
+// Help is `trawl status --help`, before its flags.
+const Help = `usage: trawl status [flags]
+
+Asks a running trawl serve whether it is ready and shows its crawls, live
+ones first, with their key figures: state, pages, pages/s, queue, hosts
+active, errors and time running. At most 20 crawls are shown;
+trawl crawls list has them all. A member of a fleet is asked for the
+fleet's members too, and each member's API for its share of every crawl:
+the figures shown are the fleet's sums.
+
+Examples:
+  trawl status
+  trawl status --server http://10.0.0.5:8420
+  TRAWL_SERVER=http://crawler:8420 trawl status --json | jq '.crawls[].stats.fetched'
+` + clientcmd.TokenHelp + `
+
+Exit status: 0 the server is ready, 1 it could not be reached or failed,
+2 a usage error, 3 it answers but is still loading its state.`

@@ -73,3 +73,16 @@ func Main(o Options, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "stopped after %d requests\n", len(srv.Log()))
 	return 0
 }
+
+// Help is `trawl testweb --help`, before its flags.
+const Help = `usage: trawl testweb [flags]
+
+Generates the synthetic web (the demo's) and serves it on loopback until
+SIGINT, SIGTERM or --for, so that another process can crawl it: prints the
+port and the seeds, and with --out writes DIR/hosts (for trawl crawl
+--hosts) and DIR/seeds.txt.
+
+Examples:
+  trawl testweb --out /tmp/web &
+  trawl crawl --seeds /tmp/web/seeds.txt --hosts /tmp/web/hosts --allow-net 127.0.0.0/8 --domain trawl.test
+  trawl testweb --hosts 2000 --hostile --latency 5ms --for 10m`

@@ -147,3 +147,32 @@ func parseCheckURL(raw string) (*url.URL, error) {
 	}
 	return u, nil
 }
+
+// RobotsHelp is `trawl robots --help`.
+const RobotsHelp = `usage: trawl robots check ROBOTS_FILE USER_AGENT URL...
+
+Parses ROBOTS_FILE as a robots.txt (RFC 9309) and prints, for each URL,
+"allowed<TAB>URL" or "disallowed<TAB>URL" for the crawler whose product token
+is USER_AGENT. A URL is an absolute http(s) URL or a path starting with "/".
+Parse warnings go to stderr. Exit status: 0 if every input was read, 1 if the
+file or a URL could not be, 2 on a usage error.
+
+Examples:
+  trawl robots check robots.txt trawl https://example.org/private/x /public/y
+  curl -s https://example.org/robots.txt > r.txt && trawl robots check r.txt trawl /search?q=1
+`
+
+// NormalizeHelp is `trawl url --help`, before its flags.
+const NormalizeHelp = `usage: trawl url normalize [--base BASE] [URL...]
+
+Prints the canonical form of each URL, one line per input, or
+"invalid: REASON" for a URL that cannot be parsed or is not http(s).
+Each URL is parsed as a browser parses a link (WHATWG), against BASE if
+given. With no URL arguments, URLs are read from standard input, one per
+line. Exits 1 if any URL was invalid, 2 on a usage error.
+
+Examples:
+  trawl url normalize 'HTTP://Example.ORG:80/a/../b?#frag'
+  trawl url normalize --base https://example.org/docs/ ../img/x.png page2.html
+  trawl url normalize < urls.txt
+`
