@@ -22,7 +22,7 @@ type HostsList struct {
 func (hl *HostsList) Run(ctx context.Context, c *apiclient.Client, o Options, _ []string, w io.Writer) error {
 	q := apiclient.HostQuery{State: hl.State, Limit: hl.Limit}
 	if hl.Crawl != "" {
-		id, err := CrawlID(hl.Crawl)
+		id, err := crawlID(hl.Crawl)
 		if err != nil {
 			return UsageError{fmt.Errorf("--crawl: %w", err)}
 		}

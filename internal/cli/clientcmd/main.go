@@ -167,8 +167,8 @@ func Fail(stderr io.Writer, cmd, server string, err error, origin string) int {
 	return 1
 }
 
-// CrawlID parses a crawl id argument.
-func CrawlID(arg string) (uint32, error) {
+// crawlID parses a crawl id argument.
+func crawlID(arg string) (uint32, error) {
 	id, err := strconv.ParseUint(arg, 10, 32)
 	if err != nil || id == 0 {
 		return 0, fmt.Errorf("%q is not a crawl id (a positive integer, as trawl crawls list shows)", arg)
@@ -178,7 +178,7 @@ func CrawlID(arg string) (uint32, error) {
 
 // idArg parses the first argument, a crawl id.
 func idArg(args []string) (uint32, error) {
-	id, err := CrawlID(args[0])
+	id, err := crawlID(args[0])
 	if err != nil {
 		return 0, UsageError{err}
 	}
