@@ -12,17 +12,13 @@ import (
 	"github.com/trawl-crawler/trawl/internal/bench/fleetbench"
 	"github.com/trawl-crawler/trawl/internal/bench/freshbench"
 	"github.com/trawl-crawler/trawl/internal/bench/frontierbench"
+	"github.com/trawl-crawler/trawl/internal/cli/config"
 	"github.com/trawl-crawler/trawl/node"
 	"github.com/trawl-crawler/trawl/warc"
 )
 
 func init() {
 	register("bench", "measure the crawler: bench crawl, bench frontier, bench freshness, bench fleet, bench dedup", cmdBench)
-	leaf("bench crawl", func(fs *flag.FlagSet) { benchCrawlFlags(fs, new(crawlbench.Options)) })
-	leaf("bench frontier", func(fs *flag.FlagSet) { benchFrontierFlags(fs, new(frontierbench.Options)) })
-	leaf("bench freshness", func(fs *flag.FlagSet) { benchFreshnessFlags(fs, new(freshbench.Options)) })
-	leaf("bench fleet", func(fs *flag.FlagSet) { benchFleetFlags(fs, new(fleetbench.Options)) })
-	leaf("bench dedup", func(fs *flag.FlagSet) { benchDedupFlags(fs, new(dedupbench.Options)) })
 }
 
 const benchHelp = `usage: trawl bench crawl|frontier|freshness|fleet|dedup [flags]
@@ -53,81 +49,61 @@ Examples:
   trawl bench dedup --docs /usr/share/doc/python3.11/html
 `
 
-// cmdBench parses a bench's flags into its package's Options and hands
-// over to the package's Main. crawl, dedup and fleet run this binary as
-// child processes (the web; fleet's nodes).
-func cmdBench(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, benchHelp)
-		return 2
-	}
-	name := args[0]
-	parse := func(help string, flags func(*flag.FlagSet)) (*flag.FlagSet, int, bool) {
-		fs := newFlagSet("bench "+name, help, nil, stderr)
-		flags(fs)
-		_, code, ok := parseFlags(fs, args[1:], nil, stderr)
-		return fs, code, ok
-	}
-	exe := func(prefix string) (string, bool) {
-		exe, err := os.Executable()
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-		}
-		return exe, err == nil
-	}
-	switch name {
-	case "crawl":
-		var o crawlbench.Options
-		if _, code, ok := parse(crawlbench.Help, func(fs *flag.FlagSet) { benchCrawlFlags(fs, &o) }); !ok {
-			return code
-		}
-		var ok bool
-		if o.Exe, ok = exe("trawl bench"); !ok {
+// benches are `trawl bench NAME`'s runs: each parses its flags into its
+// package's Options and hands over to the package's Main. crawl, dedup
+// and fleet run this binary as child processes (the web; fleet's nodes).
+var benches = map[string]func([]string, io.Writer, io.Writer) int{
+	"crawl": leafCommand("bench crawl", crawlbench.Help, nil, benchCrawlFlags, func(o *crawlbench.Options, _ []string, _ map[string]config.Source, stdout, stderr io.Writer) int {
+		if !executable(&o.Exe, "trawl bench", stderr) {
 			return 1
 		}
-		return crawlbench.Main(o, stdout, stderr)
-	case "frontier":
-		var o frontierbench.Options
-		if _, code, ok := parse(frontierbench.Help, func(fs *flag.FlagSet) { benchFrontierFlags(fs, &o) }); !ok {
-			return code
-		}
-		return frontierbench.Main(o, stdout, stderr)
-	case "freshness":
-		var o freshbench.Options
-		if _, code, ok := parse(freshbench.Help, func(fs *flag.FlagSet) { benchFreshnessFlags(fs, &o) }); !ok {
-			return code
-		}
-		return freshbench.Main(o, stdout, stderr)
-	case "fleet":
-		var o fleetbench.Options
-		if _, code, ok := parse(fleetbench.Help, func(fs *flag.FlagSet) { benchFleetFlags(fs, &o) }); !ok {
-			return code
-		}
-		var ok bool
-		if o.Exe, ok = exe("trawl bench fleet"); !ok {
+		return crawlbench.Main(*o, stdout, stderr)
+	}),
+	"frontier": leafCommand("bench frontier", frontierbench.Help, nil, benchFrontierFlags, func(o *frontierbench.Options, _ []string, _ map[string]config.Source, stdout, stderr io.Writer) int {
+		return frontierbench.Main(*o, stdout, stderr)
+	}),
+	"freshness": leafCommand("bench freshness", freshbench.Help, nil, benchFreshnessFlags, func(o *freshbench.Options, _ []string, _ map[string]config.Source, stdout, stderr io.Writer) int {
+		return freshbench.Main(*o, stdout, stderr)
+	}),
+	"fleet": leafCommand("bench fleet", fleetbench.Help, nil, benchFleetFlags, func(o *fleetbench.Options, _ []string, _ map[string]config.Source, stdout, stderr io.Writer) int {
+		if !executable(&o.Exe, "trawl bench fleet", stderr) {
 			return 1
 		}
-		return fleetbench.Main(o, stdout, stderr)
-	case "dedup":
-		var o dedupbench.Options
-		fs, code, ok := parse(dedupbench.Help, func(fs *flag.FlagSet) { benchDedupFlags(fs, &o) })
-		if !ok {
-			return code
-		}
-		if fs.NArg() > 0 {
-			fmt.Fprintf(stderr, "trawl bench dedup: unexpected arguments %q\n", fs.Args())
+		return fleetbench.Main(*o, stdout, stderr)
+	}),
+	"dedup": leafCommand("bench dedup", dedupbench.Help, nil, benchDedupFlags, func(o *dedupbench.Options, args []string, _ map[string]config.Source, stdout, stderr io.Writer) int {
+		if extraArgs("bench dedup", args, stderr, "") {
 			return 2
 		}
-		if o.Exe, ok = exe("trawl bench dedup"); !ok {
+		if !executable(&o.Exe, "trawl bench dedup", stderr) {
 			return 1
 		}
-		return dedupbench.Main(o, stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprint(stderr, benchHelp)
-		return 0
+		return dedupbench.Main(*o, stdout, stderr)
+	}),
+}
+
+// cmdBench runs `trawl bench NAME`.
+func cmdBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if run, ok := benches[args[0]]; ok {
+			return run(args[1:], stdout, stderr)
+		}
 	}
 	fmt.Fprint(stderr, benchHelp)
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		return 0
+	}
 	return 2
+}
+
+// executable sets *exe to this binary's path, or says on stderr why it
+// cannot.
+func executable(exe *string, prefix string, stderr io.Writer) bool {
+	var err error
+	if *exe, err = os.Executable(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+	}
+	return err == nil
 }
 
 func benchCrawlFlags(fs *flag.FlagSet, o *crawlbench.Options) {

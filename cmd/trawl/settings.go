@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/trawl-crawler/trawl/internal/cli/config"
@@ -27,7 +26,35 @@ func leaf(path string, flags func(*flag.FlagSet)) {
 }
 
 // configEnv is the environment variable naming the config file.
-const configEnv = "TRAWL_CONFIG"
+const configEnv = config.EnvVar
+
+// leafCommand is the run of a subcommand path whose flags flags
+// registers into an O: it records them with leaf, and each run parses
+// them (parseFlags) into a new O and hands it, the arguments left and
+// where each setting came from to run.
+func leafCommand[O any](path, help string, env map[string]string, flags func(*flag.FlagSet, *O),
+	run func(o *O, args []string, src map[string]config.Source, stdout, stderr io.Writer) int) func([]string, io.Writer, io.Writer) int {
+	leaf(path, func(fs *flag.FlagSet) { flags(fs, new(O)) })
+	return func(args []string, stdout, stderr io.Writer) int {
+		fs := newFlagSet(path, help, env, stderr)
+		o := new(O)
+		flags(fs, o)
+		src, code, ok := parseFlags(fs, args, env, stderr)
+		if !ok {
+			return code
+		}
+		return run(o, fs.Args(), src, stdout, stderr)
+	}
+}
+
+// extraArgs says on stderr that a subcommand taking no arguments got
+// some, and reports whether it did.
+func extraArgs(path string, args []string, stderr io.Writer, hint string) bool {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "trawl %s: unexpected arguments %q%s\n", path, args, hint)
+	}
+	return len(args) > 0
+}
 
 // newFlagSet returns a subcommand's flag set, with --config, its errors
 // and --help on stderr. help is the text before the flags: a usage line,
@@ -40,62 +67,14 @@ func newFlagSet(path, help string, env map[string]string, stderr io.Writer) *fla
 		fmt.Fprintln(stderr, strings.TrimRight(help, "\n"))
 		fmt.Fprintln(stderr, "\nFlags:")
 		fs.PrintDefaults()
-		fmt.Fprintln(stderr, settingsHelp(path, env))
+		fmt.Fprintln(stderr, config.Help(path, len(env) > 0))
 	}
 	return fs
 }
 
-// settingsHelp is the end of every subcommand's --help: where its
-// settings come from.
-func settingsHelp(path string, env map[string]string) string {
-	sections := sectionsOf(path)
-	quoted := make([]string, len(sections))
-	for i, s := range sections {
-		quoted[i] = fmt.Sprintf("%q", s)
-	}
-	text := "Settings: a flag given on the command line wins over its environment variable"
-	if len(env) > 0 {
-		text += " (shown as \"env NAME\" above; only those flags have one)"
-	}
-	text += fmt.Sprintf(", which wins over the config file (--config FILE or %s; JSON, section %s), which wins over the default shown. See the README, \"Settings\".",
-		configEnv, strings.Join(quoted, " then "))
-	return "\n" + wrap(text, 76)
-}
-
-// wrap breaks text into lines of at most width bytes, between words.
-func wrap(text string, width int) string {
-	var b strings.Builder
-	n := 0
-	for _, w := range strings.Fields(text) {
-		switch {
-		case n == 0:
-		case n+1+len(w) > width:
-			b.WriteByte('\n')
-			n = 0
-		default:
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(w)
-		n += len(w)
-	}
-	return b.String()
-}
-
-// sectionsOf lists the config file's sections for a subcommand, the most
-// general first: "crawls", "crawls create".
-func sectionsOf(path string) []string {
-	words := strings.Fields(path)
-	out := make([]string, len(words))
-	for i := range words {
-		out[i] = strings.Join(words[:i+1], " ")
-	}
-	return out
-}
-
 // parseFlags parses args into fs and then layers on the environment (env
 // maps a flag to its variable) and the config file: flag > environment >
-// file > default (package config). fs is newFlagSet's. When the
+// file > default (config.Settle). fs is newFlagSet's. When the
 // subcommand should stop here, ok is false and code is its exit code: 0
 // after --help, 2 for a bad flag, variable or file (said on stderr).
 func parseFlags(fs *flag.FlagSet, args []string, env map[string]string, stderr io.Writer) (src map[string]config.Source, code int, ok bool) {
@@ -110,22 +89,7 @@ func parseFlags(fs *flag.FlagSet, args []string, env map[string]string, stderr i
 		}
 		return nil, 2, false
 	}
-	path := fs.Lookup("config").Value.String()
-	if path == "" {
-		path = os.Getenv(configEnv)
-	}
-	var file *config.File
-	if path != "" {
-		var err error
-		if file, err = config.Load(path); err == nil {
-			err = file.Check(leaves, "config")
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "trawl %s: %v\n", fs.Name(), err)
-			return nil, 2, false
-		}
-	}
-	src, err := config.Apply(fs, config.Layers{Sections: sectionsOf(fs.Name()), File: file, Env: env})
+	src, err := config.Settle(fs, leaves, env)
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl %s: %v\n", fs.Name(), err)
 		return nil, 2, false

@@ -1,7 +1,3 @@
-// Package clientcmd is the text the API's clients (trawl crawls, trawl
-// hosts, trawl node) print: a crawl, its recrawl figures, a host's state,
-// policy and robots.txt, table cells, and the API's JSON as sent. Every
-// function only formats what the API answered; none calls it.
 package clientcmd
 
 import (

@@ -276,3 +276,29 @@ func (c *tally) print(w io.Writer, asJSON bool) error {
 		progress.Counts(c.Status), progress.Counts(c.Errors), progress.Counts(c.Dedup), progress.Counts(c.Dropped))
 	return err
 }
+
+// Help is `trawl log --help`, before its flags.
+const Help = `usage: trawl log [flags]
+
+Reads the crawl log, DATA/logs/crawl.log and the files rotated beside it,
+oldest first: one entry per fetch attempt and per URL dropped without a
+fetch (see docs/crawl-log.md). It can be read while a crawl runs; -f keeps
+printing entries as they are written, across rotations, until interrupted
+(without --since, only entries from now on).
+
+The table shows, per entry: the time (UTC), the status (or the error class,
+or "drop:" and the reason), body bytes, duration, depth, the dedup verdict,
+the URL and, after "via", the page that led to it. On a terminal each line
+is cut to its width; in a pipe lines are whole. --json prints the entries
+as JSON lines, --count the number of entries by status, error, dedup
+verdict and drop reason. A malformed line is reported on stderr and
+skipped. Exit status: 0 if the log was read, 1 if it could not be, 2 on a
+usage error.
+
+Examples:
+  trawl log --data /srv/crawl --status 5xx,error
+  trawl log --host example.org --since 10m
+  trawl log -f --job 3
+  trawl log --dropped any --count
+  trawl log --dedup exact --json | jq -r .original
+  trawl log --since 2026-12-02T00:00:00Z --status 404 --json | jq -r .via | sort | uniq -c`

@@ -7,6 +7,7 @@ package status
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/internal/cli/clientcmd"
 )
 
 // Rows bounds the crawls `trawl status` shows: one screen.
@@ -44,6 +46,32 @@ type Member struct {
 type Crawl struct {
 	Crawl apiclient.Crawl  `json:"crawl"`
 	Stats *apiclient.Stats `json:"stats"` // nil if the call for them failed
+}
+
+// Main is `trawl status`: it opens a client as o says, gathers the
+// report and prints it (as JSON with o.JSON), and returns the exit
+// status: 0 the server is ready, 1 it could not be reached or failed, 2
+// bad options, 3 it answers but is still loading its state.
+func Main(ctx context.Context, o clientcmd.Options, stdout, stderr io.Writer) int {
+	c, origin, err := clientcmd.Open(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl status: %v\n", err)
+		return 2
+	}
+	out, err := Gather(ctx, c)
+	if err != nil {
+		return clientcmd.Fail(stderr, "status", o.Server, err, origin)
+	}
+	if o.JSON {
+		b, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		Print(stdout, out)
+	}
+	if !out.Ready {
+		return 3
+	}
+	return 0
 }
 
 // Gather asks the server c talks to whether it is ready and, if it is,
@@ -200,3 +228,22 @@ func Print(w io.Writer, s Report) {
 		}
 	}
 }
+
+// Help is `trawl status --help`, before its flags.
+const Help = `usage: trawl status [flags]
+
+Asks a running trawl serve whether it is ready and shows its crawls, live
+ones first, with their key figures: state, pages, pages/s, queue, hosts
+active, errors and time running. At most 20 crawls are shown;
+trawl crawls list has them all. A member of a fleet is asked for the
+fleet's members too, and each member's API for its share of every crawl:
+the figures shown are the fleet's sums.
+
+Examples:
+  trawl status
+  trawl status --server http://10.0.0.5:8420
+  TRAWL_SERVER=http://crawler:8420 trawl status --json | jq '.crawls[].stats.fetched'
+` + clientcmd.TokenHelp + `
+
+Exit status: 0 the server is ready, 1 it could not be reached or failed,
+2 a usage error, 3 it answers but is still loading its state.`

@@ -1,4 +1,4 @@
-package main
+package frontierbench
 
 import (
 	"bytes"
@@ -9,14 +9,21 @@ import (
 	"testing"
 )
 
+// flagDefaults are trawl bench frontier's defaults.
+func flagDefaults() Options {
+	return Options{Config: Config{URLs: 10_000_000, Hosts: 1_000_000, Batch: 1000, InFlight: 64}}
+}
+
 // TestBenchFrontierJSON runs every phase on a tiny frontier and checks the
 // JSON object: the fields issue 3 names are present and plausible.
 func TestBenchFrontierJSON(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	var out, errb bytes.Buffer
-	code := run([]string{"bench", "frontier", "--urls", "3000", "--hosts", "70", "--batch", "128", "--data", data, "--json"}, &out, &errb)
+	o := flagDefaults()
+	o.URLs, o.Hosts, o.Batch, o.Data, o.JSON = 3000, 70, 128, data, true
+	code := Main(o, &out, &errb)
 	if code != 0 {
-		t.Fatalf("trawl bench frontier = %d\nstderr:\n%s", code, errb.String())
+		t.Fatalf("Main = %d\nstderr:\n%s", code, errb.String())
 	}
 	var fields map[string]float64
 	if err := json.Unmarshal(out.Bytes(), &fields); err != nil {
@@ -43,9 +50,11 @@ func TestBenchFrontierJSON(t *testing.T) {
 func TestBenchFrontierTable(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	var out, errb bytes.Buffer
-	code := run([]string{"bench", "frontier", "--urls", "500", "--hosts", "9", "--leases", "500", "--data", data, "--keep"}, &out, &errb)
+	o := flagDefaults()
+	o.URLs, o.Hosts, o.Leases, o.Data, o.Keep = 500, 9, 500, data, true
+	code := Main(o, &out, &errb)
 	if code != 0 {
-		t.Fatalf("trawl bench frontier = %d\nstderr:\n%s", code, errb.String())
+		t.Fatalf("Main = %d\nstderr:\n%s", code, errb.String())
 	}
 	for _, want := range []string{"500 URLs over 9 hosts", "seen-check, new URLs", "seen-check, known URLs", "enqueue", "lease+complete", "RSS, N queued", "start-up, N queued"} {
 		if !strings.Contains(out.String(), want) {
@@ -63,21 +72,23 @@ func TestBenchFrontierFlagErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		args []string
-		want string
+		flags string
+		set   func(*Options)
+		want  string
 	}{
-		{[]string{"--urls", "0"}, "URLs = 0"},
-		{[]string{"--hosts", "-1", "--batch", "0"}, "Batch = 0"},
-		{[]string{"--hosts", "-1"}, "Hosts = -1"},
-		{[]string{"--profile-phase", "nope"}, `ProfilePhase = "nope"`},
-		{[]string{"--data", full}, "is not empty"},
-		{[]string{"--nope"}, "-nope"},
+		{"--urls 0", func(o *Options) { o.URLs = 0 }, "URLs = 0"},
+		{"--hosts -1 --batch 0", func(o *Options) { o.Hosts, o.Batch = -1, 0 }, "Batch = 0"},
+		{"--hosts -1", func(o *Options) { o.Hosts = -1 }, "Hosts = -1"},
+		{"--profile-phase nope", func(o *Options) { o.ProfilePhase = "nope" }, `ProfilePhase = "nope"`},
+		{"--data FULL", func(o *Options) { o.Data = full }, "is not empty"},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer
-		code := run(append([]string{"bench", "frontier"}, tt.args...), &out, &errb)
+		o := flagDefaults()
+		tt.set(&o)
+		code := Main(o, &out, &errb)
 		if code != 2 || !strings.Contains(errb.String(), tt.want) {
-			t.Errorf("bench frontier %q = %d, stderr %q, want 2 and %q", tt.args, code, errb.String(), tt.want)
+			t.Errorf("bench frontier %s = %d, stderr %q, want 2 and %q", tt.flags, code, errb.String(), tt.want)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(full, "x")); err != nil {
@@ -91,10 +102,11 @@ func TestBenchFrontierProfiles(t *testing.T) {
 	dir := t.TempDir()
 	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
 	var out, errb bytes.Buffer
-	code := run([]string{"bench", "frontier", "--urls", "500", "--hosts", "9", "--data", filepath.Join(dir, "data"),
-		"--cpuprofile", cpu, "--profile-phase", "enqueue", "--memprofile", mem}, &out, &errb)
+	o := flagDefaults()
+	o.URLs, o.Hosts, o.Data, o.CPUProfile, o.ProfilePhase, o.MemProfile = 500, 9, filepath.Join(dir, "data"), cpu, "enqueue", mem
+	code := Main(o, &out, &errb)
 	if code != 0 {
-		t.Fatalf("trawl bench frontier = %d\nstderr:\n%s", code, errb.String())
+		t.Fatalf("Main = %d\nstderr:\n%s", code, errb.String())
 	}
 	for _, p := range []string{cpu, mem} {
 		if info, err := os.Stat(p); err != nil || info.Size() == 0 {

@@ -1,4 +1,4 @@
-package main
+package testwebcmd
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
@@ -34,13 +36,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func TestCmdTestweb(t *testing.T) {
+func TestServe(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreTopFunction("os/signal.signal_recv"), goleak.IgnoreTopFunction("os/signal.loop"))
 	dir := t.TempDir()
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- cmdTestweb([]string{"--seed", "3", "--hosts", "6", "--out", dir, "--for", "2s"}, &stdout, &stderr)
+		done <- Main(Options{Web: testweb.Options{Seed: 3, Hosts: 6}, Out: dir, For: 2 * time.Second}, &stdout, &stderr)
 	}()
 
 	seedsPath := filepath.Join(dir, "seeds.txt")
@@ -97,21 +99,21 @@ func TestCmdTestweb(t *testing.T) {
 	select {
 	case code := <-done:
 		if code != 0 {
-			t.Errorf("cmdTestweb = %d, want 0; stderr %q", code, stderr.String())
+			t.Errorf("Main = %d, want 0; stderr %q", code, stderr.String())
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("cmdTestweb did not stop after --for 2s")
+		t.Fatal("Main did not stop after --for 2s")
 	}
 	if !strings.Contains(stdout.String(), "stopped after 1 requests") {
 		t.Errorf("stdout %q, want it to report the one request served", stdout.String())
 	}
 }
 
-func TestCmdTestwebBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--hosts", "-4"}, {"--for", "-1s"}, {"extra"}, {"--nosuch"}} {
+func TestTestwebBadOptions(t *testing.T) {
+	for _, o := range []Options{{Web: testweb.Options{Hosts: -4}}, {For: -time.Second}} {
 		var stdout, stderr bytes.Buffer
-		if code := cmdTestweb(args, &stdout, &stderr); code != 2 || stderr.Len() == 0 {
-			t.Errorf("cmdTestweb(%q) = %d, stderr %q; want 2 and a message", args, code, stderr.String())
+		if code := Main(o, &stdout, &stderr); code != 2 || stderr.Len() == 0 {
+			t.Errorf("Main(%+v) = %d, stderr %q; want 2 and a message", o, code, stderr.String())
 		}
 	}
 }

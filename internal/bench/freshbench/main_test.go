@@ -1,4 +1,4 @@
-package main
+package freshbench
 
 import (
 	"bytes"
@@ -7,13 +7,20 @@ import (
 	"testing"
 )
 
+// flagDefaults are trawl bench freshness's defaults.
+func flagDefaults() Options {
+	return Options{Config: Config{Pages: 10_000, Days: 60, Warmup: 14, Seed: 1, Mix: "web"}}
+}
+
 // TestBenchFreshnessJSON runs a tiny simulation and checks the JSON object
 // has every policy's row with plausible figures.
 func TestBenchFreshnessJSON(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run([]string{"bench", "freshness", "--pages", "300", "--days", "8", "--warmup", "3", "--last-modified", "0.5", "--lying", "0.2", "--json"}, &out, &errb)
+	o := flagDefaults()
+	o.Pages, o.Days, o.Warmup, o.LastModified, o.Lying, o.JSON = 300, 8, 3, 0.5, 0.2, true
+	code := Main(o, &out, &errb)
 	if code != 0 {
-		t.Fatalf("trawl bench freshness = %d\nstderr:\n%s", code, errb.String())
+		t.Fatalf("Main = %d\nstderr:\n%s", code, errb.String())
 	}
 	var r struct {
 		Pages int `json:"pages"`
@@ -41,8 +48,10 @@ func TestBenchFreshnessJSON(t *testing.T) {
 
 func TestBenchFreshnessTableAndErrors(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"bench", "freshness", "--pages", "200", "--days", "5", "--warmup", "2", "--mix", "churn"}, &out, &errb); code != 0 {
-		t.Fatalf("trawl bench freshness = %d\nstderr:\n%s", code, errb.String())
+	o := flagDefaults()
+	o.Pages, o.Days, o.Warmup, o.Mix = 200, 5, 2, "churn"
+	if code := Main(o, &out, &errb); code != 0 {
+		t.Fatalf("Main = %d\nstderr:\n%s", code, errb.String())
 	}
 	for _, want := range []string{`200 pages, mix "churn"`, "uniform", "nutch", "trawl, true rates", "by class", "trawl / uniform freshness"} {
 		if !strings.Contains(out.String(), want) {
@@ -50,18 +59,20 @@ func TestBenchFreshnessTableAndErrors(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct {
-		args []string
-		want string
+		flags string
+		set   func(*Options)
+		want  string
 	}{
-		{[]string{"--pages", "0"}, "Pages = 0"},
-		{[]string{"--mix", "nope", "--warmup", "90"}, `Mix = "nope"`},
-		{[]string{"--warmup", "90"}, "Warmup = 90"},
-		{[]string{"--nope"}, "-nope"},
+		{"--pages 0", func(o *Options) { o.Pages = 0 }, "Pages = 0"},
+		{"--mix nope --warmup 90", func(o *Options) { o.Mix, o.Warmup = "nope", 90 }, `Mix = "nope"`},
+		{"--warmup 90", func(o *Options) { o.Warmup = 90 }, "Warmup = 90"},
 	} {
 		var out, errb bytes.Buffer
-		code := run(append([]string{"bench", "freshness"}, tt.args...), &out, &errb)
+		o := flagDefaults()
+		tt.set(&o)
+		code := Main(o, &out, &errb)
 		if code != 2 || !strings.Contains(errb.String(), tt.want) {
-			t.Errorf("bench freshness %q = %d, stderr %q, want 2 and %q", tt.args, code, errb.String(), tt.want)
+			t.Errorf("bench freshness %s = %d, stderr %q, want 2 and %q", tt.flags, code, errb.String(), tt.want)
 		}
 	}
 }

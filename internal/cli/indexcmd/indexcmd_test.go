@@ -1,4 +1,4 @@
-package main
+package indexcmd
 
 import (
 	"bytes"
@@ -45,7 +45,6 @@ func writeIndexWARCs(t *testing.T, dir string) []string {
 }
 
 func TestIndexCommand(t *testing.T) {
-	t.Setenv(configEnv, "")
 	dir := t.TempDir()
 	files := writeIndexWARCs(t, dir)
 	want, err := warccheck.CDXIndex(files...)
@@ -56,7 +55,7 @@ func TestIndexCommand(t *testing.T) {
 	wantText := strings.Join(want, "\n") + "\n"
 
 	var out, errb bytes.Buffer
-	if code := run(append([]string{"index"}, files...), &out, &errb); code != 0 {
+	if code := Main(Options{Files: files}, &out, &errb); code != 0 {
 		t.Fatalf("trawl index = %d, stderr: %s", code, errb.String())
 	}
 	if out.String() != wantText {
@@ -65,7 +64,7 @@ func TestIndexCommand(t *testing.T) {
 
 	idx := filepath.Join(dir, "index.cdxj")
 	out.Reset()
-	if code := run(append([]string{"index", "--out", idx}, files...), &out, &errb); code != 0 || out.Len() != 0 {
+	if code := Main(Options{Files: files, Out: idx}, &out, &errb); code != 0 || out.Len() != 0 {
 		t.Fatalf("trawl index --out = %d, stdout %q, stderr: %s", code, out.String(), errb.String())
 	}
 	if got, err := os.ReadFile(idx); err != nil || string(got) != wantText {
@@ -74,7 +73,6 @@ func TestIndexCommand(t *testing.T) {
 }
 
 func TestIndexCommandErrors(t *testing.T) {
-	t.Setenv(configEnv, "")
 	dir := t.TempDir()
 	files := writeIndexWARCs(t, dir)
 	data, err := os.ReadFile(files[0])
@@ -86,33 +84,24 @@ func TestIndexCommandErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"index", cut, files[1]}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "cut.warc.gz: offset ") {
+	if code := Main(Options{Files: []string{cut, files[1]}}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "cut.warc.gz: offset ") {
 		t.Errorf("trawl index CUT = %d, stderr %q; want 1 naming the file and offset", code, errb.String())
 	}
 	if !strings.Contains(out.String(), filepath.Base(files[1])) {
 		t.Errorf("the readable file was not indexed:\n%s", out.String())
-	}
-	errb.Reset()
-	if code := run([]string{"index"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "usage: trawl index") {
-		t.Errorf("trawl index (no files) = %d, %q", code, errb.String())
-	}
-	errb.Reset()
-	if code := run([]string{"index", "--help"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "Examples:") {
-		t.Errorf("trawl index --help = %d, %q", code, errb.String())
 	}
 }
 
 // TestIndexData: --data rewrites each finished WARC file's own index from
 // the file, sorted; an index that was wrong is replaced.
 func TestIndexData(t *testing.T) {
-	t.Setenv(configEnv, "")
 	data := t.TempDir()
 	files := writeIndexWARCs(t, filepath.Join(data, "warc"))
 	if err := os.WriteFile(files[0]+".cdxj", []byte("stale\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"index", "--data", data}, &out, &errb); code != 0 {
+	if code := Main(Options{Data: data}, &out, &errb); code != 0 {
 		t.Fatalf("trawl index --data = %d, stderr: %s", code, errb.String())
 	}
 	for _, f := range files {
@@ -131,8 +120,5 @@ func TestIndexData(t *testing.T) {
 	}
 	if !strings.HasSuffix(out.String(), " WARC files, 4 index lines\n") {
 		t.Errorf("stdout %q", out.String())
-	}
-	if code := run([]string{"index", "--data", data, files[0]}, &out, &errb); code != 2 {
-		t.Errorf("trawl index --data DIR FILE = %d, want 2", code)
 	}
 }

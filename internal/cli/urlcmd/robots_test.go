@@ -1,4 +1,4 @@
-package main
+package urlcmd
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestCmdRobots(t *testing.T) {
+func TestRobotsCheck(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "robots.txt")
 	body := "User-agent: *\nDisallow: /private/\nAllow: /private/ok\nbogus line\n\nUser-agent: other\nDisallow: /\n"
@@ -53,30 +53,20 @@ func TestCmdRobots(t *testing.T) {
 			code:      1,
 			stderrHas: []string{"missing.txt"},
 		},
-		{name: "no args", args: nil, code: 2, stderrHas: []string{"usage: trawl robots check"}},
-		{name: "no URL", args: []string{"check", file, "trawl"}, code: 2, stderrHas: []string{"usage"}},
-		{name: "unknown subcommand", args: []string{"test", file, "trawl", "/"}, code: 2, stderrHas: []string{"usage"}},
-		{name: "help", args: []string{"-h"}, code: 0, stderrHas: []string{"usage"}},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
-		code := cmdRobots(tt.args, &stdout, &stderr)
+		code := Robots{File: tt.args[1], Agent: tt.args[2], URLs: tt.args[3:]}.Main(&stdout, &stderr)
 		if code != tt.code {
-			t.Errorf("%s: cmdRobots(%q) = %d, want %d (stderr %q)", tt.name, tt.args, code, tt.code, stderr.String())
+			t.Errorf("%s: trawl robots %q = %d, want %d (stderr %q)", tt.name, tt.args, code, tt.code, stderr.String())
 		}
 		if stdout.String() != tt.stdout {
-			t.Errorf("%s: cmdRobots(%q) stdout = %q, want %q", tt.name, tt.args, stdout.String(), tt.stdout)
+			t.Errorf("%s: trawl robots %q stdout = %q, want %q", tt.name, tt.args, stdout.String(), tt.stdout)
 		}
 		for _, s := range tt.stderrHas {
 			if !strings.Contains(stderr.String(), s) {
-				t.Errorf("%s: cmdRobots(%q) stderr = %q, want it to contain %q", tt.name, tt.args, stderr.String(), s)
+				t.Errorf("%s: trawl robots %q stderr = %q, want it to contain %q", tt.name, tt.args, stderr.String(), s)
 			}
 		}
-	}
-}
-
-func TestRobotsRegistered(t *testing.T) {
-	if _, ok := commands["robots"]; !ok {
-		t.Errorf("commands[%q] missing", "robots")
 	}
 }

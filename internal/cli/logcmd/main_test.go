@@ -1,4 +1,4 @@
-package main
+package logcmd
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,35 +62,54 @@ func writeTestLog(t *testing.T, data string, entries []crawllog.Entry) {
 	}
 }
 
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 func TestLogCommand(t *testing.T) {
-	t.Setenv(configEnv, "")
-	t.Setenv("TRAWL_DATA", "")
 	data := t.TempDir()
 	writeTestLog(t, data, logEntries())
 	if files, _ := crawllog.Files(filepath.Join(data, "logs")); len(files) < 3 {
 		t.Fatalf("the test log has %d files, want rotations", len(files))
 	}
 	var b strings.Builder
-	for _, args := range [][]string{
-		{},
-		{"--status", "4xx,error"},
-		{"--status", "dropped"},
-		{"--host", "A.TEST", "--dedup", "none"},
-		{"--job", "2"},
-		{"--dedup", "any", "--json"},
-		{"--dropped", "trap"},
-		{"--since", "2026-12-02T03:04:13Z"},
-		{"--since", "59m52s"},
-		{"--count"},
-		{"--job", "1", "--count", "--json"},
-		{"--status", "2x"},
-		{"--since", "yesterday"},
-		{"--count", "-f"},
-		{"extra"},
+	for _, c := range []struct {
+		flags string // as trawl log's, for the golden file
+		o     Options
+	}{
+		{"", Options{}},
+		{"--status 4xx,error", Options{Status: "4xx,error"}},
+		{"--status dropped", Options{Status: "dropped"}},
+		{"--host A.TEST --dedup none", Options{Host: "A.TEST", Dedup: "none"}},
+		{"--job 2", Options{Job: 2}},
+		{"--dedup any --json", Options{Dedup: "any", JSON: true}},
+		{"--dropped trap", Options{Dropped: "trap"}},
+		{"--since 2026-12-02T03:04:13Z", Options{Since: "2026-12-02T03:04:13Z"}},
+		{"--since 59m52s", Options{Since: "59m52s"}},
+		{"--count", Options{Count: true}},
+		{"--job 1 --count --json", Options{Job: 1, Count: true, JSON: true}},
+		{"--status 2x", Options{Status: "2x"}},
+		{"--since yesterday", Options{Since: "yesterday"}},
+		{"--count -f", Options{Count: true, Follow: true}},
 	} {
 		var out, errb bytes.Buffer
-		code := runLog(context.Background(), append([]string{"--data", data}, args...), &out, &errb, func() time.Time { return logNow })
-		fmt.Fprintf(&b, "trawl log %s\n----\n%sexit %d\n", strings.Join(args, " "), out.String(), code)
+		c.o.Data, c.o.Now = data, func() time.Time { return logNow }
+		code := Main(context.Background(), c.o, &out, &errb)
+		fmt.Fprintf(&b, "trawl log %s\n----\n%sexit %d\n", c.flags, out.String(), code)
 		if errb.Len() > 0 {
 			fmt.Fprintf(&b, "stderr: %s", strings.ReplaceAll(errb.String(), data, "DATA"))
 		}
@@ -99,11 +119,10 @@ func TestLogCommand(t *testing.T) {
 }
 
 func TestLogCommandErrors(t *testing.T) {
-	t.Setenv(configEnv, "")
 	data := t.TempDir()
-	t.Setenv("TRAWL_DATA", data) // --data from the environment
+	o := Options{Data: data, Now: time.Now}
 	var out, errb bytes.Buffer
-	if code := run([]string{"log"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no crawl log in "+filepath.Join(data, "logs")) {
+	if code := Main(context.Background(), o, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no crawl log in "+filepath.Join(data, "logs")) {
 		t.Errorf("trawl log without a log = %d, stderr %q", code, errb.String())
 	}
 
@@ -116,7 +135,8 @@ func TestLogCommandErrors(t *testing.T) {
 	f.Close()
 	out.Reset()
 	errb.Reset()
-	code := run([]string{"log", "--json"}, &out, &errb)
+	o.JSON = true
+	code := Main(context.Background(), o, &out, &errb)
 	if code != 0 || strings.Count(out.String(), "\n") != 2 {
 		t.Errorf("trawl log with a malformed line = %d, stdout:\n%s", code, out.String())
 	}
@@ -129,7 +149,6 @@ func TestLogCommandErrors(t *testing.T) {
 // rotation, and not the ones before (no --since); it ends at the
 // context's end with status 0.
 func TestLogFollow(t *testing.T) {
-	t.Setenv(configEnv, "")
 	data := t.TempDir()
 	old := logEntries()
 	writeTestLog(t, data, old) // before logNow: not shown
@@ -138,7 +157,7 @@ func TestLogFollow(t *testing.T) {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- runLog(ctx, []string{"--data", data, "-f", "--json", "--job", "1"}, &out, &errb, func() time.Time { return logNow })
+		done <- Main(ctx, Options{Data: data, Follow: true, JSON: true, Job: 1, Now: func() time.Time { return logNow }}, &out, &errb)
 	}()
 	var fresh []crawllog.Entry
 	for i, e := range old {
@@ -164,20 +183,5 @@ func TestLogFollow(t *testing.T) {
 	}
 	if out.String() != wantText.String() {
 		t.Errorf("trawl log -f printed\n%s\nwant\n%s", out.String(), wantText.String())
-	}
-}
-
-// TestLogConfigFile: --data comes from the config file's "log" section
-// too.
-func TestLogConfigFile(t *testing.T) {
-	t.Setenv("TRAWL_DATA", "")
-	data := t.TempDir()
-	writeTestLog(t, data, logEntries())
-	cfg := filepath.Join(t.TempDir(), "trawl.json")
-	os.WriteFile(cfg, []byte(`{"log": {"data": "`+data+`", "job": 2}}`), 0o644)
-	t.Setenv(configEnv, cfg)
-	var out, errb bytes.Buffer
-	if code := run([]string{"log", "--count", "--json"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), `{"entries":2,`) {
-		t.Errorf("trawl log with a config file = %d, %s%s", code, out.String(), errb.String())
 	}
 }

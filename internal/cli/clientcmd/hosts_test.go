@@ -1,7 +1,8 @@
-package main
+package clientcmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -42,9 +43,6 @@ func hostDetail(host string) string {
 // TestHostsListFailing: trawl hosts list and show say why a dead host was
 // given up, and how a live one is failing.
 func TestHostsListFailing(t *testing.T) {
-	for _, v := range []string{"TRAWL_TOKEN", "TRAWL_TOKEN_FILE", "TRAWL_DATA", configEnv} {
-		t.Setenv(v, "")
-	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
@@ -57,17 +55,21 @@ func TestHostsListFailing(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	t.Setenv("TRAWL_SERVER", srv.URL)
+	o := Options{Server: srv.URL, Getenv: func(string) string { return "" }}
 	var b strings.Builder
-	for _, args := range [][]string{
-		{"hosts", "list"},
-		{"hosts", "show", "slow.test"},
-		{"hosts", "show", "gone.test"},
-		{"hosts", "show", "parked.test"},
+	for _, c := range []struct {
+		cmd  string
+		run  Run
+		args []string
+	}{
+		{"hosts list", new(HostsList).Run, nil},
+		{"hosts show", HostsShow, []string{"slow.test"}},
+		{"hosts show", HostsShow, []string{"gone.test"}},
+		{"hosts show", HostsShow, []string{"parked.test"}},
 	} {
 		var out, errb bytes.Buffer
-		code := run(args, &out, &errb)
-		fmt.Fprintf(&b, "trawl %s\n----\n%sexit %d\n", strings.Join(args, " "), out.String(), code)
+		code := Main(context.Background(), o, c.cmd, c.run, c.args, &out, &errb)
+		fmt.Fprintf(&b, "trawl %s\n----\n%sexit %d\n", strings.Join(append([]string{c.cmd}, c.args...), " "), out.String(), code)
 		if errb.Len() > 0 {
 			fmt.Fprintf(&b, "stderr: %s", errb.String())
 		}
