@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/api"
+	"github.com/trawl-crawler/trawl/api/wire"
 	"github.com/trawl-crawler/trawl/cluster/fleet"
 	"github.com/trawl-crawler/trawl/cluster/fpshard"
 	"github.com/trawl-crawler/trawl/cluster/ipcap"
@@ -46,10 +47,6 @@ import (
 // DefaultListen is where the API listens unless told otherwise: loopback
 // only.
 const DefaultListen = "127.0.0.1:8420"
-
-// TokenFile is the file in the data directory that holds the API token
-// Run made for itself when given none (loopback only).
-const TokenFile = "api.token"
 
 // defaultDataDir is the node's own default (node.Options.DataDir).
 const defaultDataDir = "./trawl-data"
@@ -67,7 +64,7 @@ type Options struct {
 	// closes it.
 	Listener net.Listener
 	// Token is the bearer token the API's changes need. Empty: only on a
-	// loopback address; Run then uses the token in DataDir/TokenFile,
+	// loopback address; Run then uses the token in DataDir/wire.TokenFile,
 	// making it once, and says where on stdout.
 	Token string
 	// Fleet, if set, makes the node one of a fleet: Run joins it once the
@@ -141,7 +138,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if token == "" {
 		// Loopback without a token: the node's own, in the data directory,
 		// for local clients to read.
-		path := filepath.Join(opts.DataDir, TokenFile)
+		path := filepath.Join(opts.DataDir, wire.TokenFile)
 		var err error
 		if token, err = LocalToken(path); err != nil {
 			return errors.Join(err)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/api/wire"
 	"github.com/trawl-crawler/trawl/cluster/fleet"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/node"
@@ -114,7 +115,7 @@ func TestRunProbesAndStop(t *testing.T) {
 			t.Errorf("run %d: /healthz = %d %q, want 200 ok", run, code, st)
 		}
 		s.waitReady(t, 30*time.Second)
-		b, err := os.ReadFile(filepath.Join(data, TokenFile))
+		b, err := os.ReadFile(filepath.Join(data, wire.TokenFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestRunProbesAndStop(t *testing.T) {
 		if err := s.stop(); err != nil {
 			t.Fatalf("run %d: Run after the context ended: %v; stderr:\n%s", run, err, s.stderr.String())
 		}
-		want := "API token in " + filepath.Join(data, TokenFile) + "\n" +
+		want := "API token in " + filepath.Join(data, wire.TokenFile) + "\n" +
 			"listening on " + s.addr + "\n" +
 			"dashboard: http://" + s.addr + "/#token=" + token + "\n" +
 			"ready: 1 jobs, data in " + data + "\n" +
@@ -187,7 +188,7 @@ func TestRunWithToken(t *testing.T) {
 	data := t.TempDir()
 	s := start(t, Options{Node: node.Options{DataDir: data, AllowNets: loopback}, Token: "given"})
 	s.waitReady(t, 30*time.Second)
-	if _, err := os.Stat(filepath.Join(data, TokenFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(data, wire.TokenFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("token file with a token given: %v", err)
 	}
 	for _, c := range []struct {
@@ -309,7 +310,7 @@ func TestDashboardURL(t *testing.T) {
 
 // TestLocalToken: made once (64 hex digits, mode 0600), then read back.
 func TestLocalToken(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sub", TokenFile)
+	path := filepath.Join(t.TempDir(), "sub", wire.TokenFile)
 	tok, err := LocalToken(path)
 	if err != nil || len(tok) != 64 {
 		t.Fatalf("LocalToken = %q, %v; want 64 hex digits", tok, err)

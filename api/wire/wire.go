@@ -56,3 +56,8 @@ type Member struct {
 	Info    json.RawMessage `json:"info,omitempty"` // what it published: {"api": its API's address}
 	Owns    []int           `json:"owns"`           // the partitions the fleet's owner table gives it
 }
+
+// TokenFile is the file in a server's data directory that holds the API
+// token the server made for itself when given none; the clients on the
+// same machine read it there.
+const TokenFile = "api.token"

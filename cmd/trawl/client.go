@@ -9,6 +9,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 	"github.com/trawl-crawler/trawl/internal/cli/clientcmd"
 	"github.com/trawl-crawler/trawl/internal/cli/config"
+	"github.com/trawl-crawler/trawl/server"
 )
 
 // The API's clients: `trawl status` (status.go), and the groups of
@@ -19,7 +20,7 @@ import (
 
 // DefaultServer is the API the clients talk to unless told otherwise:
 // where `trawl serve` listens by default.
-const DefaultServer = "http://" + DefaultListen
+const DefaultServer = "http://" + server.DefaultListen
 
 // clientEnv are the clients' environment variables. TRAWL_DATA is the
 // server's, read only for its api.token; TRAWL_TOKEN (no flag) holds the

@@ -316,7 +316,7 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 	cf.src = src
 	seeds := fs.Args()
 	if a.seedsFile != "" {
-		more, err := readLines(a.seedsFile)
+		more, err := linefile.Lines(a.seedsFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
 			return 2
@@ -335,7 +335,7 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if a.hostsFile != "" {
-		if opts.Hosts, err = readHostsFile(a.hostsFile); err != nil {
+		if opts.Hosts, err = linefile.Hosts(a.hostsFile); err != nil {
 			fmt.Fprintf(stderr, "trawl crawl: %v\n", err)
 			return 2
 		}
@@ -348,12 +348,5 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
-
-// readLines and readHostsFile read the files --seeds and --hosts name
-// (package linefile).
-var (
-	readLines     = linefile.Lines
-	readHostsFile = linefile.Hosts
-)
 
 func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }

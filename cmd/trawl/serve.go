@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/trawl-crawler/trawl/internal/cli/config"
+	"github.com/trawl-crawler/trawl/internal/cli/linefile"
 	"github.com/trawl-crawler/trawl/server"
 )
 
@@ -29,7 +30,7 @@ type serveArgs struct {
 func (a *serveArgs) register(fs *flag.FlagSet) {
 	a.nodeFlags.register(fs)
 	a.fleet.register(fs)
-	fs.StringVar(&a.listen, "listen", DefaultListen, "address to serve the API on")
+	fs.StringVar(&a.listen, "listen", server.DefaultListen, "address to serve the API on")
 	fs.StringVar(&a.tokenFile, "token-file", "", "file holding the bearer token the API's changes need (or the token itself in TRAWL_TOKEN)")
 	fs.StringVar(&a.hostsFile, "hosts", "", "file mapping names to addresses, /etc/hosts format, asked before DNS")
 }
@@ -65,17 +66,6 @@ Examples:
   TRAWL_TOKEN_FILE=/etc/trawl/token trawl serve --listen 10.0.0.5:8420
   trawl serve --config /etc/trawl/trawl.json`
 
-// DefaultListen is where `trawl serve` listens unless told otherwise:
-// loopback only.
-const DefaultListen = server.DefaultListen
-
-// TokenFile is the file in the data directory that holds the API token
-// `trawl serve` made for itself when given none (loopback only).
-const TokenFile = server.TokenFile
-
-// isLoopbackAddr is server.IsLoopbackAddr, for the clients' default token.
-var isLoopbackAddr = server.IsLoopbackAddr
-
 // cmdServe runs a node until SIGINT or SIGTERM, serving the HTTP API
 // (package server). A restart on the same --data resumes every job.
 func cmdServe(args []string, stdout, stderr io.Writer) int {
@@ -95,7 +85,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl serve: %v\n", err)
 		return 2
 	}
-	loopback, err := isLoopbackAddr(a.listen)
+	loopback, err := server.IsLoopbackAddr(a.listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl serve: --listen %q: %v\n", a.listen, err)
 		return 2
@@ -114,7 +104,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if a.hostsFile != "" {
-		if opts.Node.Hosts, err = readHostsFile(a.hostsFile); err != nil {
+		if opts.Node.Hosts, err = linefile.Hosts(a.hostsFile); err != nil {
 			fmt.Fprintf(stderr, "trawl serve: %v\n", err)
 			return 2
 		}

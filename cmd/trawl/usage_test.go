@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -96,22 +94,4 @@ func TestLogSettings(t *testing.T) {
 	if code, stdout, stderr := trawl("log", "--count", "--json"); code != 0 || !strings.HasPrefix(stdout, `{"entries":2,`) {
 		t.Errorf("trawl log with a config file = %d, %s%s", code, stdout, stderr)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -51,8 +51,8 @@ func treeOf(t *testing.T, dir string) string {
 // spec, on the command line or in the config file, is a usage error (exit
 // 2, the flag named, the value and what would be right) found before
 // --fresh wipes the data directory or the store is opened: the directory
-// is left as it was, byte for byte (issue 22: `--fresh --max-pages -1`
-// wiped the state, then refused the value with exit 1).
+// is left as it was, byte for byte (`--fresh --max-pages -1` must not
+// wipe the state and then refuse the value).
 func TestCrawlChecksEveryValueBeforeTouchingData(t *testing.T) {
 	data := t.TempDir()
 	n, err := node.Open(node.Options{DataDir: data})
@@ -102,9 +102,8 @@ func TestCrawlChecksEveryValueBeforeTouchingData(t *testing.T) {
 // TestOneCrawlWhicheverDoor: a crawl asked for with nothing but a seed has
 // the same spec through every door: trawl crawl's flags, the config file
 // (a section that sets other keys), trawl crawls create, and POST
-// /v1/crawls with the keys left out, over a real node (issue 22: the API
-// defaulted to no depth limit and never giving up a robots.txt, trawl
-// crawl to 20 and 15 s). That spec is job.Defaults() with the seed.
+// /v1/crawls with the keys left out, over a real node: no door may default
+// differently (say, to no depth limit where another says 20). That spec is job.Defaults() with the seed.
 func TestOneCrawlWhicheverDoor(t *testing.T) {
 	t.Setenv(configEnv, "")
 	t.Setenv("TRAWL_SERVER", "")

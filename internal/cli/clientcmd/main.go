@@ -23,12 +23,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawl-crawler/trawl/api/wire"
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 )
-
-// TokenFile is the file in a server's data directory that holds the API
-// token trawl serve made for itself when given none.
-const TokenFile = "api.token"
 
 // Options say how to reach the server and how to answer: the flags every
 // client subcommand takes.
@@ -38,7 +35,7 @@ type Options struct {
 	// TokenFileFromConfig says TokenFile came from the config file:
 	// TRAWL_TOKEN then wins over it.
 	TokenFileFromConfig bool
-	// Data is the server's data directory, whose TokenFile is the token
+	// Data is the server's data directory, whose wire.TokenFile is the token
 	// if none is given otherwise; "" means ./trawl-data for a Server on
 	// loopback.
 	Data    string
@@ -129,7 +126,7 @@ func (o Options) token(getenv func(string) string) (token, origin string, err er
 		}
 		dir = "./trawl-data"
 	}
-	path := filepath.Join(dir, TokenFile)
+	path := filepath.Join(dir, wire.TokenFile)
 	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) != "" {
 		return strings.TrimSpace(string(b)), path, nil
 	}
