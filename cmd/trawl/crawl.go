@@ -348,5 +348,3 @@ func cmdCrawl(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
-
-func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
