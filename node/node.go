@@ -59,11 +59,11 @@ import (
 	"github.com/trawl-crawler/trawl/crawllog"
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/frontierdb"
+	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/patternbudget"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/dedup"
-	"github.com/trawl-crawler/trawl/internal/frontierdb"
-	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/robots"
@@ -109,8 +109,8 @@ type Node struct {
 	// until long after their prints are committed (dedup.Recent)
 	recentPrints dedup.Recent
 
-	sitemaps *sitemapTracker // each job's progress through each origin's sitemaps (sitemaps.go)
-	outbox   *outbox.Outbox  // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
+	sitemaps *sitemapReader // each job's progress through each origin's sitemaps (sitemaps.go)
+	outbox   *outbox.Outbox // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
 
 	stop          chan struct{} // closed by Close: no new lease
 	wake          chan struct{} // poke: the dispatcher looks again
@@ -157,7 +157,6 @@ func Open(opts Options) (*Node, error) {
 		drained:      make(chan struct{}),
 		scheduleDone: make(chan struct{}),
 		shared:       newSharedPages(opts.SharedPages),
-		sitemaps:     newSitemapTracker(),
 	}
 	n.fetchCtx, n.cancelFetches = context.WithCancel(context.Background())
 
@@ -248,6 +247,7 @@ func Open(opts Options) (*Node, error) {
 	}
 	opened = append(opened, func() { st.Close() })
 	n.state, n.db, n.frontier, n.queue, n.seen = st, st.DB, st.Frontier, st.Queue, st.Seen
+	n.sitemaps = newSitemapReader(n, n, st.DB, n.shared, n.clog, n.agent, opts)
 	if n.dedup, err = dedup.New(st.DB); err != nil {
 		return fail(err)
 	}

@@ -186,7 +186,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	// Sitemaps (sitemaps.go): while the job has sitemap files of this
 	// origin left to read, this lease's slot fetches the next one and its
 	// item goes back to the queue. A map lookup once they are done.
-	if n.sitemapTurn(ctx, l, j, origin, v.Policy) {
+	if n.sitemaps.turn(ctx, l, j, origin, v.Policy) {
 		return
 	}
 	if isHostTask(u) { // its work (robots.txt, sitemaps) is done above
