@@ -300,7 +300,7 @@ type sitemapReader struct {
 	tasks  hostTasks
 	db     *store.DB
 	shared *sharedPages     // files other jobs read in this run (sitemapShareKey)
-	clog   *crawllog.Writer // the crawl log; nil when off
+	clog   *crawlLog        // the node's crawl log
 	agent  string           // robots.txt product token
 	off    bool             // Options.NoSitemaps
 	every  time.Duration    // Options.SitemapEvery
@@ -313,7 +313,7 @@ type sitemapReader struct {
 
 // newSitemapReader returns the sitemap reader of node n, whose options
 // are opts (with defaults).
-func newSitemapReader(n sitemapNode, tasks hostTasks, db *store.DB, shared *sharedPages, clog *crawllog.Writer, agent string, opts Options) *sitemapReader {
+func newSitemapReader(n sitemapNode, tasks hostTasks, db *store.DB, shared *sharedPages, clog *crawlLog, agent string, opts Options) *sitemapReader {
 	return &sitemapReader{node: n, tasks: tasks, db: db, shared: shared, clog: clog, agent: agent,
 		off: opts.NoSitemaps, every: opts.SitemapEvery, now: opts.Now, log: opts.Logger,
 		m: make(map[siteKey]*siteProgress)}
@@ -640,7 +640,7 @@ const (
 
 // logSitemap writes the crawl log line of a fetched sitemap file.
 func (r *sitemapReader) logSitemap(j *job.Job, it frontier.Item, resp *fetch.Response, loc warc.Location, digest string, res sitemapResult) {
-	if r.clog == nil {
+	if !r.clog.on() {
 		return
 	}
 	e := &crawllog.Entry{Time: r.now().UTC(), Job: j.ID, URL: resp.URL, Status: resp.Status,
@@ -657,7 +657,7 @@ func (r *sitemapReader) logSitemap(j *job.Job, it frontier.Item, resp *fetch.Res
 	default:
 		e.Error, e.Detail = logSitemapMalformed, fmt.Sprintf("%s; %d entries kept", res.err, res.sum.Entries)
 	}
-	r.clog.Write(e)
+	r.clog.write(e)
 }
 
 // The node's side of the sitemap reader (sitemapNode).
@@ -673,7 +673,7 @@ func (n *Node) fetchSitemapFile(ctx context.Context, l *frontier.Lease, j *job.J
 	j.Stats.Requests.Add(1)
 	n.observe(n.fetchEvent(j, l.Item.Host, false, start, resp, err))
 	if err != nil {
-		n.logFailure(j, sitemapLogItem(l, j), fileURL, false, start, err)
+		n.clog.failure(j, sitemapLogItem(l, j), fileURL, false, start, err)
 		if ctx.Err() != nil { // stopping: the file stays to be read
 			n.complete(l, frontier.Outcome{Requeue: true, Failed: true})
 			return fetchedSitemap{}, false
@@ -760,6 +760,6 @@ func (n *Node) admitListed(b *store.Batch, j *job.Job, fileURL string, depth int
 func (n *Node) sitemapSeen(b *store.Batch, j *job.Job, it frontier.Item, lastmod time.Time) {
 	j.Stats.SitemapKnown.Add(1)
 	if !lastmod.IsZero() {
-		n.bringForward(b, it, lastmod)
+		n.recrawl.bringForward(b, it, lastmod)
 	}
 }
