@@ -19,24 +19,49 @@ import (
 // page or robots.txt, and per URL dropped without a fetch, under
 // DataDir/logs. Off when the node runs on a file system other than the
 // OS's (Options.FS, in tests), since the log is written with package os.
+// The lines are crawlLog's; the node holds one (Node.clog), on or off.
 
 // logDir is where the crawl log lives under the data directory.
 const logDir = "logs"
 
-// logEntry writes e to the crawl log, if there is one.
-func (n *Node) logEntry(e *crawllog.Entry) {
-	if n.clog != nil {
-		n.clog.Write(e)
+// crawlLog writes the node's crawl log: it builds each line from what
+// the pipeline hands it (a fetch that got no response, a response with
+// what the content-seen gates said, a URL dropped and why) and writes it.
+// Invariant: off, every method does nothing and builds no line; on, each
+// call writes exactly one line, stamped with the node's clock. Safe for
+// concurrent use: a line takes only the writer's own lock.
+type crawlLog struct {
+	w   *crawllog.Writer // nil: off
+	now func() time.Time // Options.Now
+}
+
+// on reports whether the log is written: a caller may skip building what
+// only a line needs.
+func (c *crawlLog) on() bool { return c.w != nil }
+
+// write writes e, if the log is on.
+func (c *crawlLog) write(e *crawllog.Entry) {
+	if c.w != nil {
+		c.w.Write(e)
 	}
 }
 
-// logFailure logs a fetch of it for j that got no response.
-func (n *Node) logFailure(j *job.Job, it frontier.Item, url string, robotsTxt bool, start time.Time, err error) {
-	if n.clog == nil {
+// close closes the log, if it is on: every line written is flushed and
+// synced.
+func (c *crawlLog) close() error {
+	if c.w == nil {
+		return nil
+	}
+	return c.w.Close()
+}
+
+// failure logs a fetch of it for j that got no response.
+func (c *crawlLog) failure(j *job.Job, it frontier.Item, url string, robotsTxt bool, start time.Time, err error) {
+	if c.w == nil {
 		return
 	}
-	now := n.opts.Now()
-	n.clog.Write(&crawllog.Entry{Time: now.UTC(), Job: j.ID, URL: url, Robots: robotsTxt,
+	now := c.now()
+	c.w.Write(&crawllog.Entry{Time: now.UTC(), Job: j.ID, URL: url, Robots: robotsTxt,
 		Error: string(fetch.ClassOf(err)), Duration: now.Sub(start), Depth: it.Depth, Via: it.Via})
 }
 
@@ -50,12 +75,12 @@ type verdict struct {
 	notModified bool
 }
 
-// logResponse logs a fetch of it for j that got resp, archived at loc.
-func (n *Node) logResponse(j *job.Job, it frontier.Item, robotsTxt bool, resp *fetch.Response, loc warc.Location, v verdict) {
-	if n.clog == nil {
+// response logs a fetch of it for j that got resp, archived at loc.
+func (c *crawlLog) response(j *job.Job, it frontier.Item, robotsTxt bool, resp *fetch.Response, loc warc.Location, v verdict) {
+	if c.w == nil {
 		return
 	}
-	e := &crawllog.Entry{Time: n.opts.Now().UTC(), Job: j.ID, URL: resp.URL, Robots: robotsTxt,
+	e := &crawllog.Entry{Time: c.now().UTC(), Job: j.ID, URL: resp.URL, Robots: robotsTxt,
 		Status: resp.Status, Bytes: int64(len(resp.Body)), MIME: resp.MediaType, Duration: resp.Duration,
 		Depth: it.Depth, Via: it.Via, Digest: v.digest, WARC: filepath.Base(loc.File), Offset: loc.Offset}
 	switch resp.Truncated {
@@ -80,7 +105,7 @@ func (n *Node) logResponse(j *job.Job, it frontier.Item, robotsTxt bool, resp *f
 	case v.near != nil:
 		e.Dedup, e.Original = crawllog.DedupNear, v.near.URL
 	}
-	n.clog.Write(e)
+	c.w.Write(e)
 }
 
 // digestOf is the payload digest a response's WARC record carries: the
@@ -96,12 +121,12 @@ func digestOf(resp *fetch.Response, sum [sha256.Size]byte, hasSum, eligible bool
 	return ""
 }
 
-// logDrop logs a URL of it dropped without a fetch.
-func (n *Node) logDrop(it frontier.Item, reason, detail string) {
-	if n.clog == nil {
+// drop logs a URL of it dropped without a fetch.
+func (c *crawlLog) drop(it frontier.Item, reason, detail string) {
+	if c.w == nil {
 		return
 	}
-	n.clog.Write(&crawllog.Entry{Time: n.opts.Now().UTC(), Job: it.Job, URL: it.URL, Depth: it.Depth, Via: it.Via,
+	c.w.Write(&crawllog.Entry{Time: c.now().UTC(), Job: it.Job, URL: it.URL, Depth: it.Depth, Via: it.Via,
 		Dropped: reason, Detail: detail})
 }
 
@@ -111,15 +136,15 @@ func (n *Node) logDrop(it frontier.Item, reason, detail string) {
 func (n *Node) frontierDropped(it frontier.Item, why frontier.DropReason) {
 	switch why {
 	case frontier.DropBudget:
-		n.logDrop(it, crawllog.DropBudget, "host budget spent")
+		n.clog.drop(it, crawllog.DropBudget, "host budget spent")
 	case frontier.DropDuplicates:
-		n.logDrop(it, crawllog.DropBudget, "host budget cut: mostly duplicates")
+		n.clog.drop(it, crawllog.DropBudget, "host budget cut: mostly duplicates")
 	case frontier.DropHost:
-		n.logDrop(it, crawllog.DropUnreachable, "host dropped")
+		n.clog.drop(it, crawllog.DropUnreachable, "host dropped")
 	case frontier.DropFailing:
 		// Its fetches ended without a response, the same way, too many
 		// times in a row (frontier.Options.FailLimit).
-		n.logDrop(it, crawllog.DropUnreachable, "host failing")
+		n.clog.drop(it, crawllog.DropUnreachable, "host failing")
 	case frontier.DropRetryAfter, frontier.DropBackoff, frontier.DropRobotsWait:
 		n.gaveUpWaiting(it, why)
 	}
@@ -129,8 +154,8 @@ func (n *Node) frontierDropped(it frontier.Item, why frontier.DropReason) {
 // scopeDropped logs a link found on a page that scope or a trap rule
 // rejected. Links to other domains are only counted: most links of most
 // pages point off the crawl, and none was ever the crawl's to fetch.
-func (n *Node) scopeDropped(j *job.Job, cd candidate, err error) {
-	if n.clog == nil {
+func (c *crawlLog) scopeDropped(j *job.Job, cd candidate, err error) {
+	if c.w == nil {
 		return
 	}
 	var rej *scope.Rejection
@@ -142,6 +167,6 @@ func (n *Node) scopeDropped(j *job.Job, cd candidate, err error) {
 	case scope.ReasonScheme, scope.ReasonDepth:
 		reason = crawllog.DropScope
 	}
-	n.clog.Write(&crawllog.Entry{Time: n.opts.Now().UTC(), Job: j.ID, URL: cd.u.String(), Depth: cd.depth, Via: cd.via,
+	c.w.Write(&crawllog.Entry{Time: c.now().UTC(), Job: j.ID, URL: cd.u.String(), Depth: cd.depth, Via: cd.via,
 		Dropped: reason, Detail: string(rej.Reason) + ": " + rej.Detail})
 }

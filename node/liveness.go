@@ -70,7 +70,7 @@ func (n *Node) gaveUpWaiting(it frontier.Item, why frontier.DropReason) {
 	if j.Stats.GaveUpWaiting(it.Host) {
 		n.opts.Logger.Info("host asks to wait past the crawl's max wait; its URLs are given up", "job", j.ID, "host", it.Host, "why", detail, "max_wait", j.Spec.MaxWait)
 	}
-	n.logDrop(it, crawllog.DropWait, detail)
+	n.clog.drop(it, crawllog.DropWait, detail)
 }
 
 // anyMaxWait reports whether a running one-shot job has a MaxWait: an idle

@@ -37,6 +37,12 @@
 // outbox, what others find for its own comes in through Fold. The wiring
 // is drawn in partitions.go.
 //
+// Parts with state of their own, each a type that reaches the rest of the
+// node through a small interface the node implements: the sitemaps
+// (sitemapReader, sitemaps.go, through sitemapNode), the recrawl schedule
+// (recrawlScheduler, recrawl.go, through recrawlNode) and the crawl log
+// (crawlLog, crawllog.go, which needs only its writer and the clock).
+//
 // Lock order: Node.jobMu (jobs' state changes) is taken before Node.mu,
 // a job's lock or the frontier's; Node.mu is never held while calling into
 // the frontier, the keeper, the seen gate, the store or a job (each has its
@@ -59,11 +65,11 @@ import (
 	"github.com/trawl-crawler/trawl/crawllog"
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
+	"github.com/trawl-crawler/trawl/internal/frontierdb"
+	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/patternbudget"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/dedup"
-	"github.com/trawl-crawler/trawl/internal/frontierdb"
-	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/robots"
@@ -94,8 +100,8 @@ type Node struct {
 	fetcher  *fetch.Fetcher
 	robots   *robotscache.Keeper
 	warc     *warc.Writer
-	clog     *crawllog.Writer // the crawl log; nil when off (see crawllog.go)
-	indexer  *indexer         // the CDXJ index of each WARC file the writer finishes
+	clog     *crawlLog // the crawl log, on or off (crawllog.go)
+	indexer  *indexer  // the CDXJ index of each WARC file the writer finishes
 	shared   *sharedPages
 	running  atomic.Int32                     // jobs running
 	paused   atomic.Bool                      // the whole node is paused (PauseNode): no lease
@@ -109,8 +115,9 @@ type Node struct {
 	// until long after their prints are committed (dedup.Recent)
 	recentPrints dedup.Recent
 
-	sitemaps *sitemapTracker // each job's progress through each origin's sitemaps (sitemaps.go)
-	outbox   *outbox.Outbox  // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
+	sitemaps *sitemapReader    // each job's reading of each origin's sitemaps (sitemaps.go)
+	recrawl  *recrawlScheduler // the continuous jobs' recrawl schedule (recrawl.go)
+	outbox   *outbox.Outbox    // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
 
 	stop          chan struct{} // closed by Close: no new lease
 	wake          chan struct{} // poke: the dispatcher looks again
@@ -119,8 +126,6 @@ type Node struct {
 	cancelFetches context.CancelFunc
 	started       bool
 	drained       chan struct{} // closed when dispatcher and workers are done
-	scheduleDone  chan struct{} // closed when the recrawl schedule's loop is done
-	recrawls      recrawlPlans  // the continuous jobs' recrawl plans (recrawl.go)
 
 	// jobMu serialises the jobs' state changes (Submit, Pause, Resume,
 	// Cancel, a job's end) with what they tell the frontier and the
@@ -147,17 +152,16 @@ func Open(opts Options) (*Node, error) {
 	}
 	opts = opts.withDefaults()
 	n := &Node{
-		opts:         opts,
-		agent:        robots.ProductToken(opts.UserAgent),
-		jobs:         make(map[job.ID]*job.Job),
-		submitting:   make(map[job.ID]bool),
-		nextJob:      1,
-		stop:         make(chan struct{}),
-		wake:         make(chan struct{}, 1),
-		drained:      make(chan struct{}),
-		scheduleDone: make(chan struct{}),
-		shared:       newSharedPages(opts.SharedPages),
-		sitemaps:     newSitemapTracker(),
+		opts:       opts,
+		agent:      robots.ProductToken(opts.UserAgent),
+		jobs:       make(map[job.ID]*job.Job),
+		submitting: make(map[job.ID]bool),
+		nextJob:    1,
+		stop:       make(chan struct{}),
+		wake:       make(chan struct{}, 1),
+		drained:    make(chan struct{}),
+		shared:     newSharedPages(opts.SharedPages),
+		clog:       &crawlLog{now: opts.Now},
 	}
 	n.fetchCtx, n.cancelFetches = context.WithCancel(context.Background())
 
@@ -239,8 +243,8 @@ func Open(opts Options) (*Node, error) {
 		if err != nil {
 			return fail(fmt.Errorf("node: %w", err))
 		}
-		n.clog = clog
-		opened = append(opened, func() { n.closeLog() })
+		n.clog.w = clog
+		opened = append(opened, func() { n.clog.close() })
 	}
 	st, err := OpenState(stateOpts)
 	if err != nil {
@@ -248,6 +252,8 @@ func Open(opts Options) (*Node, error) {
 	}
 	opened = append(opened, func() { st.Close() })
 	n.state, n.db, n.frontier, n.queue, n.seen = st, st.DB, st.Frontier, st.Queue, st.Seen
+	n.recrawl = newRecrawlScheduler(n, st, opts, n.stop)
+	n.sitemaps = newSitemapReader(n, n.recrawl, st.DB, n.shared, n.clog, n.agent, opts)
 	if n.dedup, err = dedup.New(st.DB); err != nil {
 		return fail(err)
 	}
@@ -301,15 +307,6 @@ func Open(opts Options) (*Node, error) {
 // can make it fail.
 var openOutbox = outbox.Open
 
-// closeLog closes the crawl log, if there is one: every line written is
-// flushed and synced.
-func (n *Node) closeLog() error {
-	if n.clog == nil {
-		return nil
-	}
-	return n.clog.Close()
-}
-
 // Resumed reports whether the data directory held an earlier run's state.
 func (n *Node) Resumed() bool { return n.state.Resumed }
 
@@ -327,7 +324,7 @@ func (n *Node) Start() {
 		j.Stats.Start(now)
 	}
 	go n.run()
-	go n.runSchedule()
+	go n.recrawl.run()
 }
 
 // run is the dispatcher and the worker pool.
@@ -438,14 +435,14 @@ func (n *Node) Close() error {
 		case <-n.drained:
 			grace.Stop()
 		}
-		<-n.scheduleDone
+		<-n.recrawl.done
 	}
 	n.cancelFetches()
 	n.fetcher.Close()
 	n.keepTallies()
 	err := n.warc.Close()
 	n.indexer.close() // the last file's index, handed over by Close
-	err = errors.Join(err, n.state.Close(), n.closeLog())
+	err = errors.Join(err, n.state.Close(), n.clog.close())
 	for _, j := range n.Jobs() {
 		j.End(job.Finished, job.ReasonSignal, nil)
 	}

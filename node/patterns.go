@@ -74,11 +74,11 @@ func (n *Node) patternRoom(j *job.Job, urls []string, kept []candidate, lim int)
 
 // patternDropped logs cd, dropped for want of room in its pattern p.
 func (n *Node) patternDropped(j *job.Job, cd candidate, p string, lim int) {
-	if n.clog == nil {
+	if !n.clog.on() {
 		return
 	}
 	_, e := n.patterns.Count(j.ID, p)
-	n.scopeDropped(j, cd, scope.PatternRejection(cd.u, patternbudget.Room(lim, scope.PatternRoomPerYield, e), lim))
+	n.clog.scopeDropped(j, cd, scope.PatternRejection(cd.u, patternbudget.Room(lim, scope.PatternRoomPerYield, e), lim))
 }
 
 // earnRoom judges the page at u (job j's item it), whose links queued

@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/internal/store/schedule"
+	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 	"github.com/trawl-crawler/trawl/internal/store/urlstate"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/recrawl"
@@ -25,10 +27,66 @@ import (
 // a fetch for a continuous job (or of a page a continuous job has
 // scheduled) writes the page's next visit into the schedule (package
 // schedule), at the interval package recrawl sets from the history, in
-// the batch of the fetch's completion. A loop (runSchedule) hands due
-// entries to the frontier and, now and then, scans the whole schedule for
-// each continuous job's freshness figures and for the fetches per hour its
-// intervals plan, which steer its budget's multiplier.
+// the batch of the fetch's completion. A loop hands due entries to the
+// frontier and, now and then, scans the whole schedule for each
+// continuous job's freshness figures and for the fetches per hour its
+// intervals plan, which steer its budget's multiplier. The schedule is
+// recrawlScheduler's; it reaches the rest of the node through
+// recrawlNode. The fold of a visit into a page's history is the
+// worker's (foldVisit, below).
+
+// recrawlNode is what a recrawlScheduler needs of the node: its jobs,
+// whether it failed (and a way to fail it), the partitions it serves, the
+// frontier's enqueue (add: items with their batch, durable when the
+// returned channel yields nil) and the stored record of a URL. *Node
+// implements it.
+type recrawlNode interface {
+	Job(id job.ID) *job.Job
+	Jobs() []*job.Job
+	failed() bool
+	fail(err error)
+	serving() func(partition.ID) bool
+	add(b *store.Batch, items []frontier.Item) <-chan error
+	loadRecord(it frontier.Item) urlstate.Record
+}
+
+// recrawlScheduler keeps the recrawl schedule of the node's continuous
+// jobs: each job's plan (its policy and the multiplier its budget steers),
+// each page's next visit written in the batch of its fetch's completion,
+// the host tasks of sitemap rounds, visits brought forward by a sitemap's
+// lastmod, and the loop (run) that hands due entries to the frontier and
+// keeps each job's freshness figures.
+//
+// Invariants: a page has at most one schedule entry, and its URL record
+// names it (urlstate.Record.Due, DueJob), both changed in one batch; an
+// entry is handed to the frontier in the batch that marks it Fed, and
+// again only after refeedAfter; the loop reads only the entries of
+// partitions the node serves. plans is guarded by mu; a plan's controller is the
+// loop's alone, its multiplier read atomically. Safe for concurrent use.
+type recrawlScheduler struct {
+	node           recrawlNode
+	db             *store.DB
+	fetched        *urlseen.KeyFilter // the state's filter of URL record keys
+	now            func() time.Time
+	log            *slog.Logger
+	tick           time.Duration   // Options.RecrawlTick
+	freshnessEvery time.Duration   // Options.FreshnessEvery
+	sitemapEvery   time.Duration   // Options.SitemapEvery
+	stop           <-chan struct{} // closed when the node stops
+	done           chan struct{}   // closed when run is done
+
+	mu    sync.Mutex
+	plans map[job.ID]*recrawlPlan
+}
+
+// newRecrawlScheduler returns the recrawl schedule of node n, whose state
+// is st and options opts (with defaults); its loop stops when stop is
+// closed.
+func newRecrawlScheduler(n recrawlNode, st *State, opts Options, stop <-chan struct{}) *recrawlScheduler {
+	return &recrawlScheduler{node: n, db: st.DB, fetched: st.Fetched, now: opts.Now, log: opts.Logger,
+		tick: opts.RecrawlTick, freshnessEvery: opts.FreshnessEvery, sitemapEvery: opts.SitemapEvery,
+		stop: stop, done: make(chan struct{})}
+}
 
 // recrawlPlan is a continuous job's recrawl policy and the multiplier its
 // budget sets.
@@ -41,26 +99,19 @@ type recrawlPlan struct {
 
 func (p *recrawlPlan) mu() float64 { return math.Float64frombits(p.muBits.Load()) }
 
-// recrawlPlans holds the plans of the node's continuous jobs.
-type recrawlPlans struct {
-	mu    sync.Mutex
-	plans map[job.ID]*recrawlPlan
-}
-
 // plan returns j's recrawl plan, nil if j is not continuous.
-func (n *Node) plan(j *job.Job) *recrawlPlan {
+func (s *recrawlScheduler) plan(j *job.Job) *recrawlPlan {
 	if j == nil || !j.Spec.Continuous {
 		return nil
 	}
-	ps := &n.recrawls
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if p := ps.plans[j.ID]; p != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.plans[j.ID]; p != nil {
 		return p
 	}
 	pol, err := recrawl.New(recrawl.Options{MinInterval: j.Spec.RecrawlMin, MaxInterval: j.Spec.RecrawlMax})
 	if err != nil { // Spec.Validate refuses such bounds; a bug if not
-		n.opts.Logger.Warn("recrawl policy of job; defaults used", "job", j.ID, "err", err)
+		s.log.Warn("recrawl policy of job; defaults used", "job", j.ID, "err", err)
 		pol, _ = recrawl.New(recrawl.Options{})
 	}
 	p := &recrawlPlan{policy: pol, budget: recrawl.Rate(j.Spec.RecrawlBudget)}
@@ -69,38 +120,16 @@ func (n *Node) plan(j *job.Job) *recrawlPlan {
 	// as a page visited every MinInterval could lose.
 	p.ctrl.Mu = pol.Options().MinInterval.Hours()
 	p.muBits.Store(math.Float64bits(p.ctrl.Mu))
-	if ps.plans == nil {
-		ps.plans = make(map[job.ID]*recrawlPlan)
+	if s.plans == nil {
+		s.plans = make(map[job.ID]*recrawlPlan)
 	}
-	ps.plans[j.ID] = p
+	s.plans[j.ID] = p
 	return p
 }
 
 // historyPolicy folds visits into change histories for pages no
 // continuous job schedules (its Memory is the default, as every plan's).
 var historyPolicy, _ = recrawl.New(recrawl.Options{})
-
-// loadRecord returns the stored record of it's URL: the zero Record if
-// there is none or it cannot be read (logged).
-func (n *Node) loadRecord(it frontier.Item) urlstate.Record {
-	key := store.URLKey(it.Host, it.URL)
-	if !n.state.Fetched.MayHave(key) {
-		return urlstate.Record{}
-	}
-	v, err := n.db.Get(key)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return urlstate.Record{}
-	case err != nil:
-		n.opts.Logger.Warn("read URL state; starting afresh", "url", it.URL, "err", err)
-		return urlstate.Record{}
-	}
-	r, err := urlstate.Decode(v)
-	if err != nil {
-		n.opts.Logger.Warn("stored URL state unreadable; starting afresh", "url", it.URL, "err", err)
-	}
-	return r
-}
 
 // validators are the validators that make j's fetch of a page with record
 // prev conditional: only when j made the last fetch itself (so a 304,
@@ -205,11 +234,11 @@ func foldVisit(j *job.Job, prev, rec urlstate.Record, o urlstate.Observation) ur
 // record goes from prev to rec with this fetch by job j): for j if it is
 // continuous, else for the continuous job that scheduled the page before.
 // The old entry, if any, is deleted in b.
-func (n *Node) reschedule(b *store.Batch, j *job.Job, it frontier.Item, prev urlstate.Record, rec *urlstate.Record) {
+func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.Item, prev urlstate.Record, rec *urlstate.Record) {
 	rec.Due, rec.DueJob = time.Time{}, 0
 	if !prev.Due.IsZero() {
 		if err := schedule.Delete(b, prev.Due, it.Host, it.URL); err != nil {
-			n.opts.Logger.Warn("recrawl schedule: delete entry", "url", it.URL, "err", err)
+			s.log.Warn("recrawl schedule: delete entry", "url", it.URL, "err", err)
 		}
 	}
 	owner := j
@@ -217,14 +246,14 @@ func (n *Node) reschedule(b *store.Batch, j *job.Job, it frontier.Item, prev url
 		if prev.DueJob == 0 { // the common case of a one-off crawl: no lock taken
 			return
 		}
-		if owner = n.Job(prev.DueJob); owner == nil {
+		if owner = s.node.Job(prev.DueJob); owner == nil {
 			return
 		}
 	}
 	if st, _ := owner.State(); st.Ended() {
 		return
 	}
-	p := n.plan(owner)
+	p := s.plan(owner)
 	if p == nil {
 		return
 	}
@@ -238,7 +267,7 @@ func (n *Node) reschedule(b *store.Batch, j *job.Job, it frontier.Item, prev url
 		Depth: it.Depth, ShapeRun: it.ShapeRun, Level: uint8(it.Level), Interval: iv,
 		LastFetch: rec.LastFetch.Truncate(time.Second), Rate: rate}
 	if err := schedule.Put(b, e); err != nil {
-		n.opts.Logger.Warn("recrawl schedule: put entry", "url", it.URL, "err", err)
+		s.log.Warn("recrawl schedule: put entry", "url", it.URL, "err", err)
 		return
 	}
 	rec.Due, rec.DueJob = e.Due, owner.ID
@@ -253,36 +282,36 @@ const (
 // maxFeed bounds the entries one tick hands to the frontier.
 const maxFeed = 10_000
 
-// runSchedule hands due recrawls to the frontier and keeps the freshness
-// figures, until the node stops.
-func (n *Node) runSchedule() {
-	defer close(n.scheduleDone)
-	tick := time.NewTicker(n.opts.RecrawlTick)
+// run hands due recrawls to the frontier and keeps the freshness
+// figures, until the node stops; then it closes s.done.
+func (s *recrawlScheduler) run() {
+	defer close(s.done)
+	tick := time.NewTicker(s.tick)
 	defer tick.Stop()
 	// The first scan comes FreshnessEvery after the start: a job's
 	// figures mean something once some of its pages have been fetched.
-	scanned := n.opts.Now()
+	scanned := s.now()
 	for {
 		select {
-		case <-n.stop:
+		case <-s.stop:
 			return
 		case <-tick.C:
 		}
-		if n.failed() || !n.anyContinuous() {
+		if s.node.failed() || !s.anyContinuous() {
 			continue
 		}
-		now := n.opts.Now()
-		if now.Sub(scanned) >= n.opts.FreshnessEvery {
+		now := s.now()
+		if now.Sub(scanned) >= s.freshnessEvery {
 			scanned = now
-			n.scanSchedule(now)
+			s.scan(now)
 		}
-		n.feedDue(now)
+		s.feedDue(now)
 	}
 }
 
 // anyContinuous reports whether a continuous job has not ended.
-func (n *Node) anyContinuous() bool {
-	for _, j := range n.Jobs() {
+func (s *recrawlScheduler) anyContinuous() bool {
+	for _, j := range s.node.Jobs() {
 		if st, _ := j.State(); j.Spec.Continuous && !st.Ended() {
 			return true
 		}
@@ -303,20 +332,20 @@ func refeedAfter(j *job.Job) time.Duration {
 // feedDue hands every due entry of a running continuous job to the
 // frontier, marking it Fed in the same batch; entries of jobs that ended
 // or are no longer continuous are deleted.
-func (n *Node) feedDue(now time.Time) {
-	b := n.db.NewBatch()
+func (s *recrawlScheduler) feedDue(now time.Time) {
+	b := s.db.NewBatch()
 	var items []frontier.Item
 	bad := func(key []byte, err error) {
-		n.opts.Logger.Warn("recrawl schedule: entry unreadable; deleted", "err", err)
+		s.log.Warn("recrawl schedule: entry unreadable; deleted", "err", err)
 		b.Delete(key)
 	}
-	served := n.serving()
+	served := s.node.serving()
 	for p := range schedule.Partitions {
 		if !served(partition.ID(p)) {
 			continue // another node's, or not loaded yet: its entries wait
 		}
-		err := schedule.Due(n.db, partition.ID(p), now, func(e schedule.Entry) bool {
-			j := n.Job(e.Job)
+		err := schedule.Due(s.db, partition.ID(p), now, func(e schedule.Entry) bool {
+			j := s.node.Job(e.Job)
 			var st job.State
 			if j != nil {
 				st, _ = j.State()
@@ -324,7 +353,7 @@ func (n *Node) feedDue(now time.Time) {
 			switch {
 			case j == nil || !j.Spec.Continuous || st.Ended():
 				if err := b.Delete(e.Key()); err != nil {
-					n.opts.Logger.Warn("recrawl schedule: delete entry", "url", e.URL, "err", err)
+					s.log.Warn("recrawl schedule: delete entry", "url", e.URL, "err", err)
 				}
 				return true
 			case st != job.Running, !e.Fed.IsZero() && now.Sub(e.Fed) < refeedAfter(j):
@@ -332,14 +361,14 @@ func (n *Node) feedDue(now time.Time) {
 			}
 			e.Fed = now
 			if err := schedule.Put(b, e); err != nil {
-				n.opts.Logger.Warn("recrawl schedule: mark entry fed", "url", e.URL, "err", err)
+				s.log.Warn("recrawl schedule: mark entry fed", "url", e.URL, "err", err)
 				return true
 			}
 			items = append(items, frontier.Item{URL: e.URL, Host: e.Host, Job: e.Job, Depth: e.Depth, Level: int(e.Level), ShapeRun: e.ShapeRun})
 			return len(items) < maxFeed
 		}, bad)
 		if err != nil {
-			n.opts.Logger.Warn("recrawl schedule: scan", "partition", p, "err", err)
+			s.log.Warn("recrawl schedule: scan", "partition", p, "err", err)
 		}
 		if len(items) >= maxFeed {
 			break
@@ -350,11 +379,11 @@ func (n *Node) feedDue(now time.Time) {
 		return
 	}
 	select {
-	case err := <-n.add(b, items):
+	case err := <-s.node.add(b, items):
 		if err != nil {
-			n.fail(err)
+			s.node.fail(err)
 		}
-	case <-n.stop:
+	case <-s.stop:
 	}
 }
 
@@ -366,17 +395,17 @@ type freshTally struct {
 	age     float64 // sum of each page's expected age, hours
 }
 
-// scanSchedule reads the whole schedule: each continuous job's freshness
+// scan reads the whole schedule: each continuous job's freshness
 // figures, and its planned fetches per hour against its budget, which
 // moves its multiplier.
-func (n *Node) scanSchedule(now time.Time) {
+func (s *recrawlScheduler) scan(now time.Time) {
 	tallies := make(map[job.ID]*freshTally)
-	served := n.serving()
+	served := s.node.serving()
 	for p := range schedule.Partitions {
 		if !served(partition.ID(p)) {
 			continue
 		}
-		err := schedule.All(n.db, partition.ID(p), func(e schedule.Entry) bool {
+		err := schedule.All(s.db, partition.ID(p), func(e schedule.Entry) bool {
 			if isHostTaskURL(e.URL) {
 				return true // no page: no freshness of its own
 			}
@@ -385,16 +414,16 @@ func (n *Node) scanSchedule(now time.Time) {
 				t = &freshTally{}
 				tallies[e.Job] = t
 			}
-			t.add(e, now, n.Job(e.Job))
+			t.add(e, now, s.node.Job(e.Job))
 			return true
 		}, nil)
 		if err != nil {
-			n.opts.Logger.Warn("recrawl schedule: scan", "partition", p, "err", err)
+			s.log.Warn("recrawl schedule: scan", "partition", p, "err", err)
 			return
 		}
 	}
-	for _, j := range n.Jobs() {
-		p := n.plan(j)
+	for _, j := range s.node.Jobs() {
+		p := s.plan(j)
 		if p == nil {
 			continue
 		}
@@ -463,20 +492,20 @@ func hostTaskURL(origin string) string { return origin + "/robots.txt" }
 // scheduleHostTask writes into b job j's host task for origin (of
 // politeness key host), due SitemapEvery after finished, replacing the
 // one its URL record names.
-func (n *Node) scheduleHostTask(b *store.Batch, j *job.Job, host, origin string, finished time.Time) {
+func (s *recrawlScheduler) scheduleHostTask(b *store.Batch, j *job.Job, host, origin string, finished time.Time) {
 	if !j.Spec.Continuous {
 		return
 	}
 	it := frontier.Item{URL: hostTaskURL(origin), Host: host, Job: j.ID, Level: j.Level(0, levels)}
-	prev := n.loadRecord(it)
-	e := schedule.Entry{URL: it.URL, Host: host, Due: ceilSecond(finished.Add(n.opts.SitemapEvery)), Job: j.ID,
-		Level: uint8(it.Level), Interval: n.opts.SitemapEvery, LastFetch: finished.Truncate(time.Second)}
+	prev := s.node.loadRecord(it)
+	e := schedule.Entry{URL: it.URL, Host: host, Due: ceilSecond(finished.Add(s.sitemapEvery)), Job: j.ID,
+		Level: uint8(it.Level), Interval: s.sitemapEvery, LastFetch: finished.Truncate(time.Second)}
 	rec := prev
 	rec.Due, rec.DueJob = e.Due, j.ID
 	key := store.URLKey(host, it.URL)
-	n.state.Fetched.Add(key) // before b commits
+	s.fetched.Add(key) // before b commits
 	if err := errors.Join(schedule.Move(b, prev.Due, e), b.Set(key, urlstate.Encode(rec))); err != nil {
-		n.opts.Logger.Warn("recrawl schedule: put host task", "origin", origin, "err", err)
+		s.log.Warn("recrawl schedule: put host task", "origin", origin, "err", err)
 	}
 }
 
@@ -493,9 +522,9 @@ func ceilSecond(t time.Time) time.Time {
 // when a sitemap's lastmod says the page changed after its last fetch
 // (and after the Last-Modified that fetch got). A page with no recrawl
 // scheduled, or one already due, is left as it is.
-func (n *Node) bringForward(b *store.Batch, it frontier.Item, lastmod time.Time) {
-	rec := n.loadRecord(it)
-	now := n.opts.Now()
+func (s *recrawlScheduler) bringForward(b *store.Batch, it frontier.Item, lastmod time.Time) {
+	rec := s.node.loadRecord(it)
+	now := s.now()
 	if rec.Due.IsZero() || !rec.Due.After(now) || rec.LastFetch.IsZero() || !lastmod.After(rec.LastFetch) {
 		return
 	}
@@ -503,25 +532,25 @@ func (n *Node) bringForward(b *store.Batch, it frontier.Item, lastmod time.Time)
 		return
 	}
 	key := store.DueKey(rec.Due, it.Host, it.URL)
-	v, err := n.db.Get(key)
+	v, err := s.db.Get(key)
 	if err != nil {
-		n.opts.Logger.Warn("recrawl schedule: read entry to bring forward", "url", it.URL, "err", err)
+		s.log.Warn("recrawl schedule: read entry to bring forward", "url", it.URL, "err", err)
 		return
 	}
 	e, err := schedule.Decode(key, v)
 	if err != nil {
-		n.opts.Logger.Warn("recrawl schedule: entry unreadable", "url", it.URL, "err", err)
+		s.log.Warn("recrawl schedule: entry unreadable", "url", it.URL, "err", err)
 		return
 	}
 	e.Due, e.Fed, e.Level = now.Truncate(time.Second), time.Time{}, min(e.Level, uint8(it.Level))
 	from := rec.Due
 	rec.Due = e.Due
 	if err := errors.Join(schedule.Move(b, from, e), b.Set(store.URLKey(it.Host, it.URL), urlstate.Encode(rec))); err != nil {
-		n.opts.Logger.Warn("recrawl schedule: bring forward", "url", it.URL, "err", err)
+		s.log.Warn("recrawl schedule: bring forward", "url", it.URL, "err", err)
 		return
 	}
-	if j := n.Job(e.Job); j != nil {
+	if j := s.node.Job(e.Job); j != nil {
 		j.Stats.BroughtForward.Add(1)
 	}
-	n.opts.Logger.Debug("sitemap lastmod brings a recrawl forward", "url", it.URL, "lastmod", lastmod, "fetched", rec.LastFetch)
+	s.log.Debug("sitemap lastmod brings a recrawl forward", "url", it.URL, "lastmod", lastmod, "fetched", rec.LastFetch)
 }

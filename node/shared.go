@@ -93,7 +93,7 @@ func takes(j *job.Job, rec urlstate.Record, maxAge time.Duration, now time.Time)
 // its shortest recrawl interval, as j would not fetch the page again
 // sooner either (and a copy it took is not taken again at its recrawl).
 func (n *Node) maxShareAge(j *job.Job) time.Duration {
-	if p := n.plan(j); p != nil {
+	if p := n.recrawl.plan(j); p != nil {
 		return p.policy.Options().MinInterval
 	}
 	return 0

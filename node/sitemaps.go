@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"sync"
@@ -27,9 +28,12 @@ import (
 // robots.txt names (Sitemap: lines) and /sitemap.xml, then the children
 // of the index files among them. They are fetched one per lease, in the
 // host's slot, as robots.txt is (fetchRobots): the lease's item goes back
-// to the queue and the request counts towards the host's gap.
+// to the queue and the request counts towards the host's gap. The
+// reading is sitemapReader's; it reaches the rest of the node through
+// sitemapNode (the politeness path, the admission of listed pages, the
+// lease's completion) and the recrawl schedule through hostTasks.
 //
-//	handle ── robots Apply ──▶ sitemapTurn: files left for (job, origin)?
+//	handle ── robots Apply ──▶ sitemaps.turn: files left for (job, origin)?
 //	    no (a map lookup) ──▶ the page
 //	    yes ──▶ fetch one file ▶ WARC ▶ sitemap.Parse ▶ sitemap.Allowed ▶
 //	            scope, exclusions ▶ URL-seen (exact) ▶ frontier at the
@@ -39,7 +43,7 @@ import (
 // The progress of a job through an origin's sitemaps is one store record
 // (store.SitemapKey, drawn below), committed with the completion of the
 // lease that read a file, so a restart neither fetches a read file again
-// nor forgets one left. In memory, sitemapTracker caches the records
+// nor forgets one left. In memory, sitemapReader caches the records
 // (bounded; a dropped one is read again once), so that the check of a
 // host whose sitemaps are done costs a map lookup.
 //
@@ -233,20 +237,10 @@ type siteProgress struct {
 	busy bool // a lease is fetching one of its files, until its completion is durable
 }
 
-// sitemapTracker caches the records of (job, origin) pairs. Safe for
-// concurrent use; mu is never held during I/O.
-type sitemapTracker struct {
-	mu sync.Mutex
-	m  map[siteKey]*siteProgress
-}
-
-func newSitemapTracker() *sitemapTracker {
-	return &sitemapTracker{m: make(map[siteKey]*siteProgress)}
-}
-
 // idle reports whether p has nothing for a lease to do at now: a fetch of
 // it is in progress, or its round is finished and, for a continuous job,
-// not older than every (Options.SitemapEvery). t.mu must be held.
+// not older than every (Options.SitemapEvery). The reader's mu must be
+// held.
 func (p *siteProgress) idle(now time.Time, continuous bool, every time.Duration) bool {
 	if p.busy {
 		return true
@@ -257,71 +251,137 @@ func (p *siteProgress) idle(now time.Time, continuous bool, every time.Duration)
 	return !continuous || now.Sub(p.rec.finished) < every
 }
 
+// sitemapNode is what a sitemapReader needs of the node: the politeness
+// path that fetches and archives a file in a lease's slot, the admission
+// of the pages a file lists (scope, exclusions, partitions, URL-seen
+// gate), the lease's completion, the node's failure, and whether another
+// job may want a file read. *Node implements it.
+type sitemapNode interface {
+	fetchSitemapFile(ctx context.Context, l *frontier.Lease, j *job.Job, fileURL string, su *url.URL, o *frontier.Outcome) (fetchedSitemap, bool)
+	admitListed(b *store.Batch, j *job.Job, fileURL string, depth int, pages []sitemap.Entry) ([]frontier.Item, error)
+	complete(l *frontier.Lease, o frontier.Outcome)
+	completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b *store.Batch, add []frontier.Item)
+	fail(err error)
+	othersLive(j *job.Job) bool
+}
+
+// hostTasks schedules a continuous job's next round of an origin's
+// sitemaps (scheduleHostTask, recrawl.go), in the batch that records the
+// end of this one.
+type hostTasks interface {
+	scheduleHostTask(b *store.Batch, j *job.Job, host, origin string, finished time.Time)
+}
+
+// fetchedSitemap is a sitemap file fetched through the node's politeness
+// path (sitemapNode.fetchSitemapFile).
+type fetchedSitemap struct {
+	resp   *fetch.Response // nil: the fetch failed (err); the reader releases it
+	err    error
+	start  time.Time
+	loc    warc.Location // where the response's WARC record is
+	digest string        // its payload digest, for the crawl log
+}
+
+// sitemapReader is each job's reading of each origin's sitemaps: it
+// decides, at a lease whose origin's robots.txt applies, whether the lease
+// reads a sitemap file instead of its page; it parses what is read and
+// keeps each (job, origin) pair's progress record, in the store and, as a
+// cache, in memory.
+//
+// Invariants: at most one lease at a time reads files of a (job, origin)
+// pair (siteProgress.busy, from the claim until the lease's completion is
+// durable); a file's record is stored in the batch of the completion of
+// the lease that read it; the cache holds at most maxSitemapStates
+// records, past which those with no read in progress are dropped (and
+// read again from the store when needed). Safe for concurrent use; mu is
+// never held during I/O or a call into the node.
+type sitemapReader struct {
+	node   sitemapNode
+	tasks  hostTasks
+	db     *store.DB
+	shared *sharedPages     // files other jobs read in this run (sitemapShareKey)
+	clog   *crawlLog        // the node's crawl log
+	agent  string           // robots.txt product token
+	off    bool             // Options.NoSitemaps
+	every  time.Duration    // Options.SitemapEvery
+	now    func() time.Time // Options.Now
+	log    *slog.Logger
+
+	mu sync.Mutex
+	m  map[siteKey]*siteProgress
+}
+
+// newSitemapReader returns the sitemap reader of node n, whose options
+// are opts (with defaults).
+func newSitemapReader(n sitemapNode, tasks hostTasks, db *store.DB, shared *sharedPages, clog *crawlLog, agent string, opts Options) *sitemapReader {
+	return &sitemapReader{node: n, tasks: tasks, db: db, shared: shared, clog: clog, agent: agent,
+		off: opts.NoSitemaps, every: opts.SitemapEvery, now: opts.Now, log: opts.Logger,
+		m: make(map[siteKey]*siteProgress)}
+}
+
 // insert adds p under k, first dropping every record with no fetch in
-// progress if the map is full. t.mu must be held.
-func (t *sitemapTracker) insert(k siteKey, p *siteProgress) {
-	if len(t.m) >= maxSitemapStates {
-		for k, q := range t.m {
+// progress if the map is full. r.mu must be held.
+func (r *sitemapReader) insert(k siteKey, p *siteProgress) {
+	if len(r.m) >= maxSitemapStates {
+		for k, q := range r.m {
 			if !q.busy {
-				delete(t.m, k)
+				delete(r.m, k)
 			}
 		}
 	}
-	t.m[k] = p
+	r.m[k] = p
 }
 
-// sitemapTurn is handle's hook once the robots.txt of origin applies to
-// l (policy p): while job j has sitemap files of origin left to read, it
+// turn is handle's hook once the robots.txt of origin applies to l
+// (policy p): while job j has sitemap files of origin left to read, it
 // fetches the next one in l's slot, completes l (its item goes back to
 // the queue) and reports true. For an origin whose sitemaps are done it
 // costs a map lookup (and, once per origin and job per run, a store read).
-func (n *Node) sitemapTurn(ctx context.Context, l *frontier.Lease, j *job.Job, origin string, p *robots.Policy) bool {
-	if n.opts.NoSitemaps {
+func (r *sitemapReader) turn(ctx context.Context, l *frontier.Lease, j *job.Job, origin string, p *robots.Policy) bool {
+	if r.off {
 		return false
 	}
 	k := siteKey{j.ID, origin}
-	now := n.opts.Now()
-	t := n.sitemaps
-	t.mu.Lock()
-	sp := t.m[k]
-	if sp != nil && sp.idle(now, j.Spec.Continuous, n.opts.SitemapEvery) {
-		t.mu.Unlock()
+	now := r.now()
+	r.mu.Lock()
+	sp := r.m[k]
+	if sp != nil && sp.idle(now, j.Spec.Continuous, r.every) {
+		r.mu.Unlock()
 		return false
 	}
-	t.mu.Unlock()
+	r.mu.Unlock()
 	if sp == nil {
-		rec := n.loadSitemaps(l.Item.Host, k)
-		t.mu.Lock()
-		if sp = t.m[k]; sp == nil {
+		rec := r.load(l.Item.Host, k)
+		r.mu.Lock()
+		if sp = r.m[k]; sp == nil {
 			sp = &siteProgress{rec: rec}
-			t.insert(k, sp)
+			r.insert(k, sp)
 		}
-		if sp.idle(now, j.Spec.Continuous, n.opts.SitemapEvery) {
-			t.mu.Unlock()
+		if sp.idle(now, j.Spec.Continuous, r.every) {
+			r.mu.Unlock()
 			return false
 		}
-		t.mu.Unlock()
+		r.mu.Unlock()
 	}
-	su, i, dirty := n.claimSitemap(sp, l, j, origin, p, now)
+	su, i, dirty := r.claim(sp, l, j, origin, p, now)
 	if dirty {
-		n.saveSitemaps(j, l.Item.Host, k, sp)
+		r.save(j, l.Item.Host, k, sp)
 	}
 	if su == nil {
 		return false
 	}
-	n.fetchSitemap(ctx, l, j, k, sp, i, su)
+	r.fetch(ctx, l, j, k, sp, i, su)
 	return true
 }
 
-// claimSitemap begins a round if none is (a new job, or a continuous
-// job's TTL), gives up the files that cannot be fetched in l's slot and
-// claims the next one: its URL and index, or nil when none is left or
-// another lease holds sp. dirty reports a change to store without a fetch:
-// files given up (and logged), or the round finished.
-func (n *Node) claimSitemap(sp *siteProgress, l *frontier.Lease, j *job.Job, origin string, p *robots.Policy, now time.Time) (su *url.URL, i int, dirty bool) {
-	t := n.sitemaps
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// claim begins a round if none is (a new job, or a continuous job's TTL),
+// gives up the files that cannot be fetched in l's slot and claims the
+// next one: its URL and index, or nil when none is left or another lease
+// holds sp. dirty reports a change to store without a fetch: files given
+// up (and logged), or the round finished.
+func (r *sitemapReader) claim(sp *siteProgress, l *frontier.Lease, j *job.Job, origin string, p *robots.Policy, now time.Time) (su *url.URL, i int, dirty bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if sp.busy {
 		return nil, -1, false
 	}
@@ -335,9 +395,9 @@ func (n *Node) claimSitemap(sp *siteProgress, l *frontier.Lease, j *job.Job, ori
 		}
 		f := &sp.rec.files[i]
 		var why string
-		if su, why = n.sitemapFetchable(f.url, l.Item.Host, p); why != "" {
+		if su, why = r.fetchable(f.url, l.Item.Host, p); why != "" {
 			f.done, dirty = true, true
-			n.opts.Logger.Info("sitemap not fetched", "job", j.ID, "url", f.url, "why", why)
+			r.log.Info("sitemap not fetched", "job", j.ID, "url", f.url, "why", why)
 			continue
 		}
 		sp.busy = true
@@ -359,68 +419,68 @@ func newSitemapRound(origin string, p *robots.Policy, pageDepth int, now time.Ti
 	return r
 }
 
-// sitemapFetchable parses a sitemap file's URL and says why it may not be
+// fetchable parses a sitemap file's URL and says why it may not be
 // fetched in a slot of host under robots.txt p ("" if it may): a file on
 // another host would be fetched outside that host's gap, so it is not.
-func (n *Node) sitemapFetchable(raw, host string, p *robots.Policy) (*url.URL, string) {
+func (r *sitemapReader) fetchable(raw, host string, p *robots.Policy) (*url.URL, string) {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https"):
 		return nil, "not an http(s) URL"
 	case urlnorm.HostKey(u) != host:
 		return nil, "on another host (fetched only in its own host's slot)"
-	case !p.Allowed(n.agent, u):
+	case !p.Allowed(r.agent, u):
 		return nil, "disallowed by robots.txt"
 	}
 	return u, ""
 }
 
-// saveSitemaps stores sp's record after files were given up without a
-// fetch (or the round finished without one), without waiting: if it is
-// lost, the next run gives them up again, at no request.
-func (n *Node) saveSitemaps(j *job.Job, host string, k siteKey, sp *siteProgress) {
-	n.sitemaps.mu.Lock()
+// save stores sp's record after files were given up without a fetch (or
+// the round finished without one), without waiting: if it is lost, the
+// next run gives them up again, at no request.
+func (r *sitemapReader) save(j *job.Job, host string, k siteKey, sp *siteProgress) {
+	r.mu.Lock()
 	v, finished := sp.rec.encode(), sp.rec.finished
-	n.sitemaps.mu.Unlock()
-	b := n.db.NewBatch()
+	r.mu.Unlock()
+	b := r.db.NewBatch()
 	if err := b.Set(store.SitemapKey(host, uint32(k.job), k.origin), v); err != nil {
 		b.Close()
-		n.opts.Logger.Warn("store sitemaps record", "origin", k.origin, "err", err)
+		r.log.Warn("store sitemaps record", "origin", k.origin, "err", err)
 		return
 	}
 	if !finished.IsZero() {
-		n.scheduleHostTask(b, j, host, k.origin, finished)
+		r.tasks.scheduleHostTask(b, j, host, k.origin, finished)
 	}
-	if err := n.db.CommitNoSync(b); err != nil {
-		n.opts.Logger.Warn("store sitemaps record", "origin", k.origin, "err", err)
+	if err := r.db.CommitNoSync(b); err != nil {
+		r.log.Warn("store sitemaps record", "origin", k.origin, "err", err)
 	}
 }
 
-// loadSitemaps reads k's record from the store: none (a zero record) if
-// there is none or it is unreadable.
-func (n *Node) loadSitemaps(host string, k siteKey) sitemapRecord {
-	v, err := n.db.Get(store.SitemapKey(host, uint32(k.job), k.origin))
+// load reads k's record from the store: none (a zero record) if there is
+// none or it is unreadable.
+func (r *sitemapReader) load(host string, k siteKey) sitemapRecord {
+	v, err := r.db.Get(store.SitemapKey(host, uint32(k.job), k.origin))
 	if errors.Is(err, store.ErrNotFound) {
 		return sitemapRecord{}
 	}
 	if err != nil {
-		n.opts.Logger.Warn("read sitemaps record; starting afresh", "origin", k.origin, "err", err)
+		r.log.Warn("read sitemaps record; starting afresh", "origin", k.origin, "err", err)
 		return sitemapRecord{}
 	}
 	rec, err := decodeSitemapRecord(v)
 	if err != nil {
-		n.opts.Logger.Warn("sitemaps record unreadable; starting afresh", "origin", k.origin, "err", err)
+		r.log.Warn("sitemaps record unreadable; starting afresh", "origin", k.origin, "err", err)
 		return sitemapRecord{}
 	}
 	return rec
 }
 
-// release ends a lease's claim on sp (claimSitemap): sp is free for the
-// next lease.
-func (t *sitemapTracker) release(sp *siteProgress) {
-	t.mu.Lock()
+// release ends a lease's claim on sp (claim): sp is free for the next
+// lease.
+func (r *sitemapReader) release(sp *siteProgress) {
+	r.mu.Lock()
 	sp.busy = false
-	t.mu.Unlock()
+	r.mu.Unlock()
 }
 
 // sitemapResult is what reading one sitemap file gave.
@@ -432,107 +492,96 @@ type sitemapResult struct {
 	err      error // a *sitemap.SyntaxError, a *sitemap.LimitError or the reader's
 }
 
-// fetchSitemap fetches file i of sp (URL su) in l's slot, archives it,
-// queues what it lists and completes l with sp's record.
-func (n *Node) fetchSitemap(ctx context.Context, l *frontier.Lease, j *job.Job, k siteKey, sp *siteProgress, i int, su *url.URL) {
-	defer n.sitemaps.release(sp)
-	n.sitemaps.mu.Lock()
+// fetch fetches file i of sp (URL su) in l's slot, archives it, queues
+// what it lists and completes l with sp's record.
+func (r *sitemapReader) fetch(ctx context.Context, l *frontier.Lease, j *job.Job, k siteKey, sp *siteProgress, i int, su *url.URL) {
+	defer r.release(sp)
+	r.mu.Lock()
 	file := sp.rec.files[i]
-	n.sitemaps.mu.Unlock()
+	r.mu.Unlock()
 	var (
 		o   = frontier.Outcome{Requeue: true}
 		res sitemapResult
 	)
-	if p := n.shared.get(sitemapShareKey(file.url)); p != nil && p.sitemap != nil && !p.at.Before(j.Created) {
+	if p := r.shared.get(sitemapShareKey(file.url)); p != nil && p.sitemap != nil && !p.at.Before(j.Created) {
 		// Another job read the file while this one ran: no request again.
 		res, o = *p.sitemap, frontier.Outcome{Requeue: true, NotStarted: true}
 		j.Stats.Sitemaps.Add(1)
-	} else if !n.readSitemapFile(ctx, l, j, file, su, &o, &res) {
+	} else if !r.readFile(ctx, l, j, file, su, &o, &res) {
 		return
 	}
-	n.afterSitemap(l, j, k, sp, i, file, o, res)
+	r.after(l, j, k, sp, i, file, o, res)
 }
 
-// readSitemapFile fetches the sitemap file at su in l's slot, archives
-// and reads it into res, and sets o from the answer. It reports false
-// when it completed l itself (stopping, or the archive failed).
-func (n *Node) readSitemapFile(ctx context.Context, l *frontier.Lease, j *job.Job, file sitemapFile, su *url.URL, o *frontier.Outcome, res *sitemapResult) bool {
-	start := n.opts.Now()
-	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: su})
-	j.Stats.Requests.Add(1)
-	n.observe(n.fetchEvent(j, l.Item.Host, false, start, resp, err))
-	// The crawl log's via of a sitemap is the URL whose lease fetched it.
-	logIt := frontier.Item{Job: j.ID, Depth: l.Item.Depth, Via: l.Item.URL}
-	if err != nil {
-		n.logFailure(j, logIt, file.url, false, start, err)
-		if ctx.Err() != nil { // stopping: the file stays to be read
-			n.complete(l, frontier.Outcome{Requeue: true, Failed: true})
-			return false
-		}
-		class := fetch.ClassOf(err)
-		j.Stats.AddError(string(class))
-		o.Failed, o.Timeout = class != fetch.ClassTimeout, class == fetch.ClassTimeout
-		n.opts.Logger.Info("sitemap fetch failed; skipped", "job", j.ID, "url", file.url, "err", err)
-		return true
-	}
-	defer resp.Release()
-	sum, hasSum := payloadSum(resp)
-	loc, ok := n.archive(j, resp, sum, hasSum, nil, sum)
+// sitemapLogItem is the item a crawl log line of a sitemap file read in
+// l's slot names: its via is the URL whose lease fetched it.
+func sitemapLogItem(l *frontier.Lease, j *job.Job) frontier.Item {
+	return frontier.Item{Job: j.ID, Depth: l.Item.Depth, Via: l.Item.URL}
+}
+
+// readFile fetches the sitemap file at su in l's slot, archives and reads
+// it into res, and sets o from the answer. It reports false when l was
+// completed already (stopping, or the archive failed).
+func (r *sitemapReader) readFile(ctx context.Context, l *frontier.Lease, j *job.Job, file sitemapFile, su *url.URL, o *frontier.Outcome, res *sitemapResult) bool {
+	f, ok := r.node.fetchSitemapFile(ctx, l, j, file.url, su, o)
 	if !ok {
-		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
 		return false
 	}
-	o.Status, o.ResponseTime, o.RetryAfter = resp.Status, resp.Duration, retryAfter(resp.Header, resp.Start)
+	if f.resp == nil {
+		r.log.Info("sitemap fetch failed; skipped", "job", j.ID, "url", file.url, "err", f.err)
+		return true
+	}
+	defer f.resp.Release()
 	j.Stats.Sitemaps.Add(1)
-	*res = n.readSitemap(j, file, su, resp)
-	n.logSitemap(j, logIt, resp, loc, digestOf(resp, sum, hasSum, false, sum), *res)
-	if n.othersLive(j) { // other jobs may want the same file
+	*res = r.parse(j, file, su, f.resp)
+	r.logSitemap(j, sitemapLogItem(l, j), f.resp, f.loc, f.digest, *res)
+	if r.node.othersLive(j) { // other jobs may want the same file
 		kept := *res
-		n.shared.put(sitemapShareKey(file.url), &sharedPage{at: start, status: resp.Status, sitemap: &kept})
+		r.shared.put(sitemapShareKey(file.url), &sharedPage{at: f.start, status: f.resp.Status, sitemap: &kept})
 	}
 	return true
 }
 
-// afterSitemap queues what a sitemap file listed (res) and completes l
-// with sp's record.
-func (n *Node) afterSitemap(l *frontier.Lease, j *job.Job, k siteKey, sp *siteProgress, i int, file sitemapFile, o frontier.Outcome, res sitemapResult) {
+// after queues what a sitemap file listed (res) and completes l with sp's
+// record.
+func (r *sitemapReader) after(l *frontier.Lease, j *job.Job, k siteKey, sp *siteProgress, i int, file sitemapFile, o frontier.Outcome, res sitemapResult) {
 	host := l.Item.Host
-	b := n.db.NewBatch()
-	n.sitemaps.mu.Lock()
+	b := r.db.NewBatch()
+	r.mu.Lock()
 	depth := sp.rec.pageDepth
-	n.sitemaps.mu.Unlock()
-	add, err := n.admitListed(b, j, file.url, depth, res)
+	r.mu.Unlock()
+	add, err := r.node.admitListed(b, j, file.url, depth, res.pages)
 	if err != nil {
 		b.Close()
-		n.fail(err)
-		n.complete(l, frontier.Outcome{Requeue: true, Status: o.Status})
+		r.node.fail(err)
+		r.node.complete(l, frontier.Outcome{Requeue: true, Status: o.Status})
 		return
 	}
-	n.sitemaps.mu.Lock()
+	r.mu.Lock()
 	sp.rec.files[i].done = true
 	for _, c := range res.children {
 		sp.rec.add(sitemapFile{url: c, robots: file.robots, depth: file.depth + 1})
 	}
-	sp.rec.finish(n.opts.Now())
+	sp.rec.finish(r.now())
 	v, finished := sp.rec.encode(), sp.rec.finished
-	n.sitemaps.mu.Unlock()
+	r.mu.Unlock()
 	if err := b.Set(store.SitemapKey(host, uint32(k.job), k.origin), v); err != nil {
-		n.opts.Logger.Warn("store sitemaps record", "origin", k.origin, "err", err)
+		r.log.Warn("store sitemaps record", "origin", k.origin, "err", err)
 	}
 	if !finished.IsZero() {
-		n.scheduleHostTask(b, j, host, k.origin, finished)
+		r.tasks.scheduleHostTask(b, j, host, k.origin, finished)
 	}
-	n.completeWith(l, j, o, b, add)
+	r.node.completeWith(l, j, o, b, add)
 }
 
-// readSitemap parses a fetched sitemap file and keeps the entries the
+// parse parses a fetched sitemap file and keeps the entries the
 // sitemaps.org host rule allows it: pages of a urlset or text file, or
 // child sitemaps of an index within maxSitemapDepth. A malformed file or
 // one past a limit keeps what was read before the fault, and is logged.
-func (n *Node) readSitemap(j *job.Job, file sitemapFile, su *url.URL, resp *fetch.Response) sitemapResult {
+func (r *sitemapReader) parse(j *job.Job, file sitemapFile, su *url.URL, resp *fetch.Response) sitemapResult {
 	var res sitemapResult
 	if resp.Status < 200 || resp.Status > 299 {
-		n.opts.Logger.Debug("sitemap not there", "job", j.ID, "url", file.url, "status", resp.Status)
+		r.log.Debug("sitemap not there", "job", j.ID, "url", file.url, "status", resp.Status)
 		return res
 	}
 	body := resp.Decoded
@@ -560,25 +609,25 @@ func (n *Node) readSitemap(j *job.Job, file sitemapFile, su *url.URL, resp *fetc
 			res.children = append(res.children, e.Loc)
 		}
 	}
-	n.logSitemapError(j, file.url, res)
+	r.logError(j, file.url, res)
 	return res
 }
 
-// logSitemapError logs, in the node's log, a sitemap file cut short.
-func (n *Node) logSitemapError(j *job.Job, url string, res sitemapResult) {
+// logError logs, in the node's log, a sitemap file cut short.
+func (r *sitemapReader) logError(j *job.Job, url string, res sitemapResult) {
 	var syn *sitemap.SyntaxError
 	var lim *sitemap.LimitError
 	switch {
 	case res.err == nil:
 	case errors.As(res.err, &syn):
-		n.opts.Logger.Warn("sitemap malformed: the rest of it is skipped", "job", j.ID, "url", url, "kept", res.sum.Entries, "err", res.err)
+		r.log.Warn("sitemap malformed: the rest of it is skipped", "job", j.ID, "url", url, "kept", res.sum.Entries, "err", res.err)
 	case errors.As(res.err, &lim):
-		n.opts.Logger.Warn("sitemap over a limit: the rest of it is skipped", "job", j.ID, "url", url, "kept", res.sum.Entries, "err", res.err)
+		r.log.Warn("sitemap over a limit: the rest of it is skipped", "job", j.ID, "url", url, "kept", res.sum.Entries, "err", res.err)
 	default:
-		n.opts.Logger.Warn("sitemap unreadable: the rest of it is skipped", "job", j.ID, "url", url, "kept", res.sum.Entries, "err", res.err)
+		r.log.Warn("sitemap unreadable: the rest of it is skipped", "job", j.ID, "url", url, "kept", res.sum.Entries, "err", res.err)
 	}
 	if res.refused > 0 {
-		n.opts.Logger.Info("sitemap lists URLs it may not speak for (sitemaps.org host rule); ignored", "job", j.ID, "url", url, "refused", res.refused)
+		r.log.Info("sitemap lists URLs it may not speak for (sitemaps.org host rule); ignored", "job", j.ID, "url", url, "refused", res.refused)
 	}
 }
 
@@ -590,11 +639,11 @@ const (
 )
 
 // logSitemap writes the crawl log line of a fetched sitemap file.
-func (n *Node) logSitemap(j *job.Job, it frontier.Item, resp *fetch.Response, loc warc.Location, digest string, res sitemapResult) {
-	if n.clog == nil {
+func (r *sitemapReader) logSitemap(j *job.Job, it frontier.Item, resp *fetch.Response, loc warc.Location, digest string, res sitemapResult) {
+	if !r.clog.on() {
 		return
 	}
-	e := &crawllog.Entry{Time: n.opts.Now().UTC(), Job: j.ID, URL: resp.URL, Status: resp.Status,
+	e := &crawllog.Entry{Time: r.now().UTC(), Job: j.ID, URL: resp.URL, Status: resp.Status,
 		Bytes: int64(len(resp.Body)), MIME: resp.MediaType, Duration: resp.Duration, Depth: it.Depth, Via: it.Via,
 		Digest: digest, WARC: filepath.Base(loc.File), Offset: loc.Offset}
 	if resp.Status >= 200 && resp.Status <= 299 {
@@ -608,7 +657,41 @@ func (n *Node) logSitemap(j *job.Job, it frontier.Item, resp *fetch.Response, lo
 	default:
 		e.Error, e.Detail = logSitemapMalformed, fmt.Sprintf("%s; %d entries kept", res.err, res.sum.Entries)
 	}
-	n.clog.Write(e)
+	r.clog.write(e)
+}
+
+// The node's side of the sitemap reader (sitemapNode).
+
+// fetchSitemapFile fetches the sitemap file at su in l's slot, as a
+// request of job j's (counted and observed), archives the answer and sets
+// o from it. A failed fetch is logged in the crawl log, counted and set in
+// o, and leaves f.resp nil. ok is false when it completed l itself
+// (stopping: the file stays to be read; or the archive failed).
+func (n *Node) fetchSitemapFile(ctx context.Context, l *frontier.Lease, j *job.Job, fileURL string, su *url.URL, o *frontier.Outcome) (f fetchedSitemap, ok bool) {
+	start := n.opts.Now()
+	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: su})
+	j.Stats.Requests.Add(1)
+	n.observe(n.fetchEvent(j, l.Item.Host, false, start, resp, err))
+	if err != nil {
+		n.clog.failure(j, sitemapLogItem(l, j), fileURL, false, start, err)
+		if ctx.Err() != nil { // stopping: the file stays to be read
+			n.complete(l, frontier.Outcome{Requeue: true, Failed: true})
+			return fetchedSitemap{}, false
+		}
+		class := fetch.ClassOf(err)
+		j.Stats.AddError(string(class))
+		o.Failed, o.Timeout = class != fetch.ClassTimeout, class == fetch.ClassTimeout
+		return fetchedSitemap{err: err, start: start}, true
+	}
+	sum, hasSum := payloadSum(resp)
+	loc, ok := n.archive(j, resp, sum, hasSum, nil, sum)
+	if !ok {
+		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
+		resp.Release()
+		return fetchedSitemap{}, false
+	}
+	o.Status, o.ResponseTime, o.RetryAfter = resp.Status, resp.Duration, retryAfter(resp.Header, resp.Start)
+	return fetchedSitemap{resp: resp, start: start, loc: loc, digest: digestOf(resp, sum, hasSum, false, sum)}, true
 }
 
 // admitListed passes the pages a sitemap file (fileURL) lists through
@@ -619,14 +702,14 @@ func (n *Node) logSitemap(j *job.Job, it frontier.Item, resp *fetch.Response, lo
 // (urlseen.Durable never trusts its Bloom filter's "maybe" alone), so no
 // false positive hides a listed page; pages seen already go to
 // sitemapSeen with their lastmod.
-func (n *Node) admitListed(b *store.Batch, j *job.Job, fileURL string, depth int, res sitemapResult) ([]frontier.Item, error) {
-	if len(res.pages) == 0 {
+func (n *Node) admitListed(b *store.Batch, j *job.Job, fileURL string, depth int, pages []sitemap.Entry) ([]frontier.Item, error) {
+	if len(pages) == 0 {
 		return nil, nil
 	}
-	urls := make([]string, 0, len(res.pages))
-	kept := make([]candidate, 0, len(res.pages))
-	lastmod := make([]time.Time, 0, len(res.pages))
-	for _, e := range res.pages {
+	urls := make([]string, 0, len(pages))
+	kept := make([]candidate, 0, len(pages))
+	lastmod := make([]time.Time, 0, len(pages))
+	for _, e := range pages {
 		u, err := url.Parse(e.Loc) // canonical already (sitemap.Entry.Loc)
 		if err != nil {
 			continue
@@ -677,6 +760,6 @@ func (n *Node) admitListed(b *store.Batch, j *job.Job, fileURL string, depth int
 func (n *Node) sitemapSeen(b *store.Batch, j *job.Job, it frontier.Item, lastmod time.Time) {
 	j.Stats.SitemapKnown.Add(1)
 	if !lastmod.IsZero() {
-		n.bringForward(b, it, lastmod)
+		n.recrawl.bringForward(b, it, lastmod)
 	}
 }

@@ -298,7 +298,7 @@ func TestSitemapRound(t *testing.T) {
 	if !reflect.DeepEqual(got, want) || r.pageDepth != 2 || !r.started.Equal(now) {
 		t.Errorf("newSitemapRound = %q (depth %d, started %v), want %q", got, r.pageDepth, r.started, want)
 	}
-	n := &Node{agent: "trawl"}
+	sr := &sitemapReader{agent: "trawl"}
 	for _, c := range []struct{ url, why string }{
 		{"http://a.test/maps/index.xml", ""},
 		{"https://a.test:8443/sitemap.xml", ""}, // same host, another origin: the host's slot
@@ -306,8 +306,8 @@ func TestSitemapRound(t *testing.T) {
 		{"http://a.test/private/s.xml", "disallowed by robots.txt"},
 		{"ftp://a.test/s.xml", "not an http(s) URL"},
 	} {
-		if _, why := n.sitemapFetchable(c.url, "a.test", p); why != c.why {
-			t.Errorf("sitemapFetchable(%q) = %q, want %q", c.url, why, c.why)
+		if _, why := sr.fetchable(c.url, "a.test", p); why != c.why {
+			t.Errorf("fetchable(%q) = %q, want %q", c.url, why, c.why)
 		}
 	}
 	for _, c := range []struct {

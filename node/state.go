@@ -9,9 +9,10 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/frontierdb"
+	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/urlseen"
+	"github.com/trawl-crawler/trawl/internal/store/urlstate"
 )
 
 // State is a node's durable crawl state: the store and the parts that
@@ -125,4 +126,26 @@ func (s *State) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// loadRecord returns the stored record of it's URL (package urlstate):
+// the zero Record if there is none or it cannot be read (logged).
+func (n *Node) loadRecord(it frontier.Item) urlstate.Record {
+	key := store.URLKey(it.Host, it.URL)
+	if !n.state.Fetched.MayHave(key) {
+		return urlstate.Record{}
+	}
+	v, err := n.db.Get(key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return urlstate.Record{}
+	case err != nil:
+		n.opts.Logger.Warn("read URL state; starting afresh", "url", it.URL, "err", err)
+		return urlstate.Record{}
+	}
+	r, err := urlstate.Decode(v)
+	if err != nil {
+		n.opts.Logger.Warn("stored URL state unreadable; starting afresh", "url", it.URL, "err", err)
+	}
+	return r
 }

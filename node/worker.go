@@ -116,7 +116,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	}
 	if j.Excludes(l.Item.URL) { // queued before an operator excluded it
 		j.Stats.Excluded.Add(1)
-		n.logDrop(l.Item, crawllog.DropExcluded, "")
+		n.clog.drop(l.Item, crawllog.DropExcluded, "")
 		n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
 		return
 	}
@@ -139,7 +139,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 		// The whole host is unreachable: drop its queue (for every job).
 		j.Stats.AddError(string(fetch.ClassOf(err)))
 		n.opts.Logger.Info("host unreachable", "host", l.Item.Host, "err", err)
-		n.logDrop(l.Item, crawllog.DropUnreachable, string(fetch.ClassOf(err)))
+		n.clog.drop(l.Item, crawllog.DropUnreachable, string(fetch.ClassOf(err)))
 		n.completeWith(l, j, frontier.Outcome{NotStarted: true, DropHost: true}, nil, nil)
 		return
 	}
@@ -186,7 +186,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	// Sitemaps (sitemaps.go): while the job has sitemap files of this
 	// origin left to read, this lease's slot fetches the next one and its
 	// item goes back to the queue. A map lookup once they are done.
-	if n.sitemapTurn(ctx, l, j, origin, v.Policy) {
+	if n.sitemaps.turn(ctx, l, j, origin, v.Policy) {
 		return
 	}
 	if isHostTask(u) { // its work (robots.txt, sitemaps) is done above
@@ -195,7 +195,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	}
 	if !v.Policy.Allowed(n.agent, u) {
 		j.Stats.RobotsDisallowed.Add(1)
-		n.logDrop(l.Item, crawllog.DropRobots, "")
+		n.clog.drop(l.Item, crawllog.DropRobots, "")
 		n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
 		return
 	}
@@ -244,7 +244,7 @@ func (n *Node) giveUp(l *frontier.Lease, j *job.Job, v robotscache.Verdict) bool
 	if j.Stats.GaveUp(l.Item.Host) {
 		n.opts.Logger.Info("robots.txt unavailable too long; job gives the host up", "job", j.ID, "host", l.Item.Host, "since", v.OutageSince, "attempts", v.Attempts)
 	}
-	n.logDrop(l.Item, crawllog.DropRobotsUnavailable, "")
+	n.clog.drop(l.Item, crawllog.DropRobotsUnavailable, "")
 	n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
 	return true
 }
@@ -295,7 +295,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 	// The crawl log's via of a robots.txt is the URL that needed it.
 	logIt := frontier.Item{Depth: l.Item.Depth, Via: l.Item.URL}
 	if err != nil {
-		n.logFailure(j, logIt, v.URL.String(), true, start, err)
+		n.clog.failure(j, logIt, v.URL.String(), true, start, err)
 	}
 	if err != nil && ctx.Err() != nil {
 		n.robots.Cancel(host, origin) // the answer is lost: the host waits as after a crash
@@ -315,7 +315,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
 			return
 		}
-		n.logResponse(j, logIt, true, resp, loc, verdict{digest: digestOf(resp, sum, hasSum, false, sum)})
+		n.clog.response(j, logIt, true, resp, loc, verdict{digest: digestOf(resp, sum, hasSum, false, sum)})
 		o.Status, o.ResponseTime = resp.Status, resp.Duration
 		o.RetryAfter = retryAfter(resp.Header, resp.Start)
 		ans.Status, ans.Body, ans.Location = resp.Status, resp.Decoded, resp.Location
@@ -475,7 +475,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	j.Stats.Requests.Add(1)
 	n.observe(n.fetchEvent(j, it.Host, false, start, resp, err))
 	if err != nil {
-		n.logFailure(j, it, it.URL, false, start, err)
+		n.clog.failure(j, it, it.URL, false, start, err)
 		if ctx.Err() != nil {
 			n.complete(l, frontier.Outcome{Requeue: true, Failed: true})
 			return
@@ -627,7 +627,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		// can still queue them. Its other links are followed.
 		found = slices.DeleteFunc(found, func(c candidate) bool { return c.inRun })
 	}
-	n.logResponse(j, it, false, resp, loc, verdict{exact: orig, near: near, digest: digestOf(resp, sum, hasSum, eligible, warcSum)})
+	n.clog.response(j, it, false, resp, loc, verdict{exact: orig, near: near, digest: digestOf(resp, sum, hasSum, eligible, warcSum)})
 	obs := observation(resp, sim, sum, hasSum)
 	obs.Job = j.ID
 	if page != nil && !alone && !unparsed { // for other jobs to take (shared.go)
@@ -687,7 +687,7 @@ func (n *Node) notModified(l *frontier.Lease, j *job.Job, resp *fetch.Response, 
 	j.Stats.Pages.Add(1)
 	j.Stats.NotModified.Add(1)
 	j.Stats.AddStatus(resp.Status)
-	n.logResponse(j, it, false, resp, loc, verdict{notModified: true, exact: orig})
+	n.clog.response(j, it, false, resp, loc, verdict{notModified: true, exact: orig})
 	obs := observation(resp, nil, [sha256.Size]byte{}, false)
 	obs.Job = j.ID
 	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start), Refetch: true}
@@ -711,7 +711,7 @@ func (n *Node) share(l *frontier.Lease, j *job.Job, u *url.URL, p *sharedPage, r
 	if j.Spec.Continuous && rec.Due.IsZero() {
 		b = n.db.NewBatch()
 		next := rec
-		n.reschedule(b, j, l.Item, rec, &next)
+		n.recrawl.reschedule(b, j, l.Item, rec, &next)
 		if err := b.Set(store.URLKey(l.Item.Host, l.Item.URL), urlstate.Encode(next)); err != nil {
 			n.opts.Logger.Warn("record URL state", "url", l.Item.URL, "err", err)
 		}
@@ -745,7 +745,7 @@ func (n *Node) recordFetch(b *store.Batch, j *job.Job, it frontier.Item, prev ur
 	}
 	rec := foldVisit(j, prev, prev.Observe(o), o)
 	rec.Depth, rec.HasDepth = it.Depth, true // for a shallower path found later (Fold)
-	n.reschedule(b, j, it, prev, &rec)
+	n.recrawl.reschedule(b, j, it, prev, &rec)
 	n.state.Fetched.Add(key) // before b commits: the filter holds every stored key
 	if err := b.Set(key, urlstate.Encode(rec)); err != nil {
 		n.opts.Logger.Warn("record URL state", "url", it.URL, "err", err)
@@ -1006,7 +1006,7 @@ func (n *Node) inScope(j *job.Job, cd candidate, shapes bool) bool {
 	}
 	if err != nil {
 		j.Stats.OutOfScope.Add(1)
-		n.scopeDropped(j, cd, err)
+		n.clog.scopeDropped(j, cd, err)
 		return false
 	}
 	return true
@@ -1018,7 +1018,7 @@ func (n *Node) notExcluded(j *job.Job, cd candidate) (string, bool) {
 	s := cd.u.String()
 	if j.Excludes(s) {
 		j.Stats.Excluded.Add(1)
-		n.logDrop(frontier.Item{URL: s, Job: j.ID, Depth: cd.depth, Via: cd.via}, crawllog.DropExcluded, "")
+		n.clog.drop(frontier.Item{URL: s, Job: j.ID, Depth: cd.depth, Via: cd.via}, crawllog.DropExcluded, "")
 		return s, false
 	}
 	return s, true
