@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/outbox"
+	"github.com/trawl-crawler/trawl/internal/store"
 	"go.uber.org/goleak"
 )
 
