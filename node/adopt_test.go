@@ -18,6 +18,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/internal/store/urlstate"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 )
@@ -483,10 +484,7 @@ func TestServedPartitionsRecordsRead(t *testing.T) {
 	rec := urlstate.Record{}.Observe(urlstate.Observation{At: at, Status: 200, ETag: `"v1"`, Digest: [32]byte{1}, HasDigest: true, Job: 1})
 
 	// The old owner: its store holds p's record; its checkpoint of p.
-	src, err := store.Open(t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := storetest.Open(t)
 	defer src.Close()
 	b := src.NewBatch()
 	if err := b.Set(store.URLKey(host, u), urlstate.Encode(rec)); err != nil {

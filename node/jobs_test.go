@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/urlnorm"
@@ -102,10 +103,7 @@ func TestTwoJobsShareHostsAndPages(t *testing.T) {
 	}
 
 	// The first seed is wanted by both jobs: fetched once, counted by both.
-	db, err := store.Open(filepath.Join(h.opts.DataDir, "state"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenDir(t, filepath.Join(h.opts.DataDir, "state"), store.Options{})
 	defer db.Close()
 	fetched := map[string]int{}
 	for _, r := range log {

@@ -15,6 +15,7 @@ import (
 	"github.com/trawl-crawler/trawl/cdxj"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/urlstate"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/internal/testkit/warccheck"
 	"github.com/trawl-crawler/trawl/warc"
@@ -117,10 +118,7 @@ func isEnded(c <-chan struct{}) bool {
 // says a response was received.
 func fetchedPages(t *testing.T, fs vfs.FS, dataDir string) []string {
 	t.Helper()
-	db, err := store.Open(filepath.Join(dataDir, "state"), store.Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenDir(t, filepath.Join(dataDir, "state"), store.Options{FS: fs})
 	defer db.Close()
 	it, err := db.NewIter(store.KindPrefix(store.KindURL))
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/urlstate"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 )
@@ -25,10 +26,7 @@ import (
 // storedURLs reads every 'u' value of a finished crawl's store, by URL.
 func storedURLs(t *testing.T, dataDir string) map[string][]byte {
 	t.Helper()
-	db, err := store.Open(filepath.Join(dataDir, "state"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenDir(t, filepath.Join(dataDir, "state"), store.Options{})
 	defer db.Close()
 	it, err := db.NewIter(store.KindPrefix(store.KindURL))
 	if err != nil {
@@ -53,10 +51,7 @@ func storedURLs(t *testing.T, dataDir string) map[string][]byte {
 // each job queued.
 func storedSeen(t *testing.T, dataDir string) map[string]bool {
 	t.Helper()
-	db, err := store.Open(filepath.Join(dataDir, "state"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenDir(t, filepath.Join(dataDir, "state"), store.Options{})
 	defer db.Close()
 	it, err := db.NewIter(store.KindPrefix(store.KindSeen))
 	if err != nil {

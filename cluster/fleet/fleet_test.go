@@ -12,6 +12,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/jstest"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -37,32 +38,6 @@ func TestMain(m *testing.M) {
 }
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
-
-// startServers starts n embedded servers forming one cluster on loopback
-// and waits until the first ready of them serve JetStream.
-func startServers(t *testing.T, n, ready int) []*jsserver.Server {
-	t.Helper()
-	addrs := clustertest.FreeAddrs(t, n)
-	var servers []*jsserver.Server
-	for i := range addrs {
-		s, err := jsserver.Start(jsserver.Options{Name: fmt.Sprintf("s%d", i+1), Dir: t.TempDir(), ClusterAddr: addrs[i], Peers: addrs})
-		if err != nil {
-			for _, s := range servers {
-				s.Close()
-			}
-			t.Fatal(err)
-		}
-		servers = append(servers, s)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for _, s := range servers[:ready] {
-		if err := s.WaitJetStream(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return servers
-}
 
 // member is one node of the test fleet: its embedded server, node and
 // fleet membership.
@@ -226,12 +201,7 @@ func TestFleetCrawl(t *testing.T) {
 	defer web.Close()
 	spec := job.Spec{Name: "fleet", Seeds: web.Seeds(), Domains: []string{web.Web().Options().Domain}, MaxDepth: maxDepth, RobotsGiveUp: 3500 * time.Millisecond}
 
-	servers := startServers(t, 3, 3)
-	defer func() {
-		for _, s := range servers {
-			s.Close()
-		}
-	}()
+	servers := jstest.Cluster(t, 3, 3)
 	var members []*member
 	for i, s := range servers {
 		members = append(members, startMember(t, fmt.Sprintf("node-%d", i+1), s, web, spec))
@@ -370,7 +340,7 @@ func TestFleetKillAndJoin(t *testing.T) {
 	defer web.Close()
 	spec := job.Spec{Name: "fleet", Seeds: web.Seeds(), Domains: []string{web.Web().Options().Domain}, MaxDepth: maxDepth, RobotsGiveUp: 3500 * time.Millisecond}
 
-	servers := startServers(t, 4, 3) // the 4th for the member that joins
+	servers := jstest.Cluster(t, 4, 3) // the 4th for the member that joins
 	var members []*member
 	for i, s := range servers[:3] {
 		members = append(members, startMember(t, fmt.Sprintf("node-%d", i+1), s, web, spec))

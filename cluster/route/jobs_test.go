@@ -1,23 +1,18 @@
 package route
 
 import (
-	"log/slog"
 	"maps"
 	"slices"
 	"testing"
 
-	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 )
 
 // TestOutboxJobs: Jobs names the jobs of the entries waiting, and says
 // "all" once more than its limit wait.
 func TestOutboxJobs(t *testing.T) {
-	db, err := store.Open(t.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	o, err := OpenOutbox(db)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 )
 
 // TestReadSeesEveryPut leases and completes while other goroutines keep
@@ -24,11 +24,7 @@ func TestReadSeesEveryPut(t *testing.T) {
 		{200_000, 50_000, 16},
 	} {
 		t.Run(fmt.Sprintf("stale%d-overlay%d-window%d", tc.stale, tc.overlay, tc.window), func(t *testing.T) {
-			db, err := store.Open(t.TempDir(), store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := storetest.Open(t)
 			s := New(db, Options{StaleWrites: tc.stale, MaxOverlay: tc.overlay, MaxGroup: 4})
 			defer s.Close()
 			f, err := frontier.New(frontier.Options{
