@@ -32,6 +32,9 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // fetched twice; the jobs' counters must add up to what the web served;
 // and a URL both jobs wanted is fetched once and counted by both.
 func TestTwoJobsShareHostsAndPages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 17, Hosts: 120, BigPages: 15}, 30*time.Millisecond)
 	seeds := h.srv.Seeds()
@@ -148,6 +151,9 @@ func hostOf(t *testing.T, canonical string) string {
 // without fetching anything twice; a cancelled job sends nothing more and
 // its queued URLs are dropped.
 func TestPauseResumeCancel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 23, Hosts: 120, BigPages: 30, BigHosts: 3}, 30*time.Millisecond)
 	seeds := h.srv.Seeds()

@@ -156,6 +156,9 @@ func (h *harness) analyze(minCoverage float64) *testweb.Report {
 // TestCrawlIsPoliteAndComplete crawls a synthetic web with short gaps and
 // judges the crawl from the web's own request log only.
 func TestCrawlIsPoliteAndComplete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 7, Hosts: 60, BigPages: 25, Hostile: true}, 40*time.Millisecond)
 	sum := h.run(t, context.Background())
@@ -314,6 +317,9 @@ func TestCrawlStopsAtMaxPages(t *testing.T) {
 }
 
 func TestCrawlStopsOnCancel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 30}, 50*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -421,6 +427,9 @@ func TestRetryAfter(t *testing.T) {
 // on where the first stopped: nothing fetched twice except what was in
 // flight at the stop, no gap broken across the restart, full coverage.
 func TestResumeAfterStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 9, Hosts: 30, BigPages: 20}, 40*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -478,6 +487,9 @@ func TestResumeAfterStop(t *testing.T) {
 // counts, over both runs, exactly the requests the web's log shows, and
 // its pages and robots.txt fetches add up to the responses.
 func TestTallyAcrossRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 13, Hosts: 20}, 20*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -518,6 +530,9 @@ func TestTallyAcrossRestart(t *testing.T) {
 // membership may have lapsed) starts no fetch, and goes on once the fence
 // moves on.
 func TestFenceStopsLeasing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 20*time.Millisecond)
 	n, err := Open(h.opts)

@@ -28,6 +28,9 @@ import (
 // records as fetched, the page's response record in a WARC file that the
 // independent reader (warcio) accepts; and it must crawl on to the end.
 func TestPowerCut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: power cuts of a crawl at many moments; the full suite runs it")
+	}
 	t.Parallel()
 	web := testweb.Options{Seed: 31, Hosts: 40, BigPages: 20, Latency: -1}
 	h := newHarness(t, web, 10*time.Millisecond)

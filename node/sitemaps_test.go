@@ -231,6 +231,9 @@ func checkSitemapLog(t *testing.T, h *harness, entries []crawllog.Entry, counted
 // StopGrace lets those in flight finish), every sitemap-only page is
 // found, and the gaps hold across the restart.
 func TestSitemapsAcrossRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, sitemapWeb, 20*time.Millisecond)
 	// The web builds its bomb (56 MiB deflated) on the first request of

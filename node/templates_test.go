@@ -51,6 +51,10 @@ func TestTemplatesReprint(t *testing.T) {
 // TestTemplatesBounded: many hosts of few pages keep at most
 // maxTemplateHosts templates and maxEarlyBytes of early pages.
 func TestTemplatesBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: fills the template cache well past its bound; the full suite runs it")
+	}
+	t.Parallel()
 	var ts templates
 	for h := range maxTemplateHosts + 100 {
 		for i := range 2 {

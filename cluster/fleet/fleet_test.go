@@ -194,6 +194,9 @@ func waitCrawled(t *testing.T, web *testweb.Server, analyze func() *testweb.Repo
 // while the members join (the first takes all, then hands on), each
 // through a checkpoint.
 func TestFleetCrawl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a fleet of three crawling a web; the full suite runs it")
+	}
 	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 11, Hosts: 24, BigPages: 15}), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -333,6 +336,9 @@ func (m *member) kill(t *testing.T) {
 // partitions' last checkpoint (what a checkpoint could not carry); at the
 // end every partition is owned exactly once and served by its owner.
 func TestFleetKillAndJoin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a fleet of four crawling a web, one node killed; the full suite runs it")
+	}
 	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 12, Hosts: 30, BigPages: 25}), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -240,6 +240,9 @@ func (v *fleetView) fence(name string) func() time.Time {
 // gone, long before the slots' TTL; a live member's slots are left alone,
 // however long the others wait.
 func TestGoneMembersSlotsFreed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits out the members' TTL; the full suite runs it")
+	}
 	s := jstest.Start(t)
 	v := newView("dead", "busy", "live")
 	opts := func(name string) ipcap.Options {
@@ -358,6 +361,9 @@ func revision(t *testing.T, kv jetstream.KeyValue, k string) uint64 {
 // slots its earlier run left, MemberTTL and Hold (plus the margin) after it
 // started, not before.
 func TestEarlierRunsSlotsFreed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits out the members' TTL; the full suite runs it")
+	}
 	s := jstest.Start(t)
 	o := ipcap.Options{Slots: 1, Hold: time.Second, TTL: time.Minute, Idle: time.Hour, Poll: 20 * time.Millisecond, MemberTTL: 2 * time.Second}
 	first := join(t, s, "m", o)

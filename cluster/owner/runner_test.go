@@ -202,6 +202,9 @@ func settled(t *testing.T, w *world, live []*member, within time.Duration) {
 // before anyone takes over; a member leaves cleanly. No partition is ever
 // served by two members at once (the handlers check).
 func TestFleetOwnership(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a cluster of four through joins, kills and fences; the full suite runs it")
+	}
 	servers := jstest.Cluster(t, 4, 4)
 	w := &world{t: t, serving: map[int]string{}, fences: map[string]func() time.Time{}, takeovers: map[string]int{}}
 	var live []*member
@@ -410,6 +413,9 @@ func TestLapseLatchesTheFence(t *testing.T) {
 // and the other member takes the whole table over. When the round ends,
 // the stuck member drops what it served, joins again and gets its share.
 func TestStuckRoundGivesWay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits out a stuck round; the full suite runs it")
+	}
 	srv := jstest.Start(t, func(o *jsserver.Options) { o.Name = "s" })
 	unblock := make(chan struct{})
 	var once sync.Once

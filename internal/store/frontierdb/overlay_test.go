@@ -17,6 +17,9 @@ import (
 // iterator, from the overlay and from both. Every item added must be
 // leased exactly once, in Seq order within its host.
 func TestReadSeesEveryPut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: many random runs on Pebble; the full suite runs it")
+	}
 	for _, tc := range []struct{ stale, overlay, window int }{
 		{1, 1, 1},
 		{7, 50, 2},
