@@ -61,6 +61,9 @@ func pageFetches(t *testing.T, srv *testweb.Server) (pages, sitemaps map[string]
 // URL fetched once: a takes b's fetches from the per-URL records, counted
 // as its pages, its links through its own scope and seen gate.
 func TestSharingSurvivesPauseAndRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: shared crawls through pauses and restarts; the full suite runs it")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string

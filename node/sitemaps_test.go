@@ -125,6 +125,9 @@ func sitemapRequests(h *harness) map[string]int {
 // so that nearly every check is a "maybe seen": sitemap URLs must still
 // all be found (the exact check settles every maybe).
 func TestCrawlWithSitemaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: crawls of a web with sitemaps; the full suite runs it")
+	}
 	t.Parallel()
 	for _, c := range []struct {
 		name         string
