@@ -26,16 +26,18 @@ import (
 )
 
 // testParallel is how many of the package's parallel tests run at once
-// unless -test.parallel says otherwise. Most of them wait on politeness
-// gaps, Crawl-delays and retries rather than on the CPU, so the default
-// (GOMAXPROCS) would leave a small machine idle through most of the run.
+// without the race detector, unless -test.parallel says otherwise. Most
+// of them wait on politeness gaps, Crawl-delays and retries rather than
+// on the CPU, so the default (GOMAXPROCS) would leave a small machine
+// idle through much of the run. Under the race detector the crawls are
+// CPU-bound and more at once only starve each other: the default stays.
 const testParallel = 4
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit && runtime.GOMAXPROCS(0) < testParallel {
+	if !explicit && !raceEnabled && runtime.GOMAXPROCS(0) < testParallel {
 		flag.Set("test.parallel", strconv.Itoa(testParallel))
 	}
 	goleak.VerifyTestMain(m)
