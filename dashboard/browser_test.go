@@ -52,6 +52,9 @@ const browserToken = "dashboard-test-token"
 // Chromium is required, not optional: scripts/test.sh installs Debian's
 // package when it is missing.
 func TestDashboardInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: Chromium drives the dashboard; the full suite runs it")
+	}
 	chromium := chromiumPath(t)
 	began := time.Now()
 

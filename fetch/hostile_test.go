@@ -195,6 +195,9 @@ func follow(t *testing.T, f *fetch.Fetcher, o outcome, hops int) (seen map[strin
 // within the caps, in a named error class or a safe, possibly truncated,
 // response.
 func TestFetchHostileWeb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a hostile web's slow answers; the full suite runs it")
+	}
 	srv, f := hostileWeb(t)
 	port := fmt.Sprint(srv.Port())
 	for _, tc := range []struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/internal/store/urlstate"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 )
@@ -281,6 +282,10 @@ func TestFoldWaitsForUnknownJob(t *testing.T) {
 // the job listed, the job running on (a partitioned node's job ends when
 // the fleet finishes it: cluster/finish).
 func TestQuiet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
+	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 10*time.Millisecond)
 	h.opts.Partitioned = true
 	idle, err := Open(h.opts)
@@ -358,6 +363,10 @@ func TestQuiet(t *testing.T) {
 // the first crawl becomes idle (IdleJobs) once its web is fetched, while
 // the second still has work, so the node as a whole is not quiet.
 func TestIdleJobsIndependent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
+	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 6, Hosts: 3}, 10*time.Millisecond)
 	h.opts.Partitioned = true
 	n, err := Open(h.opts)
@@ -437,6 +446,10 @@ func (g *semGate) Acquire(ctx context.Context, ip string) (func(), error) {
 // (robots.txt and pages) waits for it: the web's log never shows two at
 // once on an address its hosts share, though the node's own cap is 2.
 func TestIPGate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
+	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 3, Hosts: 12}, 10*time.Millisecond)
 	g := &semGate{slots: map[string]chan struct{}{}}
 	n, err := Open(h.opts)
@@ -484,10 +497,7 @@ func TestServedPartitionsRecordsRead(t *testing.T) {
 	rec := urlstate.Record{}.Observe(urlstate.Observation{At: at, Status: 200, ETag: `"v1"`, Digest: [32]byte{1}, HasDigest: true, Job: 1})
 
 	// The old owner: its store holds p's record; its checkpoint of p.
-	src, err := store.Open(t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := storetest.Open(t)
 	defer src.Close()
 	b := src.NewBatch()
 	if err := b.Set(store.URLKey(host, u), urlstate.Encode(rec)); err != nil {

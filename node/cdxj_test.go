@@ -19,6 +19,9 @@ import (
 // files and the per-file indexes the node wrote as each file closed,
 // merged. Every revisit resolves through the merged index.
 func TestCrawlCDXJMatchesWarcio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl whose indexes warcio checks; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 9, Hosts: 12, BigPages: 10, Hostile: true}, 20*time.Millisecond)
 	h.opts.WARCMaxSize = 256 << 10

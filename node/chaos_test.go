@@ -211,6 +211,9 @@ func TestChaos(t *testing.T) {
 // once over all of it: B takes nothing A fetched, A nothing B fetched,
 // and the restart costs nothing fetched before it.
 func TestChaosSharedPauseRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a chaotic web crawled through pauses and restarts; the full suite runs it")
+	}
 	t.Parallel()
 	const seed = 2
 	srv := chaosWeb(t, seed, false)

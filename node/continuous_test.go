@@ -14,6 +14,9 @@ import (
 // for recrawls, through the dispatcher's checks and a pause and resume;
 // Cancel then ends it for good.
 func TestContinuousJobWaitsForRecrawls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a continuous crawl waits for its recrawls; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 3, Hosts: 10, BigHosts: -1, MaxPages: 6}, 20*time.Millisecond)
 	n, err := Open(h.opts)
@@ -97,6 +100,9 @@ func TestContinuousJobWaitsForRecrawls(t *testing.T) {
 // node reopened on its data directory has it running again, continuous,
 // with nothing fetched twice.
 func TestContinuousJobStopsAndResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a continuous crawl stopped and resumed; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 8, BigHosts: -1, MaxPages: 6}, 20*time.Millisecond)
 	h.spec.Continuous = true

@@ -136,6 +136,9 @@ func judgeDuplicates(web *testweb.Web, entries []crawllog.Entry) (dupFigures, []
 // near copies are caught with recall at least 95%; at most 1% of the
 // distinct pages are judged duplicates; coverage stays at least 99%.
 func TestDuplicateVerdicts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, dupWeb, 20*time.Millisecond)
 	sum := h.run(t, t.Context())

@@ -16,6 +16,9 @@ import (
 // refill reader, whose long-lived snapshot still held items fetched since:
 // "58 queued" beside "crawl 1: 51, crawl 2: 48".
 func TestHostStatusCountsAgree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 9, Hosts: 3, BigHosts: 2, BigPages: 150, Latency: -1}, 5*time.Millisecond)
 	a, b := h.spec, h.spec

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/urlnorm"
@@ -31,6 +32,9 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // fetched twice; the jobs' counters must add up to what the web served;
 // and a URL both jobs wanted is fetched once and counted by both.
 func TestTwoJobsShareHostsAndPages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 17, Hosts: 120, BigPages: 15}, 30*time.Millisecond)
 	seeds := h.srv.Seeds()
@@ -102,10 +106,7 @@ func TestTwoJobsShareHostsAndPages(t *testing.T) {
 	}
 
 	// The first seed is wanted by both jobs: fetched once, counted by both.
-	db, err := store.Open(filepath.Join(h.opts.DataDir, "state"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenDir(t, filepath.Join(h.opts.DataDir, "state"), store.Options{})
 	defer db.Close()
 	fetched := map[string]int{}
 	for _, r := range log {
@@ -150,6 +151,9 @@ func hostOf(t *testing.T, canonical string) string {
 // without fetching anything twice; a cancelled job sends nothing more and
 // its queued URLs are dropped.
 func TestPauseResumeCancel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 23, Hosts: 120, BigPages: 30, BigHosts: 3}, 30*time.Millisecond)
 	seeds := h.srv.Seeds()

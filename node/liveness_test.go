@@ -27,6 +27,9 @@ import (
 // counted and logged, and the crawl ends. No host is asked again before
 // the time it gave. Before the liveness rule the crawl idled for the hour.
 func TestOneShotCrawlEndsDespiteLongWaits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	type request struct {
 		host, path string

@@ -49,6 +49,9 @@ func writeNginxPage(t *testing.T, root string, i, v int) {
 // while the job is paused), exactly those are fetched again in full, once,
 // and 304s follow.
 func TestContinuousNginx(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a continuous crawl of nginx; the full suite runs it")
+	}
 	t.Parallel()
 	root := t.TempDir()
 	var index strings.Builder

@@ -2,13 +2,16 @@ package node
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,7 +25,23 @@ import (
 	"github.com/trawl-crawler/trawl/warc"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// testParallel is how many of the package's parallel tests run at once
+// without the race detector, unless -test.parallel says otherwise. Most
+// of them wait on politeness gaps, Crawl-delays and retries rather than
+// on the CPU, so the default (GOMAXPROCS) would leave a small machine
+// idle through much of the run. Under the race detector the crawls are
+// CPU-bound and more at once only starve each other: the default stays.
+const testParallel = 4
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit && !raceEnabled && runtime.GOMAXPROCS(0) < testParallel {
+		flag.Set("test.parallel", strconv.Itoa(testParallel))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
@@ -53,11 +72,13 @@ func newHarness(t *testing.T, web testweb.Options, gap time.Duration) *harness {
 			AllowNets:   loopback,
 			Hosts:       srv.Resolver(),
 			// The gap's adaptive term is ten times the host's last response
-			// time. On a loaded test machine a response can take a second
-			// or more, and the default cap (30 s) would then stretch a
-			// crawl of short gaps past its test's deadline; the rule is
-			// the same with a lower cap.
-			MaxAdaptiveDelay: 2 * time.Second,
+			// time. On a loaded test machine (the race detector, tests in
+			// parallel) a response takes tens of milliseconds or more, and
+			// the default cap (30 s) would stretch every crawl's big hosts
+			// far past what its test judges; the rule is the same with a
+			// lower cap, and the gaps the web's log is judged by (MinDelay,
+			// Crawl-delay) are untouched.
+			MaxAdaptiveDelay: 100 * time.Millisecond,
 		},
 		spec: job.Spec{
 			Name:     "crawl",
@@ -156,6 +177,9 @@ func (h *harness) analyze(minCoverage float64) *testweb.Report {
 // TestCrawlIsPoliteAndComplete crawls a synthetic web with short gaps and
 // judges the crawl from the web's own request log only.
 func TestCrawlIsPoliteAndComplete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 7, Hosts: 60, BigPages: 25, Hostile: true}, 40*time.Millisecond)
 	sum := h.run(t, context.Background())
@@ -314,6 +338,9 @@ func TestCrawlStopsAtMaxPages(t *testing.T) {
 }
 
 func TestCrawlStopsOnCancel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 30}, 50*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -421,6 +448,9 @@ func TestRetryAfter(t *testing.T) {
 // on where the first stopped: nothing fetched twice except what was in
 // flight at the stop, no gap broken across the restart, full coverage.
 func TestResumeAfterStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 9, Hosts: 30, BigPages: 20}, 40*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -478,6 +508,9 @@ func TestResumeAfterStop(t *testing.T) {
 // counts, over both runs, exactly the requests the web's log shows, and
 // its pages and robots.txt fetches add up to the responses.
 func TestTallyAcrossRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 13, Hosts: 20}, 20*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -518,6 +551,9 @@ func TestTallyAcrossRestart(t *testing.T) {
 // membership may have lapsed) starts no fetch, and goes on once the fence
 // moves on.
 func TestFenceStopsLeasing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 5, Hosts: 4}, 20*time.Millisecond)
 	n, err := Open(h.opts)

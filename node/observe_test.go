@@ -14,6 +14,9 @@ import (
 // job counted, robots.txt ones marked, failures with a class and
 // responses with a status, and the bytes add up to the job's.
 func TestOnFetchSeesEveryRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 3, Hosts: 12, Hostile: true}, 20*time.Millisecond)
 	var (

@@ -39,6 +39,9 @@ const pagedEndlessMost = 20
 // (Before issue 22 the shape-run rule cut every run of one URL shape
 // after 3 links: 16 of 30 blog listing pages, 13 of 37 docs pages.)
 func TestPaginationCrawledWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: crawls of a paginated web, one stopped and resumed; the full suite runs it")
+	}
 	for _, tc := range []struct {
 		name      string
 		stopAfter int // requests after which a first run is stopped; 0: one run

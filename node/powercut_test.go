@@ -15,6 +15,7 @@ import (
 	"github.com/trawl-crawler/trawl/cdxj"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/urlstate"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/internal/testkit/warccheck"
 	"github.com/trawl-crawler/trawl/warc"
@@ -27,6 +28,9 @@ import (
 // records as fetched, the page's response record in a WARC file that the
 // independent reader (warcio) accepts; and it must crawl on to the end.
 func TestPowerCut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: power cuts of a crawl at many moments; the full suite runs it")
+	}
 	t.Parallel()
 	web := testweb.Options{Seed: 31, Hosts: 40, BigPages: 20, Latency: -1}
 	h := newHarness(t, web, 10*time.Millisecond)
@@ -117,10 +121,7 @@ func isEnded(c <-chan struct{}) bool {
 // says a response was received.
 func fetchedPages(t *testing.T, fs vfs.FS, dataDir string) []string {
 	t.Helper()
-	db, err := store.Open(filepath.Join(dataDir, "state"), store.Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenDir(t, filepath.Join(dataDir, "state"), store.Options{FS: fs})
 	defer db.Close()
 	it, err := db.NewIter(store.KindPrefix(store.KindURL))
 	if err != nil {

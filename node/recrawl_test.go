@@ -78,6 +78,9 @@ func problemsBut(rep *testweb.Report) []string {
 // warcio reads; the job's counters and freshness figures say so; and the
 // schedule holds one entry per page fetched.
 func TestRecrawlChangingWeb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: recrawls of a changing web; the full suite runs it")
+	}
 	t.Parallel()
 	h, webTime := changingHarness(t, testweb.Options{Seed: 11, Hosts: 12, BigHosts: -1, MaxPages: 6, Latency: -1}, 3600, 20*time.Millisecond)
 	h.spec.Continuous = true
@@ -270,6 +273,9 @@ func (s *lastmodSite) serve(w http.ResponseWriter, r *http.Request) {
 // one page a lastmod after its fetch, that page alone is fetched again
 // at once.
 func TestSitemapLastmodBringsRecrawlForward(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits for a recrawl; the full suite runs it")
+	}
 	t.Parallel()
 	site := startLastmodSite(t)
 	n, err := Open(Options{DataDir: t.TempDir(), MinDelay: 20 * time.Millisecond, Concurrency: 4, AllowNets: loopback,

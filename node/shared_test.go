@@ -61,6 +61,9 @@ func pageFetches(t *testing.T, srv *testweb.Server) (pages, sitemaps map[string]
 // URL fetched once: a takes b's fetches from the per-URL records, counted
 // as its pages, its links through its own scope and seen gate.
 func TestSharingSurvivesPauseAndRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: shared crawls through pauses and restarts; the full suite runs it")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
@@ -159,6 +162,9 @@ func TestSharingSurvivesPauseAndRestart(t *testing.T) {
 // the start, and crawl b, created once crawl a has crawled the whole web,
 // both want every page: x takes them all, b fetches them all again.
 func TestOnlyCopiesSinceCreation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 37, Hosts: 12, BigHosts: 1, BigPages: 20, Latency: -1}, 5*time.Millisecond)
 	n, err := Open(h.opts)
@@ -254,6 +260,9 @@ func TestTakesRule(t *testing.T) {
 // its pages from another crawl's fetches schedules each one's recrawl
 // from the fetch it took, as if it had fetched the page itself.
 func TestContinuousCrawlSchedulesWhatItTakes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a continuous crawl waits for its recrawls; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 3, Hosts: 10, BigHosts: -1, MaxPages: 6, Latency: -1}, 5*time.Millisecond)
 	n, err := Open(h.opts)

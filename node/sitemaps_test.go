@@ -125,6 +125,9 @@ func sitemapRequests(h *harness) map[string]int {
 // so that nearly every check is a "maybe seen": sitemap URLs must still
 // all be found (the exact check settles every maybe).
 func TestCrawlWithSitemaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: crawls of a web with sitemaps; the full suite runs it")
+	}
 	t.Parallel()
 	for _, c := range []struct {
 		name         string
@@ -231,6 +234,9 @@ func checkSitemapLog(t *testing.T, h *harness, entries []crawllog.Entry, counted
 // StopGrace lets those in flight finish), every sitemap-only page is
 // found, and the gaps hold across the restart.
 func TestSitemapsAcrossRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, sitemapWeb, 20*time.Millisecond)
 	// The web builds its bomb (56 MiB deflated) on the first request of

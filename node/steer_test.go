@@ -19,6 +19,9 @@ import (
 // the excluded host (its queued URLs are dropped at their lease, counted
 // as excluded) and one for the new seed. The exclusion survives a restart.
 func TestExclusionsAndSeedsOnARunningCrawl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 11, Hosts: 10}, 15*time.Millisecond)
 	n, err := Open(h.opts)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/urlstate"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 )
@@ -25,10 +26,7 @@ import (
 // storedURLs reads every 'u' value of a finished crawl's store, by URL.
 func storedURLs(t *testing.T, dataDir string) map[string][]byte {
 	t.Helper()
-	db, err := store.Open(filepath.Join(dataDir, "state"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenDir(t, filepath.Join(dataDir, "state"), store.Options{})
 	defer db.Close()
 	it, err := db.NewIter(store.KindPrefix(store.KindURL))
 	if err != nil {
@@ -53,10 +51,7 @@ func storedURLs(t *testing.T, dataDir string) map[string][]byte {
 // each job queued.
 func storedSeen(t *testing.T, dataDir string) map[string]bool {
 	t.Helper()
-	db, err := store.Open(filepath.Join(dataDir, "state"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenDir(t, filepath.Join(dataDir, "state"), store.Options{})
 	defer db.Close()
 	it, err := db.NewIter(store.KindPrefix(store.KindSeen))
 	if err != nil {
@@ -137,6 +132,9 @@ func fetchDirect(t *testing.T, srv *testweb.Server, urls []string) map[string]se
 // serves for it; URLs queued but never fetched have a seen key and no 'u'
 // record.
 func TestURLStateOfCrawledWeb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 21, Hosts: 20, Latency: -1}, 10*time.Millisecond)
 	sum := h.run(t, context.Background())
@@ -230,6 +228,9 @@ func TestURLStateOfCrawledWeb(t *testing.T) {
 // TestURLStateValidatorsAndErrors checks that ETag and Last-Modified are
 // kept and that failed fetches are recorded with their class.
 func TestURLStateValidatorsAndErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	const lastMod = "Mon, 30 Nov 2026 10:00:00 GMT"
 	pages := map[string]string{
@@ -331,6 +332,9 @@ func TestURLStateValidatorsAndErrors(t *testing.T) {
 // reads records the first wrote, so the filter that lets a first fetch
 // skip that read (State.Fetched) must have loaded them.
 func TestURLStateAcrossRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a crawl of a synthetic web; the full suite runs it")
+	}
 	t.Parallel()
 	h := newHarness(t, testweb.Options{Seed: 22, Hosts: 8, Latency: -1}, 5*time.Millisecond)
 	for run := range 2 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 )
 
 // TestOpenStateUpgradesVersion3: OpenState opens a store of the previous
@@ -31,10 +32,7 @@ func TestOpenStateUpgradesVersion3(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenDir(t, dir, store.Options{})
 	b := db.NewBatch()
 	b.Set(store.MetaKey("version"), binary.BigEndian.AppendUint32(nil, store.PreviousFormatVersion))
 	if err := db.Commit(b); err != nil {

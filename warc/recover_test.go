@@ -334,6 +334,9 @@ func recoverCut(t *testing.T, cf *crawlFile, cut int64, mu *sync.Mutex, done map
 // over a file, half of them in its last exchange. Each cut is made in a
 // file of its own, since warcio rejects a record ID seen twice.
 func TestRecoverValidated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: warcio reads every recovered file; the full suite runs it")
+	}
 	exs := sampleExchanges(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	valDir := t.TempDir()

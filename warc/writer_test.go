@@ -385,6 +385,9 @@ func TestLocationReadsAlone(t *testing.T) {
 }
 
 func TestRotation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: rotates through many files; the full suite runs it")
+	}
 	tests := []struct {
 		name     string
 		max      int64

@@ -15,7 +15,7 @@ import (
 	"github.com/trawl-crawler/trawl/api"
 	"github.com/trawl-crawler/trawl/cluster/catalog"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
-	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/jstest"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 	"go.uber.org/goleak"
@@ -31,41 +31,6 @@ func TestMain(m *testing.M) {
 var _ api.Node = (*catalog.Node)(nil)
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
-
-// startServers starts n embedded servers: one standalone, or a cluster on
-// loopback, JetStream ready on every one.
-func startServers(t *testing.T, n int) []*jsserver.Server {
-	t.Helper()
-	var servers []*jsserver.Server
-	t.Cleanup(func() {
-		for _, s := range servers {
-			s.Close()
-		}
-	})
-	var addrs []string
-	if n > 1 {
-		addrs = clustertest.FreeAddrs(t, n)
-	}
-	for i := range n {
-		o := jsserver.Options{Name: fmt.Sprintf("s%d", i+1), Dir: t.TempDir()}
-		if n > 1 {
-			o.ClusterAddr, o.Peers = addrs[i], addrs
-		}
-		s, err := jsserver.Start(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		servers = append(servers, s)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for _, s := range servers {
-		if err := s.WaitJetStream(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return servers
-}
 
 // member is one fleet member: a partitioned node that serves no partition
 // (so nothing is fetched: its seeds wait in its outbox) and its catalog.
@@ -177,7 +142,7 @@ func waitJob(t *testing.T, m *member, want *job.Job, st job.State) {
 // distinct IDs; a member that joins afterwards learns every job before it
 // is ready.
 func TestFleetCatalog(t *testing.T) {
-	servers := startServers(t, 3)
+	servers := jstest.Cluster(t, 3, 3)
 	var ms []*member
 	for i, s := range servers {
 		ms = append(ms, join(t, fmt.Sprintf("m%d", i+1), s, nil))

@@ -12,13 +12,14 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/catalog"
+	"github.com/trawl-crawler/trawl/internal/testkit/jstest"
 	"github.com/trawl-crawler/trawl/job"
 )
 
 // TestSubmitRefusesBadSpec: a spec that fails job.Spec.Validate comes back
 // with its field errors, and nothing is added to the catalog.
 func TestSubmitRefusesBadSpec(t *testing.T) {
-	m := join(t, "m1", startServers(t, 1)[0], nil)
+	m := join(t, "m1", jstest.Start(t), nil)
 	for _, c := range []struct {
 		name  string
 		spec  job.Spec
@@ -88,7 +89,7 @@ func record(id job.ID, sp job.Spec, st job.State) []byte {
 // before the catalog is ready and after, and a submission's ID is above
 // every key seen, readable or not.
 func TestCorruptRecordsSkipped(t *testing.T) {
-	srv := startServers(t, 1)[0]
+	srv := jstest.Start(t)
 	nc, err := srv.Connect()
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +150,7 @@ func TestCorruptRecordsSkipped(t *testing.T) {
 // TestSubmitByName: a name whose job has not been cancelled returns that
 // job as it is; once it is cancelled, the name gets a new job.
 func TestSubmitByName(t *testing.T) {
-	m := join(t, "m1", startServers(t, 1)[0], nil)
+	m := join(t, "m1", jstest.Start(t), nil)
 	n := m.cat.Node()
 	a, err := n.Submit(named("a"))
 	if err != nil {
@@ -186,7 +187,7 @@ func TestSubmitByName(t *testing.T) {
 // catalog, keeps its ID out of the catalog's way and is changed on the
 // node alone.
 func TestLocalJobs(t *testing.T) {
-	m := join(t, "m1", startServers(t, 1)[0], nil)
+	m := join(t, "m1", jstest.Start(t), nil)
 	local, err := m.node.Submit(named("local"))
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +211,7 @@ func TestLocalJobs(t *testing.T) {
 // member should not join with it: the fleet numbers its jobs from 1 too);
 // the catalog's own jobs are not.
 func TestForeign(t *testing.T) {
-	m := join(t, "m1", startServers(t, 1)[0], nil)
+	m := join(t, "m1", jstest.Start(t), nil)
 	fleet, err := m.cat.Node().Submit(named("fleet"))
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +232,7 @@ func TestForeign(t *testing.T) {
 // through the first, returning once the second runs it too.
 func twoMembers(t *testing.T) (a, b *member, j *job.Job) {
 	t.Helper()
-	srv := startServers(t, 1)[0]
+	srv := jstest.Start(t)
 	a, b = join(t, "m1", srv, nil), join(t, "m2", srv, nil)
 	j, err := a.cat.Node().Submit(spec)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
@@ -24,11 +25,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func open(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open(t.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	return db
 }
 
@@ -305,10 +302,7 @@ func TestPendingAfterCrash(t *testing.T) {
 // store, written by another node): no panic, and whatever it accepts holds
 // only valid keys of the partition.
 func FuzzRead(f *testing.F) {
-	src, err := store.Open(f.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		f.Fatal(err)
-	}
+	src := storetest.OpenDir(f, f.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
 	defer src.Close()
 	b := src.NewBatch()
 	for _, h := range clustertest.HostsIn(2, 2) {
@@ -326,10 +320,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add(buf.Bytes()[:headerSize])
 	f.Add([]byte(magic))
-	dst, err := store.Open(f.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		f.Fatal(err)
-	}
+	dst := storetest.OpenDir(f, f.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
 	defer dst.Close()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Read keeps the fingerprints a store holds: start without any.

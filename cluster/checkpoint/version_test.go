@@ -12,6 +12,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 )
 
 // TestStoreVersions: a checkpoint names the store format it was written
@@ -42,20 +43,14 @@ func TestStoreVersions(t *testing.T) {
 	// An old store: version 3, not upgraded.
 	dir := t.TempDir()
 	opts := store.Options{Logger: slog.New(slog.DiscardHandler)}
-	old, err := store.Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := storetest.OpenDir(t, dir, opts)
 	b := old.NewBatch()
 	b.Set(store.MetaKey("version"), binary.BigEndian.AppendUint32(nil, store.PreviousFormatVersion))
 	if err := old.Commit(b); err != nil {
 		t.Fatal(err)
 	}
 	old.Close()
-	if old, err = store.Open(dir, opts); err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
+	old = storetest.OpenDir(t, dir, opts)
 	if _, _, err := Write(new(bytes.Buffer), old, p, time.Now()); err == nil || !strings.Contains(err.Error(), "not yet upgraded") {
 		t.Errorf("Write from an old store = %v, want a refusal", err)
 	}

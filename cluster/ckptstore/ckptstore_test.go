@@ -3,14 +3,14 @@ package ckptstore
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/jstest"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/checkpoint"
@@ -24,11 +24,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func openDB(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open(t.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	return db
 }
 
@@ -83,26 +79,9 @@ func sameKeys(t *testing.T, what string, got, want map[string]string) {
 	}
 }
 
-func standalone(t *testing.T, ctx context.Context) jetstream.JetStream {
+func standalone(t *testing.T, _ context.Context) jetstream.JetStream {
 	t.Helper()
-	s, err := jsserver.Start(jsserver.Options{Name: "solo", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	if err := s.WaitJetStream(ctx); err != nil {
-		t.Fatal(err)
-	}
-	nc, err := s.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
+	return jstest.JetStream(t, jstest.Start(t, func(o *jsserver.Options) { o.Name = "solo" }))
 }
 
 // TestSaveRestore saves a partition of one store, restores it into another
@@ -218,35 +197,11 @@ func TestRestoreCorrupt(t *testing.T) {
 func TestFleetOfThree(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var addrs []string
-	for range 3 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs = append(addrs, l.Addr().String())
-		l.Close()
-	}
-	var servers []*jsserver.Server
-	for i := range addrs {
-		s, err := jsserver.Start(jsserver.Options{Name: fmt.Sprintf("s%d", i+1), Dir: t.TempDir(), ClusterAddr: addrs[i], Peers: addrs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
-		servers = append(servers, s)
-	}
+	servers := jstest.Cluster(t, 3, 3)
 	stores := make([]*Store, 3)
 	for i, s := range servers {
-		if err := s.WaitJetStream(ctx); err != nil {
-			t.Fatal(err)
-		}
-		nc, err := s.Connect()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		js, _ := jetstream.New(nc)
+		js := jstest.JetStream(t, s)
+		var err error
 		// The bucket's Raft group may take a moment to elect a leader.
 		for {
 			if stores[i], err = Open(ctx, js, Options{Replicas: 3}); err == nil {

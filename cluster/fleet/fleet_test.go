@@ -12,6 +12,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/jstest"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -37,32 +38,6 @@ func TestMain(m *testing.M) {
 }
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
-
-// startServers starts n embedded servers forming one cluster on loopback
-// and waits until the first ready of them serve JetStream.
-func startServers(t *testing.T, n, ready int) []*jsserver.Server {
-	t.Helper()
-	addrs := clustertest.FreeAddrs(t, n)
-	var servers []*jsserver.Server
-	for i := range addrs {
-		s, err := jsserver.Start(jsserver.Options{Name: fmt.Sprintf("s%d", i+1), Dir: t.TempDir(), ClusterAddr: addrs[i], Peers: addrs})
-		if err != nil {
-			for _, s := range servers {
-				s.Close()
-			}
-			t.Fatal(err)
-		}
-		servers = append(servers, s)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for _, s := range servers[:ready] {
-		if err := s.WaitJetStream(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return servers
-}
 
 // member is one node of the test fleet: its embedded server, node and
 // fleet membership.
@@ -102,9 +77,13 @@ func logger(t *testing.T, name string) *slog.Logger {
 func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.Server, spec job.Spec) *member {
 	t.Helper()
 	m := &member{name: name, srv: srv, dir: t.TempDir()}
+	// The adaptive term of the gap (ten times a host's last response
+	// time) is capped low: under the race detector responses are slow,
+	// and the big hosts would stretch the crawl for no property judged
+	// here (the web's log is judged by MinDelay and Crawl-delay).
 	n, err := node.Open(node.Options{
 		DataDir: m.dir, MinDelay: gap, Concurrency: 8, AllowNets: loopback, Hosts: web.Resolver(),
-		MaxAdaptiveDelay: 2 * time.Second, Partitioned: true, Logger: logger(t, name), FetchTimeout: fetchTimeout,
+		MaxAdaptiveDelay: 100 * time.Millisecond, Partitioned: true, Logger: logger(t, name), FetchTimeout: fetchTimeout,
 		UserAgent: "trawl/0.1 (fleet test " + name + "; +https://github.com/trawl-crawler/trawl)",
 	})
 	if err != nil {
@@ -219,6 +198,9 @@ func waitCrawled(t *testing.T, web *testweb.Server, analyze func() *testweb.Repo
 // while the members join (the first takes all, then hands on), each
 // through a checkpoint.
 func TestFleetCrawl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a fleet of three crawling a web; the full suite runs it")
+	}
 	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 11, Hosts: 24, BigPages: 15}), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -226,12 +208,7 @@ func TestFleetCrawl(t *testing.T) {
 	defer web.Close()
 	spec := job.Spec{Name: "fleet", Seeds: web.Seeds(), Domains: []string{web.Web().Options().Domain}, MaxDepth: maxDepth, RobotsGiveUp: 3500 * time.Millisecond}
 
-	servers := startServers(t, 3, 3)
-	defer func() {
-		for _, s := range servers {
-			s.Close()
-		}
-	}()
+	servers := jstest.Cluster(t, 3, 3)
 	var members []*member
 	for i, s := range servers {
 		members = append(members, startMember(t, fmt.Sprintf("node-%d", i+1), s, web, spec))
@@ -363,6 +340,9 @@ func (m *member) kill(t *testing.T) {
 // partitions' last checkpoint (what a checkpoint could not carry); at the
 // end every partition is owned exactly once and served by its owner.
 func TestFleetKillAndJoin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a fleet of four crawling a web, one node killed; the full suite runs it")
+	}
 	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 12, Hosts: 30, BigPages: 25}), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +350,7 @@ func TestFleetKillAndJoin(t *testing.T) {
 	defer web.Close()
 	spec := job.Spec{Name: "fleet", Seeds: web.Seeds(), Domains: []string{web.Web().Options().Domain}, MaxDepth: maxDepth, RobotsGiveUp: 3500 * time.Millisecond}
 
-	servers := startServers(t, 4, 3) // the 4th for the member that joins
+	servers := jstest.Cluster(t, 4, 3) // the 4th for the member that joins
 	var members []*member
 	for i, s := range servers[:3] {
 		members = append(members, startMember(t, fmt.Sprintf("node-%d", i+1), s, web, spec))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -18,20 +17,12 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/dedup"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/jstest"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 	"github.com/trawl-crawler/trawl/simhash"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func startServer(t *testing.T) *jsserver.Server {
-	t.Helper()
-	s, err := jsserver.Start(jsserver.Options{Name: "s1", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
-}
 
 // member is one fleet member's store and shard.
 type member struct {
@@ -41,11 +32,7 @@ type member struct {
 
 func join(t *testing.T, s *jsserver.Server, o fpshard.Options, serves ...partition.ID) *member {
 	t.Helper()
-	db, err := store.Open(t.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	ix, err := dedup.New(db)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +111,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // is written by its owner only after the adder's batch commits; a lookup
 // of a partition no one serves is "not seen" at once and counted.
 func TestTwoMembers(t *testing.T) {
-	s := startServer(t)
+	s := jstest.Start(t)
 	a := join(t, s, fpshard.Options{}, span(0, 128)...)
 	b := join(t, s, fpshard.Options{}, span(128, 256)...)
 	origA := dedup.Original{URL: "http://a.test/", Date: time.Unix(1_700_000_000, 0).UTC(), File: "a.warc.gz", Offset: 10, RecordID: "<urn:uuid:a>", Job: 1}
@@ -214,7 +201,7 @@ func TestTwoMembers(t *testing.T) {
 // TestBatching: concurrent lookups bound for one partition share requests
 // (MaxBatch a request), and a lone one is sent after Linger.
 func TestBatching(t *testing.T) {
-	s := startServer(t)
+	s := jstest.Start(t)
 	owner := join(t, s, fpshard.Options{}, 9)
 	asker := join(t, s, fpshard.Options{MaxBatch: 16, Linger: time.Hour})
 	var wg sync.WaitGroup
@@ -252,7 +239,7 @@ func TestBatching(t *testing.T) {
 // included (the checkpoint's band values are loaded at Serve).
 func TestHandoff(t *testing.T) {
 	const p = partition.ID(42)
-	s := startServer(t)
+	s := jstest.Start(t)
 	giver := join(t, s, fpshard.Options{}, p)
 	taker := join(t, s, fpshard.Options{})
 	asker := join(t, s, fpshard.Options{})
@@ -301,7 +288,7 @@ func TestHandoff(t *testing.T) {
 // published once publishing resumes.
 func TestAddsNeverBlock(t *testing.T) {
 	const p = partition.ID(30)
-	s := startServer(t)
+	s := jstest.Start(t)
 	owner := join(t, s, fpshard.Options{}, p)
 	asker := join(t, s, fpshard.Options{AddQueue: 4, MaxBatch: 1})
 	stall := make(chan struct{})
@@ -360,7 +347,7 @@ func TestAddsNeverBlock(t *testing.T) {
 // says so, and a later Release waits again.
 func TestReleaseWaitsForWrites(t *testing.T) {
 	const p = partition.ID(77)
-	s := startServer(t)
+	s := jstest.Start(t)
 	m := join(t, s, fpshard.Options{}, p)
 	orig := dedup.Original{URL: "http://a.test/", Date: time.Unix(1_700_000_000, 0).UTC(), File: "a.warc.gz", RecordID: "<urn:uuid:a>", Job: 1}
 

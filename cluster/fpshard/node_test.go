@@ -14,6 +14,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/cluster/fpshard"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/jstest"
 	"github.com/trawl-crawler/trawl/internal/testkit/warccheck"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
@@ -72,7 +73,7 @@ func crawl(t *testing.T, n *node.Node, seeds ...string) *job.Job {
 // first archived is found by the second: an exact copy on another host is
 // archived as a revisit, and a near copy judged a near-duplicate.
 func TestNodesShareDuplicates(t *testing.T) {
-	s := startServer(t)
+	s := jstest.Start(t)
 	port := copiesServer(t)
 	lo := netip.MustParseAddr("127.0.0.1")
 	open := func(name string, serves ...partition.ID) (*node.Node, *fpshard.Shard) {
@@ -134,7 +135,7 @@ func TestNodesShareDuplicates(t *testing.T) {
 // of each original the node archived in its own store, which the node
 // falls back on.
 func TestNotModifiedWithoutOwner(t *testing.T) {
-	s := startServer(t)
+	s := jstest.Start(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/page.html" {
 			http.NotFound(w, r)

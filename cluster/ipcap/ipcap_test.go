@@ -14,6 +14,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/cluster/ipcap"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
+	"github.com/trawl-crawler/trawl/internal/testkit/jstest"
 )
 
 func TestMain(m *testing.M) {
@@ -25,21 +26,6 @@ type member struct {
 	gate   *ipcap.Gate
 	cancel context.CancelFunc
 	done   chan struct{}
-}
-
-func startServer(t *testing.T) *jsserver.Server {
-	t.Helper()
-	s, err := jsserver.Start(jsserver.Options{Name: "s1", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := s.WaitJetStream(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 func join(t *testing.T, s *jsserver.Server, name string, o ipcap.Options) *member {
@@ -75,7 +61,7 @@ func (m *member) stop() {
 // at once; never more than Slots fetches run together, all of them get
 // through, and every slot is given back when they stop.
 func TestCapOverMembers(t *testing.T) {
-	s := startServer(t)
+	s := jstest.Start(t)
 	o := ipcap.Options{Slots: 2, Hold: 5 * time.Second, Idle: 200 * time.Millisecond, Poll: 10 * time.Millisecond}
 	members := []*member{join(t, s, "a", o), join(t, s, "b", o), join(t, s, "c", o)}
 	var (
@@ -134,7 +120,7 @@ func TestCapOverMembers(t *testing.T) {
 // (no renewal, no release) keeps the others out until its slots' TTL has
 // passed, not longer; Acquire gives up with its context meanwhile.
 func TestDeadMembersSlotExpires(t *testing.T) {
-	s := startServer(t)
+	s := jstest.Start(t)
 	o := ipcap.Options{Slots: 2, Hold: time.Second, TTL: 3 * time.Second, Idle: time.Minute, Poll: 20 * time.Millisecond}
 	dead := join(t, s, "dead", o)
 	for range 2 {
@@ -167,7 +153,7 @@ func TestDeadMembersSlotExpires(t *testing.T) {
 // TestStaleSlotNotUsed: a slot whose lease has too little left for a
 // fetch (no renewal came) is not used: Acquire takes another or waits.
 func TestStaleSlotNotUsed(t *testing.T) {
-	s := startServer(t)
+	s := jstest.Start(t)
 	now := time.Now()
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -254,7 +240,10 @@ func (v *fleetView) fence(name string) func() time.Time {
 // gone, long before the slots' TTL; a live member's slots are left alone,
 // however long the others wait.
 func TestGoneMembersSlotsFreed(t *testing.T) {
-	s := startServer(t)
+	if testing.Short() {
+		t.Skip("-short: waits out the members' TTL; the full suite runs it")
+	}
+	s := jstest.Start(t)
 	v := newView("dead", "busy", "live")
 	opts := func(name string) ipcap.Options {
 		return ipcap.Options{Slots: 2, Hold: time.Second, TTL: time.Minute, Idle: time.Hour,
@@ -303,7 +292,7 @@ func TestGoneMembersSlotsFreed(t *testing.T) {
 // only once it has renewed it (a new revision: a member that found it gone
 // meanwhile would have deleted it at the old one, and now fails to).
 func TestFencedMemberStartsNothing(t *testing.T) {
-	s := startServer(t)
+	s := jstest.Start(t)
 	v := newView("m")
 	o := ipcap.Options{Slots: 1, Hold: time.Second, TTL: 3 * time.Second, Idle: time.Hour,
 		Poll: 20 * time.Millisecond, Alive: v.Alive, Fence: v.fence("m"), Since: v.sinceOf("m")}
@@ -372,7 +361,10 @@ func revision(t *testing.T, kv jetstream.KeyValue, k string) uint64 {
 // slots its earlier run left, MemberTTL and Hold (plus the margin) after it
 // started, not before.
 func TestEarlierRunsSlotsFreed(t *testing.T) {
-	s := startServer(t)
+	if testing.Short() {
+		t.Skip("-short: waits out the members' TTL; the full suite runs it")
+	}
+	s := jstest.Start(t)
 	o := ipcap.Options{Slots: 1, Hold: time.Second, TTL: time.Minute, Idle: time.Hour, Poll: 20 * time.Millisecond, MemberTTL: 2 * time.Second}
 	first := join(t, s, "m", o)
 	if _, err := first.gate.Acquire(context.Background(), "192.0.2.40"); err != nil {
@@ -401,7 +393,7 @@ func TestEarlierRunsSlotsFreed(t *testing.T) {
 // member; a member whose fetches fit in it adopts it, one whose Hold does
 // not is refused, naming the bucket.
 func TestFleetTTLAdopted(t *testing.T) {
-	s := startServer(t)
+	s := jstest.Start(t)
 	join(t, s, "first", ipcap.Options{Hold: time.Second, TTL: 3 * time.Second})
 	nc, err := s.Connect()
 	if err != nil {

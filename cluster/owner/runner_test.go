@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
-
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/assign"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
+	"github.com/trawl-crawler/trawl/internal/testkit/jstest"
 	"go.uber.org/goleak"
 )
 
@@ -203,27 +202,10 @@ func settled(t *testing.T, w *world, live []*member, within time.Duration) {
 // before anyone takes over; a member leaves cleanly. No partition is ever
 // served by two members at once (the handlers check).
 func TestFleetOwnership(t *testing.T) {
-	addrs := clustertest.FreeAddrs(t, 4)
-	var servers []*jsserver.Server
-	for i := range addrs {
-		s, err := jsserver.Start(jsserver.Options{Name: fmt.Sprintf("s%d", i+1), Dir: t.TempDir(), ClusterAddr: addrs[i], Peers: addrs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		servers = append(servers, s)
+	if testing.Short() {
+		t.Skip("-short: a cluster of four through joins, kills and fences; the full suite runs it")
 	}
-	defer func() {
-		for _, s := range servers {
-			s.Close()
-		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for _, s := range servers {
-		if err := s.WaitJetStream(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	servers := jstest.Cluster(t, 4, 4)
 	w := &world{t: t, serving: map[int]string{}, fences: map[string]func() time.Time{}, takeovers: map[string]int{}}
 	var live []*member
 	defer func() {
@@ -363,16 +345,9 @@ func countOf(t assign.Table, m string) int {
 // entry expires by that one), and one whose heartbeat is too slow for the
 // bucket's TTL is refused with the reason.
 func TestMembersAdoptTheFleetTTL(t *testing.T) {
-	s, err := jsserver.Start(jsserver.Options{Name: "s1", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := jstest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := s.WaitJetStream(ctx); err != nil {
-		t.Fatal(err)
-	}
 	nc, err := s.Connect()
 	if err != nil {
 		t.Fatal(err)
@@ -438,11 +413,10 @@ func TestLapseLatchesTheFence(t *testing.T) {
 // and the other member takes the whole table over. When the round ends,
 // the stuck member drops what it served, joins again and gets its share.
 func TestStuckRoundGivesWay(t *testing.T) {
-	srv, err := jsserver.Start(jsserver.Options{Name: "s", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
+	if testing.Short() {
+		t.Skip("-short: waits out a stuck round; the full suite runs it")
 	}
-	defer srv.Close()
+	srv := jstest.Start(t, func(o *jsserver.Options) { o.Name = "s" })
 	unblock := make(chan struct{})
 	var once sync.Once
 	release := func() { once.Do(func() { close(unblock) }) }

@@ -13,6 +13,7 @@ import (
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/jstest"
 )
 
 // TestFollowEndsDuringRecovery: a Follow whose consumer cannot be made
@@ -22,10 +23,7 @@ import (
 // partition, and no one took the partitions of a dead member meanwhile.
 func TestFollowEndsDuringRecovery(t *testing.T) {
 	addr := clustertest.FreeAddrs(t, 1)[0]
-	srv, err := jsserver.Start(jsserver.Options{Name: "r", Dir: t.TempDir(), ClientAddr: addr})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := jstest.Start(t, func(o *jsserver.Options) { o.Name, o.ClientAddr = "r", addr })
 	reconnected := make(chan struct{}, 1)
 	nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond),
 		nats.ReconnectHandler(func(*nats.Conn) {
@@ -75,10 +73,7 @@ func TestFollowEndsDuringRecovery(t *testing.T) {
 	// The server goes, and one without the stream takes its address: the
 	// client reconnects, and every recreation of the consumer fails.
 	srv.Close()
-	srv2, err := jsserver.Start(jsserver.Options{Name: "r", Dir: t.TempDir(), ClientAddr: addr})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv2 := jstest.Start(t, func(o *jsserver.Options) { o.Name, o.ClientAddr = "r", addr })
 	defer srv2.Close()
 	select {
 	case <-reconnected:

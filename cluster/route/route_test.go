@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/jstest"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
@@ -74,22 +75,9 @@ type fixture struct {
 
 func setup(t *testing.T) fixture {
 	t.Helper()
-	db, err := store.Open(t.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	srv, err := jsserver.Start(jsserver.Options{Name: "r", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
+	db := storetest.Open(t)
+	srv := jstest.Start(t, func(o *jsserver.Options) { o.Name = "r" })
+	js := jstest.JetStream(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := EnsureStream(ctx, js, StreamOptions{}); err != nil {

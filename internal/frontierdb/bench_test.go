@@ -8,6 +8,7 @@ import (
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/urlseen"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 )
 
 // benchInflight is how many changes a benchmark leaves uncommitted before
@@ -20,10 +21,7 @@ const benchHosts = 1000
 // benchSetup opens a store on the real file system with the seen gate and
 // a frontier without politeness gaps on it, as `trawl bench frontier` does.
 func benchSetup(b *testing.B) (*store.DB, *Store, *urlseen.Durable, *frontier.Frontier) {
-	db, err := store.Open(b.TempDir(), store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := storetest.OpenDir(b, b.TempDir(), store.Options{})
 	seen, err := urlseen.NewDurable(db, urlseen.DurableOptions{ExpectedURLs: 1 << 20})
 	if err != nil {
 		b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 )
 
 // makeOldStore fills db as a store of format version 3, with whole-store
@@ -70,10 +71,7 @@ func makeOldStore(t *testing.T, db *store.DB) {
 // openDB opens the store in dir.
 func openDB(t *testing.T, dir string) *store.DB {
 	t.Helper()
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenDir(t, dir, store.Options{})
 	return db
 }
 
@@ -198,10 +196,7 @@ func TestConvertCountersCrash(t *testing.T) {
 	opts := store.Options{FS: fs, Logger: quiet, CacheSize: 1 << 20}
 	mustOpen := func(opts store.Options) *store.DB {
 		t.Helper()
-		db, err := store.Open("/state", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := storetest.OpenDir(t, "/state", opts)
 		return db
 	}
 	makeOldStore(t, mustOpen(opts))

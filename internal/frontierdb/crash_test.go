@@ -14,6 +14,7 @@ import (
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 )
 
 // TestCrashKeepsAPrefix crashes the store (only synced writes survive)
@@ -28,10 +29,7 @@ func TestCrashKeepsAPrefix(t *testing.T) {
 		t.Run(fmt.Sprint(crashAfter), func(t *testing.T) {
 			mem := vfs.NewCrashableMem()
 			opts := store.Options{FS: mem, Logger: quiet, CacheSize: 1 << 20}
-			db, err := store.Open("/state", opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			db := storetest.OpenDir(t, "/state", opts)
 			s := New(db, Options{MaxGroup: 8})
 			f, err := frontier.New(frontier.Options{Store: s, Now: func() time.Time { return time.Unix(1e9, 0) }})
 			if err != nil {
@@ -134,10 +132,7 @@ func TestCrashKeepsJobCounts(t *testing.T) {
 		t.Run(fmt.Sprint(crashAt), func(t *testing.T) {
 			mem := vfs.NewCrashableMem()
 			opts := store.Options{FS: mem, Logger: quiet, CacheSize: 1 << 20}
-			db, err := store.Open("/state", opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			db := storetest.OpenDir(t, "/state", opts)
 			s := New(db, Options{MaxGroup: 4})
 			c := newClock(time.Unix(1e9, 0))
 			f, err := frontier.New(frontier.Options{Store: s, Now: c.now, MinDelay: time.Millisecond, Window: 3, MaxParallel: 2})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -42,10 +43,7 @@ func (c *clock) advance(d time.Duration) {
 
 func open(t *testing.T, dir string) (*store.DB, *Store) {
 	t.Helper()
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenDir(t, dir, store.Options{})
 	return db, New(db, Options{})
 }
 

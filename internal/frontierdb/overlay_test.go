@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/frontier"
-	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 )
 
 // TestReadSeesEveryPut leases and completes while other goroutines keep
@@ -17,6 +17,9 @@ import (
 // iterator, from the overlay and from both. Every item added must be
 // leased exactly once, in Seq order within its host.
 func TestReadSeesEveryPut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: many random runs on Pebble; the full suite runs it")
+	}
 	for _, tc := range []struct{ stale, overlay, window int }{
 		{1, 1, 1},
 		{7, 50, 2},
@@ -24,11 +27,7 @@ func TestReadSeesEveryPut(t *testing.T) {
 		{200_000, 50_000, 16},
 	} {
 		t.Run(fmt.Sprintf("stale%d-overlay%d-window%d", tc.stale, tc.overlay, tc.window), func(t *testing.T) {
-			db, err := store.Open(t.TempDir(), store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := storetest.Open(t)
 			s := New(db, Options{StaleWrites: tc.stale, MaxOverlay: tc.overlay, MaxGroup: 4})
 			defer s.Close()
 			f, err := frontier.New(frontier.Options{

@@ -22,6 +22,9 @@ import (
 // docs/design/freshness.md); with Last-Modified on half the pages it is, and that
 // is what is asserted there.
 func TestTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the benchmark run at full size; the full suite runs it")
+	}
 	for _, tt := range []struct {
 		mix         string
 		policy      string  // the trawl row held to the targets

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -14,20 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 	"github.com/trawl-crawler/trawl/simhash"
 )
 
 func memDB(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open("state", store.Options{FS: vfs.NewMem(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Mem(t)
 	return db
 }
 

@@ -2,27 +2,21 @@ package schedule
 
 import (
 	"errors"
-	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 )
 
 var t0 = time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
 
 func openDB(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open("state", store.Options{FS: vfs.NewMem(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Mem(t)
 	return db
 }
 

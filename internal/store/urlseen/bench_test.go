@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 )
 
 const benchBatch = 100
@@ -19,10 +20,7 @@ func benchURLs(prefix string, n int) []string {
 
 // benchDurable opens a store on the real file system, as a crawl does.
 func benchDurable(b *testing.B) (*store.DB, *Durable) {
-	db, err := store.Open(b.TempDir(), store.Options{Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := storetest.OpenDir(b, b.TempDir(), store.Options{Logger: quiet})
 	d, err := NewDurable(db, DurableOptions{})
 	if err != nil {
 		b.Fatal(err)

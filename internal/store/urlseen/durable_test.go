@@ -14,6 +14,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/storetest"
 	"github.com/trawl-crawler/trawl/urlnorm"
 )
 
@@ -21,10 +22,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func openStore(t testing.TB, fs vfs.FS, dir string) *store.DB {
 	t.Helper()
-	db, err := store.Open(dir, store.Options{FS: fs, Logger: quiet, CacheSize: 8 << 20})
-	if err != nil {
-		t.Fatalf("store.Open(%q) = %v", dir, err)
-	}
+	db := storetest.OpenDir(t, dir, store.Options{FS: fs, Logger: quiet, CacheSize: 8 << 20})
 	return db
 }
 

@@ -97,6 +97,9 @@ type pass struct {
 // warcio reads the files. Bytes nginx sent are compared with an
 // unconditional recrawl of the same site.
 func TestRecrawlNginx(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: recrawls of nginx; the full suite runs it")
+	}
 	root := t.TempDir()
 	for i := range siteFiles {
 		writeFile(t, root, i, 0)

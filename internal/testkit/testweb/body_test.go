@@ -7,6 +7,9 @@ import "testing"
 // knows them, and Body knows every PDF, PNG and redirect and the HTML
 // pages of ordinary hosts.
 func TestBodyIsWhatIsServed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every body of a big web; the full suite runs it")
+	}
 	srv := serve(t, Options{Seed: 5, Hosts: 20, BigPages: 5, MaxPages: 12, Hostile: true, Traps: true})
 	w := srv.Web()
 	c := client(t, srv)

@@ -104,7 +104,7 @@ const (
 	resetAfter      = 16 << 10          // body bytes before the reset
 	resetLength     = 1 << 20           // what reset declares
 	silentMax       = 2 * time.Minute   // a silent host hangs up after this at most
-	retryAfter      = 120 * time.Second // what the 429 hosts ask for
+	retryAfter      = 120 * time.Second // what the 429 hosts ask for, unless Options.HostileRetryAfter says otherwise
 	badLocation     = "http://[::1"     // an IPv6 literal never closed: neither net/url nor WHATWG parses it
 )
 
@@ -409,10 +409,10 @@ func (s *Server) serveHostileRobots(w http.ResponseWriter, r *http.Request, h *h
 func (s *Server) serveHostileStatus(w http.ResponseWriter, r *http.Request, k hostileKind) {
 	switch k {
 	case hostileRetrySeconds:
-		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.web.opts.HostileRetryAfter/time.Second)))
 		http.Error(w, "slow down", http.StatusTooManyRequests)
 	case hostileRetryDate:
-		w.Header().Set("Retry-After", s.opts.Now().Add(retryAfter).UTC().Format(http.TimeFormat))
+		w.Header().Set("Retry-After", s.opts.Now().Add(s.web.opts.HostileRetryAfter).UTC().Format(http.TimeFormat))
 		http.Error(w, "slow down", http.StatusTooManyRequests)
 	case hostile503Storm:
 		http.Error(w, "overloaded", http.StatusServiceUnavailable)

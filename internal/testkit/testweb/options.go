@@ -49,6 +49,10 @@ type Options struct {
 	// like Hostile's. Naming one of Hostile's five adds it alone. Nil
 	// means none; an unknown name is a Validate error.
 	HostileKinds []string
+	// HostileRetryAfter is what the 429 kinds ask for in Retry-After, in
+	// whole seconds. Zero means 120 s. A shorter wait judges the same
+	// rule in a shorter test.
+	HostileRetryAfter time.Duration
 	// TLSKinds adds a host served over TLS for each kind named (see
 	// AllTLSKinds and tls.go: an ordinary HTTPS host, an HTTP/2-only one,
 	// and certificates expired, not yet valid, for another name,
@@ -134,6 +138,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxPages == 0 {
 		o.MaxPages = max(defaultMaxPages, o.MinPages)
 	}
+	if o.HostileRetryAfter == 0 {
+		o.HostileRetryAfter = retryAfter
+	}
 	if o.MinPageBytes == 0 {
 		o.MinPageBytes = defaultMinPageBytes
 	}
@@ -203,6 +210,9 @@ func (o Options) Validate() error {
 		if hostileKindNamed(k) == notHostile {
 			bad("HostileKinds", "unknown kind %q", k)
 		}
+	}
+	if o.HostileRetryAfter < time.Second || o.HostileRetryAfter%time.Second != 0 {
+		bad("HostileRetryAfter", "%v: want whole seconds, at least one", o.HostileRetryAfter)
 	}
 	for _, k := range o.TLSKinds {
 		if tlsKindNamed(k) == notTLS {

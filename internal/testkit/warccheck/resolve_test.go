@@ -9,6 +9,9 @@ import (
 // capture of its original's SURT and second with its digest, never to
 // another revisit; each way it can fail is reported.
 func TestResolveRevisits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: warcio reads every revisit; the full suite runs it")
+	}
 	orig := `com,a)/x 20240506070809 {"url":"http://a.com/x","mime":"text/html","status":"200","digest":"D1","length":"10","offset":"0","filename":"f.warc.gz"}`
 	otherDigest := `com,a)/x 20240506070809 {"url":"http://a.com/x","mime":"text/html","status":"200","digest":"D0","length":"10","offset":"10","filename":"f.warc.gz"}`
 	rev := `com,a)/y 20240507000000 {"url":"http://a.com/y","mime":"warc/revisit","status":"200","digest":"D1","length":"10","offset":"20","filename":"f.warc.gz"}`
