@@ -17,6 +17,9 @@ import (
 // token read from --data, and the API's refusals as clear messages with
 // exit status 1 (2 for a bad argument).
 func TestClientsAgainstAServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
+	}
 	server, data, web := startClientsServer(t)
 	noToken := t.TempDir() // a data directory without api.token
 
@@ -148,6 +151,9 @@ func TestClientsWithoutAServer(t *testing.T) {
 // and trawl node against a running server: text and --json answers, bad
 // arguments (exit 2) and the API's refusals naming the field (exit 1).
 func TestSteeringHostsAndNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
+	}
 	_, data, web := startClientsServer(t)
 	t.Setenv("TRAWL_DATA", data)
 	seeds := web.Seeds()

@@ -31,6 +31,9 @@ var crashWeb = testweb.Options{Seed: 21, Hosts: 40, BigPages: 25, Hostile: true}
 // run on the finished directory must fetch nothing, and a run with --fresh
 // must crawl everything again and keep the earlier WARC files.
 func TestCrashResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
+	}
 	t.Parallel()
 	const crashes = 3
 	seed := uint64(time.Now().UnixNano())
@@ -121,6 +124,9 @@ func TestCrashResume(t *testing.T) {
 // one so small that the disk is full while the crawl is starting (the
 // store cannot commit the seeds).
 func TestFullDiskResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
+	}
 	t.Parallel()
 	for _, tt := range []struct {
 		name     string

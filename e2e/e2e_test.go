@@ -158,6 +158,9 @@ type crawlStats struct {
 // counts must add up to what the web served, short by at most the
 // requests the kill cut off.
 func TestServeEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
+	}
 	const (
 		gap         = 60 * time.Millisecond
 		slow        = 300 * time.Millisecond

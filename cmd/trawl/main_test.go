@@ -44,6 +44,9 @@ func TestUsage(t *testing.T) {
 
 // TestDemo runs the README's first command on a small web with short gaps.
 func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
+	}
 	data := t.TempDir()
 	var out, errb bytes.Buffer
 	code := run([]string{"demo", "--hosts", "15", "--min-delay", "20ms", "--data", data, "--progress", "200ms"}, &out, &errb)

@@ -20,6 +20,9 @@ import (
 // says where it listens and where its API token is, /readyz turns 200,
 // and SIGTERM stops it cleanly (exit 0, "stopped").
 func TestServeProbesAndStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
+	}
 	bin := trawlbin.Build(t)
 	data := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--data", data, "--listen", "127.0.0.1:0", "--allow-net", "127.0.0.0/8")

@@ -23,6 +23,9 @@ func TestMain(m *testing.M) { os.Exit(trawlbin.Main(m)) }
 // it would not), and report figures taken from a web served by its own
 // process.
 func TestBenchCrawlEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
+	}
 	t.Parallel()
 	bin := trawlbin.Build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

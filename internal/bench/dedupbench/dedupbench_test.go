@@ -23,6 +23,9 @@ func TestMain(m *testing.M) { os.Exit(trawlbin.Main(m)) }
 // on at most 1% of the ordinary and templated pages fetched, every page of
 // the templated hosts fetched, and every exact copy flagged exact.
 func TestBenchDedupTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
+	}
 	t.Parallel()
 	bin := trawlbin.Build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -108,6 +111,9 @@ func TestBenchDedupUsage(t *testing.T) {
 // its original, whichever came second) is flagged exact with the same
 // visible text, and no flag is false.
 func TestBenchDedupDocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
+	}
 	var out, errb bytes.Buffer
 	o := defaults()
 	o.Docs, o.Latency, o.JSON = "testdata/dedupdocs", 0, true
