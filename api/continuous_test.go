@@ -14,6 +14,9 @@ import (
 // they exist, and stops waiting when cancelled. Every answer matches the
 // OpenAPI file.
 func TestContinuousCrawl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a continuous crawl through the API: the full suite runs it")
+	}
 	web, n, c := newNodeAPI(t)
 	seed := web.Seeds()[0]
 	for _, b := range []struct {

@@ -236,7 +236,7 @@ func TestJobCountersSurviveRestart(t *testing.T) {
 // that no lease belongs to a job not active, and that each job's counters
 // agree with the store.
 func TestJobsRandom(t *testing.T) {
-	for seed := range uint64(12) {
+	for seed := range seeds(12) {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		s := &MemStore{}
 		c := &clock{t: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}

@@ -53,7 +53,7 @@ func recount(f *Frontier) Stats {
 // 503s, requeues, dropped hosts, an IP cap, a budget, restarts), the counts
 // Stats keeps stay equal to a recount over every host.
 func TestStatsMatchRecount(t *testing.T) {
-	for seed := range uint64(10) {
+	for seed := range seeds(10) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		s := &MemStore{}
 		c := &clock{t: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
@@ -215,4 +215,13 @@ func TestStatsClockBack(t *testing.T) {
 			t.Fatalf("after %v: Stats() = %+v, recount %+v", step, got, want)
 		}
 	}
+}
+
+// seeds is how many random runs a randomised test makes: n, or 2 under
+// -short (the quick loop still runs the same checks on fewer histories).
+func seeds(n uint64) uint64 {
+	if testing.Short() {
+		return min(n, 2)
+	}
+	return n
 }

@@ -55,6 +55,9 @@ type crash struct {
 // the cut must be there, whole, once, and every exchange there must be one
 // that was written.
 func TestPowerCut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("power cuts at every step: the full suite runs them")
+	}
 	tests := []struct {
 		name     string
 		max      int64 // MaxFileSize

@@ -242,6 +242,9 @@ func countRecords(path string) (int, error) {
 // at every offset of the last exchange, around every member boundary and at
 // a sample of the others.
 func TestRecoverEveryCut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cut at every byte: the full suite runs it")
+	}
 	// Small exchanges keep the file short: scanning every cut is quadratic.
 	all := sampleExchanges(t)
 	cf := writeCrawlFile(t, []*Exchange{all[0], all[3], all[5], all[6], all[7]})
