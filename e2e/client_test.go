@@ -132,6 +132,9 @@ func TestClientsAgainstAServer(t *testing.T) {
 // TestClientsWithoutAServer: with nothing listening, every client says
 // so, names the server and how to start one, and exits 1.
 func TestClientsWithoutAServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the trawl binary: the full suite runs it")
+	}
 	t.Setenv("TRAWL_CONFIG", "")
 	server := closedServer(t)
 	for _, args := range [][]string{{"status"}, {"crawls", "list"}, {"crawls", "show", "1"}, {"crawls", "pause", "1"},

@@ -120,6 +120,9 @@ func TestCapOverMembers(t *testing.T) {
 // (no renewal, no release) keeps the others out until its slots' TTL has
 // passed, not longer; Acquire gives up with its context meanwhile.
 func TestDeadMembersSlotExpires(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a member TTL: the full suite runs it")
+	}
 	s := jstest.Start(t)
 	o := ipcap.Options{Slots: 2, Hold: time.Second, TTL: 3 * time.Second, Idle: time.Minute, Poll: 20 * time.Millisecond}
 	dead := join(t, s, "dead", o)

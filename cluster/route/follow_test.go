@@ -22,6 +22,9 @@ import (
 // fleet member once waited 5 minutes on such a Follow to release a
 // partition, and no one took the partitions of a dead member meanwhile.
 func TestFollowEndsDuringRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a recovery: the full suite runs it")
+	}
 	addr := clustertest.FreeAddrs(t, 1)[0]
 	srv := jstest.Start(t, func(o *jsserver.Options) { o.Name, o.ClientAddr = "r", addr })
 	reconnected := make(chan struct{}, 1)
