@@ -16,9 +16,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(trawlbin.Main(m)) }
 
-// TestBenchFleet runs `trawl bench fleet --nodes 1,2` with a short window,
-// as a user does, and checks the table's shape and that both sizes
-// fetched pages. Efficiency is reported, never asserted: it depends on
+// TestBenchFleet runs `trawl bench fleet --nodes 1,2 --json` with a short
+// window, as a user does, and checks the JSON, the table printed from it
+// and that both sizes fetched pages. Efficiency is reported, never asserted: it depends on
 // the machine.
 func TestBenchFleet(t *testing.T) {
 	if testing.Short() {
@@ -46,7 +46,16 @@ func TestBenchFleet(t *testing.T) {
 		}
 		return string(out), stderr.String()
 	}
-	out, _ := run()
+	// One run, --json; the table is the same result printed as the
+	// command prints it without --json (Main: Print or the JSON encoder).
+	js, _ := run("--json")
+	var r Result
+	if err := json.Unmarshal([]byte(js), &r); err != nil {
+		t.Fatalf("--json: %v\n%s", err, js)
+	}
+	var table bytes.Buffer
+	r.Print(&table)
+	out := table.String()
 	t.Logf("\n%s", out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) < 5 || !strings.HasPrefix(lines[0], "fleet scaling:") ||
@@ -73,12 +82,7 @@ func TestBenchFleet(t *testing.T) {
 	if !strings.HasPrefix(lines[4], "efficiency:") {
 		t.Errorf("line 5 %q: want the efficiency's definition", lines[4])
 	}
-	// --json: the same figures as one object.
-	js, _ := run("--json")
-	var r Result
-	if err := json.Unmarshal([]byte(js), &r); err != nil {
-		t.Fatalf("--json: %v\n%s", err, js)
-	}
+	// --json: the figures as one object.
 	if len(r.Sizes) != 2 || r.Sizes[0].Nodes != 1 || r.Sizes[1].Nodes != 2 || len(r.Sizes[1].PerNode) != 2 {
 		t.Fatalf("--json sizes %+v: want 1 and 2 nodes", r.Sizes)
 	}
