@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/internal/bench/childout"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 )
 
@@ -56,7 +57,7 @@ func TestCrashResume(t *testing.T) {
 	last := g.start()
 	g.wait(last, 3*time.Minute)
 	if last.r.code != 0 {
-		t.Fatalf("%s after %d crashes\nstdout:\n%s\nstderr:\n%s", last.r, crashes, last.r.stdout.String(), lastLines(last.r.stderr.String(), 30))
+		t.Fatalf("%s after %d crashes\nstdout:\n%s\nstderr:\n%s", last.r, crashes, last.r.stdout.String(), childout.LastLines(last.r.stderr.String(), 30))
 	}
 	if !strings.Contains(last.r.stdout.String(), "crawl exhausted") {
 		t.Errorf("%s: summary lacks %q:\n%s", last.r, "crawl exhausted", last.r.stdout.String())
@@ -71,7 +72,7 @@ func TestCrashResume(t *testing.T) {
 	again := g.start()
 	g.wait(again, time.Minute)
 	if again.r.code != 0 {
-		t.Fatalf("%s on a finished data directory\nstderr:\n%s", again.r, lastLines(again.r.stderr.String(), 20))
+		t.Fatalf("%s on a finished data directory\nstderr:\n%s", again.r, childout.LastLines(again.r.stderr.String(), 20))
 	}
 	if reqs := g.srv.Log()[before:]; len(reqs) > 0 {
 		t.Errorf("%s on a finished data directory made %d requests, want none; first %s%s", again.r, len(reqs), reqs[0].Host, reqs[0].Path)
@@ -84,7 +85,7 @@ func TestCrashResume(t *testing.T) {
 	fresh := g.start("--fresh")
 	g.wait(fresh, 2*time.Minute)
 	if fresh.r.code != 0 {
-		t.Fatalf("%s with --fresh\nstderr:\n%s", fresh.r, lastLines(fresh.r.stderr.String(), 20))
+		t.Fatalf("%s with --fresh\nstderr:\n%s", fresh.r, childout.LastLines(fresh.r.stderr.String(), 20))
 	}
 	newWARC := warcNames(t, g.data)
 	for _, name := range oldWARC {
@@ -181,10 +182,10 @@ func testFullDisk(t *testing.T, free int64, midCrawl bool) {
 			full.r, free, size, full.r.stdout.String())
 	}
 	if !strings.Contains(stderr, wantErr) {
-		t.Errorf("%s on a full disk: stderr does not say %q:\n%s", full.r, wantErr, lastLines(stderr, 20))
+		t.Errorf("%s on a full disk: stderr does not say %q:\n%s", full.r, wantErr, childout.LastLines(stderr, 20))
 	}
 	if strings.Contains(stderr, "panic:") || strings.Contains(stderr, "goroutine ") {
-		t.Errorf("%s on a full disk panicked or dumped goroutines:\n%s", full.r, lastLines(stderr, 40))
+		t.Errorf("%s on a full disk panicked or dumped goroutines:\n%s", full.r, childout.LastLines(stderr, 40))
 	}
 	if midCrawl && pages == 0 {
 		t.Errorf("%s fetched no pages before the disk was full; the budget leaves no room to test a resume mid-crawl", full.r)
@@ -201,7 +202,7 @@ func testFullDisk(t *testing.T, free int64, midCrawl bool) {
 	resumed := g.start()
 	g.wait(resumed, 3*time.Minute)
 	if resumed.r.code != 0 {
-		t.Fatalf("%s after freeing space\nstdout:\n%s\nstderr:\n%s", resumed.r, resumed.r.stdout.String(), lastLines(resumed.r.stderr.String(), 30))
+		t.Fatalf("%s after freeing space\nstdout:\n%s\nstderr:\n%s", resumed.r, resumed.r.stdout.String(), childout.LastLines(resumed.r.stderr.String(), 30))
 	}
 	g.logRuns()
 	t.Logf("%s", g.checkLog())
@@ -245,4 +246,4 @@ func warcNames(t *testing.T, data string) []string {
 }
 
 // lastLine is the last non-empty line of s.
-func lastLine(s string) string { return lastLines(s, 1) }
+func lastLine(s string) string { return childout.LastLines(s, 1) }

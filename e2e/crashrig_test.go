@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/cdxj"
+	"github.com/trawl-crawler/trawl/internal/bench/childout"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/internal/testkit/trawlbin"
 	"github.com/trawl-crawler/trawl/internal/testkit/warccheck"
@@ -169,11 +170,11 @@ func (g *rig) crash(p *proc, rng *rand.Rand, minPages int, least, spread time.Du
 		select {
 		case <-p.done:
 			g.t.Fatalf("%s ended by itself before it was killed, having fetched %d pages\nstdout:\n%s\nstderr:\n%s",
-				p.r, g.pagesSince(p.r.start), p.r.stdout.String(), lastLines(p.r.stderr.String(), 20))
+				p.r, g.pagesSince(p.r.start), p.r.stdout.String(), childout.LastLines(p.r.stderr.String(), 20))
 		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			g.t.Fatalf("%s: fewer than %d pages fetched in 30s\nstderr:\n%s", p.r, minPages, lastLines(p.r.stderr.String(), 20))
+			g.t.Fatalf("%s: fewer than %d pages fetched in 30s\nstderr:\n%s", p.r, minPages, childout.LastLines(p.r.stderr.String(), 20))
 		}
 	}
 	// The random moment is the point of the test, not a wait for something.
@@ -182,7 +183,7 @@ func (g *rig) crash(p *proc, rng *rand.Rand, minPages int, least, spread time.Du
 	select {
 	case <-p.done:
 		g.t.Fatalf("%s ended by itself before it was killed\nstdout:\n%s\nstderr:\n%s",
-			p.r, p.r.stdout.String(), lastLines(p.r.stderr.String(), 20))
+			p.r, p.r.stdout.String(), childout.LastLines(p.r.stderr.String(), 20))
 	case <-timer.C:
 	}
 	p.r.killAt = time.Now()
@@ -191,7 +192,7 @@ func (g *rig) crash(p *proc, rng *rand.Rand, minPages int, least, spread time.Du
 	}
 	<-p.done
 	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-		g.t.Fatalf("%s: exited (%v) before SIGKILL landed\nstderr:\n%s", p.r, p.cmd.ProcessState, lastLines(p.r.stderr.String(), 20))
+		g.t.Fatalf("%s: exited (%v) before SIGKILL landed\nstderr:\n%s", p.r, p.cmd.ProcessState, childout.LastLines(p.r.stderr.String(), 20))
 	}
 	g.settle()
 }
@@ -230,7 +231,7 @@ func (g *rig) wait(p *proc, d time.Duration) {
 	case <-timer.C:
 		_ = p.cmd.Process.Kill()
 		<-p.done
-		g.t.Fatalf("%s did not finish within %v\nstderr:\n%s", p.r, d, lastLines(p.r.stderr.String(), 20))
+		g.t.Fatalf("%s did not finish within %v\nstderr:\n%s", p.r, d, childout.LastLines(p.r.stderr.String(), 20))
 	}
 	g.settle()
 }
@@ -478,7 +479,7 @@ func (g *rig) logRuns() {
 		}
 	}
 	for i, r := range g.runs {
-		g.t.Logf("%s: %d requests, %d of them pages; last stderr line: %s", r, reqs[i], pages[i], lastLines(r.stderr.String(), 1))
+		g.t.Logf("%s: %d requests, %d of them pages; last stderr line: %s", r, reqs[i], pages[i], childout.LastLines(r.stderr.String(), 1))
 	}
 	size, err := treeSize(g.data)
 	g.t.Logf("data directory: %d bytes (err %v)", size, err)

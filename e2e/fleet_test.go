@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/internal/bench/childout"
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 	"github.com/trawl-crawler/trawl/internal/cli/status"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
@@ -42,7 +43,7 @@ type fleetProc struct {
 	name    string
 	api     string // http://host:port
 	cmd     *exec.Cmd
-	out     childOutput
+	out     childout.Buffer
 	done    chan struct{}
 	killAt  time.Time
 	started time.Time
@@ -123,7 +124,7 @@ func TestFleetProcesses(t *testing.T) {
 				if i := strings.Index(out, "SIGQUIT: quit"); i >= 0 {
 					out = out[:i] // the log before the dump
 				}
-				t.Logf("%s's output (all of it, and the members' data: TRAWL_FLEET_LOGS=DIR):\n%s", name, lastLines(out, 40))
+				t.Logf("%s's output (all of it, and the members' data: TRAWL_FLEET_LOGS=DIR):\n%s", name, childout.LastLines(out, 40))
 			}
 		})
 		return p
@@ -261,7 +262,7 @@ func TestFleetProcesses(t *testing.T) {
 					why = append(why, l)
 				}
 			}
-			t.Logf("%s's crawl-end lines (the last 15):\n%s", p.name, lastLines(strings.Join(why, "\n"), 15))
+			t.Logf("%s's crawl-end lines (the last 15):\n%s", p.name, childout.LastLines(strings.Join(why, "\n"), 15))
 		}
 	}
 
@@ -380,11 +381,11 @@ func waitReady(t *testing.T, p *fleetProc, within time.Duration) {
 		}
 		select {
 		case <-p.done:
-			t.Fatalf("%s exited before it was ready:\n%s", p.name, lastLines(p.out.String(), 30))
+			t.Fatalf("%s exited before it was ready:\n%s", p.name, childout.LastLines(p.out.String(), 30))
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after %v:\n%s", p.name, within, lastLines(p.out.String(), 30))
+			t.Fatalf("%s not ready after %v:\n%s", p.name, within, childout.LastLines(p.out.String(), 30))
 		}
 	}
 }

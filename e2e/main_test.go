@@ -12,8 +12,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
@@ -79,30 +77,4 @@ func closedServer(t *testing.T) string {
 	u := "http://" + ln.Addr().String()
 	ln.Close()
 	return u
-}
-
-// childOutput is a bytes.Buffer safe for a child's stdout and stderr at
-// once.
-type childOutput struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *childOutput) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	return len(p), nil
-}
-
-func (b *childOutput) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
-
-// lastLines returns the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

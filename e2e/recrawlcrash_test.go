@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/internal/bench/childout"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 )
 
@@ -65,7 +66,7 @@ func TestContinuousCrashResume(t *testing.T) {
 	}
 	g.wait(second, 30*time.Second)
 	if second.r.code != 0 {
-		t.Errorf("%s: want exit 0 after SIGINT\nstderr:\n%s", second.r, lastLines(second.r.stderr.String(), 20))
+		t.Errorf("%s: want exit 0 after SIGINT\nstderr:\n%s", second.r, childout.LastLines(second.r.stderr.String(), 20))
 	}
 
 	log := g.srv.Log()

@@ -22,12 +22,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
 	"github.com/trawl-crawler/trawl/internal/bench/benchweb"
+	"github.com/trawl-crawler/trawl/internal/bench/childout"
 	"github.com/trawl-crawler/trawl/internal/bench/cpulimit"
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 	"github.com/trawl-crawler/trawl/internal/procstat"
@@ -226,7 +226,7 @@ type member struct {
 	name, addr, api string
 	cmd             *exec.Cmd
 	group           *cpulimit.Group
-	out             childOutput
+	out             childout.Buffer
 	done            chan struct{}
 	client          *apiclient.Client
 }
@@ -272,7 +272,7 @@ func runSize(exe, dir string, web *benchweb.Web, o *Options, n int, stderr io.Wr
 				os.MkdirAll(o.Logs, 0o755)
 				os.WriteFile(filepath.Join(o.Logs, fmt.Sprintf("N%d-%s.log", n, m.name)), []byte(m.out.String()), 0o644)
 			} else if err != nil {
-				fmt.Fprintf(stderr, "%s's output, the end:\n%s\n", m.name, lastLines(m.out.String(), 20))
+				fmt.Fprintf(stderr, "%s's output, the end:\n%s\n", m.name, childout.LastLines(m.out.String(), 20))
 			}
 		}
 	}()
@@ -446,11 +446,11 @@ func waitMember(m *member, within time.Duration) error {
 		}
 		select {
 		case <-m.done:
-			return fmt.Errorf("%s exited before it was ready:\n%s", m.name, lastLines(m.out.String(), 20))
+			return fmt.Errorf("%s exited before it was ready:\n%s", m.name, childout.LastLines(m.out.String(), 20))
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %v:\n%s", m.name, within, lastLines(m.out.String(), 20))
+			return fmt.Errorf("%s not ready after %v:\n%s", m.name, within, childout.LastLines(m.out.String(), 20))
 		}
 	}
 }
@@ -534,30 +534,4 @@ func freePort(addr string) (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// childOutput is a bytes.Buffer safe for a child's stdout and stderr at
-// once.
-type childOutput struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *childOutput) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	return len(p), nil
-}
-
-func (b *childOutput) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
-
-// lastLines returns the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
