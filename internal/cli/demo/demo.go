@@ -66,15 +66,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer srv.Close()
-	opts, spec := o.Node, o.Spec
-	spec.Seeds = srv.Seeds()
-	// The synthetic web lives on loopback, which the IP guard refuses by
-	// default; its names resolve through the crawler's static host map.
-	opts.AllowNets = append(opts.AllowNets, loopback)
-	opts.Hosts = srv.Resolver()
-	// Each demo serves a new web on a new port: an earlier demo's state
-	// would only point at addresses that are gone.
-	opts.Fresh = true
+	opts, spec := crawlOf(srv, o)
 	if len(spec.Domains) == 0 {
 		spec.Domains = []string{srv.Web().Options().Domain}
 	}
@@ -124,11 +116,7 @@ func runChaos(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer srv.Close()
-	opts, spec := o.Node, o.Spec
-	spec.Seeds = srv.Seeds()
-	opts.AllowNets = append(opts.AllowNets, loopback)
-	opts.Hosts = srv.Resolver()
-	opts.Fresh = true
+	opts, spec := crawlOf(srv, o)
 	// On loopback a page that never answers need not cost a minute, and
 	// the chaos web's huge body is 2 MiB: above a 1 MiB cap.
 	if opts.FetchTimeout == 0 {
@@ -156,6 +144,20 @@ func runChaos(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		code = 1
 	}
 	return code
+}
+
+// crawlOf is o's node and crawl over the web srv serves: its seeds; its
+// loopback addresses allowed (the IP guard refuses them by default) and
+// its names resolved through the crawler's static host map; a fresh start,
+// since each demo serves a new web on a new port and an earlier demo's
+// state would only point at addresses that are gone.
+func crawlOf(srv *testweb.Server, o Options) (node.Options, job.Spec) {
+	opts, spec := o.Node, o.Spec
+	spec.Seeds = srv.Seeds()
+	opts.AllowNets = append(opts.AllowNets, loopback)
+	opts.Hosts = srv.Resolver()
+	opts.Fresh = true
+	return opts, spec
 }
 
 // crawl runs the crawl as trawl crawl does and returns its exit status:
