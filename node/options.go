@@ -23,6 +23,10 @@ const DefaultUserAgent = "trawl/0.1 (+https://github.com/trawl-crawler/trawl)"
 // DefaultMinSyncInterval is Options.MinSyncInterval's default.
 const DefaultMinSyncInterval = 5 * time.Millisecond
 
+// DefaultDataDir is where a node keeps its state, WARC files and logs
+// unless told otherwise; the clients look there for the API token too.
+const DefaultDataDir = "./trawl-data"
+
 // Defaults of Options fields that the command line's flags show too.
 const (
 	DefaultConcurrency        = 64
@@ -195,7 +199,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.DataDir == "" {
-		o.DataDir = "./trawl-data"
+		o.DataDir = DefaultDataDir
 	}
 	if o.FS == nil {
 		o.FS = vfs.Default

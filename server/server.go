@@ -48,9 +48,6 @@ import (
 // only.
 const DefaultListen = "127.0.0.1:8420"
 
-// defaultDataDir is the node's own default (node.Options.DataDir).
-const defaultDataDir = "./trawl-data"
-
 // Options configure Run.
 type Options struct {
 	// Node configures the node. With Fleet, Run sets Node.Partitioned.
@@ -129,7 +126,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	opts := o.Node
 	if opts.DataDir == "" {
-		opts.DataDir = defaultDataDir
+		opts.DataDir = node.DefaultDataDir
 	}
 	if o.Fleet != nil {
 		opts.Partitioned = true

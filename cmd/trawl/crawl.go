@@ -61,7 +61,7 @@ type nodeFlags struct {
 }
 
 func (nf *nodeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&nf.data, "data", "./trawl-data", "data directory: state/ (the crawl, resumable), warc/, summary.json")
+	fs.StringVar(&nf.data, "data", node.DefaultDataDir, "data directory: state/ (the crawl, resumable), warc/, summary.json")
 	fs.DurationVar(&nf.minDelay, "min-delay", frontier.DefaultMinDelay, "least gap between two fetches to one host")
 	fs.DurationVar(&nf.maxDelay, "max-delay", frontier.DefaultMaxDelay, "longest gap kept between two fetches to one host (caps Crawl-delay and backoff)")
 	fs.IntVar(&nf.concurrency, "concurrency", node.DefaultConcurrency, "fetch workers")

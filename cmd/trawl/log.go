@@ -13,6 +13,7 @@ import (
 	"github.com/trawl-crawler/trawl/crawllog"
 	"github.com/trawl-crawler/trawl/internal/cli/config"
 	"github.com/trawl-crawler/trawl/internal/cli/logcmd"
+	"github.com/trawl-crawler/trawl/node"
 )
 
 func init() {
@@ -32,7 +33,7 @@ func init() {
 var logEnv = map[string]string{"data": "TRAWL_DATA"}
 
 func logFlags(fs *flag.FlagSet, o *logcmd.Options) {
-	fs.StringVar(&o.Data, "data", "./trawl-data", "data directory whose logs/ to read, as given to trawl crawl or serve")
+	fs.StringVar(&o.Data, "data", node.DefaultDataDir, "data directory whose logs/ to read, as given to trawl crawl or serve")
 	fs.UintVar(&o.Job, "job", 0, "only this job's (crawl's) entries (0: every job)")
 	fs.StringVar(&o.Host, "host", "", "only URLs on this `HOST` (case and port ignored)")
 	fs.StringVar(&o.Status, "status", "", "only these statuses, comma-separated: a code (404), a class (5xx), error (the fetch failed or was cut) or dropped")

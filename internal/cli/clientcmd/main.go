@@ -25,6 +25,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/api/wire"
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/node"
 )
 
 // Options say how to reach the server and how to answer: the flags every
@@ -124,7 +125,7 @@ func (o Options) token(getenv func(string) string) (token, origin string, err er
 		if !loopbackURL(o.Server) {
 			return "", "", nil
 		}
-		dir = "./trawl-data"
+		dir = node.DefaultDataDir
 	}
 	path := filepath.Join(dir, wire.TokenFile)
 	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) != "" {
