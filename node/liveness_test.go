@@ -210,7 +210,12 @@ func TestProgressSaysWhatTheCrawlWaitsFor(t *testing.T) {
 
 // TestProgressSaysWhatABusyNodesCrawlWaitsFor: while another crawl keeps
 // the node busy, a crawl whose only host is parked by a robots.txt
-// Retry-After still says what it waits for.
+// Retry-After still says what it waits for. The busy crawl's host asks
+// for a Crawl-delay of 2 s, so between its fetches the whole node is idle
+// and the soonest host it waits for is the busy crawl's: the parked crawl
+// must still say it waits for its own host, not for the other crawl's
+// (under load the busy host's gap had grown past a second for slow
+// responses and the parked crawl reported that).
 func TestProgressSaysWhatABusyNodesCrawlWaitsFor(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -219,7 +224,9 @@ func TestProgressSaysWhatABusyNodesCrawlWaitsFor(t *testing.T) {
 		case host == "parked.test":
 			w.Header().Set("Retry-After", "3600")
 			w.WriteHeader(http.StatusServiceUnavailable)
-		case r.URL.Path == "/robots.txt" || r.URL.Path == "/sitemap.xml":
+		case r.URL.Path == "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nCrawl-delay: 2\n")
+		case r.URL.Path == "/sitemap.xml":
 			http.NotFound(w, r)
 		default: // an endless chain of pages, one every gap
 			n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
@@ -249,7 +256,7 @@ func TestProgressSaysWhatABusyNodesCrawlWaitsFor(t *testing.T) {
 	for {
 		b, _ := n.Progress(busy.ID)
 		p, _ := n.Progress(j.ID)
-		if w := p.Waiting; w != nil && b.Pages >= 3 {
+		if w := p.Waiting; w != nil && b.Pages >= 2 {
 			if w.Reason != "robots-retry-after" || w.Seconds < 3500 || w.Seconds > 3600 {
 				t.Fatalf("waiting %+v, want about 3600 s, reason robots-retry-after", *w)
 			}

@@ -559,13 +559,20 @@ func (n *Node) Progress(id job.ID) (p job.Progress, ok bool) {
 			}
 			return nil
 		}
-		if w := n.frontier.WaitFor(); w.Idle {
-			p.Waiting = waiting(w.Next, w.Hosts, w.Reason)
+		// The frontier does not count hosts per job. The host this job
+		// last had to put a URL back for holds one of its URLs, so it
+		// says what the job waits for when other jobs share the node:
+		// the node's soonest host may be theirs. Alone, the job owns
+		// every host and the node's own wait is the job's.
+		if hi, ok := n.frontier.Host(j.Stats.WaitHost()); ok && n.othersNotEnded(j) {
+			p.Waiting = waiting(hi.NextAllowed, 1, hi.Reason)
 		}
 		if p.Waiting == nil {
-			// Other jobs keep the node busy: the host this job last had
-			// to put a URL back for says what it waits for (one host at
-			// least; the frontier does not count hosts per job).
+			if w := n.frontier.WaitFor(); w.Idle {
+				p.Waiting = waiting(w.Next, w.Hosts, w.Reason)
+			}
+		}
+		if p.Waiting == nil {
 			if hi, ok := n.frontier.Host(j.Stats.WaitHost()); ok {
 				p.Waiting = waiting(hi.NextAllowed, 1, hi.Reason)
 			}

@@ -125,9 +125,12 @@ func (n *Node) othersExist(j *job.Job) bool {
 // othersLive reports whether a job of the node other than j has not
 // ended (running or paused): it may want what j fetches.
 func (n *Node) othersLive(j *job.Job) bool {
-	if n.opts.SharedPages == 0 {
-		return false
-	}
+	return n.opts.SharedPages != 0 && n.othersNotEnded(j)
+}
+
+// othersNotEnded reports whether a job of the node other than j is
+// running or paused.
+func (n *Node) othersNotEnded(j *job.Job) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for id, o := range n.jobs {
