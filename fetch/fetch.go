@@ -228,7 +228,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		mu          sync.Mutex // guards the fields below: trace hooks run on transport goroutines
 		ip          netip.Addr
 		gotConn     bool
-		reused      bool // the connection had carried an earlier response
+		reused      bool  // the connection had carried an earlier response
 		tlsErr      error // the failed TLS handshake's error
 		headersDone bool
 		fbTimer     *time.Timer
