@@ -39,11 +39,6 @@ const acceptEncoding = "gzip, deflate, br"
 // by Response.Body. Beyond it, the buffer grows by doubling as bytes come.
 const maxBodyHint = 1 << 20
 
-// maxReusedAttempts bounds how many times a request is sent when a kept-alive
-// connection answers it with bytes that are no HTTP response (see Fetch):
-// each retry takes another pooled connection or dials a fresh one.
-const maxReusedAttempts = 3
-
 // Request is one URL to fetch with GET.
 type Request struct {
 	URL *url.URL
@@ -228,7 +223,6 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		mu          sync.Mutex // guards the fields below: trace hooks run on transport goroutines
 		ip          netip.Addr
 		gotConn     bool
-		reused      bool  // the connection had carried an earlier response
 		tlsErr      error // the failed TLS handshake's error
 		headersDone bool
 		fbTimer     *time.Timer
@@ -237,7 +231,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		GotConn: func(info httptrace.GotConnInfo) {
 			ap, _ := netip.ParseAddrPort(info.Conn.RemoteAddr().String())
 			mu.Lock()
-			gotConn, ip, reused = true, ap.Addr().Unmap(), info.Reused
+			gotConn, ip = true, ap.Addr().Unmap()
 			mu.Unlock()
 		},
 		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
@@ -263,40 +257,18 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	// else: RoundTrip dials through the same guarded DialContext, speaks
 	// HTTP/2 by the same Protocols, honours the request's context, and on
 	// an error returns no response (nothing to close).
-	//
-	// A kept-alive connection can hold bytes the server sent past an
-	// earlier response's declared length: the transport drops such a
-	// connection once it notices them, but a request that took it from
-	// the pool first reads them as its own status line. That failure
-	// belongs to the earlier response, so the request is sent again, a
-	// bounded number of times, and a fresh connection carries it.
-	var (
-		hresp     *http.Response
-		firstByte time.Time
-		connIP    netip.Addr
-	)
-	for attempt := 1; ; attempt++ {
-		hresp, err = f.transport.RoundTrip(hreq)
-		firstByte = f.opts.Now()
-		mu.Lock()
-		if fbTimer != nil {
-			fbTimer.Stop()
-		}
-		connected, onReused, handshakeErr := gotConn, reused, tlsErr
-		connIP = ip
-		if err != nil && onReused && attempt < maxReusedAttempts {
-			gotConn, reused, tlsErr, fbTimer = false, false, nil, nil
-		} else {
-			headersDone = true
-		}
-		mu.Unlock()
-		if err == nil {
-			break
-		}
+	hresp, err := f.transport.RoundTrip(hreq)
+	firstByte := f.opts.Now()
+	mu.Lock()
+	headersDone = true
+	if fbTimer != nil {
+		fbTimer.Stop()
+	}
+	connected, connIP, handshakeErr := gotConn, ip, tlsErr
+	mu.Unlock()
+	if err != nil {
 		class, cause := classify(ctx, rctx, err, connected, handshakeErr)
-		if class != ClassProtocol || !onReused || attempt >= maxReusedAttempts {
-			return nil, &Error{Class: class, URL: urlStr, Err: cause}
-		}
+		return nil, &Error{Class: class, URL: urlStr, Err: cause}
 	}
 	defer hresp.Body.Close()
 	if hresp.StatusCode < 100 || hresp.StatusCode > 599 {

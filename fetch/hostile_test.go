@@ -224,11 +224,18 @@ func TestFetchHostileWeb(t *testing.T) {
 			}
 			return ""
 		}), then: func(t *testing.T, f *fetch.Fetcher, o outcome) string {
-			// The bytes past the declared length must not be read as the
-			// next response on a kept-alive connection.
-			if again := get(t, f, o.resp.URL); again.err != nil || len(again.resp.Body) != 64 {
-				return fmt.Sprintf("second fetch: %v, want the same 64 bytes", again)
+			// The bytes past the declared length may be read as the next
+			// response once, when a fetch takes the kept-alive connection
+			// before the transport notices them (TestShortLengthDropsTheConnection);
+			// the connection is dropped then, so a third fetch has the 64 bytes.
+			again := get(t, f, o.resp.URL)
+			if again.err != nil && fetch.ClassOf(again.err) == fetch.ClassProtocol {
+				again = get(t, f, o.resp.URL)
 			}
+			if again.err != nil || len(again.resp.Body) != 64 {
+				return fmt.Sprintf("fetch again: %v, want the same 64 bytes", again)
+			}
+			again.resp.Release()
 			return ""
 		}},
 		{kind: "huge-header", want: class(fetch.ClassProtocol)},
