@@ -169,7 +169,7 @@ func TestServeEndToEnd(t *testing.T) {
 		maxDepth    = 12
 	)
 	bin := trawlbin.Build(t)
-	srv, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 23, Hosts: 24, BigPages: 20}), testweb.ServeOptions{})
+	srv, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 23, Hosts: 24, BigPages: 20}.SmallPages()), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestFleetProcesses(t *testing.T) {
 		t.Skip("a multi-process crawl of minutes")
 	}
 	bin := trawlbin.Build(t)
-	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 12, Hosts: 30, BigPages: 25, SharedIPHosts: 12}), testweb.ServeOptions{})
+	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 12, Hosts: 30, BigPages: 25, SharedIPHosts: 12}.SmallPages()), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,7 +201,7 @@ func TestFleetCrawl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a fleet of three crawling a web; the full suite runs it")
 	}
-	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 11, Hosts: 24, BigPages: 15}), testweb.ServeOptions{})
+	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 11, Hosts: 24, BigPages: 15}.SmallPages()), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestFleetKillAndJoin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a fleet of four crawling a web, one node killed; the full suite runs it")
 	}
-	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 12, Hosts: 30, BigPages: 25}), testweb.ServeOptions{})
+	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 12, Hosts: 30, BigPages: 25}.SmallPages()), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
