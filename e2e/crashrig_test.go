@@ -197,12 +197,19 @@ func (g *rig) crash(p *proc, rng *rand.Rand, minPages int, least, spread time.Du
 	g.settle()
 }
 
-// settle waits until the web has finished answering every request, so
-// that a dead process's requests are complete in the log before the next
-// process starts (and its handlers cannot overlap the next run's).
+// settle waits until the web has read and answered every request the
+// stopped process sent, so that they are complete in the log before the
+// next process starts (and its handlers cannot overlap the next run's):
+// no handler running and no connection open, for settleQuiet in a row. A
+// request written just before a SIGKILL can sit in a socket for a while
+// on a loaded machine before the web reads it; its connection stays open
+// until then, and the quiet period covers one still in the listen
+// backlog.
 func (g *rig) settle() {
 	g.t.Helper()
+	const settleQuiet = 250 * time.Millisecond
 	deadline := time.Now().Add(10 * time.Second)
+	var quietSince time.Time
 	for {
 		busy := 0
 		for _, q := range g.srv.Log() {
@@ -210,11 +217,17 @@ func (g *rig) settle() {
 				busy++
 			}
 		}
-		if busy == 0 {
+		conns := g.srv.OpenConns()
+		switch {
+		case busy > 0 || conns > 0:
+			quietSince = time.Time{}
+		case quietSince.IsZero():
+			quietSince = time.Now()
+		case time.Since(quietSince) >= settleQuiet:
 			return
 		}
 		if time.Now().After(deadline) {
-			g.t.Fatalf("the web is still answering %d requests 10s after the crawler stopped", busy)
+			g.t.Fatalf("the web is still answering %d requests, %d connections open, 10s after the crawler stopped", busy, conns)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -116,6 +116,7 @@ type Server struct {
 	mu        sync.Mutex
 	idle      *sync.Cond // signalled when active drops to zero
 	active    int        // handlers running
+	conns     int        // connections accepted and not yet closed
 	closed    bool
 	log       []Request
 	dropped   int64
@@ -173,6 +174,7 @@ func Serve(web *Web, opts ServeOptions) (*Server, error) {
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),
+		ConnState:         s.connState,
 	}
 	for _, ln := range s.lns {
 		s.serv.Add(1)
@@ -229,6 +231,27 @@ func (s *Server) Log() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.log)
+}
+
+// OpenConns is the number of client connections the server has accepted
+// and not yet closed. Once a client process has died, its connections
+// close as the server reads their end; until then a request it sent may
+// still be waiting to be read, and to enter the log.
+func (s *Server) OpenConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns
+}
+
+func (s *Server) connState(_ net.Conn, st http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch st {
+	case http.StateNew:
+		s.conns++
+	case http.StateClosed, http.StateHijacked:
+		s.conns--
+	}
 }
 
 // Dropped is the number of requests not logged because the log was full.
