@@ -147,8 +147,24 @@ type Row struct {
 	// HonestTrusted counts pages with a true Last-Modified whose dates it
 	// trusted at the end.
 	HonestTrusted int `json:"honest_trusted,omitempty"`
+	// GapShare is the share of the reachable gain this policy captured:
+	// (F - U) / (O - U), F its freshness, U uniform's and O the true-rate
+	// optimum's at the same budget, in the same run (GapShare). 0 for
+	// uniform, 1 for the optimum; negative when behind uniform.
+	GapShare float64 `json:"gap_share"`
 	// Classes break freshness and fetches down by class of the mix.
 	Classes []ClassRow `json:"classes"`
+}
+
+// GapShare is (f - u) / (o - u): the share of the gain over uniform (u)
+// that the optimum (o) reaches which a policy of freshness f captured. It
+// is 0 when the optimum gains nothing over uniform (o <= u): no policy
+// can then gain anything either.
+func GapShare(f, u, o float64) float64 {
+	if o <= u {
+		return 0
+	}
+	return (f - u) / (o - u)
 }
 
 // ClassRow is a policy's outcome on one class of pages.
@@ -271,6 +287,9 @@ func Run(c Config) (Result, error) {
 	if u.Freshness > 0 {
 		res.TrawlOverUniform = t.Freshness / u.Freshness
 		res.OracleOverUniform = o.Freshness / u.Freshness
+	}
+	for i := range res.Rows {
+		res.Rows[i].GapShare = GapShare(res.Rows[i].Freshness, u.Freshness, o.Freshness)
 	}
 	return res, nil
 }
@@ -484,13 +503,13 @@ func Print(out io.Writer, r Result) {
 	if r.LastModified > 0 || r.Lying > 0 {
 		fmt.Fprintf(out, "Last-Modified: true on %.0f%% of pages, the request time on %.0f%%\n", 100*r.LastModified, 100*r.Lying)
 	}
-	fmt.Fprintf(out, "%-22s %10s %10s %9s %10s\n", "policy", "freshness", "age (h)", "fetches", "rate err")
+	fmt.Fprintf(out, "%-22s %10s %10s %10s %9s %10s\n", "policy", "freshness", "gap share", "age (h)", "fetches", "rate err")
 	for _, x := range r.Rows {
 		e := "-"
 		if x.RateError > 0 {
 			e = fmt.Sprintf("%.0f%%", 100*x.RateError)
 		}
-		fmt.Fprintf(out, "%-22s %10.3f %10.1f %9d %10s\n", x.Policy, x.Freshness, x.AgeHours, x.Fetches, e)
+		fmt.Fprintf(out, "%-22s %10.3f %10.2f %10.1f %9d %10s\n", x.Policy, x.Freshness, x.GapShare, x.AgeHours, x.Fetches, e)
 	}
 	fmt.Fprintf(out, "\nby class: freshness / share of fetches\n%-22s", "policy")
 	if len(r.Rows) > 0 {
@@ -507,6 +526,7 @@ func Print(out io.Writer, r Result) {
 		fmt.Fprintln(out)
 	}
 	fmt.Fprintf(out, "\ntrawl / uniform freshness: %.3f (true rates: %.3f)\n", r.TrawlOverUniform, r.OracleOverUniform)
+	fmt.Fprintln(out, "gap share: (F - uniform) / (true rates - uniform), the share of the reachable gain captured")
 	if x, ok := r.Row(TrawlLM); ok {
 		fmt.Fprintf(out, "Last-Modified trusted at the end: %d pages with true dates, %d with lying ones\n", x.HonestTrusted, x.LyingTrusted)
 	}

@@ -97,3 +97,36 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("valid config: %v", err)
 	}
 }
+
+func TestGapShare(t *testing.T) {
+	for _, c := range []struct{ f, u, o, want float64 }{
+		{0.79, 0.79, 0.85, 0},           // uniform itself
+		{0.85, 0.79, 0.85, 1},           // the optimum
+		{0.82, 0.79, 0.85, 0.5},         // half the reachable gain
+		{0.781, 0.79, 0.846, -9.0 / 56}, // behind uniform: negative
+		{0.8, 0.8, 0.8, 0},              // nothing reachable
+		{0.9, 0.8, 0.7, 0},              // an optimum below uniform (noise): nothing reachable
+	} {
+		if got := GapShare(c.f, c.u, c.o); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("GapShare(%v, %v, %v) = %v, want %v", c.f, c.u, c.o, got, c.want)
+		}
+	}
+	r, err := Run(Config{Pages: 300, Days: 20, Warmup: 5, Seed: 1, Mix: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := r.Row(Uniform)
+	o, _ := r.Row(Oracle)
+	tr, _ := r.Row(Trawl)
+	if u.GapShare != 0 || o.GapShare != 1 && o.Freshness > u.Freshness {
+		t.Errorf("uniform's gap share %v, the optimum's %v: want 0 and 1", u.GapShare, o.GapShare)
+	}
+	if want := GapShare(tr.Freshness, u.Freshness, o.Freshness); tr.GapShare != want {
+		t.Errorf("trawl's gap share %v, want %v from its row", tr.GapShare, want)
+	}
+	var out bytes.Buffer
+	Print(&out, r)
+	if !strings.Contains(out.String(), "gap share") {
+		t.Errorf("the table does not show the gap share:\n%s", out.String())
+	}
+}
