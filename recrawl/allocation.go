@@ -36,7 +36,8 @@ func Freshness(r Rate, interval time.Duration) float64 {
 // not visited at all by the optimum: its visits buy less than the same
 // visits spent elsewhere. Such a page gets MaxInterval here, so that its
 // estimate can still see it slow down. A page with no estimate gets
-// InitialInterval; one estimated never to change, MaxInterval.
+// InitialInterval, unless its rate comes from a group prior
+// (Estimate.FromPrior); one estimated never to change, MaxInterval.
 //
 // A censored estimate (every interval saw a change) is only a lower bound:
 // such a page may be one worth following or one changing far too fast.
@@ -51,7 +52,7 @@ func (p *Policy) Interval(e Estimate, w, mu float64) time.Duration {
 }
 
 func (p *Policy) interval(e Estimate, w, mu float64, probe bool) time.Duration {
-	if e.Intervals <= 0 {
+	if e.Intervals <= 0 && !e.FromPrior {
 		return p.o.InitialInterval
 	}
 	h := interval(float64(e.Rate), w, mu)

@@ -174,6 +174,9 @@ type Estimate struct {
 	// shortest class of those intervals.
 	Censored bool
 	Shortest time.Duration
+	// FromPrior reports a page with no interval of its own whose Rate is
+	// its group prior's mean (EstimateWith); Intervals is then 0.
+	FromPrior bool
 }
 
 // Estimate returns h's change rate.
@@ -200,11 +203,22 @@ func (p *Policy) Estimate(h History) Estimate {
 	if h.intervals <= 0 {
 		return Estimate{}
 	}
+	return p.estimate(h, Prior{})
+}
+
+// estimate is Estimate for a page with intervals, with the group prior pr
+// if it is valid, else the fixed Options.Prior.
+func (p *Policy) estimate(h History, pr Prior) Estimate {
 	e := Estimate{Intervals: float64(h.intervals)}
 	prior := p.o.Prior
+	group := pr.valid()
 	if h.LastModifiedTrusted() {
 		e.LastModified = true
-		e.Rate = Rate((float64(h.lmChanges) + prior) / float64(h.lmExposure))
+		if group {
+			e.Rate = Rate((float64(h.lmChanges) + pr.Changes) / (float64(h.lmExposure) + pr.Hours))
+		} else {
+			e.Rate = Rate((float64(h.lmChanges) + prior) / float64(h.lmExposure))
+		}
 		return e
 	}
 	var x, total float64
@@ -215,13 +229,22 @@ func (p *Policy) Estimate(h History) Estimate {
 	n := float64(h.intervals)
 	total += float64(h.unchangedHours)
 	mean := total / n
-	if x+prior <= 0 || mean <= 0 {
+	if group {
+		prior = 0 // the group prior replaces the fixed one
+	}
+	if x+prior+pr.Changes <= 0 || mean <= 0 {
 		return e
 	}
 
 	right := float64(h.unchangedHours) + 0.5*mean
+	if group {
+		right += pr.Hours
+	}
 	phi := func(r float64) float64 {
 		s := prior * g(mean, r)
+		if group {
+			s += pr.Changes / r
+		}
 		for k := range bins {
 			if c := float64(h.changed[k]); c > 0 {
 				s += c * g(float64(h.changedHours[k])/c, r)

@@ -11,6 +11,10 @@ type Page struct {
 	Interval time.Duration
 	// Weight is the page's importance; 0 means 1.
 	Weight float64
+	// Prior is what the page's group (its host, its section) says of its
+	// rate (Pool); the zero Prior is none. trawl's schedule estimates
+	// with it (EstimateWith); the baselines ignore it.
+	Prior Prior
 }
 
 // Schedule decides, at each visit of a page, how long until the next one.
@@ -80,7 +84,7 @@ func (n Nutch) withDefaults() Nutch {
 
 // Schedule returns trawl's schedule under the multiplier mu (from Solve or
 // a Controller): each visit is folded into the page's History and the
-// interval is Interval(Estimate(History), Weight, mu).
+// interval is Interval(EstimateWith(History, Prior), Weight, mu).
 func (p *Policy) Schedule(mu float64) Schedule { return optimal{p, mu} }
 
 type optimal struct {
@@ -90,6 +94,6 @@ type optimal struct {
 
 func (o optimal) Visit(pg Page, v Visit) (Page, time.Duration) {
 	pg.History = o.p.Observe(pg.History, v)
-	pg.Interval = o.p.Interval(o.p.Estimate(pg.History), pg.Weight, o.mu)
+	pg.Interval = o.p.Interval(o.p.EstimateWith(pg.History, pg.Prior), pg.Weight, o.mu)
 	return pg, pg.Interval
 }

@@ -153,6 +153,7 @@ func benchFreshnessFlags(fset *flag.FlagSet, o *freshbench.Options) {
 	fset.Float64Var(&c.LastModified, "last-modified", 0, "share of pages sending a true Last-Modified (adds a row)")
 	fset.Float64Var(&c.Lying, "lying", 0, "share of pages sending the request time as Last-Modified")
 	fset.DurationVar(&c.Sample, "sample", 0, "time between freshness samples (0: 1h)")
+	fset.IntVar(&c.SectionPages, "section-pages", 0, "pages per site section, all of one class of the mix; trawl pools a section's estimates into a prior (0: no sections)")
 	fset.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
 }
 

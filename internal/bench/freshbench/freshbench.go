@@ -41,6 +41,13 @@ type Config struct {
 	LastModified, Lying float64
 	// Sample is the time between freshness samples; 0 means 1 hour.
 	Sample time.Duration
+	// SectionPages groups the pages in sections of this many (a site's
+	// section, a host): the pages of a section are of one class of the
+	// mix, each with its own rate within the class's range. trawl's rows
+	// pool the estimates of a section into a prior for its pages
+	// (recrawl.Pool). 0 or 1: every page on its own, its class drawn
+	// alone.
+	SectionPages int
 }
 
 // Validate reports every bad field by name.
@@ -69,6 +76,9 @@ func (c Config) Validate() error {
 	}
 	if c.Sample < 0 {
 		bad("Sample", c.Sample, "negative")
+	}
+	if c.SectionPages < 0 {
+		bad("SectionPages", c.SectionPages, "negative")
 	}
 	return errors.Join(errs...)
 }
@@ -207,15 +217,16 @@ func (r Result) Row(policy string) (Row, bool) {
 
 // Policy names in Result.Rows.
 const (
-	Uniform        = "uniform"
-	Nutch          = "nutch"
-	Trawl          = "trawl"
-	TrawlLM        = "trawl, Last-Modified"
-	Oracle         = "trawl, true rates"
-	lmNone    byte = 0
-	lmHonest  byte = 1
-	lmLying   byte = 2
-	baseEpoch      = 1767225600 // 2026-01-01T00:00:00Z
+	Uniform         = "uniform"
+	Nutch           = "nutch"
+	Trawl           = "trawl"
+	TrawlLM         = "trawl, Last-Modified"
+	Oracle          = "trawl, true rates"
+	TrawlAlone      = "trawl, no pooling"
+	lmNone     byte = 0
+	lmHonest   byte = 1
+	lmLying    byte = 2
+	baseEpoch       = 1767225600 // 2026-01-01T00:00:00Z
 )
 
 // web is the pages' fixed properties, the same for every policy.
@@ -239,6 +250,10 @@ func newWeb(c Config) web {
 				break
 			}
 			u -= cl.Share
+		}
+		if sp := c.SectionPages; sp > 1 && i%sp != 0 {
+			w.class[i] = w.class[i-i%sp] // the section's class
+			cl = classes[w.class[i]]
 		}
 		if cl.Hi > 0 {
 			lo, hi := math.Log(cl.Lo.Hours()), math.Log(cl.Hi.Hours())
@@ -277,6 +292,9 @@ func Run(c Config) (Result, error) {
 	policies := []string{Uniform, Nutch, Trawl, Oracle}
 	if c.LastModified > 0 || c.Lying > 0 {
 		policies = append(policies, TrawlLM)
+	}
+	if c.SectionPages > 1 {
+		policies = append(policies, TrawlAlone)
 	}
 	for _, name := range policies {
 		res.Rows = append(res.Rows, simulate(c, w, pol, name, initial))
@@ -335,10 +353,23 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 	var sched recrawl.Schedule
 	var fixed []time.Duration // oracle intervals
 	mu := 0.0
+	// Section priors, refitted with mu: each section's pages' estimates
+	// from their own visits pooled (a section of one page has none).
+	sp := max(c.SectionPages, 1)
+	priors := make([]recrawl.Prior, (n+sp-1)/sp)
 	solve := func() {
+		pools := make([]recrawl.Pool, len(priors))
+		for i := range pages {
+			pools[i/sp].Add(pol.Estimate(pages[i].state.History))
+		}
+		if name != TrawlAlone {
+			for k := range pools {
+				priors[k] = pools[k].Prior()
+			}
+		}
 		d := make([]recrawl.Demand, n)
 		for i := range pages {
-			d[i].Estimate = pol.Estimate(pages[i].state.History)
+			d[i].Estimate = pol.EstimateWith(pages[i].state.History, priors[i/sp])
 		}
 		mu = pol.Solve(d, recrawl.Rate(c.Budget)).Mu
 	}
@@ -398,7 +429,7 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 			samples++
 			nextSample += sampleStep
 		}
-		if (name == Trawl || name == TrawlLM) && t >= nextSolve {
+		if (name == Trawl || name == TrawlLM || name == TrawlAlone) && t >= nextSolve {
 			solve()
 			sched = pol.Schedule(mu)
 			nextSolve += 24
@@ -429,6 +460,7 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 			p.state.History.Last = v.At
 			next = fixed[i]
 		} else {
+			p.state.Prior = priors[i/sp]
 			p.state, next = sched.Visit(p.state, v)
 		}
 		p.due = t + next.Hours()
@@ -449,7 +481,7 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 		}
 		row.Classes = append(row.Classes, cr)
 	}
-	if name == Trawl || name == TrawlLM {
+	if name == Trawl || name == TrawlLM || name == TrawlAlone {
 		var errs []float64
 		for i := range pages {
 			h := pages[i].state.History
