@@ -23,6 +23,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/fleetnode"
+	"github.com/trawl-crawler/trawl/cluster/jsensure"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 )
@@ -126,7 +127,7 @@ func Open(ctx context.Context, js jetstream.JetStream, n *node.Node, opts Option
 		return nil, errors.New("catalog: open: no node")
 	}
 	opts.ensureDefaults()
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := jsensure.KeyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: Bucket, History: 1, Replicas: opts.Replicas,
 		Description: "trawl's crawls, one job.<id> key each, changed only by compare-and-set",
 	})

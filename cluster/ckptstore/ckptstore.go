@@ -36,6 +36,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/checkpoint"
+	"github.com/trawl-crawler/trawl/cluster/jsensure"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
@@ -79,7 +80,7 @@ func Open(ctx context.Context, js jetstream.JetStream, o Options) (*Store, error
 	if o.Replicas <= 0 {
 		o.Replicas = 1
 	}
-	obs, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+	obs, err := jsensure.ObjectStore(ctx, js, jetstream.ObjectStoreConfig{
 		Bucket:      Bucket,
 		Description: "trawl: the latest checkpoint of each partition",
 		Storage:     jetstream.FileStorage,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/fleetnode"
+	"github.com/trawl-crawler/trawl/cluster/jsensure"
 	"github.com/trawl-crawler/trawl/cluster/route"
 	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/store"
@@ -86,7 +87,7 @@ func Open(ctx context.Context, opts Options) (*Runner, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	kv, err := opts.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := jsensure.KeyValue(ctx, opts.JS, jetstream.KeyValueConfig{
 		Bucket: Bucket, History: 1, Replicas: opts.Replicas,
 		TTL:         30 * opts.Every, // a member gone stops counting
 		Description: "trawl fleet members' reports of their work, for the fleet-wide end of a crawl",

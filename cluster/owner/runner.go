@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trawl-crawler/trawl/cluster/jsensure"
 )
 
 // Bucket names. Part of the fleet's protocol: every node must agree.
@@ -189,7 +191,7 @@ func New(ctx context.Context, js jetstream.JetStream, h Handler, opts Options) (
 		opts.Logger.Warn("owner: the fleet's member TTL differs from this member's; using the fleet's", "fleet", ttl, "member", opts.MemberTTL)
 		opts.MemberTTL = ttl
 	}
-	owners, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	owners, err := jsensure.KeyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: OwnersBucket, History: 1, Replicas: opts.Replicas,
 		Description: "trawl partition owners, changed only by compare-and-set",
 	})

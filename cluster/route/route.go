@@ -33,6 +33,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/trawl-crawler/trawl/cluster/jsensure"
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
@@ -61,7 +62,7 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, o StreamOptions) 
 	if o.MaxAge <= 0 {
 		o.MaxAge = 24 * time.Hour
 	}
-	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	s, err := jsensure.Stream(ctx, js, jetstream.StreamConfig{
 		Name:        Stream,
 		Description: "trawl: URLs found by one node for a partition another serves",
 		Subjects:    []string{"trawl.route.*"},
