@@ -258,7 +258,9 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 		return
 	}
 	est := p.policy.Estimate(rec.Recrawl)
-	iv := p.policy.Interval(est, 1, p.mu())
+	// Jittered by URL and visit, so that pages fetched together do not
+	// come due together at every round (a recrawl storm).
+	iv := p.policy.Jitter(p.policy.Interval(est, 1, p.mu()), jitterKey(it.URL, rec.Recrawl.Visits))
 	rate := float64(est.Rate)
 	if est.Intervals == 0 { // nothing known yet: as if it changed once per initial interval
 		rate = 1 / p.policy.Options().InitialInterval.Hours()
@@ -553,4 +555,16 @@ func (s *recrawlScheduler) bringForward(b *store.Batch, it frontier.Item, lastmo
 		j.Stats.BroughtForward.Add(1)
 	}
 	s.log.Debug("sitemap lastmod brings a recrawl forward", "url", it.URL, "lastmod", lastmod, "fetched", rec.LastFetch)
+}
+
+// jitterKey is the key of a page's interval jitter: its URL (FNV-1a) and
+// its visit count, so that each visit draws afresh and a replayed visit
+// draws the same.
+func jitterKey(url string, visits uint32) uint64 {
+	h := uint64(14695981039346656037)
+	for i := range len(url) {
+		h ^= uint64(url[i])
+		h *= 1099511628211
+	}
+	return h ^ uint64(visits)<<32
 }

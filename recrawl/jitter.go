@@ -1,0 +1,36 @@
+package recrawl
+
+import (
+	"math"
+	"time"
+)
+
+// DefaultJitter is the spread Policy.Jitter applies: ±20% of an interval.
+const DefaultJitter = 0.2
+
+// Jitter spreads interval over ±DefaultJitter of itself, by a uniform draw
+// determined by key (a hash of the URL and its visit count: replaying a
+// visit gives the same interval), clamped to [MinInterval, MaxInterval].
+// Pages fetched together in a crawl's first pass would otherwise come due
+// together, at the same interval, every time: a recrawl storm. The mean
+// interval, and so the budget a schedule spends, is unchanged before the
+// clamps.
+func (p *Policy) Jitter(interval time.Duration, key uint64) time.Duration {
+	u := float64(splitmix64(key)>>11) / (1 << 53) // uniform in [0, 1)
+	f := 1 - DefaultJitter + 2*DefaultJitter*u
+	h := float64(interval) * f
+	if h >= float64(math.MaxInt64) {
+		return p.o.MaxInterval
+	}
+	return min(max(time.Duration(h), p.o.MinInterval), p.o.MaxInterval)
+}
+
+// splitmix64 is SplitMix64's finaliser (Steele, Lea and Flood, 2014): a
+// well-mixed 64-bit value from any key, so neighbouring keys draw
+// unrelated factors.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}

@@ -1,0 +1,48 @@
+package recrawl
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestJitter(t *testing.T) {
+	p := mustNew(t, Options{MinInterval: time.Minute, MaxInterval: time.Hour})
+	iv := 30 * time.Minute
+	var sum float64
+	lo, hi := time.Duration(math.MaxInt64), time.Duration(0)
+	buckets := make([]int, 10)
+	const n = 10000
+	for k := range uint64(n) {
+		j := p.Jitter(iv, k)
+		if j != p.Jitter(iv, k) {
+			t.Fatalf("key %d: two draws differ", k)
+		}
+		lo, hi = min(lo, j), max(hi, j)
+		sum += float64(j)
+		buckets[int((float64(j)/float64(iv)-0.8)/0.4*10)]++
+	}
+	if lo < 24*time.Minute || hi > 36*time.Minute {
+		t.Errorf("jittered 30m spans %v..%v, want within ±20%%", lo, hi)
+	}
+	if mean := time.Duration(sum / n); mean < 29*time.Minute+30*time.Second || mean > 30*time.Minute+30*time.Second {
+		t.Errorf("mean %v, want about 30m: the budget unchanged", mean)
+	}
+	for i, c := range buckets {
+		if c < n/10*8/10 || c > n/10*12/10 {
+			t.Errorf("tenth %d of the range drew %d of %d: not spread evenly (%v)", i, c, n, buckets)
+		}
+	}
+	// The clamps hold.
+	for k := range uint64(100) {
+		if j := p.Jitter(59*time.Minute, k); j > time.Hour {
+			t.Fatalf("59m jittered to %v, past MaxInterval", j)
+		}
+		if j := p.Jitter(61*time.Second, k); j < time.Minute {
+			t.Fatalf("61s jittered to %v, under MinInterval", j)
+		}
+	}
+	if j := p.Jitter(time.Duration(math.MaxInt64), 3); j != time.Hour {
+		t.Errorf("the longest interval jittered to %v, want MaxInterval", j)
+	}
+}
