@@ -77,6 +77,8 @@ type recrawlScheduler struct {
 
 	mu    sync.Mutex
 	plans map[job.ID]*recrawlPlan
+
+	priors atomic.Pointer[map[job.ID]*groupPriors] // set by scan
 }
 
 // newRecrawlScheduler returns the recrawl schedule of node n, whose state
@@ -257,17 +259,23 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 	if p == nil {
 		return
 	}
-	est := p.policy.Estimate(rec.Recrawl)
+	h := rec.Recrawl
+	if h.Visits == 0 && !rec.LastFetch.IsZero() {
+		// Fetched once: the visit is only in the record (urlstate keeps
+		// no history for one), its Last-Modified the age it tells.
+		h = historyPolicy.Observe(h, recrawl.Visit{At: rec.LastFetch, LastModified: httpDate(rec.LastModified)})
+	}
+	est := p.policy.EstimateWith(h, s.priorOf(owner.ID, it.URL))
 	// Jittered by URL and visit, so that pages fetched together do not
 	// come due together at every round (a recrawl storm).
 	iv := p.policy.Jitter(p.policy.Interval(est, 1, p.mu()), jitterKey(it.URL, rec.Recrawl.Visits))
 	rate := float64(est.Rate)
-	if est.Intervals == 0 { // nothing known yet: as if it changed once per initial interval
+	if rate == 0 && est.Intervals == 0 { // nothing known yet: as if it changed once per initial interval
 		rate = 1 / p.policy.Options().InitialInterval.Hours()
 	}
 	e := schedule.Entry{URL: it.URL, Host: it.Host, Due: rec.LastFetch.Add(iv).Truncate(time.Second), Job: owner.ID,
 		Depth: it.Depth, ShapeRun: it.ShapeRun, Level: uint8(it.Level), Interval: iv,
-		LastFetch: rec.LastFetch.Truncate(time.Second), Rate: rate}
+		LastFetch: rec.LastFetch.Truncate(time.Second), Rate: rate, Learned: est.Intervals > 0}
 	if err := schedule.Put(b, e); err != nil {
 		s.log.Warn("recrawl schedule: put entry", "url", it.URL, "err", err)
 		return
@@ -402,6 +410,7 @@ type freshTally struct {
 // moves its multiplier.
 func (s *recrawlScheduler) scan(now time.Time) {
 	tallies := make(map[job.ID]*freshTally)
+	pools := make(map[job.ID]*priorPools)
 	served := s.node.serving()
 	for p := range schedule.Partitions {
 		if !served(partition.ID(p)) {
@@ -417,6 +426,12 @@ func (s *recrawlScheduler) scan(now time.Time) {
 				tallies[e.Job] = t
 			}
 			t.add(e, now, s.node.Job(e.Job))
+			pp := pools[e.Job]
+			if pp == nil {
+				pp = &priorPools{}
+				pools[e.Job] = pp
+			}
+			pp.add(e)
 			return true
 		}, nil)
 		if err != nil {
@@ -424,6 +439,7 @@ func (s *recrawlScheduler) scan(now time.Time) {
 			return
 		}
 	}
+	s.setPriors(pools)
 	for _, j := range s.node.Jobs() {
 		p := s.plan(j)
 		if p == nil {

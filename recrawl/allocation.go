@@ -36,8 +36,9 @@ func Freshness(r Rate, interval time.Duration) float64 {
 // not visited at all by the optimum: its visits buy less than the same
 // visits spent elsewhere. Such a page gets MaxInterval here, so that its
 // estimate can still see it slow down. A page with no estimate gets
-// InitialInterval, unless its rate comes from a group prior
-// (Estimate.FromPrior); one estimated never to change, MaxInterval.
+// InitialInterval, unless its rate comes from a group prior or a
+// Last-Modified age (Estimate.FromPrior, Age); one estimated never to
+// change, MaxInterval.
 //
 // A censored estimate (every interval saw a change) is only a lower bound:
 // such a page may be one worth following or one changing far too fast.
@@ -52,10 +53,17 @@ func (p *Policy) Interval(e Estimate, w, mu float64) time.Duration {
 }
 
 func (p *Policy) interval(e Estimate, w, mu float64, probe bool) time.Duration {
-	if e.Intervals <= 0 && !e.FromPrior {
+	if e.Intervals <= 0 && !e.FromPrior && !e.Age {
 		return p.o.InitialInterval
 	}
 	h := interval(float64(e.Rate), w, mu)
+	if e.Age && math.IsInf(h, 1) {
+		// One Last-Modified age is too little evidence to drop a page
+		// for MaxInterval as changing too fast: its heavy tail (a page
+		// that changed just before its visit) would drop many that
+		// change slowly.
+		return p.o.InitialInterval
+	}
 	if probe && e.Censored && !math.IsInf(h, 1) && e.Shortest > probeDivisor*p.o.MinInterval {
 		h = min(h, hours(e.Shortest)/probeDivisor)
 	}

@@ -163,7 +163,8 @@ type Estimate struct {
 	// Rate is the estimated number of changes per hour.
 	Rate Rate
 	// Intervals is the (decayed) number of intervals between visits
-	// behind the estimate; 0 means there is no estimate yet and Rate is 0.
+	// behind the estimate; 0 means the page was visited once: Rate is 0
+	// unless FromPrior or Age says where it comes from.
 	Intervals float64
 	// LastModified reports that Rate comes from trusted Last-Modified
 	// dates rather than from whether each visit saw a change.
@@ -177,6 +178,10 @@ type Estimate struct {
 	// FromPrior reports a page with no interval of its own whose Rate is
 	// its group prior's mean (EstimateWith); Intervals is then 0.
 	FromPrior bool
+	// Age reports a page visited once whose Rate comes from the time
+	// since the Last-Modified date that visit got (with the group prior,
+	// if any); Intervals is then 0.
+	Age bool
 }
 
 // Estimate returns h's change rate.
@@ -199,11 +204,41 @@ type Estimate struct {
 // r = -ln((n-X+0.5)/(n+0.5)) / I, finite when every interval changed; and
 // Prior pseudo-changes are added on the left, so that a page never seen to
 // change gets about Prior/(time observed) rather than 0.
+//
+// A page visited once has no interval: its rate is the same dated-change
+// estimate over the time since the Last-Modified date its visit got, if
+// it got a believable one (Estimate.Age), else unknown.
 func (p *Policy) Estimate(h History) Estimate {
 	if h.intervals <= 0 {
-		return Estimate{}
+		return p.ageEstimate(h, Prior{})
 	}
 	return p.estimate(h, Prior{})
+}
+
+// ageEstimate is the estimate of a page visited once (h has no interval).
+// The Last-Modified date of that visit, if believable (not after the
+// visit, not the visit's own second), dates the page's last change: in a
+// page changing as a Poisson process the time since then, its age, is
+// the rate's first observation, one dated change followed by that time
+// free of changes. With the group prior pr (if valid) the estimate is the
+// posterior mean (Changes+1)/(Hours+age); without, (1+Options.Prior)/age,
+// the dated-change estimate trusted dates give. The age is not kept in
+// the History: a page static for a year that starts to change would
+// otherwise carry that year as evidence for many visits. No age: the
+// prior's mean, or nothing.
+func (p *Policy) ageEstimate(h History, pr Prior) Estimate {
+	age := h.Last.Sub(h.Modified)
+	switch {
+	case h.Modified.IsZero() || age < time.Second:
+	case pr.valid():
+		return Estimate{Rate: Rate((1 + pr.Changes) / (hours(age) + pr.Hours)), Age: true}
+	default:
+		return Estimate{Rate: Rate((1 + p.o.Prior) / hours(age)), Age: true}
+	}
+	if pr.valid() {
+		return Estimate{Rate: pr.Rate(), FromPrior: true}
+	}
+	return Estimate{}
 }
 
 // estimate is Estimate for a page with intervals, with the group prior pr

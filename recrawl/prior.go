@@ -91,14 +91,16 @@ func (pl Pool) Prior() Prior {
 // Policy's fixed Options.Prior: pr's Changes pseudo-changes over its Hours
 // enter the likelihood as a Poisson count and its exposure (the posterior
 // mode of the rate under a Gamma(Changes+1, Hours) prior). A page with no
-// interval of its own gets the prior's mean, with Estimate.FromPrior set.
+// interval of its own gets the posterior mean from its first visit's
+// Last-Modified age (Estimate.Age) or, without one, the prior's mean
+// (Estimate.FromPrior).
 // With the zero Prior it is Estimate.
 func (p *Policy) EstimateWith(h History, pr Prior) Estimate {
 	if !pr.valid() {
 		return p.Estimate(h)
 	}
 	if h.intervals <= 0 {
-		return Estimate{Rate: pr.Rate(), FromPrior: true}
+		return p.ageEstimate(h, pr)
 	}
 	return p.estimate(h, pr)
 }

@@ -30,7 +30,7 @@ func (r Rate) Interval() time.Duration {
 const (
 	DefaultMinInterval     = time.Hour
 	DefaultMaxInterval     = 30 * 24 * time.Hour
-	DefaultInitialInterval = 24 * time.Hour
+	DefaultInitialInterval = 24 * time.Hour // Nutch's; trawl's Policy takes the geometric mean of its bounds
 	DefaultMemory          = 64
 	DefaultPrior           = 0.5
 )
@@ -47,8 +47,12 @@ type Options struct {
 	// DefaultMaxInterval (30 days) is used.
 	MaxInterval time.Duration
 	// InitialInterval is the interval after a page's first visit, when
-	// nothing is known of its rate. If zero, DefaultInitialInterval (24h)
-	// is used; it is clamped to [MinInterval, MaxInterval].
+	// nothing is known of its rate (no group prior, no Last-Modified). If
+	// zero, the geometric mean of MinInterval and MaxInterval is used
+	// (about 27h with their defaults; 1 min for 20s and 3m): halfway, on
+	// the log scale the rates of a web spread over, between the fastest
+	// page worth following and the slowest. It is clamped to
+	// [MinInterval, MaxInterval].
 	InitialInterval time.Duration
 	// Memory is how many intervals the estimator remembers: each older
 	// interval weighs e^(-1/Memory) of the one after it, so the estimate
@@ -71,7 +75,7 @@ func (o Options) withDefaults() Options {
 		o.MaxInterval = DefaultMaxInterval
 	}
 	if o.InitialInterval == 0 {
-		o.InitialInterval = DefaultInitialInterval
+		o.InitialInterval = hoursToDuration(math.Sqrt(o.MinInterval.Hours() * o.MaxInterval.Hours()))
 	}
 	o.InitialInterval = min(max(o.InitialInterval, o.MinInterval), o.MaxInterval)
 	if o.Memory == 0 {

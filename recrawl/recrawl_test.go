@@ -92,8 +92,8 @@ func TestEdgesAreFiniteAndSane(t *testing.T) {
 	if e := p.Estimate(History{}); e.Intervals != 0 || e.Rate != 0 {
 		t.Errorf("empty History: %+v", e)
 	}
-	if got := p.Interval(p.Estimate(History{}), 1, 10); got != DefaultInitialInterval {
-		t.Errorf("Interval without estimate = %v, want InitialInterval", got)
+	if got := p.Interval(p.Estimate(History{}), 1, 10); got != p.Options().InitialInterval {
+		t.Errorf("Interval without estimate = %v, want InitialInterval %v", got, p.Options().InitialInterval)
 	}
 	never := p.Estimate(regular(p, 10, 0, day))
 	// Prior 0.5 over 10 days: about 1/20 days.

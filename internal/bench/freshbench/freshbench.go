@@ -338,9 +338,14 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 	for i := range pages {
 		p := &pages[i]
 		p.rng = rand.New(rand.NewPCG(c.Seed, uint64(i)+1<<32))
+		// A web that has been changing for long (stationary): a changing
+		// page's last change before the start is as far back as its
+		// rate makes it (exponential, as its next is ahead); a page that
+		// never changes was last changed some time in the past year.
 		p.nextChange, p.lastChange = math.Inf(1), -365*24*p.rng.Float64()
 		if r := w.rates[i]; r > 0 {
 			p.nextChange = p.rng.ExpFloat64() / r
+			p.lastChange = -p.rng.ExpFloat64() / r
 		}
 		p.index = i
 		q[i] = p

@@ -48,6 +48,10 @@ type Entry struct {
 	// Fed is when the entry was handed to the frontier as a queue item,
 	// zero while it waits.
 	Fed time.Time
+	// Learned reports that Rate was estimated from the page's own
+	// intervals between visits, not only from a prior or a first visit:
+	// the estimates a group of pages pools into its prior.
+	Learned bool
 }
 
 // Key returns e's key.
@@ -65,6 +69,7 @@ func (e Entry) Key() []byte { return store.DueKey(e.Due, e.Host, e.URL) }
 //	| last    | varint, Unix s of the last fetch               |
 //	| rate    | 4 B, float32 bits, big-endian                  |
 //	| fed     | varint, Unix s when handed to the frontier; 0  |
+//	| flags   | 1 B, bit 0: Learned (absent in older entries)  |
 //	+---------+------------------------------------------------+
 //	| anything after this is ignored (fields added later)      |
 //	+----------------------------------------------------------+
@@ -91,8 +96,16 @@ func (e Entry) Value() []byte {
 		r = 0
 	}
 	b = binary.BigEndian.AppendUint32(b, math.Float32bits(r))
-	return binary.AppendVarint(b, unix(e.Fed))
+	b = binary.AppendVarint(b, unix(e.Fed))
+	var flags byte
+	if e.Learned {
+		flags |= flagLearned
+	}
+	return append(b, flags)
 }
+
+// flagLearned is the flags byte's bit for Entry.Learned.
+const flagLearned = 1
 
 func unix(t time.Time) int64 {
 	if t.IsZero() {
@@ -172,6 +185,9 @@ func Decode(key, value []byte) (Entry, error) {
 		}
 	}
 	e.Fed = fromUnix(sv("fed"))
+	if bad == "" && len(b) > 0 {
+		e.Learned = b[0]&flagLearned != 0
+	}
 	if bad != "" {
 		return Entry{}, fmt.Errorf("%w: %s: bad or cut %s", ErrMalformed, k.URL, bad)
 	}

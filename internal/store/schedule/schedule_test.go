@@ -30,12 +30,28 @@ func TestRoundTrip(t *testing.T) {
 		entry("/x", 0),
 		{URL: "https://b.test/", Host: "b.test", Due: time.Unix(0, 0).UTC()},
 		{URL: "http://c.test/?q", Host: "c.test", Due: t0, Job: 1<<32 - 1, Depth: maxField, ShapeRun: maxField, Level: 255,
-			Interval: 30 * 24 * time.Hour, LastFetch: t0.Add(-time.Hour), Rate: 1e6, Fed: t0.Add(time.Minute)},
+			Interval: 30 * 24 * time.Hour, LastFetch: t0.Add(-time.Hour), Rate: 1e6, Fed: t0.Add(time.Minute), Learned: true},
 	} {
 		got, err := Decode(e.Key(), e.Value())
 		if err != nil || !reflect.DeepEqual(got, e) {
 			t.Errorf("Decode(Encode(%+v)) = %+v, %v", e, got, err)
 		}
+	}
+}
+
+// An entry written before the flags byte existed reads as not Learned;
+// bytes after the flags (fields added later) are ignored.
+func TestOlderAndNewerValues(t *testing.T) {
+	e := entry("/x", 0)
+	e.Learned = true
+	v := e.Value()
+	old, err := Decode(e.Key(), v[:len(v)-1])
+	if want := e; err != nil || old.Learned || func() bool { want.Learned = false; return !reflect.DeepEqual(old, want) }() {
+		t.Errorf("without the flags byte: %+v, %v; want %+v not Learned", old, err, e)
+	}
+	newer, err := Decode(e.Key(), append(v, 0xAA, 0x55))
+	if err != nil || !reflect.DeepEqual(newer, e) {
+		t.Errorf("with bytes after the flags: %+v, %v; want %+v", newer, err, e)
 	}
 }
 
@@ -51,8 +67,8 @@ func TestDecodeMalformed(t *testing.T) {
 		{"bad key", []byte("w\x00"), v, "malformed key"},
 		{"empty value", e.Key(), nil, "version"},
 		{"version", e.Key(), append([]byte{9}, v[1:]...), "version"},
-		{"cut", e.Key(), v[:len(v)-3], "rate"},
-		{"negative rate", e.Key(), append(v[:len(v)-5:len(v)-5], 0xBF, 0x80, 0, 0, 0), "rate"},
+		{"cut", e.Key(), v[:len(v)-4], "rate"},
+		{"negative rate", e.Key(), append(v[:len(v)-6:len(v)-6], 0xBF, 0x80, 0, 0, 0, 0), "rate"},
 		{"depth too deep", e.Key(), []byte{1, 3, 0xFF, 0xFF, 0xFF, 0x0F}, "depth"},
 	} {
 		_, err := Decode(c.key, c.value)
