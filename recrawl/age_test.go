@@ -100,10 +100,49 @@ func TestFirstVisitAge(t *testing.T) {
 	if want := Rate(3.0 / 6); !e.Age || math.Abs(float64(e.Rate-want)) > 1e-9 {
 		t.Errorf("age 4 h, prior 2 changes in 2 h: %+v, want Age and rate %v", e, want)
 	}
-	// The age is not kept: after a second visit the page's intervals
-	// speak for it, as they did before.
-	h2 := p.Observe(h, Visit{At: t0.Add(time.Hour), Changed: true})
-	if e := p.Estimate(h2); e.Age || e.Intervals == 0 {
-		t.Errorf("second visit: %+v, want an estimate from its interval", e)
+	// After a second visit whose date agrees, the dates are trusted and
+	// the age is part of them, up to MaxInterval: a page last changed a
+	// year before its first visit and not since stays slow.
+	h = p.Observe(History{}, Visit{At: t0, LastModified: t0.Add(-365 * day)})
+	h = p.Observe(h, Visit{At: t0.Add(time.Hour), LastModified: t0.Add(-365 * day)})
+	want := Rate(1.5 / (p.Options().MaxInterval.Hours() + 1))
+	if e := p.Estimate(h); e.Age || e.Intervals == 0 || !e.LastModified || e.Rate > want*1.01 {
+		t.Errorf("second visit, same date: %+v, want trusted dates and a rate of at most %.3g/h", e, want)
+	}
+}
+
+// TestWokenPageRecovers: the age is kept with the dates, up to
+// MaxInterval, so a page static for a year before its first visit that
+// then changes every 4 hours, visited daily with true dates, carries 30
+// days of evidence of slowness until the decay (Memory) wears it down
+// (uncapped, the year kept it under half its rate for 200 visits): its
+// estimate must reach half its rate within 90 visits and stay there.
+func TestWokenPageRecovers(t *testing.T) {
+	p := mustNew(t, Options{})
+	rng := rand.New(rand.NewPCG(9, 10))
+	const r = 1.0 / 4
+	last := t0.Add(-365 * day)
+	next := t0.Add(time.Duration(rng.ExpFloat64() / r * float64(time.Hour)))
+	var h History
+	reached := -1
+	for i := range 200 {
+		at := t0.Add(time.Duration(i) * day)
+		changed := false
+		for !next.After(at) {
+			last, changed = next, true
+			next = next.Add(time.Duration(rng.ExpFloat64() / r * float64(time.Hour)))
+		}
+		h = p.Observe(h, Visit{At: at, Changed: changed && i > 0, LastModified: last.Truncate(time.Second)})
+		e := p.Estimate(h)
+		switch {
+		case float64(e.Rate) >= r/2 && reached < 0:
+			reached = i
+		case float64(e.Rate) < r/2 && reached >= 0:
+			t.Fatalf("visit %d: rate %.3g/h fell back under half the true %.3g/h after reaching it at visit %d", i, e.Rate, r, reached)
+		}
+	}
+	t.Logf("half the true rate reached at visit %d", reached)
+	if reached < 0 || reached > 90 {
+		t.Errorf("half the true rate reached at visit %d, want by visit 90", reached)
 	}
 }

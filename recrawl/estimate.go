@@ -81,6 +81,17 @@ func (p *Policy) Observe(h History, v Visit) History {
 		h.Modified = v.LastModified
 	}
 	if first {
+		// The first visit's Last-Modified dates the page's last change
+		// (see ageEstimate): one dated change and the time since free
+		// of changes, as a later visit's trusted date gives, and a visit
+		// that passed the checks, so that the next visit's agreement
+		// makes the dates trusted. The time counts up to MaxInterval: a
+		// page static for a year that starts to change would otherwise
+		// carry the year, as one interval the decay wears down slowly,
+		// for hundreds of visits (TestWokenPageRecovers).
+		if age := v.At.Sub(v.LastModified); !v.LastModified.IsZero() && age >= time.Second {
+			h.lmChanges, h.lmExposure, h.lmGood = 1, float32(hours(min(age, p.o.MaxInterval))), 1
+		}
 		return h
 	}
 	I := hours(v.At.Sub(prev))
@@ -143,10 +154,11 @@ func lastModifiedOK(prev, prevLM time.Time, v Visit) bool {
 }
 
 // LastModifiedTrusted reports whether h's Last-Modified dates are used for
-// its rate: at least two visits passed the checks of Observe and fewer
+// its rate: at least two visits passed the checks of Observe (the first
+// visit's date passes when it is believable; 1.5 for the decay) and fewer
 // than one in ten (decayed) failed them.
 func (h History) LastModifiedTrusted() bool {
-	return h.lmGood >= 2 && h.lmBad*10 < h.lmGood+h.lmBad && h.lmExposure > 0
+	return h.lmGood >= 1.5 && h.lmBad*10 < h.lmGood+h.lmBad && h.lmExposure > 0
 }
 
 func bin(I float64) int {
@@ -220,12 +232,11 @@ func (p *Policy) Estimate(h History) Estimate {
 // visit, not the visit's own second), dates the page's last change: in a
 // page changing as a Poisson process the time since then, its age, is
 // the rate's first observation, one dated change followed by that time
-// free of changes. With the group prior pr (if valid) the estimate is the
-// posterior mean (Changes+1)/(Hours+age); without, (1+Options.Prior)/age,
-// the dated-change estimate trusted dates give. The age is not kept in
-// the History: a page static for a year that starts to change would
-// otherwise carry that year as evidence for many visits. No age: the
-// prior's mean, or nothing.
+// free of changes (Observe keeps it with the trusted dates' sums). With
+// the group prior pr (if valid) the estimate is the posterior mean
+// (Changes+1)/(Hours+age); without, (1+Options.Prior)/age, the
+// dated-change estimate trusted dates give. No age: the prior's mean, or
+// nothing.
 func (p *Policy) ageEstimate(h History, pr Prior) Estimate {
 	age := h.Last.Sub(h.Modified)
 	switch {

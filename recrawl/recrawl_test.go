@@ -111,7 +111,9 @@ func TestEdgesAreFiniteAndSane(t *testing.T) {
 // History.
 func poissonHistory(p *Policy, rng *rand.Rand, r float64, n int, mean time.Duration, lm bool) History {
 	var h History
-	at, nextChange, lastChange := 0.0, rng.ExpFloat64()/r, -1000.0
+	// A page that has been changing for long: its last change before
+	// the first visit is as far back as its rate makes it.
+	at, nextChange, lastChange := 0.0, rng.ExpFloat64()/r, -rng.ExpFloat64()/r
 	for i := range n + 1 {
 		if i > 0 {
 			at += rng.ExpFloat64() * mean.Hours()

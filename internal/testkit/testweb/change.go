@@ -3,6 +3,7 @@ package testweb
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -44,6 +45,14 @@ const (
 	ValidatorsChurnETag = "changing-etag"       // an ETag that differs on every response; always 200
 	ValidatorsStuckETag = "constant-etag"       // one ETag whatever the version, honoured: 304 even after a change
 )
+
+// ChangeRange is a changing web's mix of rates as a range
+// (Options.ChangeRange): Never percent of pages never change, the others
+// change with a mean interval log-uniform in [Min, Max].
+type ChangeRange struct {
+	Min, Max time.Duration
+	Never    int
+}
 
 // changeStreamSeed seeds the streams of the changing web's draws ("change").
 const changeStreamSeed = 0x6368_616e_6765
@@ -115,7 +124,15 @@ func (w *Web) makeChanging() {
 			if r.kind != kindHTML || r.body == nil || fixed[r] {
 				continue
 			}
-			r.change = &change{class: changeClasses[pick(rng, classShares)], seed: rng.Uint64()}
+			class := changeClasses[pick(rng, classShares)]
+			if cr := w.opts.ChangeRange; cr.Max > 0 {
+				class = changeClass{name: "never"}
+				if u := rng.Float64(); rng.IntN(100) >= cr.Never {
+					lo, hi := math.Log(float64(cr.Min)), math.Log(float64(cr.Max))
+					class = changeClass{name: "range", every: time.Duration(math.Exp(lo + u*(hi-lo)))}
+				}
+			}
+			r.change = &change{class: class, seed: rng.Uint64()}
 		}
 	}
 }
@@ -195,9 +212,9 @@ func (w *Web) Changes(rawURL string, from, to time.Time) int {
 func (w *Web) Versioned(rawURL string) bool { return w.changeOf(rawURL) != nil }
 
 // ChangeEvery returns the mean time between changes of the page at rawURL
-// (hourly, daily, weekly or monthly) and its class name; 0 and "never"
-// for a page that does not change (and for any page of a web that is not
-// changing).
+// and its class name (hourly, daily, weekly or monthly; "range" on a
+// ChangeRange web); 0 and "never" for a page that does not change (and
+// for any page of a web that is not changing).
 func (w *Web) ChangeEvery(rawURL string) (time.Duration, string) {
 	c := w.changeOf(rawURL)
 	if c == nil {

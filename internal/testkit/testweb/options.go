@@ -84,6 +84,10 @@ type Options struct {
 	// ChangeEpoch is when every page of a changing web is at version 0.
 	// Zero means 2025-01-01 00:00 UTC.
 	ChangeEpoch time.Time
+	// ChangeRange, if its Max is set, replaces the change classes of a
+	// changing web: a page never changes (Never percent of them) or
+	// changes with a mean interval drawn log-uniform in [Min, Max].
+	ChangeRange ChangeRange
 	// Sitemaps adds sitemaps (see sitemap.go): /sitemap.xml urlsets with
 	// lastmod, sitemap indexes named in robots.txt with a gzipped child,
 	// pages only a sitemap lists (Page.SitemapOnly), and one malformed,
@@ -219,6 +223,16 @@ func (o Options) Validate() error {
 	}
 	if o.MaxPageBytes < o.MinPageBytes {
 		bad("MaxPageBytes", "%d < MinPageBytes %d", o.MaxPageBytes, o.MinPageBytes)
+	}
+	if cr := o.ChangeRange; cr != (ChangeRange{}) {
+		switch {
+		case !o.Changing:
+			bad("ChangeRange", "set without Changing")
+		case cr.Min <= 0 || cr.Max < cr.Min:
+			bad("ChangeRange", "Min %v, Max %v: want 0 < Min <= Max", cr.Min, cr.Max)
+		case cr.Never < 0 || cr.Never > 100:
+			bad("ChangeRange", "Never %d%% not in 0..100", cr.Never)
+		}
 	}
 	if o.MaxLatency < o.Latency {
 		bad("MaxLatency", "%v < Latency %v", o.MaxLatency, o.Latency)
