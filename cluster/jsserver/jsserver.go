@@ -144,7 +144,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("jsserver: %s: %w", opts.Name, err)
 	}
 	if opts.Logger != nil {
-		s.SetLogger(slogAdapter{opts.Logger.With("nats", opts.Name)}, false, false)
+		s.SetLogger(newLogAdapter(opts.Logger.With("nats", opts.Name), time.Now), false, false)
 	}
 	go s.Start()
 	timeout := opts.StartTimeout
@@ -226,13 +226,3 @@ func splitAddr(addr string) (string, int, error) {
 	}
 	return host, n, nil
 }
-
-// slogAdapter hands the server's log lines to a slog.Logger.
-type slogAdapter struct{ l *slog.Logger }
-
-func (a slogAdapter) Noticef(f string, v ...any) { a.l.Info(fmt.Sprintf(f, v...)) }
-func (a slogAdapter) Warnf(f string, v ...any)   { a.l.Warn(fmt.Sprintf(f, v...)) }
-func (a slogAdapter) Fatalf(f string, v ...any)  { a.l.Error(fmt.Sprintf(f, v...)) }
-func (a slogAdapter) Errorf(f string, v ...any)  { a.l.Error(fmt.Sprintf(f, v...)) }
-func (a slogAdapter) Debugf(f string, v ...any)  { a.l.Debug(fmt.Sprintf(f, v...)) }
-func (a slogAdapter) Tracef(f string, v ...any)  { a.l.Debug(fmt.Sprintf(f, v...)) }
