@@ -276,6 +276,12 @@ func (f *Frontier) host(name string) *hostState {
 		// like the partition's others: nothing of it is leased, and the
 		// release need not wait for it.
 		h.fenced = ps.phase != partServing
+		// A host of a taken partition is held like those its store
+		// held, however it arrives: the dead owner may have had it in
+		// flight without a record of it here.
+		if ps.hold != noTime && ps.hold > h.nextAllowed {
+			h.nextAllowed, h.gapWhy = ps.hold, GapHold
+		}
 		if p, ok := f.keptPolicies[name]; ok {
 			delete(f.keptPolicies, name)
 			f.setPolicy(h, p)

@@ -104,6 +104,10 @@ type partState struct {
 	busy      int
 	idle      chan struct{}
 	releasing bool // a ReleasePartition runs
+	// hold is the floor of a taken partition's hosts (ServePartition's
+	// hold): none is leased before it, whether it was in the store then or
+	// is first met later (a routed URL, a link); noTime for none.
+	hold mono
 }
 
 // accepts reports whether items of host are queued now: its partition is
@@ -179,9 +183,9 @@ func (f *Frontier) ServePartition(p Partition, hold time.Time) error {
 		f.mu.Unlock()
 		return fmt.Errorf("frontier: serve partition %d: already %s", p, ps.phase)
 	}
-	ps := &partState{phase: partLoading}
-	f.parts[p] = ps
 	floor := f.clock.mono(hold)
+	ps := &partState{phase: partLoading, hold: floor}
+	f.parts[p] = ps
 	f.mu.Unlock()
 
 	batch := make([]HostState, 0, serveBatch)

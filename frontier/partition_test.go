@@ -365,3 +365,35 @@ func TestPartitionUnholdServed(t *testing.T) {
 		t.Errorf("store holds %d items", s.Len())
 	}
 }
+
+// TestPartitionHoldCoversNewHosts: a partition taken with a hold holds
+// every host of it, those its store had and those first met later (a
+// routed URL, a link): the dead owner may have been fetching a host it had
+// not yet recorded. A partition served without a hold holds none.
+func TestPartitionHoldCoversNewHosts(t *testing.T) {
+	p, q := Partition(1), Partition(2)
+	s := &MemStore{}
+	f, c := newPartitioned(t, s, Options{MinDelay: time.Second}, q)
+	hold := c.t.Add(time.Minute)
+	if err := f.ServePartition(p, hold); err != nil {
+		t.Fatal(err)
+	}
+	n, m := hostIn(p, 3), hostIn(q, 3)
+	<-f.Add(nil, item(n, 1), item(m, 1))
+	if hi, _ := f.Host(n); !hi.NextAllowed.Equal(hold) {
+		t.Fatalf("new host %s of the taken partition: %+v, want next allowed %v (the hold)", n, hi, hold)
+	}
+	l := mustLease(t, f)
+	if l.Item.Host != m {
+		t.Fatalf("leased %s, want %s: the other partition holds nothing", l.Item.Host, m)
+	}
+	<-must(f.Complete(l, Outcome{Status: 200}, nil))
+	c.advance(30 * time.Second)
+	if l, _ := f.Lease(); l != nil {
+		t.Fatalf("leased %s before the hold", l.Item.URL)
+	}
+	c.t = hold
+	if l := mustLease(t, f); l.Item.Host != n {
+		t.Fatalf("at the hold leased %s, want %s", l.Item.Host, n)
+	}
+}

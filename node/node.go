@@ -588,6 +588,9 @@ func (n *Node) FrontierStats() frontier.Stats { return n.frontier.Stats() }
 // FetchTimeout is the longest a fetch of the node takes.
 func (n *Node) FetchTimeout() time.Duration { return n.opts.FetchTimeout }
 
+// MinDelay is the node's minimum gap between two requests to one host.
+func (n *Node) MinDelay() time.Duration { return n.opts.MinDelay }
+
 // WARCFiles lists the WARC files the node has written in this run.
 func (n *Node) WARCFiles() []string { return n.warc.Files() }
 

@@ -45,8 +45,9 @@ type JoinOptions struct {
 	// MemberTTL is how long a silent member stays a member: at least 4
 	// Heartbeats. Zero: 15 s.
 	MemberTTL time.Duration
-	// CheckpointEvery and TakeoverHold: see Options. Zero: 5 minutes and
-	// 1 minute.
+	// CheckpointEvery and TakeoverHold: see Options. Zero: 5 minutes,
+	// and the node's fetch timeout plus its minimum gap (61 s with the
+	// node's defaults).
 	CheckpointEvery, TakeoverHold time.Duration
 	// DataDir is the node's data directory: the embedded server's files
 	// go under it, and errors about its crawls name it.
@@ -266,7 +267,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 		m.fleet, err = Start(ctx, Options{
 			Name: name, Node: n, DB: n.DB(), Outbox: n.Outbox(), JS: js, Replicas: replicas, Info: info, Shard: m.fp,
 			Heartbeat: opts.Heartbeat, MemberTTL: opts.MemberTTL,
-			CheckpointEvery: opts.CheckpointEvery, TakeoverHold: opts.TakeoverHold, Logger: log,
+			CheckpointEvery: opts.CheckpointEvery, TakeoverHold: takeoverHold(opts.TakeoverHold, n), Logger: log,
 		})
 		return err
 	}); err != nil {
@@ -347,4 +348,15 @@ func (m *Member) Close(ctx context.Context) error {
 		m.srv.Close()
 	}
 	return errors.Join(errs...)
+}
+
+// takeoverHold is hold, or when zero the node's fetch timeout plus its
+// minimum gap: a dead member's last fetch began before it died and ends
+// within its fetch timeout, and the host's gap runs after it; a taker
+// comes at least a member TTL after the death, which is the margin.
+func takeoverHold(hold time.Duration, n *node.Node) time.Duration {
+	if hold > 0 {
+		return hold
+	}
+	return n.FetchTimeout() + n.MinDelay()
 }

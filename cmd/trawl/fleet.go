@@ -37,7 +37,7 @@ func (a *fleetArgs) register(fs *flag.FlagSet) {
 	fs.DurationVar(&a.heartbeat, "fleet-heartbeat", time.Second, "how often a member renews its membership and reconciles its partitions")
 	fs.DurationVar(&a.memberTTL, "fleet-member-ttl", 15*time.Second, "a member silent this long is dead and its partitions are taken over (at least 4 heartbeats)")
 	fs.DurationVar(&a.ckptEvery, "fleet-checkpoint-every", 5*time.Minute, "how often each partition a member serves is checkpointed (a taker redoes what came after)")
-	fs.DurationVar(&a.hold, "fleet-takeover-hold", time.Minute, "how long a partition taken from a dead member leaves its hosts alone (its last fetches may still be in flight): more than the fetch timeout plus a host's gap")
+	fs.DurationVar(&a.hold, "fleet-takeover-hold", 0, "how long a partition taken from a dead member leaves its hosts alone (its last fetches may still be in flight); 0: the fetch timeout plus the minimum gap (61s with their defaults)")
 }
 
 // enabled reports whether the flags ask for a fleet.
@@ -56,8 +56,10 @@ func (a *fleetArgs) check() error {
 		return errors.New("--node-name needs --nats or --nats-embedded")
 	case a.heartbeat <= 0 || a.memberTTL < 4*a.heartbeat:
 		return fmt.Errorf("--fleet-member-ttl %v: at least 4 x --fleet-heartbeat %v (and both positive)", a.memberTTL, a.heartbeat)
-	case a.ckptEvery <= 0 || a.hold <= 0:
-		return errors.New("--fleet-checkpoint-every and --fleet-takeover-hold must be positive")
+	case a.ckptEvery <= 0:
+		return fmt.Errorf("--fleet-checkpoint-every %v: must be positive", a.ckptEvery)
+	case a.hold < 0:
+		return fmt.Errorf("--fleet-takeover-hold %v: negative (0 for the fetch timeout plus the minimum gap)", a.hold)
 	}
 	return nil
 }

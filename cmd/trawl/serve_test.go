@@ -124,3 +124,23 @@ func TestReadTokenPrecedence(t *testing.T) {
 		t.Error("readToken(missing file): no error")
 	}
 }
+
+// TestServeFleetFlagsRefused: contradictory or bad fleet flags are usage
+// errors (exit 2) naming the flag, before anything starts.
+func TestServeFleetFlagsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--nats-embedded"}, "choose one"},
+		{[]string{"--nats-embedded", "--fleet-takeover-hold", "-1s"}, "--fleet-takeover-hold -1s: negative"},
+		{[]string{"--nats-embedded", "--fleet-checkpoint-every", "0s"}, "--fleet-checkpoint-every 0s: must be positive"},
+		{[]string{"--nats-embedded", "--fleet-heartbeat", "5s", "--fleet-member-ttl", "10s"}, "--fleet-member-ttl 10s"},
+	} {
+		var out, errb strings.Builder
+		args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data", t.TempDir()}, tc.args...)
+		if code := run(args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("trawl %s: exit %d, stderr %q; want 2 and %q", strings.Join(args, " "), code, errb.String(), tc.want)
+		}
+	}
+}
