@@ -72,6 +72,10 @@ type Options struct {
 	// Replicas is the replication factor of the fleet's streams, buckets
 	// and object store (jsserver.Server.Replicas). Zero: 1.
 	Replicas int
+	// Expect is how many members the fleet has as it starts, if known
+	// (an embedded fleet's servers): see owner.Options.Expect. Zero: not
+	// known, no wait.
+	Expect int
 	// Heartbeat and MemberTTL: see owner.Options. Zero: 1 s and 15 s.
 	Heartbeat, MemberTTL time.Duration
 	// CheckpointEvery is how often each served partition is checkpointed.
@@ -233,7 +237,7 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 		defer wg.Done()
 		f.runner, ownErr = owner.New(ctx, opts.JS, handler{f}, owner.Options{
 			Name: opts.Name, Partitions: partition.Count, Info: opts.Info,
-			Heartbeat: opts.Heartbeat, MemberTTL: opts.MemberTTL, Replicas: opts.Replicas,
+			Heartbeat: opts.Heartbeat, MemberTTL: opts.MemberTTL, Replicas: opts.Replicas, Expect: opts.Expect,
 			Now: opts.Now, Logger: opts.Logger,
 		})
 	}()

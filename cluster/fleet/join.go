@@ -174,7 +174,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 			m.Close(cctx)
 		}
 	}()
-	replicas := 1
+	replicas, expect := 1, 0
 	if opts.Embedded {
 		m.srv, err = jsserver.Start(jsserver.Options{
 			Name: name, Dir: filepath.Join(opts.DataDir, "nats"), ClientAddr: opts.ClientAddr,
@@ -187,7 +187,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 		if err := m.srv.WaitJetStream(ctx); err != nil {
 			return nil, err
 		}
-		replicas = m.srv.Replicas()
+		replicas, expect = m.srv.Replicas(), m.srv.Fleet()
 		m.nc, err = m.srv.Connect()
 	} else {
 		m.nc, err = nats.Connect(opts.NATSURL, nats.Name("trawl "+name), nats.MaxReconnects(-1))
@@ -265,7 +265,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	n.SetIPGate(m.ipcap)
 	if err := retry("membership", func() (err error) {
 		m.fleet, err = Start(ctx, Options{
-			Name: name, Node: n, DB: n.DB(), Outbox: n.Outbox(), JS: js, Replicas: replicas, Info: info, Shard: m.fp,
+			Name: name, Node: n, DB: n.DB(), Outbox: n.Outbox(), JS: js, Replicas: replicas, Expect: expect, Info: info, Shard: m.fp,
 			Heartbeat: opts.Heartbeat, MemberTTL: opts.MemberTTL,
 			CheckpointEvery: opts.CheckpointEvery, TakeoverHold: takeoverHold(opts.TakeoverHold, n), Logger: log,
 		})

@@ -76,6 +76,15 @@ type Options struct {
 	// Replicas is the buckets' replication factor (jsserver.Replicas).
 	// Zero: 1.
 	Replicas int
+	// Expect is how many members the fleet is expected to have as it
+	// starts (an embedded fleet's servers). In a fleet whose partitions
+	// no other member owns yet, a member's first round that moves
+	// partitions waits, up to MemberTTL from Run, until that many are
+	// listed: otherwise the first members up take the partitions of those
+	// a second behind and hand them over at once (churn: a third of the
+	// partitions taken, restored and released at every start). Zero: no
+	// wait.
+	Expect int
 	// Now is the clock. Nil: time.Now.
 	Now func() time.Time
 	// Logger receives moves and failures. Nil: silent.
@@ -157,6 +166,9 @@ type Runner struct {
 	held    map[int]bool         // partitions the handler serves; the loop's own
 	absent  map[string]time.Time // owners named in claims, not members, since when (as this member saw)
 	watchOK chan struct{}        // closed once the watcher has delivered the bucket
+
+	started time.Time // when Run began; the loop's own
+	settled bool      // Expect members were listed, or MemberTTL passed; the loop's own
 }
 
 // New binds the buckets (creating them if absent) and returns a Runner;
@@ -310,6 +322,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	r.started = r.opts.Now()
 	t := time.NewTicker(r.opts.Heartbeat)
 	defer t.Stop()
 	for {
@@ -548,6 +561,23 @@ func (r *Runner) round(ctx context.Context) {
 			// must not plan as a staying member for a round.
 			members[i].Leaving = r.leaving.Load()
 		}
+	}
+	if !r.settled && !r.leaving.Load() {
+		live := 0
+		for _, m := range members {
+			if !m.Leaving {
+				live++
+			}
+		}
+		r.mu.Lock()
+		running := slices.ContainsFunc(r.claims, func(c Claim) bool { return c.Owner != "" && c.Owner != r.opts.Name })
+		r.mu.Unlock()
+		// Only a fleet starting afresh waits: one whose partitions are
+		// owned already (a member joining or coming back) moves at once.
+		if !running && live < r.opts.Expect && r.opts.Now().Sub(r.started) < r.opts.MemberTTL {
+			return // the fleet is still gathering: no move yet
+		}
+		r.settled = true
 	}
 	r.mu.Lock()
 	r.listed = listed

@@ -444,3 +444,44 @@ func TestStuckRoundGivesWay(t *testing.T) {
 	release()
 	settled(t, w, []*member{a, b}, 30*time.Second)
 }
+
+// TestStartWaitsForTheFleet: members of a fleet starting afresh, told how
+// many it has (Expect), move nothing until that many are listed, so the
+// first up takes none of the partitions of those a second behind and no
+// partition is handed on at start; a member that waits for more than ever
+// come moves once MemberTTL has passed.
+func TestStartWaitsForTheFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a cluster of three")
+	}
+	servers := jstest.Cluster(t, 3, 3)
+	w := &world{t: t, serving: map[int]string{}, fences: map[string]func() time.Time{}, takeovers: map[string]int{}}
+	expect := func(o *Options) { o.Expect = 3 }
+	var live []*member
+	defer func() {
+		for _, m := range live {
+			m.stop()
+		}
+	}()
+	live = append(live, startMember(t, w, servers[0], "node-1", expect))
+	time.Sleep(time.Second) // ten heartbeats alone
+	w.mu.Lock()
+	early := len(w.serving)
+	w.mu.Unlock()
+	if early != 0 {
+		t.Errorf("the first member served %d partitions before the others were listed", early)
+	}
+	for i := 1; i < 3; i++ {
+		live = append(live, startMember(t, w, servers[i], fmt.Sprintf("node-%d", i+1), expect))
+	}
+	settled(t, w, live, 90*time.Second)
+	if w.releases != 0 {
+		t.Errorf("%d partitions handed on at start, want none", w.releases)
+	}
+
+	alone := jstest.Start(t)
+	w2 := &world{t: t, serving: map[int]string{}, fences: map[string]func() time.Time{}, takeovers: map[string]int{}}
+	m := startMember(t, w2, alone, "solo", func(o *Options) { o.Expect = 2 })
+	defer m.stop()
+	settled(t, w2, []*member{m}, 30*time.Second) // after MemberTTL (2 s)
+}
