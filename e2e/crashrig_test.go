@@ -207,29 +207,8 @@ func (g *rig) crash(p *proc, rng *rand.Rand, minPages int, least, spread time.Du
 // backlog.
 func (g *rig) settle() {
 	g.t.Helper()
-	const settleQuiet = 250 * time.Millisecond
-	deadline := time.Now().Add(10 * time.Second)
-	var quietSince time.Time
-	for {
-		busy := 0
-		for _, q := range g.srv.Log() {
-			if q.End.IsZero() {
-				busy++
-			}
-		}
-		conns := g.srv.OpenConns()
-		switch {
-		case busy > 0 || conns > 0:
-			quietSince = time.Time{}
-		case quietSince.IsZero():
-			quietSince = time.Now()
-		case time.Since(quietSince) >= settleQuiet:
-			return
-		}
-		if time.Now().After(deadline) {
-			g.t.Fatalf("the web is still answering %d requests, %d connections open, 10s after the crawler stopped", busy, conns)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := g.srv.Settle(250*time.Millisecond, 10*time.Second); err != nil {
+		g.t.Fatalf("%v after the crawler stopped", err)
 	}
 }
 

@@ -243,6 +243,41 @@ func (s *Server) OpenConns() int {
 	return s.conns
 }
 
+// Settle waits until the web has been quiet for quiet: no handler
+// running and no connection open. A test that stops a crawler and starts
+// another on the same web calls it between the two: a request the first
+// wrote, or cut, is still being read or answered for a while on a loaded
+// machine, and would otherwise be logged in flight beside the second's.
+// It returns an error saying what is still busy if the web is not quiet
+// within within.
+func (s *Server) Settle(quiet, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	var quietSince time.Time
+	for {
+		s.mu.Lock()
+		busy := 0
+		for _, q := range s.log {
+			if q.End.IsZero() {
+				busy++
+			}
+		}
+		conns := s.conns
+		s.mu.Unlock()
+		switch {
+		case busy > 0 || conns > 0:
+			quietSince = time.Time{}
+		case quietSince.IsZero():
+			quietSince = time.Now()
+		case time.Since(quietSince) >= quiet:
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("testweb: still answering %d requests, %d connections open, after %v", busy, conns, within)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (s *Server) connState(_ net.Conn, st http.ConnState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
