@@ -103,7 +103,7 @@ func newHarness(t *testing.T, web testweb.Options, gap time.Duration) *harness {
 // starts the node. The caller closes the node.
 func (h *harness) start(t *testing.T) (*Node, *job.Job) {
 	t.Helper()
-	if len(h.srv.Log()) > 0 {
+	if h.srv != nil && len(h.srv.Log()) > 0 {
 		// A node started again on the web: a fetch the last one cut may
 		// still be answered (on a loaded machine, for seconds), and would
 		// be logged in flight beside this one's first to its host.
