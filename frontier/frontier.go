@@ -279,9 +279,7 @@ func (f *Frontier) host(name string) *hostState {
 		// A host of a taken partition is held like those its store
 		// held, however it arrives: the dead owner may have had it in
 		// flight without a record of it here.
-		if ps.hold != noTime && ps.hold > h.nextAllowed {
-			h.nextAllowed, h.gapWhy = ps.hold, GapHold
-		}
+		ps.holdHost(h)
 		if p, ok := f.keptPolicies[name]; ok {
 			delete(f.keptPolicies, name)
 			f.setPolicy(h, p)

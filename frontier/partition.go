@@ -110,6 +110,14 @@ type partState struct {
 	hold mono
 }
 
+// holdHost holds h until the partition's hold, if it has one and h is
+// not allowed later anyway.
+func (ps *partState) holdHost(h *hostState) {
+	if ps.hold != noTime && ps.hold > h.nextAllowed {
+		h.nextAllowed, h.gapWhy = ps.hold, GapHold
+	}
+}
+
 // accepts reports whether items of host are queued now: its partition is
 // served, or stopped and not yet drained. f.parts is not nil.
 func (f *Frontier) accepts(host string) bool {
@@ -195,9 +203,7 @@ func (f *Frontier) ServePartition(p Partition, hold time.Time) error {
 		for _, hs := range batch {
 			h := f.restoreHost(hs)
 			h.fenced = true
-			if floor > h.nextAllowed {
-				h.nextAllowed, h.gapWhy = floor, GapHold
-			}
+			ps.holdHost(h)
 			h.lastDone = now
 		}
 		f.mu.Unlock()

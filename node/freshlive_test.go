@@ -75,7 +75,7 @@ func TestLiveFreshness(t *testing.T) {
 	peak, mean := fetchesPerSecond(h.srv.Log(), from, to)
 	t.Logf("live: %s\nuniform every %v: %.3f; optimum (true rates, %v..%v): %.3f; trawl %.3f: gap share %.2f; fetches per second: mean %.1f, peak %d",
 		rep, iu.Round(time.Millisecond), uniform, minIv, maxIv, optimum, rep.Freshness, share, mean, peak)
-	logClasses(t, h, from, to, pol, alloc.Mu, uniform)
+	logClasses(t, h, from, to, pol, alloc.Mu)
 	if r := h.analyze(0.99); len(problemsBut(r)) > 0 {
 		t.Errorf("the web's log shows problems:\n%s", strings.Join(problemsBut(r), "\n"))
 	}
@@ -110,7 +110,7 @@ func fetchesPerSecond(log []testweb.Request, from, to time.Time) (peak int, mean
 
 // logClasses logs, per class of true change interval, the pages, the
 // crawl's fetches in the window and the optimum's interval.
-func logClasses(t *testing.T, h *harness, from, to time.Time, pol *recrawl.Policy, mu, _ float64) {
+func logClasses(t *testing.T, h *harness, from, to time.Time, pol *recrawl.Policy, mu float64) {
 	web := h.srv.Web()
 	port := h.srv.Port()
 	type cls struct {

@@ -89,7 +89,7 @@ func (p *Policy) Observe(h History, v Visit) History {
 		// page static for a year that starts to change would otherwise
 		// carry the year, as one interval the decay wears down slowly,
 		// for hundreds of visits (TestWokenPageRecovers).
-		if age := v.At.Sub(v.LastModified); !v.LastModified.IsZero() && age >= time.Second {
+		if age, ok := firstAge(v.At, v.LastModified); ok {
 			h.lmChanges, h.lmExposure, h.lmGood = 1, float32(hours(min(age, p.o.MaxInterval))), 1
 		}
 		return h
@@ -238,9 +238,9 @@ func (p *Policy) Estimate(h History) Estimate {
 // dated-change estimate trusted dates give. No age: the prior's mean, or
 // nothing.
 func (p *Policy) ageEstimate(h History, pr Prior) Estimate {
-	age := h.Last.Sub(h.Modified)
+	age, ok := firstAge(h.Last, h.Modified)
 	switch {
-	case h.Modified.IsZero() || age < time.Second:
+	case !ok:
 	case pr.valid():
 		return Estimate{Rate: Rate((1 + pr.Changes) / (hours(age) + pr.Hours)), Age: true}
 	default:
@@ -250,6 +250,14 @@ func (p *Policy) ageEstimate(h History, pr Prior) Estimate {
 		return Estimate{Rate: pr.Rate(), FromPrior: true}
 	}
 	return Estimate{}
+}
+
+// firstAge returns the age a visit at at with Last-Modified lm tells, and
+// whether lm is believable: set, not after the visit, and not within its
+// second (a server stamping every answer "now").
+func firstAge(at, lm time.Time) (time.Duration, bool) {
+	age := at.Sub(lm)
+	return age, !lm.IsZero() && age >= time.Second
 }
 
 // estimate is Estimate for a page with intervals, with the group prior pr
