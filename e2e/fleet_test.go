@@ -194,6 +194,7 @@ func TestFleetProcesses(t *testing.T) {
 	joiner := start(3, cluster) // it routes to every server, the dead one's too
 	waitReady(t, joiner, 90*time.Second)
 	live := []*fleetProc{procs[0], procs[2], joiner}
+	all := append(slices.Clone(procs), joiner)
 
 	// Coverage, then quiet: no request for a while.
 	var rep *testweb.Report
@@ -212,14 +213,14 @@ func TestFleetProcesses(t *testing.T) {
 					t.Logf("the partition table as %s tells it: %s", p.name, e)
 				}
 			}
-			explainFleetMissing(t, web, rep)
+			explainFleetMissing(t, web, rep, all)
 			t.FailNow()
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 
 	if rep.Coverage < 1 {
-		explainFleetMissing(t, web, rep) // within the bound, but worth a look
+		explainFleetMissing(t, web, rep, all) // within the bound, but worth a look
 	}
 
 	// Ownership at the end, as every live member's API tells it.
@@ -432,18 +433,58 @@ func agentName(ua string) string {
 	return name
 }
 
-// explainFleetMissing logs, for the first URLs rep found missing, their
-// host's partition and every request the web saw for that host, by member.
-func explainFleetMissing(t *testing.T, web *testweb.Server, rep *testweb.Report) {
+// explainFleetMissing logs, for the hosts of the URLs rep found missing
+// (the first three), what each member says of the host now (GET
+// /v1/hosts/{host}), what each member's log says of its partition (every
+// move), and the host's requests (the last 12): the most telling lines
+// first, as a CI log keeps only the head of a long failure.
+func explainFleetMissing(t *testing.T, web *testweb.Server, rep *testweb.Report, procs []*fleetProc) {
 	t.Helper()
-	for i, u := range rep.Missing {
-		if i == 5 {
-			t.Logf("... and %d more", len(rep.Missing)-i)
-			break
-		}
+	byHost := map[string][]string{}
+	var hosts []string
+	for _, u := range rep.Missing {
 		host := u
 		if pu, err := url.Parse(u); err == nil {
 			host = pu.Hostname()
+		}
+		if byHost[host] == nil {
+			hosts = append(hosts, host)
+		}
+		byHost[host] = append(byHost[host], u)
+	}
+	for i, host := range hosts {
+		if i == 3 {
+			t.Logf("... and %d more hosts", len(hosts)-i)
+			break
+		}
+		p := partition.Of(host)
+		var b strings.Builder
+		fmt.Fprintf(&b, "missing on %s (partition %d): %s\n", host, p, strings.Join(byHost[host], " "))
+		for _, m := range procs {
+			select {
+			case <-m.done:
+				fmt.Fprintf(&b, "%s: not running\n", m.name)
+				continue
+			default:
+			}
+			c, _ := apiclient.New(apiclient.Options{Server: m.api, Token: fleetToken})
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			d, err := c.HostStatus(ctx, host)
+			cancel()
+			if err != nil {
+				fmt.Fprintf(&b, "%s: GET /v1/hosts/%s: %v\n", m.name, host, err)
+				continue
+			}
+			raw, _ := json.Marshal(d)
+			fmt.Fprintf(&b, "%s: GET /v1/hosts/%s = %s\n", m.name, host, raw)
+		}
+		mark := fmt.Sprintf("partition=%d ", p)
+		for _, m := range procs {
+			for _, l := range strings.Split(m.out.String(), "\n") {
+				if strings.Contains(l+" ", mark) {
+					fmt.Fprintf(&b, "%s log: %s\n", m.name, l)
+				}
+			}
 		}
 		var reqs []string
 		for _, q := range web.Log() {
@@ -451,7 +492,8 @@ func explainFleetMissing(t *testing.T, web *testweb.Server, rep *testweb.Report)
 				reqs = append(reqs, fmt.Sprintf("%s %s %s", q.Start.Format("15:04:05.000"), agentName(q.UserAgent), q.Path))
 			}
 		}
-		t.Logf("missing %s (partition %d); the host's requests:\n  %s", u, partition.Of(host), strings.Join(reqs, "\n  "))
+		fmt.Fprintf(&b, "its %d requests, the last 12:\n  %s", len(reqs), strings.Join(reqs[max(0, len(reqs)-12):], "\n  "))
+		t.Log(b.String())
 	}
 }
 

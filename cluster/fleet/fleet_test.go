@@ -3,10 +3,13 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +23,6 @@ import (
 	"github.com/trawl-crawler/trawl/cluster/fpshard"
 	"github.com/trawl-crawler/trawl/cluster/ipcap"
 	"github.com/trawl-crawler/trawl/cluster/jsserver"
-	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
@@ -53,6 +55,33 @@ type member struct {
 	// stopCap ends the gate's tending; capDone closes when it has.
 	stopCap context.CancelFunc
 	capDone chan struct{}
+	log     *memberLog // everything the member logged, for a failure's account
+	killed  bool
+}
+
+// memberLog keeps a member's log lines, to tell a failure's story.
+type memberLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *memberLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// matching returns the lines holding s.
+func (l *memberLog) matching(s string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range strings.Split(l.b.String(), "\n") {
+		if strings.Contains(line+" ", s) {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 const gap = 40 * time.Millisecond
@@ -76,14 +105,19 @@ func logger(t *testing.T, name string) *slog.Logger {
 
 func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.Server, spec job.Spec) *member {
 	t.Helper()
-	m := &member{name: name, srv: srv, dir: t.TempDir()}
+	m := &member{name: name, srv: srv, dir: t.TempDir(), log: &memberLog{}}
+	var w io.Writer = m.log
+	if testing.Verbose() && os.Getenv("FLEET_LOG") != "" {
+		w = io.MultiWriter(m.log, os.Stderr)
+	}
+	lg := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})).With("member", name)
 	// The adaptive term of the gap (ten times a host's last response
 	// time) is capped low: under the race detector responses are slow,
 	// and the big hosts would stretch the crawl for no property judged
 	// here (the web's log is judged by MinDelay and Crawl-delay).
 	n, err := node.Open(node.Options{
 		DataDir: m.dir, MinDelay: gap, Concurrency: 8, AllowNets: loopback, Hosts: web.Resolver(),
-		MaxAdaptiveDelay: 100 * time.Millisecond, Partitioned: true, Logger: logger(t, name), FetchTimeout: fetchTimeout,
+		MaxAdaptiveDelay: 100 * time.Millisecond, Partitioned: true, Logger: lg, FetchTimeout: fetchTimeout,
 		UserAgent: "trawl/0.1 (fleet test " + name + "; +https://github.com/trawl-crawler/trawl)",
 	})
 	if err != nil {
@@ -98,7 +132,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 		t.Fatal(err)
 	}
 	js, _ := jetstream.New(m.nc)
-	if m.fp, err = fpshard.New(fpshard.Options{Conn: m.nc, Index: n.Dedup(), DB: n.DB(), Logger: logger(t, name)}); err != nil {
+	if m.fp, err = fpshard.New(fpshard.Options{Conn: m.nc, Index: n.Dedup(), DB: n.DB(), Logger: lg}); err != nil {
 		t.Fatal(err)
 	}
 	n.SetContentIndex(m.fp)
@@ -109,7 +143,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 	// it exists.
 	var joined ipcap.Later
 	for {
-		o := ipcap.Options{Name: name, JS: js, Replicas: srv.Replicas(), Hold: n.FetchTimeout(), MemberTTL: memberTTL, Logger: logger(t, name)}
+		o := ipcap.Options{Name: name, JS: js, Replicas: srv.Replicas(), Hold: n.FetchTimeout(), MemberTTL: memberTTL, Logger: lg}
 		o.Use(&joined)
 		if m.cap, err = ipcap.Open(ctx, o); err == nil {
 			break
@@ -127,7 +161,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 		m.fleet, err = Start(ctx, Options{
 			Name: name, Node: n, DB: n.DB(), Outbox: n.Outbox(), JS: js, Replicas: srv.Replicas(),
 			Heartbeat: 250 * time.Millisecond, MemberTTL: memberTTL,
-			CheckpointEvery: 2 * time.Second, TakeoverHold: 3 * time.Second, Logger: logger(t, name),
+			CheckpointEvery: 2 * time.Second, TakeoverHold: 3 * time.Second, Logger: lg,
 			Shard: m.fp,
 		})
 		if err == nil {
@@ -160,10 +194,10 @@ func (m *member) stop(t *testing.T) {
 }
 
 // waitCrawled polls the web's log until coverage reaches want and no
-// request came for quiet, or the deadline passes.
-var dumpMembers func()
-
-func waitCrawled(t *testing.T, web *testweb.Server, analyze func() *testweb.Report, want float64, quiet, within time.Duration) *testweb.Report {
+// request came for quiet, or the deadline passes: then it fails with an
+// account of the first missing hosts (explainMissing), members being every
+// member started, the dead ones too.
+func waitCrawled(t *testing.T, web *testweb.Server, analyze func() *testweb.Report, members []*member, want float64, quiet, within time.Duration) *testweb.Report {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -174,20 +208,63 @@ func waitCrawled(t *testing.T, web *testweb.Server, analyze func() *testweb.Repo
 			return rep
 		}
 		if time.Now().After(deadline) {
-			if dumpMembers != nil {
-				dumpMembers()
-			}
-			if len(rep.Missing) > 0 {
-				host := strings.SplitN(strings.TrimPrefix(rep.Missing[len(rep.Missing)-1], "http://"), ":", 2)[0]
-				for _, r := range log {
-					if r.Host == host {
-						t.Logf("%s %s %s %d %s", r.Start.Format("15:04:05.000"), r.Host, r.Path, r.Status, r.UserAgent)
-					}
-				}
-			}
-			t.Fatalf("after %v: coverage %.3f of %d reachable, %d requests\n%s\nmissing: %v", within, rep.Coverage, len(rep.Reachable), len(log), rep, rep.Missing)
+			t.Errorf("after %v: coverage %.3f of %d reachable, %d requests\n%s", within, rep.Coverage, len(rep.Reachable), len(log), rep)
+			explainMissing(t, web, rep, members)
+			t.FailNow()
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// explainMissing logs, for the first three hosts with a URL rep found
+// missing, what each running member's frontier says of the host, every
+// line of the members' logs about its partition (its moves), and the
+// host's last requests: the most telling lines first, as a CI log keeps
+// only the head of a long failure.
+func explainMissing(t *testing.T, web *testweb.Server, rep *testweb.Report, members []*member) {
+	t.Helper()
+	byHost := map[string][]string{}
+	var hosts []string
+	for _, u := range rep.Missing {
+		host := strings.SplitN(strings.TrimPrefix(u, "http://"), ":", 2)[0]
+		if byHost[host] == nil {
+			hosts = append(hosts, host)
+		}
+		byHost[host] = append(byHost[host], u)
+	}
+	for i, host := range hosts {
+		if i == 3 {
+			t.Logf("... and %d more hosts", len(hosts)-i)
+			break
+		}
+		p := partition.Of(host)
+		var b strings.Builder
+		fmt.Fprintf(&b, "missing on %s (partition %d): %s\n", host, p, strings.Join(byHost[host], " "))
+		for _, m := range members {
+			if m.killed {
+				fmt.Fprintf(&b, "%s: killed\n", m.name)
+				continue
+			}
+			st, known, err := m.node.HostStatus(host)
+			if err != nil || !known {
+				fmt.Fprintf(&b, "%s: host unknown (%v); serves partition %d: %v\n", m.name, err, p, slices.Contains(m.node.Partitions(), p))
+				continue
+			}
+			fmt.Fprintf(&b, "%s: %+v; queued by job %v, in flight %v, held %v\n", m.name, st.HostInfo, st.QueuedByJob, st.InFlightByJob, st.HeldByJob)
+		}
+		for _, m := range members {
+			for _, l := range m.log.matching(fmt.Sprintf("partition=%d ", p)) {
+				fmt.Fprintf(&b, "%s log: %s\n", m.name, l)
+			}
+		}
+		var reqs []string
+		for _, q := range web.Log() {
+			if q.Host == host {
+				reqs = append(reqs, fmt.Sprintf("%s %d %s %s", q.Start.Format("15:04:05.000"), q.Status, q.Path, q.UserAgent))
+			}
+		}
+		fmt.Fprintf(&b, "its %d requests, the last 12:\n  %s", len(reqs), strings.Join(reqs[max(0, len(reqs)-12):], "\n  "))
+		t.Log(b.String())
 	}
 }
 
@@ -219,7 +296,7 @@ func TestFleetCrawl(t *testing.T) {
 			MaxParallel: 1, MaxParallelPerIP: 2, MinCoverage: 0.99,
 		})
 	}
-	rep := waitCrawled(t, web, analyze, 0.99, 3*time.Second, 3*time.Minute)
+	rep := waitCrawled(t, web, analyze, members, 0.99, 3*time.Second, 3*time.Minute)
 	owned := map[string]int{}
 	for _, m := range members {
 		for _, mi := range m.fleet.Members() {
@@ -309,6 +386,7 @@ func checkStats(t *testing.T, members []*member) {
 // too. (Its node closes its fetches in flight with a short grace, as a
 // killed process's connections would drop.)
 func (m *member) kill(t *testing.T) {
+	m.killed = true
 	f := m.fleet
 	f.cancel()
 	f.wg.Wait()
@@ -376,26 +454,8 @@ func TestFleetKillAndJoin(t *testing.T) {
 	t.Logf("killed %s at coverage %.3f", victim.name, analyze().Coverage)
 	joined := startMember(t, "node-4", servers[3], web, spec)
 	live := []*member{members[0], members[2], joined}
-	dumpMembers = func() {
-		for _, m := range live {
-			j := m.node.Job(1)
-			t.Logf("%s: job discovered %d duplicates %d routed %d", m.name, j.Stats.Discovered.Load(), j.Stats.Duplicates.Load(), j.Stats.Routed.Load())
-			it, err := m.node.DB().NewRangeIter(nil, nil)
-			if err != nil {
-				continue
-			}
-			for ok := it.First(); ok; ok = it.Next() {
-				k, err := store.DecodeKey(it.Key())
-				if err == nil && k.Host == "www.big2.trawl.test" && (k.Kind == store.KindSeen || k.Kind == store.KindQueue || k.Kind == store.KindURL) {
-					t.Logf("  %s %s %s %s", m.name, k.Kind, k.URL, k.Host)
-				}
-			}
-			it.Close()
-		}
-	}
-	defer func() { dumpMembers = nil }()
 
-	rep := waitCrawled(t, web, analyze, 0.99, 4*time.Second, 4*time.Minute)
+	rep := waitCrawled(t, web, analyze, append(slices.Clone(members), joined), 0.99, 4*time.Second, 4*time.Minute)
 
 	// Ownership at the end: every partition once, served by its owner. The
 	// crawl can finish before partitions with nothing left to fetch have
