@@ -75,6 +75,9 @@ func TestFleetProcesses(t *testing.T) {
 	}
 	addrs := clustertest.FreeAddrs(t, 8) // 4 NATS cluster addresses, 4 APIs
 	cluster, apis := addrs[:4], addrs[4:]
+	// A fleet name of its own: a server of another test taking the
+	// killed member's port is refused, not routed into this fleet.
+	fleetName := fmt.Sprintf("e2e-%d", os.Getpid())
 	start := func(i int, peers []string) *fleetProc {
 		name := fmt.Sprintf("n%d", i+1)
 		data := filepath.Join(t.TempDir(), name)
@@ -83,7 +86,7 @@ func TestFleetProcesses(t *testing.T) {
 		}
 		p := &fleetProc{name: name, api: "http://" + apis[i], done: make(chan struct{}), data: data}
 		p.cmd = exec.Command(bin, "serve", "--data", data, "--listen", apis[i],
-			"--node-name", name, "--nats-embedded", "--nats-cluster", cluster[i], "--nats-peers", strings.Join(peers, ","),
+			"--node-name", name, "--nats-embedded", "--nats-cluster-name", fleetName, "--nats-cluster", cluster[i], "--nats-peers", strings.Join(peers, ","),
 			"--hosts", files[0], "--allow-net", "127.0.0.0/8", "--min-delay", fleetGap.String(), "--max-delay", "3s",
 			"--concurrency", "16", "--max-adaptive-delay", "2s", "--fetch-timeout", fleetFetchTO.String(),
 			"--user-agent", "trawl/0.1 (fleet test "+name+"; +https://github.com/trawl-crawler/trawl)",

@@ -279,7 +279,9 @@ func (f *Frontier) host(name string) *hostState {
 		// A host of a taken partition is held like those its store
 		// held, however it arrives: the dead owner may have had it in
 		// flight without a record of it here.
-		ps.holdHost(h)
+		if ps.hold != noTime {
+			ps.holdHost(h, f.clock.mono(f.opts.Now()))
+		}
 		if p, ok := f.keptPolicies[name]; ok {
 			delete(f.keptPolicies, name)
 			f.setPolicy(h, p)

@@ -110,10 +110,10 @@ type partState struct {
 	hold mono
 }
 
-// holdHost holds h until the partition's hold, if it has one and h is
-// not allowed later anyway.
-func (ps *partState) holdHost(h *hostState) {
-	if ps.hold != noTime && ps.hold > h.nextAllowed {
+// holdHost holds h until the partition's hold, if it has one still to
+// come at now and h is not allowed later anyway.
+func (ps *partState) holdHost(h *hostState, now mono) {
+	if ps.hold > now && ps.hold > h.nextAllowed {
 		h.nextAllowed, h.gapWhy = ps.hold, GapHold
 	}
 }
@@ -203,7 +203,7 @@ func (f *Frontier) ServePartition(p Partition, hold time.Time) error {
 		for _, hs := range batch {
 			h := f.restoreHost(hs)
 			h.fenced = true
-			ps.holdHost(h)
+			ps.holdHost(h, now)
 			h.lastDone = now
 		}
 		f.mu.Unlock()

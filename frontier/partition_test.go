@@ -396,4 +396,12 @@ func TestPartitionHoldCoversNewHosts(t *testing.T) {
 	if l := mustLease(t, f); l.Item.Host != n {
 		t.Fatalf("at the hold leased %s, want %s", l.Item.Host, n)
 	}
+	// A host first met once the hold has passed is not held, nor said
+	// to wait for it.
+	c.advance(time.Second)
+	late := hostIn(p, 4)
+	<-f.Add(nil, item(late, 1))
+	if hi, _ := f.Host(late); hi.Reason == GapHold || hi.NextAllowed.After(c.t) {
+		t.Fatalf("host %s met after the hold: %+v, want no hold", late, hi)
+	}
 }

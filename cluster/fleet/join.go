@@ -39,6 +39,10 @@ type JoinOptions struct {
 	ClusterAddr string
 	Peers       []string
 	ClientAddr  string
+	// ClusterName is the embedded servers' cluster name
+	// (jsserver.Options.ClusterName): every member of a fleet gives the
+	// same, and a server of another fleet is refused. Zero: "trawl".
+	ClusterName string
 	// Heartbeat is how often the member renews its membership, reconciles
 	// its partitions and reports on its crawls' ends. Zero: 1 s.
 	Heartbeat time.Duration
@@ -75,8 +79,8 @@ func (o *JoinOptions) Validate() error {
 	case o.NATSURL == "" && !o.Embedded:
 		bad("NATSURL empty and not Embedded: no NATS to join through")
 	}
-	if !o.Embedded && (o.ClusterAddr != "" || len(o.Peers) > 0 || o.ClientAddr != "") {
-		bad("ClusterAddr, Peers and ClientAddr: with Embedded only")
+	if !o.Embedded && (o.ClusterAddr != "" || len(o.Peers) > 0 || o.ClientAddr != "" || o.ClusterName != "") {
+		bad("ClusterAddr, Peers, ClientAddr and ClusterName: with Embedded only")
 	}
 	if len(o.Peers) > 0 && o.ClusterAddr == "" {
 		bad("Peers without ClusterAddr")
@@ -178,7 +182,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	if opts.Embedded {
 		m.srv, err = jsserver.Start(jsserver.Options{
 			Name: name, Dir: filepath.Join(opts.DataDir, "nats"), ClientAddr: opts.ClientAddr,
-			ClusterAddr: opts.ClusterAddr, Peers: opts.Peers, Logger: log.With("part", "nats"),
+			ClusterAddr: opts.ClusterAddr, Peers: opts.Peers, ClusterName: opts.ClusterName, Logger: log.With("part", "nats"),
 		})
 		if err != nil {
 			return nil, err

@@ -45,7 +45,10 @@ type Options struct {
 	// The server's own ClusterAddr may be among them (so every node can be
 	// given the same list); it is ignored. Empty: a fleet of one.
 	Peers []string
-	// ClusterName names the cluster; peers must agree. Zero: "trawl".
+	// ClusterName names the cluster; peers must agree, and a server whose
+	// route reaches a server of another name is refused, so two fleets
+	// whose addresses meet (a peer list mistyped, a port reused) stay
+	// apart. Zero: "trawl".
 	ClusterName string
 	// Logger receives the server's notices, warnings and errors. Nil:
 	// silent.
@@ -55,13 +58,26 @@ type Options struct {
 	StartTimeout time.Duration
 }
 
+// CheckName reports what is wrong with a server's or a cluster's name:
+// NATS carries both in subjects, which a space, '.', '*' or '>' would
+// split or widen.
+func CheckName(name string) error {
+	if strings.ContainsAny(name, " \t\r\n.*>") {
+		return errors.New("spaces, '.', '*' and '>' are not allowed")
+	}
+	return nil
+}
+
 // Validate reports every bad field by name.
 func (o *Options) Validate() error {
 	var errs []error
 	if o.Name == "" {
 		errs = append(errs, errors.New("Name: empty (each server of a fleet needs a unique name)"))
-	} else if strings.ContainsAny(o.Name, " \t\r\n.*>") {
-		errs = append(errs, fmt.Errorf("Name %q: spaces, '.', '*' and '>' are not allowed", o.Name))
+	} else if err := CheckName(o.Name); err != nil {
+		errs = append(errs, fmt.Errorf("Name %q: %w", o.Name, err))
+	}
+	if err := CheckName(o.ClusterName); err != nil {
+		errs = append(errs, fmt.Errorf("ClusterName %q: %w", o.ClusterName, err))
 	}
 	if o.Dir == "" {
 		errs = append(errs, errors.New("Dir: empty"))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 )
@@ -25,6 +26,7 @@ func TestValidate(t *testing.T) {
 		{"ok three", Options{Name: "a", Dir: "/d", ClusterAddr: "127.0.0.1:1", Peers: []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}}, nil},
 		{"empty", Options{}, []string{"Name: empty", "Dir: empty"}},
 		{"bad name", Options{Name: "a.b", Dir: "/d"}, []string{`Name "a.b"`}},
+		{"bad cluster name", Options{Name: "a", Dir: "/d", ClusterName: "crawl prod"}, []string{`ClusterName "crawl prod"`}},
 		{"bad addrs", Options{Name: "a", Dir: "/d", ClientAddr: "x", ClusterAddr: "y:z", Peers: []string{"q"}}, []string{"ClientAddr", "ClusterAddr", "Peers: \"q\""}},
 		{"peers without cluster addr", Options{Name: "a", Dir: "/d", Peers: []string{"127.0.0.1:2", "127.0.0.1:3"}}, []string{"ClusterAddr: empty"}},
 		{"two", Options{Name: "a", Dir: "/d", ClusterAddr: "127.0.0.1:1", Peers: []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:2"}}, []string{"a fleet of 2 servers"}},
@@ -157,5 +159,45 @@ func TestFleetOfThree(t *testing.T) {
 	e, err = kv1.Get(ctx, "p.7")
 	if err != nil || string(e.Value()) != "n3" {
 		t.Fatalf("read through n1 after n2 stopped: %v %v, want n3", e, err)
+	}
+}
+
+// TestClusterNamesKeepFleetsApart: a server whose peers include a server
+// of another cluster name is not routed to it (two fleets whose addresses
+// meet stay two), while one of the same name is.
+func TestClusterNamesKeepFleetsApart(t *testing.T) {
+	addrs := clustertest.FreeAddrs(t, 3)
+	start := func(name, cluster, addr string) *Server {
+		s, err := Start(Options{Name: name, Dir: t.TempDir(), ClusterName: cluster, ClusterAddr: addr, Peers: addrs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	a1 := start("a1", "fleet-a", addrs[0])
+	b1 := start("b1", "fleet-b", addrs[1])
+	a2 := start("a2", "fleet-a", addrs[2])
+	deadline := time.Now().Add(20 * time.Second)
+	for a1.s.NumRoutes() == 0 || a2.s.NumRoutes() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a1 and a2 (one cluster name) not routed in 20 s: %d and %d routes", a1.s.NumRoutes(), a2.s.NumRoutes())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// b1 has tried a1 and a2 by now (routes are dialled at once, again
+	// every second): had a name been ignored, b1 would hold a route.
+	time.Sleep(2 * time.Second)
+	if n := b1.s.NumRoutes(); n != 0 {
+		t.Errorf("b1 (cluster fleet-b) holds %d routes to fleet-a's servers, want 0", n)
+	}
+	for _, s := range []*Server{a1, a2} {
+		if rz, _ := s.s.Routez(&server.RoutezOptions{}); rz != nil {
+			for _, r := range rz.Routes {
+				if r.RemoteName == "b1" {
+					t.Errorf("%s is routed to b1, a server of another cluster", s.Name())
+				}
+			}
+		}
 	}
 }

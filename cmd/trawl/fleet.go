@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/cluster/fleet"
+	"github.com/trawl-crawler/trawl/cluster/jsserver"
 )
 
 // fleetArgs are `trawl serve`'s flags for running as one node of a fleet
@@ -21,6 +22,7 @@ type fleetArgs struct {
 	clusterAddr string
 	peers       string
 	clientAddr  string
+	clusterName string
 	heartbeat   time.Duration
 	memberTTL   time.Duration
 	ckptEvery   time.Duration
@@ -33,6 +35,7 @@ func (a *fleetArgs) register(fs *flag.FlagSet) {
 	fs.BoolVar(&a.embedded, "nats-embedded", false, "join a fleet by running a NATS JetStream server inside this node, routed to --nats-peers")
 	fs.StringVar(&a.clusterAddr, "nats-cluster", "", "with --nats-embedded: host:port the embedded server's peers connect to")
 	fs.StringVar(&a.peers, "nats-peers", "", "with --nats-embedded: every fleet server's --nats-cluster address, comma-separated (this node's own may be among them); none: a fleet of one")
+	fs.StringVar(&a.clusterName, "nats-cluster-name", "", "with --nats-embedded: the fleet's name, the same on every member; a server of a fleet of another name is refused, so two fleets stay apart (default: trawl)")
 	fs.StringVar(&a.clientAddr, "nats-listen", "", "with --nats-embedded: host:port for NATS clients from outside (default: 127.0.0.1, any port)")
 	fs.DurationVar(&a.heartbeat, "fleet-heartbeat", time.Second, "how often a member renews its membership and reconciles its partitions")
 	fs.DurationVar(&a.memberTTL, "fleet-member-ttl", 15*time.Second, "a member silent this long is dead and its partitions are taken over (at least 4 heartbeats)")
@@ -48,8 +51,10 @@ func (a *fleetArgs) check() error {
 	switch {
 	case a.natsURL != "" && a.embedded:
 		return errors.New("--nats and --nats-embedded: choose one (an external cluster, or a server inside each node)")
-	case !a.embedded && (a.clusterAddr != "" || a.peers != "" || a.clientAddr != ""):
-		return errors.New("--nats-cluster, --nats-peers and --nats-listen need --nats-embedded")
+	case !a.embedded && (a.clusterAddr != "" || a.peers != "" || a.clientAddr != "" || a.clusterName != ""):
+		return errors.New("--nats-cluster, --nats-peers, --nats-listen and --nats-cluster-name need --nats-embedded")
+	case jsserver.CheckName(a.clusterName) != nil:
+		return fmt.Errorf("--nats-cluster-name %q: %v; give every member the same name", a.clusterName, jsserver.CheckName(a.clusterName))
 	case a.embedded && a.peers != "" && a.clusterAddr == "":
 		return errors.New("--nats-peers needs --nats-cluster (the address this node's peers reach it on)")
 	case !a.enabled() && a.name != "":
@@ -92,7 +97,7 @@ func (a *fleetArgs) options() (*fleet.JoinOptions, error) {
 	}
 	return &fleet.JoinOptions{
 		Name: name, NATSURL: a.natsURL, Embedded: a.embedded,
-		ClusterAddr: a.clusterAddr, Peers: peers, ClientAddr: a.clientAddr,
+		ClusterAddr: a.clusterAddr, Peers: peers, ClientAddr: a.clientAddr, ClusterName: a.clusterName,
 		Heartbeat: a.heartbeat, MemberTTL: a.memberTTL, CheckpointEvery: a.ckptEvery, TakeoverHold: a.hold,
 	}, nil
 }

@@ -136,6 +136,8 @@ func TestServeFleetFlagsRefused(t *testing.T) {
 		{[]string{"--nats-embedded", "--fleet-takeover-hold", "-1s"}, "--fleet-takeover-hold -1s: negative"},
 		{[]string{"--nats-embedded", "--fleet-checkpoint-every", "0s"}, "--fleet-checkpoint-every 0s: must be positive"},
 		{[]string{"--nats-embedded", "--fleet-heartbeat", "5s", "--fleet-member-ttl", "10s"}, "--fleet-member-ttl 10s"},
+		{[]string{"--nats-embedded", "--nats-cluster-name", "crawl.prod"}, `--nats-cluster-name "crawl.prod": spaces, '.', '*' and '>' are not allowed`},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--nats-cluster-name", "prod"}, "--nats-cluster-name need --nats-embedded"},
 	} {
 		var out, errb strings.Builder
 		args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data", t.TempDir()}, tc.args...)

@@ -9,6 +9,8 @@ package jstest
 import (
 	"context"
 	"fmt"
+	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,10 +54,14 @@ func Cluster(t testing.TB, n, ready int) []*jsserver.Server {
 		addrs = clustertest.FreeAddrs(t, n)
 	}
 	servers := make([]*jsserver.Server, 0, n)
+	// A cluster name of its own: a killed server's port, taken by a
+	// server of another test (another package's, run beside), would
+	// otherwise route the survivors into that test's cluster.
+	name := fmt.Sprintf("test-%d-%d", os.Getpid(), clusters.Add(1))
 	for i := range n {
 		o := jsserver.Options{Name: fmt.Sprintf("s%d", i+1), Dir: t.TempDir()}
 		if n > 1 {
-			o.ClusterAddr, o.Peers = addrs[i], addrs
+			o.ClusterAddr, o.Peers, o.ClusterName = addrs[i], addrs, name
 		}
 		servers = append(servers, start(t, o))
 	}
@@ -64,6 +70,9 @@ func Cluster(t testing.TB, n, ready int) []*jsserver.Server {
 	}
 	return servers
 }
+
+// clusters numbers the clusters Cluster starts in this process.
+var clusters atomic.Int64
 
 // JetStream connects to s in-process and returns a JetStream client on
 // that connection, which is closed when the test ends.
