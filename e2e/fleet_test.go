@@ -216,6 +216,13 @@ func TestFleetProcesses(t *testing.T) {
 					t.Logf("the partition table as %s tells it: %s", p.name, e)
 				}
 			}
+			for _, p := range live { // a crawl ended too soon leaves its URLs queued
+				pc, _ := apiclient.New(apiclient.Options{Server: p.api, Token: fleetToken})
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				cr, err := pc.Crawl(ctx, created.CrawlID)
+				cancel()
+				t.Logf("%s: crawl %d is %q (%s), %v", p.name, created.CrawlID, cr.State, cr.StopReason, err)
+			}
 			explainFleetMissing(t, web, rep, all)
 			t.FailNow()
 		}
