@@ -69,6 +69,9 @@ type crawlRun struct {
 	n      int       // 1-based
 	start  time.Time // just before the process was started
 	killAt time.Time // just before SIGKILL; zero if not killed
+	// deadAt is when the killed process was reaped: a request can still
+	// leave it between killAt and then, while the signal lands.
+	deadAt time.Time
 	code   int       // exit code; -1 if killed by a signal
 	stdout bytes.Buffer
 	stderr bytes.Buffer
@@ -191,6 +194,7 @@ func (g *rig) crash(p *proc, rng *rand.Rand, minPages int, least, spread time.Du
 		g.t.Fatalf("kill %s: %v", p.r, err)
 	}
 	<-p.done
+	p.r.deadAt = time.Now()
 	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 		g.t.Fatalf("%s: exited (%v) before SIGKILL landed\nstderr:\n%s", p.r, p.cmd.ProcessState, childout.LastLines(p.r.stderr.String(), 20))
 	}
