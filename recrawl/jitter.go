@@ -8,17 +8,27 @@ import (
 // DefaultJitter is the spread Policy.Jitter applies: ±20% of an interval.
 const DefaultJitter = 0.2
 
-// Jitter spreads interval over ±DefaultJitter of itself, by a uniform draw
-// determined by key (a hash of the URL and its visit count: replaying a
-// visit gives the same interval), clamped to [MinInterval, MaxInterval].
+// Jitter spreads interval (first held to [MinInterval, MaxInterval]) over
+// ±DefaultJitter of itself, by a uniform draw determined by key (a hash of
+// the URL and its visit count: replaying a visit gives the same interval).
 // Pages fetched together in a crawl's first pass would otherwise come due
 // together, at the same interval, every time: a recrawl storm. The mean
-// interval, and so the budget a schedule spends, is unchanged before the
-// clamps.
+// interval, and so the budget a schedule spends, is unchanged away from
+// the bounds. A draw past a bound is reflected back inside it, not
+// clamped: the many pages a schedule sends to MaxInterval (those seen not
+// to change) spread evenly below it instead of half of them landing on it
+// at once, a wave at every maximum interval.
 func (p *Policy) Jitter(interval time.Duration, key uint64) time.Duration {
+	lo, hi := float64(p.o.MinInterval), float64(p.o.MaxInterval)
+	iv := min(max(float64(interval), lo), hi)
 	u := float64(splitmix64(key)>>11) / (1 << 53) // uniform in [0, 1)
-	f := 1 - DefaultJitter + 2*DefaultJitter*u
-	h := float64(interval) * f
+	h := iv * (1 - DefaultJitter + 2*DefaultJitter*u)
+	switch {
+	case h > hi:
+		h = 2*hi - h
+	case h < lo:
+		h = 2*lo - h
+	}
 	if h >= float64(math.MaxInt64) {
 		return p.o.MaxInterval
 	}

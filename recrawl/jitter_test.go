@@ -42,7 +42,35 @@ func TestJitter(t *testing.T) {
 			t.Fatalf("61s jittered to %v, under MinInterval", j)
 		}
 	}
-	if j := p.Jitter(time.Duration(math.MaxInt64), 3); j != time.Hour {
-		t.Errorf("the longest interval jittered to %v, want MaxInterval", j)
+	// At a bound, draws past it are reflected inside: evenly spread over
+	// the 20% below MaxInterval (above MinInterval), none piled on it.
+	for _, c := range []struct {
+		iv       time.Duration
+		from, to time.Duration
+	}{
+		{time.Hour, 48 * time.Minute, time.Hour},
+		{time.Duration(math.MaxInt64), 48 * time.Minute, time.Hour},
+		{time.Minute, time.Minute, 72 * time.Second},
+		{time.Second, time.Minute, 72 * time.Second},
+	} {
+		at, tenths := 0, make([]int, 10)
+		for k := range uint64(n) {
+			j := p.Jitter(c.iv, k)
+			if j < c.from || j > c.to {
+				t.Fatalf("%v jittered to %v, want within %v..%v", c.iv, j, c.from, c.to)
+			}
+			if j == c.from || j == c.to {
+				at++
+			}
+			tenths[min(9, int(float64(j-c.from)/float64(c.to-c.from)*10))]++
+		}
+		if at > n/100 {
+			t.Errorf("%v: %d of %d draws on a bound, want them spread (%v)", c.iv, at, n, tenths)
+		}
+		for i, cnt := range tenths {
+			if cnt < n/10*8/10 || cnt > n/10*12/10 {
+				t.Errorf("%v: tenth %d of %v..%v drew %d of %d: not even (%v)", c.iv, i, c.from, c.to, cnt, n, tenths)
+			}
+		}
 	}
 }
