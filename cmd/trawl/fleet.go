@@ -35,7 +35,7 @@ func (a *fleetArgs) register(fs *flag.FlagSet) {
 	fs.BoolVar(&a.embedded, "nats-embedded", false, "join a fleet by running a NATS JetStream server inside this node, routed to --nats-peers")
 	fs.StringVar(&a.clusterAddr, "nats-cluster", "", "with --nats-embedded: host:port the embedded server's peers connect to")
 	fs.StringVar(&a.peers, "nats-peers", "", "with --nats-embedded: every fleet server's --nats-cluster address, comma-separated (this node's own may be among them); none: a fleet of one")
-	fs.StringVar(&a.clusterName, "nats-cluster-name", "", "with --nats-embedded: the fleet's name, the same on every member; a server of a fleet of another name is refused, so two fleets stay apart (default: trawl)")
+	fs.StringVar(&a.clusterName, "nats-cluster-name", "", "with --nats-embedded: the fleet's name, the same on every member from the fleet's first start; a server of a fleet of another name is refused, so two fleets stay apart (default: trawl)")
 	fs.StringVar(&a.clientAddr, "nats-listen", "", "with --nats-embedded: host:port for NATS clients from outside (default: 127.0.0.1, any port)")
 	fs.DurationVar(&a.heartbeat, "fleet-heartbeat", time.Second, "how often a member renews its membership and reconciles its partitions")
 	fs.DurationVar(&a.memberTTL, "fleet-member-ttl", 15*time.Second, "a member silent this long is dead and its partitions are taken over (at least 4 heartbeats)")
