@@ -77,6 +77,7 @@ const (
 var Kinds = []store.Kind{
 	store.KindHost, store.KindQueue, store.KindURL, store.KindRobots, store.KindSeen,
 	store.KindHeld, store.KindPolicy, store.KindSitemap, store.KindDue, store.KindJobPart,
+	store.KindProgress,
 }
 
 // Header describes a checkpoint.
@@ -426,3 +427,37 @@ func Pending(db *store.DB) ([]partition.ID, error) {
 	}
 	return out, it.Error()
 }
+
+// Holder returns the partition whose checkpoint carries key (one of Kinds
+// under its partition prefix, one of its fingerprints, or its route
+// sequence), and false for a key no checkpoint carries. It reads only the
+// key's first bytes: a malformed key of those kinds is not detected here
+// (Read detects it).
+func Holder(key []byte) (partition.ID, bool) {
+	if len(key) == 0 {
+		return 0, false
+	}
+	switch k := store.Kind(key[0]); k {
+	case store.KindDigest, store.KindNear:
+		return store.FingerprintPartition(key)
+	case store.KindMeta:
+		return outbox.RouteSeqPartition(key)
+	default:
+		if !heldKind[k] || len(key) < 3 {
+			return 0, false
+		}
+		p := binary.BigEndian.Uint16(key[1:3])
+		if int(p) >= partition.Count {
+			return 0, false
+		}
+		return partition.ID(p), true
+	}
+}
+
+// heldKind is Kinds as a set.
+var heldKind = func() (m [256]bool) {
+	for _, k := range Kinds {
+		m[k] = true
+	}
+	return m
+}()

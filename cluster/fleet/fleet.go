@@ -47,6 +47,7 @@ import (
 	"github.com/trawl-crawler/trawl/cluster/ckptstore"
 	"github.com/trawl-crawler/trawl/cluster/fleetnode"
 	"github.com/trawl-crawler/trawl/cluster/owner"
+	"github.com/trawl-crawler/trawl/cluster/progress"
 	"github.com/trawl-crawler/trawl/cluster/route"
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/outbox"
@@ -164,6 +165,8 @@ type Fleet struct {
 	ckpt   *ckptstore.Store
 	runner *owner.Runner
 	pump   *route.Pump
+	log    *progress.Log // the served partitions' changes, replicated
+	gapc   chan partition.ID
 
 	ctx    context.Context // the fleet's life: Close cancels it
 	cancel context.CancelFunc
@@ -198,17 +201,18 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 		return nil, err
 	}
 	opts.ensureDefaults()
-	f := &Fleet{opts: opts, follows: map[partition.ID]*follow{}, dropped: map[partition.ID]bool{}, restored: map[partition.ID][]ckptstore.Info{}}
+	f := &Fleet{opts: opts, follows: map[partition.ID]*follow{}, dropped: map[partition.ID]bool{}, restored: map[partition.ID][]ckptstore.Info{},
+		gapc: make(chan partition.ID, partition.Count)}
 	f.pump = route.NewPump(opts.Outbox, opts.JS, route.PumpOptions{Node: opts.Name, Logger: opts.Logger})
 	// The stream, the object store and the buckets are made (or bound) at
 	// once: a replicated one answers only when its Raft group has elected
 	// a leader, seconds on a fleet just formed, and one after another
 	// those waits added up to half a minute.
 	var (
-		wg                       sync.WaitGroup
-		streamErr, ckErr, ownErr error
+		wg                               sync.WaitGroup
+		streamErr, ckErr, ownErr, logErr error
 	)
-	wg.Add(3)
+	wg.Add(4)
 	go func() {
 		defer wg.Done()
 		_, streamErr = route.EnsureStream(ctx, opts.JS, route.StreamOptions{Replicas: opts.Replicas, MaxAge: opts.RouteMaxAge})
@@ -235,6 +239,21 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 	}()
 	go func() {
 		defer wg.Done()
+		f.log, logErr = progress.Open(ctx, opts.JS, progress.Options{Replicas: opts.Replicas, MaxAge: opts.RouteMaxAge,
+			// A replicated page's links are routed first: a taker that
+			// replays the page does not fetch it again, so its links
+			// must not wait in this member's outbox.
+			BeforePublish: func(ctx context.Context) error { _, err := f.pump.Flush(ctx); return err },
+			OnGap: func(p partition.ID) {
+				select {
+				case f.gapc <- p:
+				default: // the next periodic round saves it
+				}
+			},
+			Logger: opts.Logger})
+	}()
+	go func() {
+		defer wg.Done()
 		f.runner, ownErr = owner.New(ctx, opts.JS, handler{f}, owner.Options{
 			Name: opts.Name, Partitions: partition.Count, Info: opts.Info,
 			Heartbeat: opts.Heartbeat, MemberTTL: opts.MemberTTL, Replicas: opts.Replicas, Expect: opts.Expect,
@@ -242,12 +261,14 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 		})
 	}()
 	wg.Wait()
-	if err := errors.Join(streamErr, ckErr, ownErr); err != nil {
+	if err := errors.Join(streamErr, ckErr, ownErr, logErr); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
+	opts.DB.SetTap(f.log)
 	opts.Node.SetFence(f.runner.Fence)
 	f.ctx, f.cancel = context.WithCancel(context.Background())
-	f.wg.Add(3)
+	f.wg.Add(4)
+	go func() { defer f.wg.Done(); f.log.Run(f.ctx) }()
 	go func() { defer f.wg.Done(); f.runner.Run(f.ctx) }()
 	go func() { defer f.wg.Done(); f.pump.Run(f.ctx) }()
 	go func() { defer f.wg.Done(); f.checkpoints() }()
@@ -312,6 +333,12 @@ type Stats struct {
 	// Outbox is how many routed URLs wait to be published (a scan of the
 	// outbox: read it at a scrape's pace, not per page).
 	Outbox int
+	// The served partitions' changes replicated (package progress):
+	// published (and their bytes), replayed by takes, not published (a
+	// gap each, closed by the next checkpoint) and waiting.
+	ChangesPublished, ChangeBytes, ChangesReplayed, ChangeGaps int64
+	ChangesQueued                                              int
+	ChangeLagMean, ChangeLagMax                                time.Duration
 }
 
 // Stats returns the member's figures now.
@@ -323,6 +350,9 @@ func (f *Fleet) Stats() Stats {
 		CheckpointsSaved: f.saved.Load(), CheckpointsFailed: f.saveFailed.Load(), CheckpointsRestored: f.restores.Load(),
 		RoutedOut: f.pump.Published(), RoutedIn: f.folded.Load(),
 	}
+	ls := f.log.Stats()
+	s.ChangesPublished, s.ChangeBytes, s.ChangesReplayed, s.ChangeGaps, s.ChangesQueued = ls.Published, ls.Bytes, ls.Replayed, ls.Gaps, ls.Queued
+	s.ChangeLagMean, s.ChangeLagMax = ls.LagMean, ls.LagMax
 	if fence := f.runner.Fence(); !fence.IsZero() && !f.opts.Now().Before(fence) {
 		s.Fenced = true
 	}
@@ -339,14 +369,23 @@ func (f *Fleet) pastFence() bool {
 	return fence.IsZero() || !f.opts.Now().Before(fence)
 }
 
-// save checkpoints p and counts the outcome.
+// save checkpoints p and counts the outcome; the changes of p the
+// checkpoint holds are then purged from the progress log.
 func (f *Fleet) save(ctx context.Context, p partition.ID) error {
-	_, err := f.ckpt.Save(ctx, p, f.opts.DB, f.opts.Name)
+	// Read before the save's snapshot, so the checkpoint holds at least st.
+	st, err := progress.Load(f.opts.DB, p)
 	if err != nil {
 		f.saveFailed.Add(1)
 		return err
 	}
+	if _, err := f.ckpt.Save(ctx, p, f.opts.DB, f.opts.Name); err != nil {
+		f.saveFailed.Add(1)
+		return err
+	}
 	f.saved.Add(1)
+	if err := f.log.Saved(ctx, p, st); err != nil {
+		f.opts.Logger.Warn("fleet: checkpoint saved, its changes not purged from the progress log", "partition", p, "err", err)
+	}
 	return nil
 }
 
@@ -377,6 +416,7 @@ func (f *Fleet) Close(ctx context.Context) error {
 	for _, p := range ps {
 		f.stopFollow(p)
 	}
+	f.opts.DB.SetTap(nil)
 	return err
 }
 
@@ -418,16 +458,27 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 			f.mu.Unlock()
 		}
 	}
+	// The changes made since the checkpoint (or since this member's own
+	// state was written), then this member's own, replicated.
+	res, err := f.log.Resume(ctx, db, p)
+	if err != nil {
+		return err
+	}
+	if res.Replayed > 0 || res.Ignored > 0 {
+		f.opts.Logger.Info("fleet: partition's changes replayed", "partition", p, "replayed", res.Replayed, "ignored", res.Ignored, "from", res.From.N, "to", res.To.N)
+	}
 	var hold time.Time
 	if a.Takeover {
 		hold = f.opts.Now().Add(f.opts.TakeoverHold)
 	}
 	if f.opts.Shard != nil {
 		if err := f.opts.Shard.Serve(p); err != nil {
+			f.log.Stop(p)
 			return err
 		}
 	}
 	if err := f.opts.Node.ServePartition(p, hold); err != nil {
+		f.log.Stop(p)
 		return errors.Join(err, f.releaseShard(ctx, p))
 	}
 	seq, err := outbox.RouteSeq(db, p)
@@ -438,6 +489,7 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropTimeout)
 		defer cancel()
 		err = errors.Join(err, f.opts.Node.ReleasePartition(rctx, p))
+		f.log.Stop(p)
 		return errors.Join(err, f.releaseShard(rctx, p))
 	}
 	f.startFollow(p, seq)
@@ -496,6 +548,7 @@ func (h handler) Release(ctx context.Context, pi int) error {
 	if err := f.save(ctx, p); err != nil {
 		return err
 	}
+	f.log.Stop(p)
 	f.setDropped(p, false)
 	f.releases.Add(1)
 	return nil
@@ -527,6 +580,7 @@ func (h handler) Drop(pi int) {
 		// waits for its writes again.
 		f.opts.Logger.Warn("fleet: drop partition's fingerprints", "partition", p, "err", err)
 	}
+	f.log.Stop(p)
 	f.setDropped(p, true)
 	f.drops.Add(1)
 }
@@ -597,7 +651,9 @@ func (f *Fleet) stopFollow(p partition.ID) {
 	}
 }
 
-// checkpoints saves every served partition every CheckpointEvery.
+// checkpoints saves every served partition every CheckpointEvery, and
+// at once a partition whose progress log has a gap (a change that could
+// not be published, which a taker's replay would stop at).
 func (f *Fleet) checkpoints() {
 	t := time.NewTicker(f.opts.CheckpointEvery)
 	defer t.Stop()
@@ -605,6 +661,18 @@ func (f *Fleet) checkpoints() {
 		select {
 		case <-f.ctx.Done():
 			return
+		case p := <-f.gapc:
+			if f.pastFence() {
+				continue
+			}
+			f.saveMu.Lock()
+			if slices.Contains(f.opts.Node.Partitions(), p) {
+				if err := f.save(f.ctx, p); err != nil && f.ctx.Err() == nil {
+					f.opts.Logger.Warn("fleet: checkpoint after a gap in the progress log", "partition", p, "err", err)
+				}
+			}
+			f.saveMu.Unlock()
+			continue
 		case <-t.C:
 		}
 		if f.pastFence() {

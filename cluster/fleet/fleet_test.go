@@ -448,6 +448,10 @@ func TestFleetKillAndJoin(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	victim := members[1]
+	if os.Getenv("TRAWL_DEBUG_REPEATS") != "" {
+		st := victim.fleet.Stats()
+		t.Logf("DEBUG victim before the kill: published %d, queued %d, lag mean %v max %v, gaps %d", st.ChangesPublished, st.ChangesQueued, st.ChangeLagMean, st.ChangeLagMax, st.ChangeGaps)
+	}
 	killedAt := time.Now() // for the log: repeats are judged by checkpoint times
 	victim.kill(t)
 	servers[1] = nil
@@ -473,9 +477,31 @@ func TestFleetKillAndJoin(t *testing.T) {
 		t.Errorf("ownership not settled after 90 s: %s", settleErr)
 	}
 	for _, m := range live {
-		t.Logf("%s: serves %d partitions, routed %d URLs", m.name, len(m.node.Partitions()), m.fleet.Published())
+		st := m.fleet.Stats()
+		t.Logf("%s: serves %d partitions, routed %d URLs; changes published %d (%d bytes, lag mean %v, max %v), replayed %d, gaps %d",
+			m.name, st.Served, st.RoutedOut, st.ChangesPublished, st.ChangeBytes, st.ChangeLagMean.Round(time.Millisecond), st.ChangeLagMax.Round(time.Millisecond), st.ChangesReplayed, st.ChangeGaps)
 	}
 
+	if os.Getenv("TRAWL_DEBUG_REPEATS") != "" {
+		for _, rp := range rep.Repeats {
+			pp := partition.Of(rp.Settled.Host)
+			var tk []string
+			for _, m := range live {
+				for _, in := range m.fleet.Takeovers()[pp] {
+					tk = append(tk, fmt.Sprintf("%s restored %s's of %v before the kill", m.name, in.Node, killedAt.Sub(in.Written)))
+				}
+				for _, l := range m.log.matching(fmt.Sprintf("partition=%d ", pp)) {
+					tk = append(tk, m.name+": "+l)
+				}
+			}
+			t.Logf("DEBUG repeat %s (partition %d) first ended %v before the kill; %v", rp.URL, pp, killedAt.Sub(rp.Settled.End), tk)
+		}
+		for _, m := range live {
+			for _, l := range m.log.matching("replayed") {
+				t.Logf("DEBUG %s: %s", m.name, l)
+			}
+		}
+	}
 	unexplained := unexplainedRepeats(rep, live)
 	var problems []string
 	for _, p := range rep.Problems() {

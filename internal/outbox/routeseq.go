@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -41,4 +42,30 @@ func DecodeRouteSeq(p partition.ID, v []byte) (uint64, error) {
 		return 0, fmt.Errorf("outbox: partition %d: route seq of %d bytes, want 8", p, len(v))
 	}
 	return binary.BigEndian.Uint64(v), nil
+}
+
+// routeSeqPrefix is what every RouteSeqKey starts with.
+var routeSeqPrefix = store.MetaKey("route-seq/")
+
+// RouteSeqPartition returns the partition whose route sequence key is
+// key, and false for any other key.
+func RouteSeqPartition(key []byte) (partition.ID, bool) {
+	if !bytes.HasPrefix(key, routeSeqPrefix) {
+		return 0, false
+	}
+	digits := key[len(routeSeqPrefix):]
+	if len(digits) == 0 || len(digits) > 5 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	p := 0
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		p = p*10 + int(c-'0')
+	}
+	if p >= partition.Count {
+		return 0, false
+	}
+	return partition.ID(p), true
 }

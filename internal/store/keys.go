@@ -127,6 +127,12 @@ const PreviousFormatVersion uint32 = 3
 //	seq is the outbox's own counter, so entries publish in the order
 //	written, per partition.
 //
+//	replication progress (a fleet member's, per partition; added within
+//	version 4: a store without such keys reads as before):
+//	+------+-------------------------+
+//	| 'g'  | partition 2 B, BE       |  (value: package cluster/progress)
+//	+------+-------------------------+
+//
 // partition is partition.Of(host). Because the partition follows the kind
 // byte, PartitionPrefix(kind, p) bounds every key of one kind in one
 // partition, and a host's keys of one kind are contiguous. Queue keys sort by
@@ -222,6 +228,7 @@ const (
 	KindDue         Kind = 'w'
 	KindSitemap     Kind = 'e'
 	KindOutbox      Kind = 'x'
+	KindProgress    Kind = 'g'
 )
 
 // perHost reports whether keys of kind k carry a partition and a host.
@@ -269,6 +276,8 @@ func (k Kind) String() string {
 		return "sitemaps"
 	case KindOutbox:
 		return "outbox"
+	case KindProgress:
+		return "progress"
 	}
 	return fmt.Sprintf("kind(%#x)", byte(k))
 }
@@ -551,6 +560,11 @@ func OutboxKey(part partition.ID, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(PartitionPrefix(KindOutbox, part), seq)
 }
 
+// ProgressKey returns the key of partition part's replication progress
+// (value: package cluster/progress): where the partition's state stands in
+// the fleet's log of its changes.
+func ProgressKey(part partition.ID) []byte { return PartitionPrefix(KindProgress, part) }
+
 // KindPrefix returns the prefix shared by every key of kind.
 func KindPrefix(kind Kind) []byte { return []byte{byte(kind)} }
 
@@ -627,6 +641,15 @@ func DecodeKey(key []byte) (Key, error) {
 			return Key{}, malformed(key, fmt.Sprintf("partition %d out of range", k.Part))
 		}
 		k.Job = binary.BigEndian.Uint32(key[3:])
+		return k, nil
+	case KindProgress:
+		if len(key) != 3 {
+			return Key{}, malformed(key, fmt.Sprintf("progress key of %d bytes, want 3", len(key)))
+		}
+		k.Part = partition.ID(binary.BigEndian.Uint16(key[1:3]))
+		if k.Part >= partition.Count {
+			return Key{}, malformed(key, fmt.Sprintf("partition %d out of range", k.Part))
+		}
 		return k, nil
 	case KindOutbox:
 		if len(key) != 3+8 {

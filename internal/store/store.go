@@ -125,6 +125,11 @@ type DB struct {
 	version atomic.Uint32 // the store's format version (Version)
 
 	commits commitTimes // durable commits (Stats)
+
+	// tap, if set, sees every batch applied (tap.go); tapMu orders the
+	// applies it sees.
+	tap   atomic.Pointer[Tap]
+	tapMu sync.Mutex
 }
 
 // Open opens the store in dir, creating dir and an empty store if dir is
@@ -626,6 +631,9 @@ func (db *DB) commitLocked(b *pebble.Batch, o *pebble.WriteOptions) error {
 	}
 	if err := db.Err(); err != nil {
 		return err
+	}
+	if t := db.tap.Load(); t != nil && b.Count() > 0 {
+		return db.commitTapped(*t, b, o)
 	}
 	if err := db.pdb.Apply(b, o); err != nil {
 		db.fail(err)
