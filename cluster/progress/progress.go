@@ -39,7 +39,6 @@
 package progress
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -215,8 +214,8 @@ func (l *Log) Stage(b store.TapBatch) func(error) {
 		if !ok || l.active[p] == nil {
 			return
 		}
-		if bytes.Equal(key, store.ProgressKey(p)) {
-			return // written by a replay's or Resume's own batch
+		if store.Kind(key[0]) == store.KindProgress {
+			return // the state itself: written by Stage, Resume and replays
 		}
 		var code byte
 		switch op {

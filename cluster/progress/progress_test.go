@@ -3,6 +3,7 @@ package progress
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
@@ -201,8 +202,8 @@ func TestGapStopsReplay(t *testing.T) {
 		var ops []byte
 		k := store.URLKey(h, fmt.Sprintf("http://%s/%d", h, n))
 		ops = append(ops, opSet)
-		ops = append(appendUvarint(ops, len(k)), k...)
-		ops = append(appendUvarint(ops, len(v)), v...)
+		ops = append(binary.AppendUvarint(ops, uint64(len(k))), k...)
+		ops = append(binary.AppendUvarint(ops, uint64(len(v))), v...)
 		if _, err := js.PublishMsg(ctx, change{p: p, st: State{r.To.Epoch, n}, ops: ops}.msg()); err != nil {
 			t.Fatal(err)
 		}
@@ -270,12 +271,4 @@ func TestSavedPurges(t *testing.T) {
 	if got, want := contents(t, b.db, p), contents(t, a.db, p); got != want {
 		t.Errorf("b holds:\n%s\nwant:\n%s", got, want)
 	}
-}
-
-func appendUvarint(b []byte, n int) []byte {
-	for n >= 0x80 {
-		b = append(b, byte(n)|0x80)
-		n >>= 7
-	}
-	return append(b, byte(n))
 }
