@@ -72,7 +72,7 @@ type crawlRun struct {
 	// deadAt is when the killed process was reaped: a request can still
 	// leave it between killAt and then, while the signal lands.
 	deadAt time.Time
-	code   int       // exit code; -1 if killed by a signal
+	code   int // exit code; -1 if killed by a signal
 	stdout bytes.Buffer
 	stderr bytes.Buffer
 }

@@ -29,8 +29,14 @@ import (
 // Settings of the fleet test's members, shared by their flags and the
 // judgement of the web's log.
 const (
-	fleetGap       = 100 * time.Millisecond
-	fleetCkpt      = 2 * time.Second // --fleet-checkpoint-every
+	fleetGap = 100 * time.Millisecond
+	// --fleet-checkpoint-every: longer than the test, so that a killed
+	// member's work reaches its takers only through the replicated
+	// progress (cluster/progress), as it would between two checkpoints
+	// of a real fleet.
+	fleetCkpt      = 10 * time.Minute
+	fleetConc      = 16              // --concurrency: the bound on a kill's repeats
+	fleetLag       = 5 * time.Second // how long before its kill a page's change may be unacknowledged
 	fleetHeartbeat = 250 * time.Millisecond
 	fleetTTL       = 3 * time.Second
 	fleetHold      = 4 * time.Second // --fleet-takeover-hold
@@ -55,9 +61,10 @@ type fleetProc struct {
 // the synthetic web, a crawl submitted to one member's API; one member is
 // killed with SIGKILL mid-crawl and a fourth joins. The web's log shows no
 // politeness gap broken and no robots.txt rule broken, coverage reaches
-// 99%, and every repeated fetch is one the killed member made in its last
-// checkpoint interval (what a taker's restored checkpoint did not
-// record); GET /v1/nodes shows every partition owned exactly once at the
+// 99%, and every repeated fetch is one the killed member made in the
+// seconds before its kill, no more of them than its fetches at once (its
+// checkpoints are minutes apart: its takers learn the rest from the
+// replicated progress); GET /v1/nodes shows every partition owned exactly once at the
 // end.
 func TestFleetProcesses(t *testing.T) {
 	if testing.Short() {
@@ -88,7 +95,7 @@ func TestFleetProcesses(t *testing.T) {
 		p.cmd = exec.Command(bin, "serve", "--data", data, "--listen", apis[i],
 			"--node-name", name, "--nats-embedded", "--nats-cluster-name", fleetName, "--nats-cluster", cluster[i], "--nats-peers", strings.Join(peers, ","),
 			"--hosts", files[0], "--allow-net", "127.0.0.0/8", "--min-delay", fleetGap.String(), "--max-delay", "3s",
-			"--concurrency", "16", "--max-adaptive-delay", "2s", "--fetch-timeout", fleetFetchTO.String(),
+			"--concurrency", strconv.Itoa(fleetConc), "--max-adaptive-delay", "2s", "--fetch-timeout", fleetFetchTO.String(),
 			"--user-agent", "trawl/0.1 (fleet test "+name+"; +https://github.com/trawl-crawler/trawl)",
 			"--fleet-heartbeat", fleetHeartbeat.String(), "--fleet-member-ttl", fleetTTL.String(),
 			"--fleet-checkpoint-every", fleetCkpt.String(), "--fleet-takeover-hold", fleetHold.String())
@@ -310,9 +317,11 @@ func TestFleetProcesses(t *testing.T) {
 	}
 	checkFleetMetrics(t, live[0])
 
-	// Repeats: each must be a fetch the killed member made since its last
-	// checkpoint (every fleetCkpt; a round of checkpoints may take a few
-	// seconds more on a loaded machine), fetched again by a taker.
+	// Repeats: each must be a fetch the killed member made just before
+	// its kill (in flight, or done but its change not yet acknowledged
+	// by JetStream), fetched again by a taker, and there are no more of
+	// them than the member's fetches at once: everything it did before
+	// reached its takers through the replicated progress.
 	// A page fetched at the depth limit (its links cut) and then reached
 	// by a shorter path is fetched again for its links, by design
 	// (node.Fold; docs/design/fleet.md, "A shorter path is followed"): the members'
@@ -325,13 +334,15 @@ func TestFleetProcesses(t *testing.T) {
 	if err != nil {
 		t.Errorf("the members' crawl logs: %v", err)
 	}
-	window := victim.killAt.Add(-fleetCkpt - 5*time.Second)
+	window := victim.killAt.Add(-fleetLag)
 	var unexplained, problems []string
+	repeats := 0
 	for _, rp := range append(rep.Repeats, rep.RobotsRepeats...) {
 		if shorter[rp.URL] {
 			t.Logf("repeat of %s: fetched at the depth limit, then by a shorter path", rp.URL)
 			continue
 		}
+		repeats++
 		if !strings.Contains(rp.Settled.UserAgent, "fleet test "+victim.name+";") || rp.Settled.End.Before(window) {
 			var then []string
 			for _, q := range web.Log() {
@@ -352,7 +363,10 @@ func TestFleetProcesses(t *testing.T) {
 		t.Errorf("the web's log shows %d problems:\n%s\n%s", len(problems), strings.Join(problems, "\n"), rep)
 	}
 	if len(unexplained) > 0 {
-		t.Errorf("%d repeats not made by %s in its last checkpoint interval before the kill:\n%s", len(unexplained), victim.name, strings.Join(unexplained, "\n"))
+		t.Errorf("%d repeats not made by %s in the %v before its kill:\n%s", len(unexplained), victim.name, fleetLag, strings.Join(unexplained, "\n"))
+	}
+	if repeats > fleetConc {
+		t.Errorf("%d pages fetched again after %s's kill, more than its %d fetches at once", repeats, victim.name, fleetConc)
 	}
 	inWindow := 0
 	for _, q := range web.Log() {

@@ -20,7 +20,12 @@ var (
 	fleetRestores = counter("trawl_fleet_checkpoint_restores_total", "Partition checkpoints this member restored when it took a partition.")
 	fleetRouted   = counter("trawl_fleet_routed_urls_total", "URLs routed between members: out (this member published them for another's partition), in (folded from the route stream into this member's).", "direction")
 	fleetOutbox   = gauge("trawl_fleet_outbox_urls", "Routed URLs this member has yet to publish (its outbox).")
-	fleetDescs    = []desc{fleetMembers, fleetServed, fleetFenced, fleetMoves, fleetCkpts, fleetRestores, fleetRouted, fleetOutbox}
+	fleetChanges  = counter("trawl_fleet_progress_changes_total", "Partition changes (one committed batch's share of a served partition) in the replicated progress stream (cluster/progress), by what became of them: published (acknowledged by JetStream), replayed (applied by this member after a take), lost (not published: the partition's next checkpoint covers them).", "result")
+	fleetChangeB  = counter("trawl_fleet_progress_bytes_total", "Bytes of the partition changes this member published to the progress stream.")
+	fleetQueued   = gauge("trawl_fleet_progress_queued_changes", "Committed partition changes waiting to be published: what a kill of this member now would cost its takers, with its fetches in flight.")
+	fleetLagSum   = counter("trawl_fleet_progress_lag_seconds_total", "Sum over the published changes of the time from their commit to JetStream's acknowledgement (divide by the published changes for the mean).")
+	fleetLagMax   = gauge("trawl_fleet_progress_lag_max_seconds", "The longest time a change took from its commit to JetStream's acknowledgement since the member started.")
+	fleetDescs    = []desc{fleetMembers, fleetServed, fleetFenced, fleetMoves, fleetCkpts, fleetRestores, fleetRouted, fleetOutbox, fleetChanges, fleetChangeB, fleetQueued, fleetLagSum, fleetLagMax}
 
 	ipSlotsHeld  = gauge("trawl_fleet_ip_slots_held", "Per-IP fetch slots this member holds now (cluster/ipcap: the fleet's cap on fetches at once to one address).")
 	ipSlotWaits  = counter("trawl_fleet_ip_slot_waits_total", "Fetches that found every slot of their address taken (by this member or others) and waited their turn.")
@@ -59,6 +64,13 @@ func (m *Metrics) AddFleet(src func() (fleet.Stats, bool)) {
 		emit(fleetRouted, float64(s.RoutedOut), "out")
 		emit(fleetRouted, float64(s.RoutedIn), "in")
 		emit(fleetOutbox, float64(s.Outbox))
+		emit(fleetChanges, float64(s.ChangesPublished), "published")
+		emit(fleetChanges, float64(s.ChangesReplayed), "replayed")
+		emit(fleetChanges, float64(s.ChangeGaps), "lost")
+		emit(fleetChangeB, float64(s.ChangeBytes))
+		emit(fleetQueued, float64(s.ChangesQueued))
+		emit(fleetLagSum, s.ChangeLagSum.Seconds())
+		emit(fleetLagMax, s.ChangeLagMax.Seconds())
 	}})
 }
 

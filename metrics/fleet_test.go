@@ -3,6 +3,7 @@ package metrics
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trawl-crawler/trawl/cluster/fleet"
 	"github.com/trawl-crawler/trawl/cluster/fpshard"
@@ -34,6 +35,8 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 		Takes: 90, Takeovers: 12, Adopts: 4, Releases: 9, Drops: 2,
 		CheckpointsSaved: 400, CheckpointsFailed: 3, CheckpointsRestored: 60,
 		RoutedOut: 1234, RoutedIn: 987, Outbox: 5,
+		ChangesPublished: 5000, ChangesReplayed: 70, ChangeGaps: 2, ChangeBytes: 1 << 20, ChangesQueued: 12,
+		ChangeLagSum: 250 * time.Second, ChangeLagMax: 1500 * time.Millisecond,
 	}, true
 	ips = ipcap.Stats{Held: 7, Waits: 321, Freed: 2}
 	fps = fpshard.Stats{LookupsLocal: 500, LookupsRemote: 1000, RemoteMisses: 110, Requests: 80,
@@ -60,6 +63,13 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 		{"trawl_fleet_routed_urls_total", map[string]string{"direction": "out"}, 1234},
 		{"trawl_fleet_routed_urls_total", map[string]string{"direction": "in"}, 987},
 		{"trawl_fleet_outbox_urls", nil, 5},
+		{"trawl_fleet_progress_changes_total", map[string]string{"result": "published"}, 5000},
+		{"trawl_fleet_progress_changes_total", map[string]string{"result": "replayed"}, 70},
+		{"trawl_fleet_progress_changes_total", map[string]string{"result": "lost"}, 2},
+		{"trawl_fleet_progress_bytes_total", nil, 1 << 20},
+		{"trawl_fleet_progress_queued_changes", nil, 12},
+		{"trawl_fleet_progress_lag_seconds_total", nil, 250},
+		{"trawl_fleet_progress_lag_max_seconds", nil, 1.5},
 		{"trawl_fleet_ip_slots_held", nil, 7},
 		{"trawl_fleet_ip_slot_waits_total", nil, 321},
 		{"trawl_fleet_ip_slots_freed_total", nil, 2},

@@ -63,7 +63,7 @@ var labelValues = map[string]*regexp.Regexp{
 	"class":     regexp.MustCompile(`^([1-5]xx|request|dns|blocked|connect|timeout|tls|protocol|body|canceled|robots-unavailable|bad-location|redirect-chain|internal|other|too-large|body-timeout)$`),
 	"state":     regexp.MustCompile(`^(known|active|ready|waiting|parked|backoff|queued|in_flight|held|scheduled|due|overdue)$`),
 	"kind":      regexp.MustCompile(`^(page|robots|exact|near|take|takeover|adopt|release|drop)$`),
-	"result":    regexp.MustCompile(`^(response|error|saved|failed)$`),
+	"result":    regexp.MustCompile(`^(response|error|saved|failed|published|replayed|lost)$`),
 	"direction": regexp.MustCompile(`^(in|out)$`),
 	"where":     regexp.MustCompile(`^(local|remote)$`),
 }

@@ -172,6 +172,11 @@ type Fleet struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// The progress publisher's life: it outlives ctx, so that Close
+	// publishes what is queued once the partitions are handed on.
+	logStop context.CancelFunc
+	logDone chan struct{}
+
 	// saveMu orders the periodic checkpoints against releases and drops:
 	// a periodic save that ran after a release would overwrite the next
 	// owner's newer checkpoint with this member's stale copy (seen: a
@@ -267,8 +272,10 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 	opts.DB.SetTap(f.log)
 	opts.Node.SetFence(f.runner.Fence)
 	f.ctx, f.cancel = context.WithCancel(context.Background())
-	f.wg.Add(4)
-	go func() { defer f.wg.Done(); f.log.Run(f.ctx) }()
+	logCtx, logStop := context.WithCancel(context.Background())
+	f.logStop, f.logDone = logStop, make(chan struct{})
+	go func() { defer close(f.logDone); f.log.Run(logCtx) }()
+	f.wg.Add(3)
 	go func() { defer f.wg.Done(); f.runner.Run(f.ctx) }()
 	go func() { defer f.wg.Done(); f.pump.Run(f.ctx) }()
 	go func() { defer f.wg.Done(); f.checkpoints() }()
@@ -338,7 +345,7 @@ type Stats struct {
 	// gap each, closed by the next checkpoint) and waiting.
 	ChangesPublished, ChangeBytes, ChangesReplayed, ChangeGaps int64
 	ChangesQueued                                              int
-	ChangeLagMean, ChangeLagMax                                time.Duration
+	ChangeLagMean, ChangeLagMax, ChangeLagSum                  time.Duration
 }
 
 // Stats returns the member's figures now.
@@ -352,7 +359,7 @@ func (f *Fleet) Stats() Stats {
 	}
 	ls := f.log.Stats()
 	s.ChangesPublished, s.ChangeBytes, s.ChangesReplayed, s.ChangeGaps, s.ChangesQueued = ls.Published, ls.Bytes, ls.Replayed, ls.Gaps, ls.Queued
-	s.ChangeLagMean, s.ChangeLagMax = ls.LagMean, ls.LagMax
+	s.ChangeLagMean, s.ChangeLagMax, s.ChangeLagSum = ls.LagMean, ls.LagMax, ls.LagSum
 	if fence := f.runner.Fence(); !fence.IsZero() && !f.opts.Now().Before(fence) {
 		s.Fenced = true
 	}
@@ -403,6 +410,14 @@ func (f *Fleet) Close(ctx context.Context) error {
 	// that is gone.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushOnClose) // its own time, even when the leave used all of ctx's
 	defer cancel()
+	// The changes of partitions kept (a whole fleet stopping keeps its
+	// claims) are published too, so that a member that takes one over
+	// before this one is back does not do them again.
+	if ferr := f.log.Flush(fctx); ferr != nil {
+		err = errors.Join(err, fmt.Errorf("fleet: publish the partitions' last changes (%d left: a member taking one over before this one is back fetches its pages again): %w", f.log.Stats().Queued, ferr))
+	}
+	f.logStop()
+	<-f.logDone
 	if _, ferr := f.pump.Flush(fctx); ferr != nil {
 		n, _ := f.opts.Outbox.Len()
 		err = errors.Join(err, fmt.Errorf("fleet: flush outbox (%d batches of URLs for other members' partitions kept, sent when this member runs again): %w", n, ferr))

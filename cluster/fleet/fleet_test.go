@@ -131,7 +131,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 	if m.nc, err = srv.Connect(); err != nil {
 		t.Fatal(err)
 	}
-	js, _ := jetstream.New(m.nc)
+	js, _ := jetstream.New(m.nc, jetstream.WithPublishAsyncTimeout(10*time.Second)) // as join.go
 	if m.fp, err = fpshard.New(fpshard.Options{Conn: m.nc, Index: n.Dedup(), DB: n.DB(), Logger: lg}); err != nil {
 		t.Fatal(err)
 	}
@@ -381,13 +381,21 @@ func checkStats(t *testing.T, members []*member) {
 	}
 }
 
-// kill stops m as a crash would: no release, no checkpoint, no leave; its
+// kill stops m as a crash would: no fetch started and no change published
+// from the moment of the kill, no release, no checkpoint, no leave; its
 // membership expires and its partitions are taken over. Its server stops
 // too. (Its node closes its fetches in flight with a short grace, as a
 // killed process's connections would drop.)
 func (m *member) kill(t *testing.T) {
 	m.killed = true
+	// As at a SIGKILL, no fetch starts from now on, and no change of the
+	// partitions is published: the fetches in flight still end and
+	// commit, as a killed process's would not, which their takers fetch
+	// again as they would in flight.
+	m.node.SetFence(func() time.Time { return time.Unix(1, 0) })
 	f := m.fleet
+	f.logStop()
+	<-f.logDone
 	f.cancel()
 	f.wg.Wait()
 	f.mu.Lock()

@@ -202,7 +202,9 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)
 	}
-	js, err := jetstream.New(m.nc)
+	// An asynchronous publish whose acknowledgement is lost (a stream
+	// leader gone mid-publish) fails after this, rather than never.
+	js, err := jetstream.New(m.nc, jetstream.WithPublishAsyncTimeout(10*time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)
 	}

@@ -125,6 +125,18 @@ const maxPending = 100_000
 // roundMax bounds the changes published in one round.
 const roundMax = 1024
 
+// Rounds are pipelined: up to roundsInFlight rounds' publishes await their
+// acknowledgements while the next is sent (an acknowledgement of a
+// replicated stream takes a few round trips between servers, and rounds
+// sent one after another let changes wait behind them). A round's
+// acknowledgements are awaited for ackWait from its sending; those missing
+// then are published again one by one for at most retryWait.
+const (
+	roundsInFlight = 8
+	ackWait        = 10 * time.Second
+	retryWait      = 30 * time.Second
+)
+
 // Log replicates the partitions a member serves. It is a store.Tap:
 // set it on the node's store (store.DB.SetTap) before serving any.
 type Log struct {
@@ -132,12 +144,14 @@ type Log struct {
 	stream jetstream.Stream
 	opts   Options
 
-	mu      sync.Mutex
-	active  map[partition.ID]*part
-	queue   []change
-	notify  chan struct{}
-	idle    *sync.Cond // signalled when the queue empties and a round ends
-	inRound bool
+	mu     sync.Mutex
+	active map[partition.ID]*part
+	queue  []change
+	notify chan struct{}
+	idle   *sync.Cond // signalled when a round is settled
+	// Changes ever queued, and ever settled (published or given up):
+	// Flush waits for the second to reach what the first was at its call.
+	enqueued, settled uint64
 
 	published, bytes, replayed, gaps atomic.Int64
 	lagSum, lagMax                   atomic.Int64 // from apply to acknowledgement, ns
@@ -273,6 +287,7 @@ func (l *Log) Stage(b store.TapBatch) func(error) {
 				continue
 			}
 			l.queue = append(l.queue, c)
+			l.enqueued++
 		}
 		if len(staged) > 0 {
 			select {
@@ -507,35 +522,44 @@ func (l *Log) Saved(ctx context.Context, p partition.ID, st State) error {
 
 // Run publishes queued changes until ctx ends.
 func (l *Log) Run(ctx context.Context) {
+	sent := make(chan []pending, roundsInFlight-1)
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		for r := range sent {
+			l.settle(ctx, r)
+		}
+	}()
+	defer func() { close(sent); <-settled }()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-l.notify:
 		}
-		for ctx.Err() == nil && l.round(ctx) {
+		for ctx.Err() == nil && l.send(ctx, sent) {
 		}
 	}
 }
 
-// round publishes up to roundMax queued changes and reports whether more
-// wait.
-func (l *Log) round(ctx context.Context) bool {
+// pending is a change sent and not yet acknowledged.
+type pending struct {
+	c  change
+	f  jetstream.PubAckFuture // nil: the asynchronous publish failed at once
+	at time.Time              // when it was sent
+}
+
+// send publishes up to roundMax queued changes without waiting for their
+// acknowledgements (settle waits) and reports whether more wait.
+func (l *Log) send(ctx context.Context, sent chan<- []pending) bool {
 	l.mu.Lock()
 	n := min(len(l.queue), roundMax)
+	l.mu.Unlock()
 	if n == 0 {
-		l.mu.Unlock()
 		return false
 	}
-	batch := l.queue[:n:n]
-	l.inRound = true
-	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.inRound = false
-		l.idle.Broadcast()
-		l.mu.Unlock()
-	}()
+	// Only send takes changes off the queue (Stage appends): the first n
+	// stay the first n.
 	if l.opts.BeforePublish != nil {
 		if err := l.opts.BeforePublish(ctx); err != nil {
 			if ctx.Err() == nil {
@@ -548,47 +572,81 @@ func (l *Log) round(ctx context.Context) bool {
 			return true
 		}
 	}
-	futures := make([]jetstream.PubAckFuture, len(batch))
+	l.mu.Lock()
+	batch := l.queue[:n:n]
+	l.queue = l.queue[n:]
+	more := len(l.queue) > 0
+	l.mu.Unlock()
+	r := make([]pending, len(batch))
+	now := time.Now()
 	for i, c := range batch {
-		f, err := l.js.PublishMsgAsync(c.msg())
-		if err != nil {
-			futures = futures[:i]
-			break
+		r[i] = pending{c: c, at: now}
+		if f, err := l.js.PublishMsgAsync(c.msg()); err == nil {
+			r[i].f = f
 		}
-		futures[i] = f
 	}
-	acks := make([]*jetstream.PubAck, len(batch))
-	for i, f := range futures {
+	select {
+	case sent <- r:
+	case <-ctx.Done():
+		return false
+	}
+	return more
+}
+
+// settle waits for a round's acknowledgements, publishes again those
+// missing, and records the outcome of each change.
+func (l *Log) settle(ctx context.Context, r []pending) {
+	if ctx.Err() != nil {
+		return
+	}
+	acks := make([]*jetstream.PubAck, len(r))
+	// An acknowledgement can be lost (a stream leader gone mid-publish):
+	// without an async timeout on the JetStream context its future never
+	// resolves, so the wait is bounded here too.
+	wait := time.NewTimer(max(0, ackWait-time.Since(r[0].at)))
+	defer wait.Stop()
+waiting:
+	for i, p := range r {
+		if p.f == nil {
+			continue
+		}
 		select {
-		case a := <-f.Ok():
+		case a := <-p.f.Ok():
 			acks[i] = a
-		case <-f.Err():
+		case <-p.f.Err():
+		case <-wait.C:
+			break waiting
 		case <-ctx.Done():
-			return false
+			return
 		}
 	}
-	// Those not acknowledged are sent again, one by one (a change that
-	// did land is not stored twice: its message ID is a duplicate).
-	for i, c := range batch {
+	// A change that did land is not stored twice: its message ID is a
+	// duplicate. What is left after retryWait is given up (a gap, closed
+	// by the partition's next checkpoint).
+	rctx, cancel := context.WithTimeout(ctx, retryWait)
+	defer cancel()
+	for i, p := range r {
 		if acks[i] != nil {
 			continue
 		}
-		for try := 0; try < 3 && acks[i] == nil && ctx.Err() == nil; try++ {
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			a, err := l.js.PublishMsg(pctx, c.msg())
+		for try := 0; try < 3 && acks[i] == nil && rctx.Err() == nil; try++ {
+			pctx, cancel := context.WithTimeout(rctx, 5*time.Second)
+			a, err := l.js.PublishMsg(pctx, p.c.msg())
 			cancel()
 			if err == nil {
 				acks[i] = a
-			} else if try == 2 {
-				l.opts.Logger.Warn("progress: a change not published: the partition's next checkpoint closes the gap", "partition", c.p, "n", c.st.N, "err", err)
+			} else if try == 2 || rctx.Err() != nil {
+				l.opts.Logger.Warn("progress: a change not published: the partition's next checkpoint closes the gap", "partition", p.c.p, "n", p.c.st.N, "err", err)
 			}
 		}
 	}
 	if ctx.Err() != nil {
-		return false
+		return
 	}
 	l.mu.Lock()
-	for i, c := range batch {
+	defer l.mu.Unlock()
+	for i, p := range r {
+		c := p.c
 		if acks[i] == nil {
 			l.gapLocked(c.p)
 			continue
@@ -604,10 +662,8 @@ func (l *Log) round(ctx context.Context) bool {
 			pt.acked = append(pt.acked, ack{c.st.N, acks[i].Sequence})
 		}
 	}
-	l.queue = l.queue[n:]
-	more := len(l.queue) > 0
-	l.mu.Unlock()
-	return more
+	l.settled += uint64(len(r))
+	l.idle.Broadcast()
 }
 
 // msg is c's message.
@@ -630,7 +686,7 @@ func (l *Log) Flush(ctx context.Context) error {
 	defer stop()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for (len(l.queue) > 0 || l.inRound) && ctx.Err() == nil {
+	for target := l.enqueued; l.settled < target && ctx.Err() == nil; {
 		l.idle.Wait()
 	}
 	return ctx.Err()
@@ -641,20 +697,21 @@ type Stats struct {
 	Published, Bytes int64 // changes published, and their bytes
 	Replayed         int64 // changes applied by Resume
 	Gaps             int64 // changes not published
-	Queued           int   // changes waiting
+	Queued           int   // changes committed, not yet acknowledged
 	// From a change's commit to its acknowledgement by JetStream: the
 	// mean and the longest. What a member killed loses is what it
 	// committed within about that time, and its fetches in flight.
 	LagMean, LagMax time.Duration
+	LagSum          time.Duration // over every change published
 }
 
 // Stats returns the log's figures now.
 func (l *Log) Stats() Stats {
 	l.mu.Lock()
-	q := len(l.queue)
+	q := int(l.enqueued - l.settled)
 	l.mu.Unlock()
 	st := Stats{Published: l.published.Load(), Bytes: l.bytes.Load(), Replayed: l.replayed.Load(), Gaps: l.gaps.Load(), Queued: q,
-		LagMax: time.Duration(l.lagMax.Load())}
+		LagMax: time.Duration(l.lagMax.Load()), LagSum: time.Duration(l.lagSum.Load())}
 	if st.Published > 0 {
 		st.LagMean = time.Duration(l.lagSum.Load() / st.Published)
 	}

@@ -22,10 +22,12 @@
 package route
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -152,28 +154,66 @@ func (p *Pump) Flush(ctx context.Context) (int, error) {
 		items       []frontier.Item
 		keys        [][]byte
 		first, last uint64 // the numbers of the first and last entry of items
-		msg         []byte
 		haveCur     bool
 	)
+	// The messages are published asynchronously, at most flushInFlight
+	// awaiting their acknowledgements at once (one round trip for a
+	// flush, not one per destination partition); an entry is deleted
+	// once its message is acknowledged.
+	type sentMsg struct {
+		f    jetstream.PubAckFuture
+		keys [][]byte
+		n    int
+		part partition.ID
+	}
+	var inFlight []sentMsg
+	settle := func() error {
+		var failed error
+		wait := time.NewTimer(flushAckWait)
+		defer wait.Stop()
+		var del [][]byte
+		n := 0
+		for _, m := range inFlight {
+			select {
+			case <-m.f.Ok():
+				del = append(del, m.keys...)
+				n += m.n
+			case err := <-m.f.Err():
+				failed = cmp.Or(failed, fmt.Errorf("route: publish %d URLs to partition %d: %w", m.n, m.part, err))
+			case <-wait.C:
+				failed = cmp.Or(failed, fmt.Errorf("route: publish %d URLs to partition %d: no acknowledgement in %v", m.n, m.part, flushAckWait))
+			case <-ctx.Done():
+				failed = cmp.Or(failed, fmt.Errorf("route: publish %d URLs to partition %d: %w", m.n, m.part, ctx.Err()))
+			}
+		}
+		inFlight = inFlight[:0]
+		if len(del) > 0 {
+			// Not synced: a crash that loses the deletes publishes again,
+			// which the duplicate window and the owner's seen gate absorb.
+			if err := p.o.Delete(del...); err != nil {
+				return fmt.Errorf("route: delete %d published outbox entries: %w", len(del), err)
+			}
+		}
+		total += n
+		p.mu.Lock()
+		p.published += int64(n)
+		p.mu.Unlock()
+		return failed
+	}
 	send := func() error {
 		if len(items) == 0 {
 			return nil
 		}
-		msg = AppendMessage(msg[:0], items)
 		id := fmt.Sprintf("%s-%d-%d", p.opts.Node, first, last)
-		if _, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: Subject(cur), Data: msg, Header: nats.Header{jetstream.MsgIDHeader: []string{id}}}); err != nil {
+		f, err := p.js.PublishMsgAsync(&nats.Msg{Subject: Subject(cur), Data: AppendMessage(nil, items), Header: nats.Header{jetstream.MsgIDHeader: []string{id}}})
+		if err != nil {
 			return fmt.Errorf("route: publish %d URLs to partition %d: %w", len(items), cur, err)
 		}
-		// Not synced: a crash that loses the deletes publishes again,
-		// which the duplicate window and the owner's seen gate absorb.
-		if err := p.o.Delete(keys...); err != nil {
-			return fmt.Errorf("route: delete %d published outbox entries: %w", len(keys), err)
-		}
-		total += len(items)
-		p.mu.Lock()
-		p.published += int64(len(items))
-		p.mu.Unlock()
+		inFlight = append(inFlight, sentMsg{f: f, keys: slices.Clone(keys), n: len(items), part: cur})
 		items, keys = items[:0], keys[:0]
+		if len(inFlight) >= flushInFlight {
+			return settle()
+		}
 		return nil
 	}
 	err := p.o.Range(func(e outbox.Entry) error {
@@ -201,11 +241,19 @@ func (p *Pump) Flush(ctx context.Context) (int, error) {
 		keys = append(keys, e.Key)
 		return nil
 	})
-	if err != nil {
-		return total, err
+	if err == nil {
+		err = send()
 	}
-	return total, send()
+	return total, errors.Join(err, settle()) // what was sent is settled, whatever failed
 }
+
+// A flush has at most flushInFlight messages awaiting acknowledgement, each
+// for at most flushAckWait (an acknowledgement lost with a stream leader
+// would otherwise be awaited for ever).
+const (
+	flushInFlight = 256
+	flushAckWait  = 10 * time.Second
+)
 
 // ErrGap is wrapped by Follow's error when the stream no longer holds the
 // messages after the sequence to resume from (they aged out): URLs were

@@ -226,3 +226,41 @@ func TestRepublishAfterLostDeletes(t *testing.T) {
 		t.Errorf("follower got %d URLs, want the 30 once", len(got))
 	}
 }
+
+// TestFlushKeepsWhatWasNotAcknowledged: a flush that JetStream does not
+// acknowledge (here the stream is gone) fails and deletes nothing; the
+// next, once the stream is back, publishes every entry, in order.
+func TestFlushKeepsWhatWasNotAcknowledged(t *testing.T) {
+	f := setup(t)
+	o, err := outbox.Open(f.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const p1, p2 = partition.ID(3), partition.ID(140)
+	a, b := itemsFor(p1, 120, "a"), itemsFor(p2, 30, "b")
+	add(t, f.db, o, append(append([]frontier.Item(nil), a...), b...))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := f.js.DeleteStream(ctx, Stream); err != nil {
+		t.Fatal(err)
+	}
+	pump := NewPump(o, f.js, PumpOptions{Node: "n1", MaxBatch: 50})
+	if n, err := pump.Flush(ctx); err == nil || n != 0 {
+		t.Fatalf("Flush with no stream = %d, %v; want 0 and an error", n, err)
+	}
+	if n, err := o.Len(); err != nil || n != 150 {
+		t.Fatalf("outbox holds %d (%v) after a failed flush, want 150", n, err)
+	}
+	if _, err := EnsureStream(ctx, f.js, StreamOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := pump.Flush(ctx); err != nil || n != 150 {
+		t.Fatalf("Flush = %d, %v, want 150", n, err)
+	}
+	if got, _ := follow(t, f.js, p1, 0, 120); !reflect.DeepEqual(got, a) {
+		t.Fatalf("partition %d received %d URLs, not the 120 sent in order", p1, len(got))
+	}
+	if got, _ := follow(t, f.js, p2, 0, 30); !reflect.DeepEqual(got, b) {
+		t.Fatalf("partition %d received %v", p2, got)
+	}
+}
