@@ -52,7 +52,11 @@ func TestClientsAgainstAServer(t *testing.T) {
 	}
 
 	args := append([]string{"crawls", "create", "--data", data, "--name", "cli", "--domain", web.Web().Options().Domain,
-		"--max-depth", "3", "--max-pages", "40", "--priority", "1"}, web.Seeds()...)
+		"--max-depth", "3", "--max-pages", "100000", "--priority", "1", "--continuous"}, web.Seeds()...)
+	// Continuous, and a page budget beyond the web: crawl 1 cannot end by
+	// itself before the steps below pause, resume and cancel it, however
+	// slowly they run (with max pages 40 it once finished first, on a
+	// loaded machine).
 	code, out, errb = trawl(t, args...)
 	if code != 0 || !strings.HasPrefix(out, "crawl 1 accepted") {
 		t.Fatalf("create = %d\n%s%s", code, out, errb)
@@ -70,7 +74,7 @@ func TestClientsAgainstAServer(t *testing.T) {
 		t.Errorf("list = %d\n%s", code, out)
 	}
 	code, out, _ = trawl(t, "crawls", "show", "1")
-	for _, want := range []string{"crawl      1 cli", "max depth  3", "max pages  40", "priority   1"} {
+	for _, want := range []string{"crawl      1 cli", "max depth  3", "max pages  100000", "priority   1"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("show 1 = %d, lacks %q:\n%s", code, want, out)
 		}
@@ -126,6 +130,10 @@ func TestClientsAgainstAServer(t *testing.T) {
 	var st status.Report
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || !st.Ready || len(st.Crawls) != 2 || st.Crawls[1].Crawl.ID != 1 || st.Crawls[1].Stats == nil {
 		t.Errorf("status --json = %d %q", code, out)
+	}
+	// A node on its own is not a fleet: trawl fleet says so, exit 1.
+	if code, _, errb := trawl(t, "fleet", "members"); code != 1 || !strings.Contains(errb, "not a member of a fleet") {
+		t.Errorf("fleet members against a node on its own = %d, %q", code, errb)
 	}
 }
 

@@ -315,6 +315,7 @@ func TestFleetProcesses(t *testing.T) {
 		}
 		t.Logf("trawl status: %d pages over the fleet (%s's own %d; the live members requested %d)", sum, live[0].name, mine.Fetched, liveRequests)
 	}
+	checkFleetCommands(t, live[1], []string{"n1", "n3", "n4"})
 	checkFleetMetrics(t, live[0])
 
 	// Repeats: each must be a fetch the killed member made just before
@@ -389,6 +390,61 @@ func TestFleetProcesses(t *testing.T) {
 	}
 	t.Logf("coverage %.3f, %d requests, %d repeats and %d robots.txt repeats, of the %d requests %s made in the %v before its kill",
 		rep.Coverage, rep.Requests, len(rep.Repeats), len(rep.RobotsRepeats), inWindow, victim.name, victim.killAt.Sub(window))
+}
+
+// checkFleetCommands checks what trawl fleet members and partitions say
+// through p: the members named (p marked as the one answering), each
+// with its API, their partitions adding up to every partition, each
+// partition given to one of them.
+func checkFleetCommands(t *testing.T, p *fleetProc, names []string) {
+	t.Helper()
+	code, out, errb := trawl(t, "fleet", "members", "--server", p.api)
+	if code != 0 {
+		t.Fatalf("trawl fleet members = %d: %s", code, errb)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	total := 0
+	var got []string
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) == 5 && f[1] == "*" { // the member answering
+			if f[0] != p.name {
+				t.Errorf("trawl fleet members through %s marks %s as the one answering", p.name, f[0])
+			}
+			f = append(f[:1], f[2:]...)
+		}
+		if len(f) != 4 {
+			t.Errorf("trawl fleet members: line %q", l)
+			continue
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil || !strings.HasPrefix(f[1], "http://127.") || f[3] != "serving" {
+			t.Errorf("trawl fleet members: line %q", l)
+		}
+		got = append(got, f[0])
+		total += n
+	}
+	if strings.Join(got, ",") != strings.Join(names, ",") || total != 256 {
+		t.Errorf("trawl fleet members: %v owning %d partitions, want %v owning 256:\n%s", got, total, names, out)
+	}
+	code, out, errb = trawl(t, "fleet", "partitions", "--server", p.api)
+	if code != 0 {
+		t.Fatalf("trawl fleet partitions = %d: %s", code, errb)
+	}
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 257 {
+		t.Fatalf("trawl fleet partitions: %d lines, want a header and 256", len(lines))
+	}
+	for i, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) != 2 || f[0] != strconv.Itoa(i) || !slices.Contains(names, f[1]) {
+			t.Errorf("trawl fleet partitions: line %q", l)
+			break
+		}
+	}
+	if code, _, errb = trawl(t, "fleet", "partitions", "256", "--server", p.api); code != 2 || !strings.Contains(errb, "from 0 to 255") {
+		t.Errorf("trawl fleet partitions 256 = %d, %q; want 2 and the range", code, errb)
+	}
 }
 
 // waitReady waits until p's API says ready (it has joined the fleet).

@@ -43,7 +43,7 @@ var clientBinds = map[string]func(*flag.FlagSet) clientcmd.Run{"crawls create": 
 	"hosts list": hostsListFlags, "hosts policy": policyFlags}
 
 func init() {
-	for _, g := range []*clientcmd.Group{&clientcmd.CrawlsGroup, &clientcmd.HostsGroup, &clientcmd.NodeGroup} {
+	for _, g := range []*clientcmd.Group{&clientcmd.CrawlsGroup, &clientcmd.HostsGroup, &clientcmd.NodeGroup, &clientcmd.FleetGroup} {
 		register(g.Name, g.Summary, func(args []string, stdout, stderr io.Writer) int { return clientGroup(g, args, stdout, stderr) })
 		for _, sc := range g.Commands {
 			path := g.Name + " " + sc.Name

@@ -8,9 +8,10 @@ import (
 
 // Nodes is GET /v1/nodes's answer: the fleet the server is a member of.
 type Nodes struct {
-	Fleet bool     `json:"fleet"` // false: a node on its own
-	Self  string   `json:"self,omitempty"`
-	Nodes []Member `json:"nodes"`
+	Fleet      bool     `json:"fleet"` // false: a node on its own
+	Self       string   `json:"self,omitempty"`
+	Partitions int      `json:"partitions,omitempty"` // the fleet's partition count
+	Nodes      []Member `json:"nodes"`
 
 	Raw json.RawMessage `json:"-"`
 }

@@ -37,8 +37,12 @@ func (g *Group) Help() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "usage: trawl %s COMMAND [flags] [args]\n\nTalks to a running trawl serve (--server) about %s.\n\nCommands:\n", g.Name, g.About)
 	example := "" // a subcommand whose own section is worth showing
+	width := 8
 	for _, sc := range g.Commands {
-		fmt.Fprintf(&b, "  %-8s %s\n", sc.Name, sc.Summary)
+		width = max(width, len(sc.Name))
+	}
+	for _, sc := range g.Commands {
+		fmt.Fprintf(&b, "  %-*s %s\n", width, sc.Name, sc.Summary)
 		if example == "" && sc.Run == nil {
 			example = sc.Name
 		}
@@ -191,4 +195,28 @@ Examples:
 		{Name: "resume", Summary: "fetch again after trawl node pause", NArgs: 0, Run: ResumeNode, Help: `
 Examples:
   trawl node resume`},
+	}}
+
+// FleetGroup is `trawl fleet`: the fleet a server is a member of.
+var FleetGroup = Group{Name: "fleet", About: "the fleet it is a member of",
+	Summary: "show a fleet's members and which member serves each partition",
+	Examples: `  trawl fleet members --server http://crawler-1:8420
+  trawl fleet partitions 17 200`,
+	Commands: []Command{
+		{Name: "members", Summary: "the live members: each one's API, partitions and state", NArgs: 0, Run: FleetMembers, Help: `
+The members as the answering member last saw them (its heartbeat's view):
+the one answering is marked with *. A member gone for more than the
+fleet's member TTL is not listed.
+
+Examples:
+  trawl fleet members
+  trawl fleet members --json`},
+		{Name: "partitions", Args: "[PARTITION...]", Summary: "the member each partition is given to (all, or those named)", NArgs: -1, Run: FleetPartitions, Help: `
+A host's partition is the one its crawl log lines and trawl hosts show. A
+partition given to no live member (its owner lost, not yet taken over)
+shows "-".
+
+Examples:
+  trawl fleet partitions
+  trawl fleet partitions 17 200`},
 	}}
