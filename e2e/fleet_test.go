@@ -70,75 +70,14 @@ func TestFleetProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a multi-process crawl of minutes")
 	}
-	bin := trawlbin.Build(t)
 	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 12, Hosts: 30, BigPages: 25, SharedIPHosts: 12}.SmallPages()), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer web.Close()
-	files, err := testweb.WriteFiles(t.TempDir(), web)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addrs := clustertest.FreeAddrs(t, 8) // 4 NATS cluster addresses, 4 APIs
-	cluster, apis := addrs[:4], addrs[4:]
-	// A fleet name of its own: a server of another test taking the
-	// killed member's port is refused, not routed into this fleet.
-	fleetName := fmt.Sprintf("e2e-%d", os.Getpid())
-	start := func(i int, peers []string) *fleetProc {
-		name := fmt.Sprintf("n%d", i+1)
-		data := filepath.Join(t.TempDir(), name)
-		if dir := os.Getenv("TRAWL_FLEET_LOGS"); dir != "" {
-			data = filepath.Join(dir, name+".data") // kept, to be looked into
-		}
-		p := &fleetProc{name: name, api: "http://" + apis[i], done: make(chan struct{}), data: data}
-		p.cmd = exec.Command(bin, "serve", "--data", data, "--listen", apis[i],
-			"--node-name", name, "--nats-embedded", "--nats-cluster-name", fleetName, "--nats-cluster", cluster[i], "--nats-peers", strings.Join(peers, ","),
-			"--hosts", files[0], "--allow-net", "127.0.0.0/8", "--min-delay", fleetGap.String(), "--max-delay", "3s",
-			"--concurrency", strconv.Itoa(fleetConc), "--max-adaptive-delay", "2s", "--fetch-timeout", fleetFetchTO.String(),
-			"--user-agent", "trawl/0.1 (fleet test "+name+"; +https://github.com/trawl-crawler/trawl)",
-			"--fleet-heartbeat", fleetHeartbeat.String(), "--fleet-member-ttl", fleetTTL.String(),
-			"--fleet-checkpoint-every", fleetCkpt.String(), "--fleet-takeover-hold", fleetHold.String())
-		p.cmd.Env = append(os.Environ(), "TRAWL_TOKEN="+fleetToken)
-		p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
-		p.started = time.Now()
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { defer close(p.done); _ = p.cmd.Wait() }()
-		t.Cleanup(func() {
-			if t.Failed() {
-				// A goroutine dump of each member still running (Go's
-				// runtime writes it on SIGQUIT), to see what is stuck.
-				_ = p.cmd.Process.Signal(syscall.SIGQUIT)
-				select {
-				case <-p.done:
-				case <-time.After(3 * time.Second):
-				}
-			}
-			_ = p.cmd.Process.Kill()
-			<-p.done
-			if dir := os.Getenv("TRAWL_FLEET_LOGS"); dir != "" {
-				_ = os.WriteFile(filepath.Join(dir, name+".log"), []byte(p.out.String()), 0o644)
-			} else if t.Failed() {
-				out := p.out.String()
-				var stuck []string // the fleet's goroutines in the dump, if any
-				for _, g := range strings.Split(out, "\n\n") {
-					if strings.HasPrefix(g, "goroutine ") && strings.Contains(g, "trawl/cluster/") && len(stuck) < 40 {
-						stuck = append(stuck, g)
-					}
-				}
-				if len(stuck) > 0 {
-					t.Logf("%s's goroutines in cluster/ packages at the end:\n%s", name, strings.Join(stuck, "\n\n"))
-				}
-				if i := strings.Index(out, "SIGQUIT: quit"); i >= 0 {
-					out = out[:i] // the log before the dump
-				}
-				t.Logf("%s's output (all of it, and the members' data: TRAWL_FLEET_LOGS=DIR):\n%s", name, childout.LastLines(out, 40))
-			}
-		})
-		return p
-	}
+	r := newFleetRig(t, web)
+	cluster := r.cluster
+	start := func(i int, peers []string) *fleetProc { return r.start(t, i, peers, "") }
 	var procs []*fleetProc
 	for i := range 3 {
 		procs = append(procs, start(i, cluster[:3]))
@@ -445,6 +384,88 @@ func checkFleetCommands(t *testing.T, p *fleetProc, names []string) {
 	if code, _, errb = trawl(t, "fleet", "partitions", "256", "--server", p.api); code != 2 || !strings.Contains(errb, "from 0 to 255") {
 		t.Errorf("trawl fleet partitions 256 = %d, %q; want 2 and the range", code, errb)
 	}
+}
+
+// fleetRig starts the fleet test's members: `trawl serve` processes with
+// embedded NATS servers on loopback, crawling one synthetic web.
+type fleetRig struct {
+	bin           string
+	hosts         string // the web's --hosts file
+	cluster, apis []string
+	name          string // the NATS cluster's
+	gap           time.Duration
+}
+
+func newFleetRig(t *testing.T, web *testweb.Server) *fleetRig {
+	t.Helper()
+	files, err := testweb.WriteFiles(t.TempDir(), web)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := clustertest.FreeAddrs(t, 8) // 4 NATS cluster addresses, 4 APIs
+	// A fleet name of its own: a server of another test taking a killed
+	// member's port is refused, not routed into this fleet.
+	return &fleetRig{bin: trawlbin.Build(t), hosts: files[0], cluster: addrs[:4], apis: addrs[4:],
+		name: fmt.Sprintf("e2e-%d-%s", os.Getpid(), t.Name()), gap: fleetGap}
+}
+
+// start starts member i (n1, n2, ...) routing to peers, its data in data
+// (a directory of its own if ""); it is killed at the end of the test.
+func (r *fleetRig) start(t *testing.T, i int, peers []string, data string) *fleetProc {
+	name := fmt.Sprintf("n%d", i+1)
+	if data == "" {
+		data = filepath.Join(t.TempDir(), name)
+		if dir := os.Getenv("TRAWL_FLEET_LOGS"); dir != "" {
+			data = filepath.Join(dir, name+".data") // kept, to be looked into
+		}
+	}
+	p := &fleetProc{name: name, api: "http://" + r.apis[i], done: make(chan struct{}), data: data}
+	p.cmd = exec.Command(r.bin, "serve", "--data", data, "--listen", r.apis[i],
+		"--node-name", name, "--nats-embedded", "--nats-cluster-name", r.name, "--nats-cluster", r.cluster[i], "--nats-peers", strings.Join(peers, ","),
+		"--hosts", r.hosts, "--allow-net", "127.0.0.0/8", "--min-delay", r.gap.String(), "--max-delay", "3s",
+		"--concurrency", strconv.Itoa(fleetConc), "--max-adaptive-delay", "2s", "--fetch-timeout", fleetFetchTO.String(),
+		"--user-agent", "trawl/0.1 (fleet test "+name+"; +https://github.com/trawl-crawler/trawl)",
+		"--fleet-heartbeat", fleetHeartbeat.String(), "--fleet-member-ttl", fleetTTL.String(),
+		"--fleet-checkpoint-every", fleetCkpt.String(), "--fleet-takeover-hold", fleetHold.String())
+	p.cmd.Env = append(os.Environ(), "TRAWL_TOKEN="+fleetToken)
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	p.started = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { defer close(p.done); _ = p.cmd.Wait() }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			// A goroutine dump of each member still running (Go's
+			// runtime writes it on SIGQUIT), to see what is stuck.
+			_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-p.done:
+			case <-time.After(3 * time.Second):
+			}
+		}
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		if dir := os.Getenv("TRAWL_FLEET_LOGS"); dir != "" {
+			_ = os.WriteFile(filepath.Join(dir, name+".log"), []byte(p.out.String()), 0o644)
+		} else if t.Failed() {
+			out := p.out.String()
+			var stuck []string // the fleet's goroutines in the dump, if any
+			for _, g := range strings.Split(out, "\n\n") {
+				if strings.HasPrefix(g, "goroutine ") && strings.Contains(g, "trawl/cluster/") && len(stuck) < 40 {
+					stuck = append(stuck, g)
+				}
+			}
+			if len(stuck) > 0 {
+				t.Logf("%s's goroutines in cluster/ packages at the end:\n%s", name, strings.Join(stuck, "\n\n"))
+			}
+			if i := strings.Index(out, "SIGQUIT: quit"); i >= 0 {
+				out = out[:i] // the log before the dump
+			}
+			t.Logf("%s's output (all of it, and the members' data: TRAWL_FLEET_LOGS=DIR):\n%s", name, childout.LastLines(out, 40))
+		}
+	})
+	return p
 }
 
 // waitReady waits until p's API says ready (it has joined the fleet).

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
+	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
+	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
+)
+
+// TestFleetRollingRestart: a fleet of three is restarted one member at a
+// time mid-crawl, as an upgrade would be (SIGTERM, wait for the exit,
+// start again on the same data). A member leaving hands its partitions on,
+// each checkpointed with everything it did; coming back, it takes its share
+// again from the others' checkpoints. So no page and no robots.txt is
+// fetched twice, no politeness gap is broken, and the crawl ends by itself
+// with every partition owned once.
+func TestFleetRollingRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a multi-process crawl of minutes")
+	}
+	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 21, Hosts: 12, BigPages: 30}.SmallPages()), testweb.ServeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	r := newFleetRig(t, web)
+	r.gap = time.Second // big hosts of 30 pages: a crawl long enough for three restarts
+	peers := r.cluster[:3]
+	var procs []*fleetProc
+	for i := range 3 {
+		procs = append(procs, r.start(t, i, peers, ""))
+	}
+	for _, p := range procs {
+		waitReady(t, p, 90*time.Second)
+	}
+	c, err := apiclient.New(apiclient.Options{Server: procs[0].api, Token: fleetToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	domain := web.Web().Options().Domain
+	var req apiclient.CrawlRequest
+	req.Name, req.Seeds = "rolling", web.Seeds()
+	depth, giveUp := 12, 3.5
+	req.Scope.Domains, req.Scope.MaxDepth = []string{domain}, &depth
+	req.Limits.RobotsGiveUpS = &giveUp
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	created, err := c.CreateCrawl(ctx, req)
+	cancel()
+	if err != nil {
+		t.Fatalf("POST /v1/crawls to %s: %v", procs[0].name, err)
+	}
+	analyze := func() *testweb.Report {
+		return testweb.Analyze(web.Web(), web.Log(), testweb.AnalyzeOptions{
+			Seeds: req.Seeds, Agent: "trawl", Gap: r.gap, MaxDepth: depth, Domain: domain,
+			MaxParallel: 1, MaxParallelPerIP: 2, MinCoverage: 0.99,
+		})
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for analyze().Coverage < 0.05 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the fleet did not crawl 5%% of the web in 3 minutes: %s", analyze())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	all := slices.Clone(procs)
+	for i, p := range procs {
+		stopAt := time.Now()
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-p.done:
+		case <-time.After(90 * time.Second):
+			t.Fatalf("%s still running 90 s after SIGTERM", p.name)
+		}
+		if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("%s exited %d after SIGTERM", p.name, code)
+		}
+		left := time.Since(stopAt)
+		procs[i] = r.start(t, i, peers, p.data)
+		waitReady(t, procs[i], 90*time.Second)
+		all = append(all, procs[i])
+		t.Logf("%s restarted (left in %v) at coverage %.3f", p.name, left.Round(time.Millisecond), analyze().Coverage)
+		// Its share back before the next one leaves, as an operator's
+		// rolling restart waits for a member to be ready and settled.
+		names := []string{"n1", "n2", "n3"}
+		for settleBy := time.Now().Add(60 * time.Second); partitionTable(procs[i], names) != "" && time.Now().Before(settleBy); {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+
+	var rep *testweb.Report
+	deadline = time.Now().Add(5 * time.Minute)
+	for {
+		rep = analyze()
+		log := web.Log()
+		if rep.Coverage >= 0.99 && len(log) > 0 && time.Since(log[len(log)-1].Start) > 5*time.Second {
+			break
+		}
+		if time.Now().After(deadline) {
+			explainFleetMissing(t, web, rep, all)
+			t.Fatalf("coverage %.3f after 5 minutes: %s", rep.Coverage, rep)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, p := range procs {
+		pc, _ := apiclient.New(apiclient.Options{Server: p.api, Token: fleetToken})
+		var cr apiclient.Crawl
+		for endBy := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			cr, err = pc.Crawl(ctx, created.CrawlID)
+			cancel()
+			if (err == nil && cr.State != "running") || time.Now().After(endBy) {
+				break
+			}
+		}
+		if err != nil || cr.State != "finished" || cr.StopReason != "exhausted" {
+			t.Errorf("%s: crawl %d: %+v, %v; want finished, exhausted", p.name, created.CrawlID, cr, err)
+		}
+	}
+	if e := partitionTable(procs[0], []string{"n1", "n2", "n3"}); e != "" {
+		t.Errorf("ownership at the end: %s", e)
+	}
+
+	var dirs []string
+	for _, p := range procs {
+		dirs = append(dirs, p.data)
+	}
+	shorter, err := clustertest.ShorterPathRefetches(dirs, depth)
+	if err != nil {
+		t.Errorf("the members' crawl logs: %v", err)
+	}
+	var repeats, problems []string
+	for _, rp := range append(rep.Repeats, rep.RobotsRepeats...) {
+		if !shorter[rp.URL] {
+			repeats = append(repeats, rp.URL+" (first by "+agentName(rp.Settled.UserAgent)+")")
+		}
+	}
+	for _, p := range rep.Problems() {
+		if !strings.HasPrefix(p, "repeat: ") && !strings.HasPrefix(p, "robots repeat: ") {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) > 0 {
+		t.Errorf("the web's log shows %d problems:\n%s", len(problems), strings.Join(problems, "\n"))
+	}
+	if len(repeats) > 0 {
+		t.Errorf("%d fetched again across the rolling restart:\n%s", len(repeats), strings.Join(repeats, "\n"))
+	}
+	t.Logf("coverage %.3f, %d requests, %d repeats (%d of them a shorter path)", rep.Coverage, rep.Requests, len(rep.Repeats)+len(rep.RobotsRepeats), len(rep.Repeats)+len(rep.RobotsRepeats)-len(repeats))
+}
