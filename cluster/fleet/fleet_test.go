@@ -136,7 +136,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 		t.Fatal(err)
 	}
 	n.SetContentIndex(m.fp)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// The per-IP cap over the fleet, wired as trawl serve wires it: set
 	// before the node serves a partition, bound to the membership once
@@ -145,7 +145,10 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 	for {
 		o := ipcap.Options{Name: name, JS: js, Replicas: srv.Replicas(), Hold: n.FetchTimeout(), MemberTTL: memberTTL, Logger: lg}
 		o.Use(&joined)
-		if m.cap, err = ipcap.Open(ctx, o); err == nil {
+		actx, acancel := context.WithTimeout(ctx, attemptTimeout) // as Join: an answer lost must not use up ctx
+		m.cap, err = ipcap.Open(actx, o)
+		acancel()
+		if err == nil {
 			break
 		}
 		if ctx.Err() != nil {
@@ -158,12 +161,14 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 	go func() { defer close(m.capDone); m.cap.Run(gctx) }()
 	n.SetIPGate(m.cap)
 	for {
-		m.fleet, err = Start(ctx, Options{
+		actx, acancel := context.WithTimeout(ctx, attemptTimeout)
+		m.fleet, err = Start(actx, Options{
 			Name: name, Node: n, DB: n.DB(), Outbox: n.Outbox(), JS: js, Replicas: srv.Replicas(),
 			Heartbeat: 250 * time.Millisecond, MemberTTL: memberTTL,
 			CheckpointEvery: 2 * time.Second, TakeoverHold: 3 * time.Second, Logger: lg,
 			Shard: m.fp,
 		})
+		acancel()
 		if err == nil {
 			joined.Bind(m.fleet)
 			return m

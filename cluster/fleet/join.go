@@ -209,10 +209,14 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 		return nil, fmt.Errorf("nats: %w", err)
 	}
 	info, _ := json.Marshal(map[string]string{"api": opts.APIURL})
-	// Each attempt is bounded by the client's 5 s default.
-	retry := func(what string, try func() error) error {
+	// Each attempt has a bound of its own (attemptTimeout; each request
+	// in it the client's 5 s default too): one whose answer is lost (a
+	// JetStream leader gone mid-request) must not use up all of ctx.
+	retry := func(what string, try func(ctx context.Context) error) error {
 		for {
-			err := try()
+			actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+			err := try(actx)
+			cancel()
 			if err == nil {
 				return nil
 			}
@@ -225,7 +229,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 		}
 	}
 	// The crawls first (step 2).
-	if err := retry("catalog", func() (err error) {
+	if err := retry("catalog", func(ctx context.Context) (err error) {
 		m.catalog, err = catalog.Open(ctx, js, n, catalog.Options{Replicas: replicas, Logger: log})
 		return err
 	}); err != nil {
@@ -257,7 +261,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	// serves any partition; until the membership is up, the gate counts
 	// as fenced (n fetches nothing).
 	var joined ipcap.Later
-	if err := retry("per-IP slots", func() (err error) {
+	if err := retry("per-IP slots", func(ctx context.Context) (err error) {
 		o := ipcap.Options{Name: name, JS: js, Replicas: replicas, Hold: n.FetchTimeout(), MemberTTL: opts.MemberTTL, Logger: log}
 		o.Use(&joined)
 		m.ipcap, err = ipcap.Open(ctx, o)
@@ -269,7 +273,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	m.stopCap, m.capDone = stopCap, make(chan struct{})
 	go func() { defer close(m.capDone); m.ipcap.Run(gctx) }()
 	n.SetIPGate(m.ipcap)
-	if err := retry("membership", func() (err error) {
+	if err := retry("membership", func(ctx context.Context) (err error) {
 		m.fleet, err = Start(ctx, Options{
 			Name: name, Node: n, DB: n.DB(), Outbox: n.Outbox(), JS: js, Replicas: replicas, Expect: expect, Info: info, Shard: m.fp,
 			Heartbeat: opts.Heartbeat, MemberTTL: opts.MemberTTL,
@@ -281,7 +285,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	}
 	joined.Bind(m.fleet)
 	var fin *finish.Runner
-	if err := retry("crawl end", func() (err error) {
+	if err := retry("crawl end", func(ctx context.Context) (err error) {
 		fin, err = finish.Open(ctx, finish.Options{
 			Name: name, Node: n, DB: n.DB(), JS: js, Catalog: m.catalog, Replicas: replicas, Logger: log,
 			Every: opts.Heartbeat,
@@ -355,6 +359,9 @@ func (m *Member) Close(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// attemptTimeout bounds one attempt of a step of Join.
+const attemptTimeout = 30 * time.Second
 
 // takeoverHold is hold, or when zero the node's fetch timeout plus its
 // minimum gap: a dead member's last fetch began before it died and ends
