@@ -136,6 +136,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 		t.Fatal(err)
 	}
 	n.SetContentIndex(m.fp)
+	startedAt := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// The per-IP cap over the fleet, wired as trawl serve wires it: set
@@ -152,7 +153,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 			break
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatalf("%s: %v (attempts since %v; the member's log:\n%s)", name, err, startedAt.Format("15:04:05.000"), strings.Join(m.log.matching(""), "\n"))
 		}
 		time.Sleep(200 * time.Millisecond) // the bucket's Raft group electing
 	}
@@ -174,7 +175,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 			return m
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatalf("%s: %v (attempts since %v; the member's log:\n%s)", name, err, startedAt.Format("15:04:05.000"), strings.Join(m.log.matching(""), "\n"))
 		}
 		time.Sleep(200 * time.Millisecond) // streams' Raft groups electing
 	}
