@@ -152,6 +152,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 		if err == nil {
 			break
 		}
+		lg.Warn("test: a start-up attempt failed", "err", err)
 		if ctx.Err() != nil {
 			t.Fatalf("%s: %v (attempts since %v; the member's log:\n%s)", name, err, startedAt.Format("15:04:05.000"), strings.Join(m.log.matching(""), "\n"))
 		}
@@ -174,6 +175,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 			joined.Bind(m.fleet)
 			return m
 		}
+		lg.Warn("test: a start-up attempt failed", "err", err)
 		if ctx.Err() != nil {
 			t.Fatalf("%s: %v (attempts since %v; the member's log:\n%s)", name, err, startedAt.Format("15:04:05.000"), strings.Join(m.log.matching(""), "\n"))
 		}
