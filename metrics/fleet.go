@@ -34,12 +34,13 @@ var (
 
 	fpLookups  = counter("trawl_fleet_fingerprint_lookups_total", "Content-fingerprint lookups (cluster/fpshard), by where they were answered: local (a partition this member serves), remote (asked of the partition's owner; a near lookup counts once per partition its bands fall in).", "where")
 	fpMisses   = counter("trawl_fleet_fingerprint_lookup_misses_total", "Remote fingerprint lookups that got no answer (no owner, a timeout, a partition moving), counted as not seen: their payloads were archived in full.")
-	fpRequests = counter("trawl_fleet_fingerprint_requests_total", "Request messages this member's remote fingerprint lookups were batched into.")
+	fpRequests = counter("trawl_fleet_fingerprint_requests_total", "Request messages this member's remote fingerprint lookups were batched into (each retry counted).")
+	fpRetries  = counter("trawl_fleet_fingerprint_move_retries_total", "Remote fingerprint requests sent again because their partition was moving (no member served it), within the wait for its next owner.")
 	fpAdds     = counter("trawl_fleet_fingerprint_adds_total", "Fingerprints this member added, by where they went: local (written here, in a partition it serves), remote (published to the partition's owner).", "where")
 	fpDropped  = counter("trawl_fleet_fingerprint_adds_dropped_total", "Fingerprints for another member's partition lost to a full publishing queue or a failed publish (their copies are archived in full, never lost).")
 	fpReceived = counter("trawl_fleet_fingerprint_adds_received_total", "Fingerprints sent by other members and written here.")
 	fpServed   = counter("trawl_fleet_fingerprint_lookups_served_total", "Fingerprint lookups this member answered for other members.")
-	fpDescs    = []desc{fpLookups, fpMisses, fpRequests, fpAdds, fpDropped, fpReceived, fpServed}
+	fpDescs    = []desc{fpLookups, fpMisses, fpRequests, fpRetries, fpAdds, fpDropped, fpReceived, fpServed}
 )
 
 // AddFleet exports a fleet member's figures: src returns them, or false
@@ -92,6 +93,7 @@ func (m *Metrics) AddFingerprints(src func() (fpshard.Stats, bool)) {
 		emit(fpLookups, float64(s.LookupsRemote), "remote")
 		emit(fpMisses, float64(s.RemoteMisses))
 		emit(fpRequests, float64(s.Requests))
+		emit(fpRetries, float64(s.MoveRetries))
 		emit(fpAdds, float64(s.AddsLocal), "local")
 		emit(fpAdds, float64(s.AddsSent), "remote")
 		emit(fpDropped, float64(s.AddsDropped))

@@ -39,7 +39,7 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 		ChangeLagSum: 250 * time.Second, ChangeLagMax: 1500 * time.Millisecond,
 	}, true
 	ips = ipcap.Stats{Held: 7, Waits: 321, Freed: 2}
-	fps = fpshard.Stats{LookupsLocal: 500, LookupsRemote: 1000, RemoteMisses: 110, Requests: 80,
+	fps = fpshard.Stats{LookupsLocal: 500, LookupsRemote: 1000, RemoteMisses: 110, Requests: 80, MoveRetries: 9,
 		AddsLocal: 300, AddsSent: 600, AddsDropped: 1, AddsReceived: 550, Served: 950}
 	fams := scrape(t, m)
 	checkConventions(t, fams, nil)
@@ -77,6 +77,7 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 		{"trawl_fleet_fingerprint_lookups_total", map[string]string{"where": "remote"}, 1000},
 		{"trawl_fleet_fingerprint_lookup_misses_total", nil, 110},
 		{"trawl_fleet_fingerprint_requests_total", nil, 80},
+		{"trawl_fleet_fingerprint_move_retries_total", nil, 9},
 		{"trawl_fleet_fingerprint_adds_total", map[string]string{"where": "local"}, 300},
 		{"trawl_fleet_fingerprint_adds_total", map[string]string{"where": "remote"}, 600},
 		{"trawl_fleet_fingerprint_adds_dropped_total", nil, 1},

@@ -67,6 +67,11 @@ type Options struct {
 	// Timeout bounds a request to another member; no answer by then is
 	// "not seen". Zero: 2 s.
 	Timeout time.Duration
+	// MoveWait is how long lookups for a partition that no member serves
+	// right now (no responder: its owner lost, or a move under way) are
+	// asked again, every moveRetry, before they count as "not seen".
+	// Zero: 5 s; negative: not asked again.
+	MoveWait time.Duration
 	// MaxBatch is the most lookups (or adds) sent in one message. Zero: 64.
 	MaxBatch int
 	// Linger is how long the first lookup (or add) of a batch waits for
@@ -100,6 +105,9 @@ func (o *Options) Validate() error {
 func (o *Options) ensureDefaults() {
 	if o.Timeout == 0 {
 		o.Timeout = 2 * time.Second
+	}
+	if o.MoveWait == 0 {
+		o.MoveWait = 5 * time.Second
 	}
 	if o.MaxBatch == 0 {
 		o.MaxBatch = 64
@@ -140,6 +148,7 @@ type Shard struct {
 
 	st struct {
 		lookupsLocal, lookupsRemote, remoteMisses, requests    atomic.Int64
+		moveRetries                                            atomic.Int64
 		addsLocal, addsSent, addsDropped, served, addsReceived atomic.Int64
 	}
 }
@@ -332,8 +341,9 @@ type Stats struct {
 	// and asked of others (a near lookup counts once per partition its
 	// bands fall in); RemoteMisses the remote ones that got no answer (no
 	// owner, a timeout, a partition moving), counted as not seen;
-	// Requests the messages those were sent in.
-	LookupsLocal, LookupsRemote, RemoteMisses, Requests int64
+	// Requests the messages those were sent in; MoveRetries the requests
+	// sent again because their partition was moving (Options.MoveWait).
+	LookupsLocal, LookupsRemote, RemoteMisses, Requests, MoveRetries int64
 	// AddsLocal and AddsSent count fingerprints added here and published
 	// to others (a near add once per partition); AddsDropped the adds for
 	// others dropped because the publisher's queue was full (or a publish
@@ -348,7 +358,7 @@ type Stats struct {
 func (s *Shard) Stats() Stats {
 	return Stats{
 		LookupsLocal: s.st.lookupsLocal.Load(), LookupsRemote: s.st.lookupsRemote.Load(),
-		RemoteMisses: s.st.remoteMisses.Load(), Requests: s.st.requests.Load(),
+		RemoteMisses: s.st.remoteMisses.Load(), Requests: s.st.requests.Load(), MoveRetries: s.st.moveRetries.Load(),
 		AddsLocal: s.st.addsLocal.Load(), AddsSent: s.st.addsSent.Load(), AddsDropped: s.st.addsDropped.Load(),
 		Served: s.st.served.Load(), AddsReceived: s.st.addsReceived.Load(),
 	}
@@ -520,6 +530,9 @@ func (s *Shard) ask(p partition.ID, op []byte) *call {
 	return c
 }
 
+// moveRetry is how often lookups for a moving partition are asked again.
+const moveRetry = 250 * time.Millisecond
+
 // flushLookups sends b, partition p's batch of lookups, unless it was sent
 // already, and hands each call its answer.
 func (s *Shard) flushLookups(p partition.ID, b *batch) {
@@ -531,15 +544,29 @@ func (s *Shard) flushLookups(p partition.ID, b *batch) {
 	delete(s.lookups, p)
 	s.mu.Unlock()
 	b.timer.Stop()
-	s.st.requests.Add(1)
 	var answers []answer
-	resp, err := s.opts.Conn.Request(Subject(p), b.msg, s.opts.Timeout)
-	if err == nil {
-		var status byte
-		status, answers, err = decodeReply(resp.Data, len(b.calls))
-		if err == nil && status != statusOK {
-			err = fmt.Errorf("status %d", status)
+	var err error
+	for until := time.Now().Add(s.opts.MoveWait); ; {
+		s.st.requests.Add(1)
+		var (
+			resp   *nats.Msg
+			status byte
+		)
+		resp, err = s.opts.Conn.Request(Subject(p), b.msg, s.opts.Timeout)
+		if err == nil {
+			status, answers, err = decodeReply(resp.Data, len(b.calls))
+			if err == nil && status != statusOK {
+				err = fmt.Errorf("status %d", status)
+			}
 		}
+		// A partition served by no one, or released by the member that
+		// answered, is moving: its next owner answers within moments.
+		moving := errors.Is(err, nats.ErrNoResponders) || (err != nil && status == statusNotServed)
+		if !moving || s.isClosed.Load() || time.Now().Add(moveRetry).After(until) {
+			break
+		}
+		s.st.moveRetries.Add(1)
+		time.Sleep(moveRetry)
 	}
 	if err != nil {
 		s.st.remoteMisses.Add(int64(len(b.calls)))

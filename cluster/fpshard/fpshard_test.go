@@ -112,7 +112,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // of a partition no one serves is "not seen" at once and counted.
 func TestTwoMembers(t *testing.T) {
 	s := jstest.Start(t)
-	a := join(t, s, fpshard.Options{}, span(0, 128)...)
+	a := join(t, s, fpshard.Options{MoveWait: 500 * time.Millisecond}, span(0, 128)...)
 	b := join(t, s, fpshard.Options{}, span(128, 256)...)
 	origA := dedup.Original{URL: "http://a.test/", Date: time.Unix(1_700_000_000, 0).UTC(), File: "a.warc.gz", Offset: 10, RecordID: "<urn:uuid:a>", Job: 1}
 	origB := dedup.Original{URL: "http://b.test/", Date: time.Unix(1_700_000_001, 0).UTC(), File: "b.warc.gz", Offset: 20, RecordID: "<urn:uuid:b>", Job: 1}
@@ -186,8 +186,8 @@ func TestTwoMembers(t *testing.T) {
 	if _, ok, err := a.shard.Exact(sumIn(5, 1)); ok || err != nil {
 		t.Errorf("Exact of a partition no one serves: %v, %v", ok, err)
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("a lookup no one can answer took %v", d)
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Errorf("a lookup no one can answer took %v, with MoveWait 500 ms", d)
 	}
 	if st := a.shard.Stats(); st.RemoteMisses != before.RemoteMisses+1 || st.LookupsRemote != before.LookupsRemote+1 {
 		t.Errorf("stats after an unanswered lookup: %+v (before %+v)", st, before)
@@ -242,7 +242,7 @@ func TestHandoff(t *testing.T) {
 	s := jstest.Start(t)
 	giver := join(t, s, fpshard.Options{}, p)
 	taker := join(t, s, fpshard.Options{})
-	asker := join(t, s, fpshard.Options{})
+	asker := join(t, s, fpshard.Options{MoveWait: 300 * time.Millisecond}) // not served between the two: "not seen" soon
 	orig := dedup.Original{URL: "http://g.test/", Date: time.Unix(1_700_000_000, 0).UTC(), File: "g.warc.gz", RecordID: "<urn:uuid:g>", Job: 2}
 	sum := sumIn(p, 1)
 	fp := band(p, 1) | band(p, 2)<<16 | band(p, 3)<<32 | band(p, 4)<<48
@@ -278,6 +278,46 @@ func TestHandoff(t *testing.T) {
 	m, ok, err := asker.shard.Near(printAt(fp^1<<5), 0.75)
 	if !ok || err != nil || m.URL != "http://g.test/near" || m.Resemblance != 1 {
 		t.Errorf("Near after the handoff = %+v, %v, %v", m, ok, err)
+	}
+}
+
+// TestLookupWaitsForAMovingPartition: a lookup for a partition no member
+// serves (its owner lost, a move under way) is asked again until its next
+// owner answers, within MoveWait; past MoveWait it counts as not seen.
+func TestLookupWaitsForAMovingPartition(t *testing.T) {
+	const p = partition.ID(77)
+	s := jstest.Start(t)
+	owner := join(t, s, fpshard.Options{})
+	asker := join(t, s, fpshard.Options{MoveWait: 5 * time.Second})
+	orig := dedup.Original{URL: "http://m.test/", Date: time.Unix(1_700_000_000, 0).UTC(), File: "m.warc.gz", RecordID: "<urn:uuid:m>", Job: 1}
+	sum := sumIn(p, 7)
+	// The owner's store holds the fingerprint (restored from a
+	// checkpoint, say); it serves the partition 600 ms after the ask.
+	owner.commit(t, func(b *store.Batch) error { return owner.shard.AddExact(b, sum, orig) })
+	served := time.AfterFunc(600*time.Millisecond, func() {
+		if err := owner.shard.Serve(p); err != nil {
+			t.Error(err)
+		}
+	})
+	defer served.Stop()
+	start := time.Now()
+	got, ok, err := asker.shard.Exact(sum)
+	if !ok || err != nil || got != orig {
+		t.Fatalf("Exact while the partition moved = %+v, %v, %v; want the original once its owner serves it", got, ok, err)
+	}
+	st := asker.shard.Stats()
+	if st.MoveRetries == 0 || st.RemoteMisses != 0 {
+		t.Errorf("stats %+v: want move retries and no miss", st)
+	}
+	t.Logf("answered after %v, %d move retries", time.Since(start).Round(time.Millisecond), st.MoveRetries)
+
+	// Past MoveWait: not seen, counted as a miss.
+	quick := join(t, s, fpshard.Options{MoveWait: 300 * time.Millisecond})
+	if _, ok, err := quick.shard.Exact(sumIn(partition.ID(78), 1)); ok || err != nil {
+		t.Errorf("Exact of a partition no one serves = %v, %v; want not seen", ok, err)
+	}
+	if st := quick.shard.Stats(); st.RemoteMisses != 1 || st.MoveRetries == 0 {
+		t.Errorf("stats %+v: want one miss after retries", st)
 	}
 }
 
