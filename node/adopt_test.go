@@ -596,3 +596,57 @@ func TestFoldExpandsShorterPath(t *testing.T) {
 		t.Errorf("record of %s after the shorter path: depth %d, ETag %q, %d fetches; want depth 1, no ETag, 1 fetch", cut.URL, rec.Depth, rec.ETag, rec.Fetches)
 	}
 }
+
+// TestLinksToAnotherServedPartitionAreRouted: in a fleet, a page's links
+// to a partition other than its own go through the outbox even when this
+// node serves that partition too: a fleet replicates each partition's
+// share of a batch on its own, and links written beside the page's
+// completion could be lost with a member killed between the two while the
+// completion was kept. Links within the page's partition are queued here.
+func TestLinksToAnotherServedPartitionAreRouted(t *testing.T) {
+	n, h, _, _ := openPartitioned(t)
+	parts := map[partition.ID]bool{}
+	for _, host := range h.srv.Web().Hosts() {
+		p := partition.Of(host.Name)
+		if !parts[p] {
+			parts[p] = true
+			if err := n.ServePartition(p, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(parts) < 2 {
+		t.Skipf("the web's %d hosts fall in one partition", len(h.srv.Web().Hosts()))
+	}
+	if _, err := n.Adopt(job.Record{ID: 1, Spec: h.spec, Created: adoptCreated, State: job.Running}); err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+	var routed []outbox.Entry
+	for deadline := time.Now().Add(20 * time.Second); len(routed) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		routed = routed[:0]
+		if err := n.Outbox().Range(func(e outbox.Entry) error { routed = append(routed, e); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(routed) == 0 {
+		t.Fatal("no link routed in 20 s, though every partition of the web is served here and its hosts link to each other")
+	}
+	for _, e := range routed {
+		if !parts[partition.Of(e.Item.Host)] {
+			t.Errorf("routed %s, of a partition not served here", e.Item.URL)
+		}
+		if e.Item.Via == "" {
+			t.Errorf("routed %s with no page it was found on", e.Item.URL)
+			continue
+		}
+		via, err := url.Parse(e.Item.Via)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if partition.Of(via.Hostname()) == partition.Of(e.Item.Host) {
+			t.Errorf("routed %s, found on %s of the same partition: it belongs in the frontier here", e.Item.URL, e.Item.Via)
+		}
+	}
+	t.Logf("%d links routed between partitions served here", len(routed))
+}

@@ -290,7 +290,7 @@ func (n *Node) queueSeeds(j *job.Job) error {
 		cands[i] = candidate{u: u}
 	}
 	b := n.db.NewBatch()
-	items, err := n.admit(b, j, cands, false)
+	items, err := n.admit(b, j, cands, false, "")
 	if err != nil {
 		b.Close()
 		return fmt.Errorf("queue seeds: %w", err)
@@ -326,7 +326,7 @@ func (n *Node) AddSeeds(id job.ID, seeds []string) (added int, err error) {
 		cands[i] = candidate{u: u}
 	}
 	b := n.db.NewBatch()
-	items, err := n.admit(b, j, cands, false)
+	items, err := n.admit(b, j, cands, false, "")
 	if err != nil {
 		b.Close()
 		return 0, fmt.Errorf("node: add seeds to job %d: %w", id, err)

@@ -33,13 +33,23 @@ import (
 
 // routeForeign writes into b, as outbox entries for their owners, the
 // URLs among urls (kept[i] is urls[i]'s candidate) whose host's partition
-// this node does not serve, at the level level gives, and reports which it
-// routed. They skip this node's seen gate: the owner's decides.
-func (n *Node) routeForeign(b *store.Batch, j *job.Job, urls []string, kept []candidate, level func(candidate) int) ([]bool, error) {
+// this node does not serve, or (home not "") is not home's, at the level
+// level gives, and reports which it routed. They skip this node's seen
+// gate: the owner's decides.
+//
+// home is the host whose fetch b completes. A fleet replicates each
+// partition's share of a batch on its own (cluster/progress): links to
+// another partition served here, written with the page's completion,
+// could be lost with a member killed between the two shares' publishes
+// while the completion was kept, so they go through the outbox too,
+// published before the completion is (and folded here from the route
+// stream).
+func (n *Node) routeForeign(b *store.Batch, j *job.Job, urls []string, kept []candidate, level func(candidate) int, home string) ([]bool, error) {
 	var routed []bool
+	homePart := partition.Of(home)
 	for i, cd := range kept {
 		host := urlnorm.HostKey(cd.u)
-		if n.frontier.Serves(host) {
+		if n.frontier.Serves(host) && (home == "" || partition.Of(host) == homePart) {
 			continue
 		}
 		if routed == nil {

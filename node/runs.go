@@ -55,7 +55,7 @@ func (n *Node) admitLinks(b *store.Batch, j *job.Job, it frontier.Item, u *url.U
 			out = append(out, cd)
 		}
 	}
-	items, err := n.admit(b, j, out, true)
+	items, err := n.admit(b, j, out, true, it.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (n *Node) admitLinks(b *store.Batch, j *job.Job, it frontier.Item, u *url.U
 		for i := range run {
 			run[i].shapeRun = v
 		}
-		more, err := n.admit(b, j, run, true)
+		more, err := n.admit(b, j, run, true, it.Host)
 		if err != nil {
 			return nil, err
 		}

@@ -258,7 +258,7 @@ func (p *siteProgress) idle(now time.Time, continuous bool, every time.Duration)
 // job may want a file read. *Node implements it.
 type sitemapNode interface {
 	fetchSitemapFile(ctx context.Context, l *frontier.Lease, j *job.Job, fileURL string, su *url.URL, o *frontier.Outcome) (fetchedSitemap, bool)
-	admitListed(b *store.Batch, j *job.Job, fileURL string, depth int, pages []sitemap.Entry) ([]frontier.Item, error)
+	admitListed(b *store.Batch, j *job.Job, fileURL string, depth int, pages []sitemap.Entry, home string) ([]frontier.Item, error)
 	complete(l *frontier.Lease, o frontier.Outcome)
 	completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b *store.Batch, add []frontier.Item)
 	fail(err error)
@@ -550,7 +550,7 @@ func (r *sitemapReader) after(l *frontier.Lease, j *job.Job, k siteKey, sp *site
 	r.mu.Lock()
 	depth := sp.rec.pageDepth
 	r.mu.Unlock()
-	add, err := r.node.admitListed(b, j, file.url, depth, res.pages)
+	add, err := r.node.admitListed(b, j, file.url, depth, res.pages, host)
 	if err != nil {
 		b.Close()
 		r.node.fail(err)
@@ -701,8 +701,9 @@ func (n *Node) fetchSitemapFile(ctx context.Context, l *frontier.Lease, j *job.J
 // (the site itself lists them). The seen gate's answer is exact
 // (urlseen.Durable never trusts its Bloom filter's "maybe" alone), so no
 // false positive hides a listed page; pages seen already go to
-// sitemapSeen with their lastmod.
-func (n *Node) admitListed(b *store.Batch, j *job.Job, fileURL string, depth int, pages []sitemap.Entry) ([]frontier.Item, error) {
+// sitemapSeen with their lastmod. home is the host whose fetch b
+// completes (admit).
+func (n *Node) admitListed(b *store.Batch, j *job.Job, fileURL string, depth int, pages []sitemap.Entry, home string) ([]frontier.Item, error) {
 	if len(pages) == 0 {
 		return nil, nil
 	}
@@ -725,7 +726,7 @@ func (n *Node) admitListed(b *store.Batch, j *job.Job, fileURL string, depth int
 		urls, kept, lastmod = append(urls, s), append(kept, cd), append(lastmod, e.LastMod)
 	}
 	if n.outbox != nil {
-		routed, err := n.routeForeign(b, j, urls, kept, func(candidate) int { return j.Level(0, levels) })
+		routed, err := n.routeForeign(b, j, urls, kept, func(candidate) int { return j.Level(0, levels) }, home)
 		if err != nil {
 			return nil, err
 		}

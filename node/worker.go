@@ -933,7 +933,10 @@ type candidate struct {
 // its URL-seen gate, whose keys for the new ones go into b, and returns
 // the new ones as frontier items of j. b must be committed with them (as
 // the Attach of the frontier change that queues them) or closed.
-func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope bool) ([]frontier.Item, error) {
+//
+// home is the host whose fetch b completes ("" for seeds): in a fleet,
+// links to other partitions are routed (routeForeign).
+func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope bool, home string) ([]frontier.Item, error) {
 	urls := make([]string, 0, len(cands))
 	kept := cands[:0:0]
 	for _, cd := range cands {
@@ -949,7 +952,7 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 		kept = append(kept, cd)
 	}
 	if n.outbox != nil {
-		routed, err := n.routeForeign(b, j, urls, kept, func(cd candidate) int { return j.Level(cd.depth, levels) })
+		routed, err := n.routeForeign(b, j, urls, kept, func(cd candidate) int { return j.Level(cd.depth, levels) }, home)
 		if err != nil {
 			return nil, err
 		}
