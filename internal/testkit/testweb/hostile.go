@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/adler32"
@@ -252,6 +253,7 @@ func (s *Server) serveHostileHead(w http.ResponseWriter, r *http.Request, k host
 			return
 		}
 		defer c.Close()
+		r = watchClose(r, c)
 		head := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Drip: " +
 			strings.Repeat(".", s.opts.DripBytes) + "\r\nContent-Length: " + strconv.Itoa(len(smallPage)) + "\r\n\r\n"
 		for i := range s.opts.DripBytes {
@@ -293,6 +295,24 @@ func hijack(w http.ResponseWriter, status int) net.Conn {
 		return nil
 	}
 	return c
+}
+
+// watchClose returns r with a context that ends when the client closes c,
+// a hijacked connection: net/http no longer watches it, and a write to a
+// connection the client closed may still succeed once, so without this the
+// handler (and the request's span in the log) would outlive the client's
+// request by a drip interval or more, and a crawler's next request to the
+// host, sent after its gap, would look like a second one in flight. The
+// client sends nothing more on a connection whose answer never ended: a
+// read returns only when it is closed (or the handler closes it).
+func watchClose(r *http.Request, c net.Conn) *http.Request {
+	ctx, cancel := context.WithCancel(r.Context())
+	go func() {
+		defer cancel()
+		var b [1]byte
+		_, _ = c.Read(b[:])
+	}()
+	return r.WithContext(ctx)
 }
 
 // redirect answers 302 to loc.

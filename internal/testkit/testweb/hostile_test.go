@@ -335,3 +335,36 @@ func TestAnalyzeHostileKinds(t *testing.T) {
 		t.Errorf("Analyze: Extra %v, robots violations %v; want none on hostile hosts", rep.Extra, rep.RobotsViolations)
 	}
 }
+
+// TestHeaderDripEndsWhenTheClientLeaves: a client that gives up on the
+// header drip (its time-out) ends the request in the log at once, not a
+// drip interval or two later: a crawler's next request to the host, after
+// its gap, is not in flight beside it.
+func TestHeaderDripEndsWhenTheClientLeaves(t *testing.T) {
+	srv, err := Serve(Generate(allHostile(4)), ServeOptions{DripBytes: 50, DripInterval: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	w := srv.Web()
+	h := w.byName["hostile-header-drip."+w.opts.Domain]
+	if h == nil {
+		t.Fatal("no header-drip host")
+	}
+	before := len(srv.Log())
+	a := fetchRaw(t, srv, w.urlOf(h, "/"), 300*time.Millisecond)
+	left := time.Now()
+	if a.err == nil {
+		t.Fatalf("the drip answered within 300 ms: status %d", a.status)
+	}
+	var log []Request
+	for deadline := time.Now().Add(10 * time.Second); (len(log) <= before || log[before].End.IsZero()) && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		log = srv.Log()
+	}
+	if len(log) != before+1 || log[before].End.IsZero() {
+		t.Fatalf("log has %d new entries, want 1, ended", len(log)-before)
+	}
+	if late := log[before].End.Sub(left); late > 500*time.Millisecond {
+		t.Errorf("the request ended in the log %v after the client left (drip interval 2 s)", late)
+	}
+}
