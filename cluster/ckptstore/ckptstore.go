@@ -115,6 +115,13 @@ func (s *Store) Save(ctx context.Context, p partition.ID, db *store.DB, node str
 		st  checkpoint.Stats
 		err error
 	}
+	// The snapshot holds only what the store has made durable: a
+	// checkpoint ahead of its writer's own store (writes applied, not yet
+	// synced, then lost with the machine) would give a taker a state
+	// whose later changes the writer numbered from an older one.
+	if err := db.SyncWAL(); err != nil {
+		return Info{}, fmt.Errorf("ckptstore: partition %d: %w", p, err)
+	}
 	pr, pw := io.Pipe()
 	done := make(chan result, 1)
 	go func() {

@@ -44,6 +44,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -123,7 +124,7 @@ type Options struct {
 const maxPending = 100_000
 
 // roundMax bounds the changes published in one round.
-const roundMax = 1024
+const roundMax = 512
 
 // Rounds are pipelined: up to roundsInFlight rounds' publishes await their
 // acknowledgements while the next is sent (an acknowledgement of a
@@ -131,8 +132,13 @@ const roundMax = 1024
 // sent one after another let changes wait behind them). A round's
 // acknowledgements are awaited for ackWait from its sending; those missing
 // then are published again one by one for at most retryWait.
+//
+// roundsInFlight x roundMax (3,072) stays under nats.go's default bound on
+// asynchronous publishes awaiting acknowledgement (4,000), with room for
+// the route pump's (256), so that a first publish is not refused for it
+// and sent again out of order.
 const (
-	roundsInFlight = 8
+	roundsInFlight = 6
 	ackWait        = 10 * time.Second
 	retryWait      = 30 * time.Second
 )
@@ -161,10 +167,20 @@ type Log struct {
 type part struct {
 	st    State // the last change staged and applied
 	acked []ack // this epoch's changes acknowledged, not yet purged
-	gap   bool  // a change failed to publish since the last Saved
+	// gapN is the highest N of this epoch not published (0: none): a
+	// checkpoint holding it closes the gap.
+	gapN uint64
 }
 
-type ack struct{ n, seq uint64 }
+// ack is a change's place in the stream. first: acknowledged for its first
+// publish. The first publishes of a partition's changes go out in N order
+// on one connection, so their stream sequences follow N; a change sent
+// again may land after later ones, or (its first publish stored, the
+// acknowledgement lost) be a duplicate of an earlier sequence.
+type ack struct {
+	n, seq uint64
+	first  bool
+}
 
 // change is one partition's share of one committed batch.
 type change struct {
@@ -172,6 +188,9 @@ type change struct {
 	st  State
 	ops []byte
 	at  time.Time // when it was applied to the store
+	// hole: a change the log cannot carry (a write it cannot encode):
+	// numbered, never published.
+	hole bool
 }
 
 // Open makes sure the stream exists and returns a Log on it.
@@ -252,27 +271,42 @@ func (l *Log) Stage(b store.TapBatch) func(error) {
 	})
 	if err != nil {
 		l.opts.Logger.Error("progress: a batch could not be read: every served partition's log has a gap until its next checkpoint", "err", err)
+		shares = nil // what was read is not the whole of any share
+		bad = bad[:0]
 		for p := range l.active {
 			bad = append(bad, p)
 		}
 	}
-	staged := make([]change, 0, len(shares))
+	// Each partition with writes in b takes the next N, in b. A partition
+	// whose share cannot be carried takes one too but publishes nothing:
+	// a real gap, where a replay stops (without it, its next change would
+	// follow without a gap and be applied over a write that never came).
+	holes := map[partition.ID]bool{}
+	for _, p := range bad {
+		holes[p] = true
+	}
+	staged := make([]change, 0, len(shares)+len(holes))
 	now := time.Now()
-	for p, ops := range shares {
+	stage := func(p partition.ID, ops []byte, hole bool) {
 		pt := l.active[p]
 		st := State{pt.st.Epoch, pt.st.N + 1}
 		if err := b.Set(store.ProgressKey(p), st.encode()); err != nil {
-			bad = append(bad, p)
-			continue
+			l.opts.Logger.Error("progress: a partition's state could not be written with its change", "partition", p, "err", err)
+			return
 		}
-		staged = append(staged, change{p: p, st: st, ops: ops, at: now})
+		staged = append(staged, change{p: p, st: st, ops: ops, at: now, hole: hole})
+	}
+	for p, ops := range shares {
+		if !holes[p] {
+			stage(p, ops, false)
+		}
+	}
+	for p := range holes {
+		stage(p, nil, true)
 	}
 	return func(err error) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		for _, p := range bad {
-			l.gapLocked(p)
-		}
 		if err != nil {
 			return // not applied: the store has failed, and refuses every later write
 		}
@@ -282,8 +316,8 @@ func (l *Log) Stage(b store.TapBatch) func(error) {
 				continue
 			}
 			pt.st = c.st
-			if len(l.queue) >= maxPending {
-				l.gapLocked(c.p)
+			if c.hole || len(l.queue) >= maxPending {
+				l.gapLocked(c.p, c.st.N)
 				continue
 			}
 			l.queue = append(l.queue, c)
@@ -299,13 +333,13 @@ func (l *Log) Stage(b store.TapBatch) func(error) {
 }
 
 // gapLocked records that a change of p was not published.
-func (l *Log) gapLocked(p partition.ID) {
+func (l *Log) gapLocked(p partition.ID, n uint64) {
 	l.gaps.Add(1)
-	if pt := l.active[p]; pt != nil && !pt.gap {
-		pt.gap = true
-		if l.opts.OnGap != nil {
+	if pt := l.active[p]; pt != nil {
+		if pt.gapN == 0 && l.opts.OnGap != nil {
 			l.opts.OnGap(p)
 		}
+		pt.gapN = max(pt.gapN, n)
 	}
 }
 
@@ -335,7 +369,7 @@ func (l *Log) Resume(ctx context.Context, db *store.DB, p partition.ID) (Resumed
 		return r, fmt.Errorf("progress: partition %d: marker: %w", p, err)
 	}
 	marker := ack.Sequence
-	rp := replay{p: p, db: db, epoch: from.Epoch, applied: from.N, pending: map[uint64][]byte{}}
+	rp := replay{p: p, db: db, epoch: from.Epoch, applied: from.N, pending: map[uint64][]byte{}, logger: l.opts.Logger}
 	for seq := uint64(1); seq < marker; {
 		m, err := l.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(Subject(p)))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -375,6 +409,8 @@ type replay struct {
 	db                *store.DB
 	epoch, applied    uint64
 	pending           map[uint64][]byte // changes of the epoch in force past a gap, by N
+	broken            bool              // a change of the epoch in force was unreadable: its replay stopped
+	logger            *slog.Logger
 	batch             *store.Batch
 	size              int
 	replayed, ignored int
@@ -390,7 +426,7 @@ func (r *replay) message(m *jetstream.RawStreamMsg) error {
 		// replay (the same walk) stopped.
 		r.ignored += len(r.pending)
 		clear(r.pending)
-		r.epoch = m.Sequence
+		r.epoch, r.broken = m.Sequence, false
 		return nil
 	}
 	epoch, err1 := strconv.ParseUint(m.Header.Get(hdrEpoch), 10, 64)
@@ -399,7 +435,7 @@ func (r *replay) message(m *jetstream.RawStreamMsg) error {
 		r.ignored++
 		return nil
 	}
-	if epoch != r.epoch || n <= r.applied {
+	if epoch != r.epoch || n <= r.applied || r.broken {
 		r.ignored++
 		return nil
 	}
@@ -416,32 +452,41 @@ func (r *replay) message(m *jetstream.RawStreamMsg) error {
 	}
 }
 
-// apply adds change n's writes to the batch under way.
+// apply adds change n's writes to the batch under way. A change that does
+// not decode, or writes a key of another partition, is applied not at all:
+// it is a gap (broken), where the epoch's replay stops.
 func (r *replay) apply(n uint64, ops []byte) error {
-	if r.batch == nil {
-		r.batch = r.db.NewBatch()
+	type write struct {
+		code       byte
+		key, value []byte
 	}
+	var ws []write
 	for rest := ops; len(rest) > 0; {
 		code := rest[0]
-		rest = rest[1:]
-		key, r1, ok1 := field(rest)
+		key, r1, ok1 := field(rest[1:])
 		value, r2, ok2 := field(r1)
-		if !ok1 || !ok2 {
+		switch {
+		case !ok1 || !ok2:
 			return r.corrupt(n, "truncated")
+		case code != opSet && code != opDelete:
+			return r.corrupt(n, fmt.Sprintf("op %d", code))
 		}
-		rest = r2
 		if p, ok := checkpoint.Holder(key); !ok || p != r.p {
 			return r.corrupt(n, fmt.Sprintf("key %q is not of the partition", key))
 		}
-		switch code {
-		case opSet:
-			r.batch.Set(key, value)
-		case opDelete:
-			r.batch.Delete(key)
-		default:
-			return r.corrupt(n, fmt.Sprintf("op %d", code))
+		ws = append(ws, write{code, key, value})
+		rest = r2
+	}
+	if r.batch == nil {
+		r.batch = r.db.NewBatch()
+	}
+	for _, w := range ws {
+		if w.code == opSet {
+			r.batch.Set(w.key, w.value)
+		} else {
+			r.batch.Delete(w.key)
 		}
-		r.size += len(key) + len(value)
+		r.size += len(w.key) + len(w.value)
 	}
 	r.applied = n
 	r.replayed++
@@ -452,12 +497,15 @@ func (r *replay) apply(n uint64, ops []byte) error {
 	return nil
 }
 
+// corrupt records change n as unreadable: the epoch's replay stops before
+// it (what follows is fetched again), and the walk goes on to the next
+// epoch's marker, whose owner went on from the same place.
 func (r *replay) corrupt(n uint64, why string) error {
-	if r.batch != nil {
-		r.batch.Close()
-		r.batch = nil
-	}
-	return fmt.Errorf("progress: partition %d: change %d of epoch %d unreadable: %s", r.p, n, r.epoch, why)
+	r.broken = true
+	r.ignored += 1 + len(r.pending)
+	clear(r.pending)
+	r.logger.Warn("progress: a change unreadable: the partition's replay stops before it", "partition", r.p, "epoch", r.epoch, "n", n, "why", why)
+	return nil
 }
 
 func (r *replay) flush() error {
@@ -499,17 +547,29 @@ func (l *Log) Saved(ctx context.Context, p partition.ID, st State) error {
 		l.mu.Unlock()
 		return nil
 	}
-	var upTo uint64 // the stream sequence of the last change st holds
+	// Purged: up to the last first-publish sequence of a change st holds
+	// (those follow N: ack), and below every sequence of one it does not.
+	// A change sent again may sit above later ones; it stays, and a
+	// replay passes over it as held.
+	var upTo uint64
+	below := uint64(math.MaxUint64)
 	keep := pt.acked[:0]
 	for _, a := range pt.acked {
-		if a.n <= st.N {
-			upTo = max(upTo, a.seq)
-		} else {
+		switch {
+		case a.n > st.N:
+			below = min(below, a.seq)
 			keep = append(keep, a)
+		case a.first:
+			upTo = max(upTo, a.seq)
 		}
 	}
+	if upTo >= below {
+		upTo = below - 1
+	}
 	pt.acked = keep
-	pt.gap = false
+	if pt.gapN != 0 && st.N >= pt.gapN {
+		pt.gapN = 0
+	}
 	l.mu.Unlock()
 	if upTo == 0 {
 		return nil
@@ -620,6 +680,17 @@ waiting:
 			return
 		}
 	}
+	first := make([]bool, len(r))
+	for i, p := range r {
+		if acks[i] == nil && p.f != nil {
+			select { // answered since the wait ended
+			case a := <-p.f.Ok():
+				acks[i] = a
+			default:
+			}
+		}
+		first[i] = acks[i] != nil
+	}
 	// A change that did land is not stored twice: its message ID is a
 	// duplicate. What is left after retryWait is given up (a gap, closed
 	// by the partition's next checkpoint).
@@ -648,7 +719,7 @@ waiting:
 	for i, p := range r {
 		c := p.c
 		if acks[i] == nil {
-			l.gapLocked(c.p)
+			l.gapLocked(c.p, c.st.N)
 			continue
 		}
 		l.published.Add(1)
@@ -659,7 +730,7 @@ waiting:
 			l.lagMax.Store(lag) // only this goroutine stores
 		}
 		if pt := l.active[c.p]; pt != nil && pt.st.Epoch == c.st.Epoch {
-			pt.acked = append(pt.acked, ack{c.st.N, acks[i].Sequence})
+			pt.acked = append(pt.acked, ack{n: c.st.N, seq: acks[i].Sequence, first: first[i]})
 		}
 	}
 	l.settled += uint64(len(r))

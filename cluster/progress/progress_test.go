@@ -223,6 +223,104 @@ func TestGapStopsReplay(t *testing.T) {
 	}
 }
 
+// TestUnreadableChangeIsAGap: a change that does not decode (or writes a
+// key of another partition) stops the replay of its epoch before it,
+// applying none of its writes, and the resume succeeds (a taker must not
+// fail on it until it ages out); the next owner's epoch applies again.
+func TestUnreadableChangeIsAGap(t *testing.T) {
+	js := jstest.JetStream(t, jstest.Start(t))
+	const p = partition.ID(6)
+	h, other := hostOf(t, p), hostOf(t, 60)
+	a := newMember(t, js)
+	r := a.resume(t, p)
+	ctx := context.Background()
+	publish := func(n uint64, ops []byte) {
+		t.Helper()
+		if _, err := js.PublishMsg(ctx, change{p: p, st: State{r.To.Epoch, n}, ops: ops}.msg()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(host, v string) []byte {
+		k := store.URLKey(host, "http://"+host+"/"+v)
+		ops := append([]byte{opSet}, binary.AppendUvarint(nil, uint64(len(k)))...)
+		ops = append(ops, k...)
+		return append(binary.AppendUvarint(ops, uint64(len(v))), v...)
+	}
+	publish(1, set(h, "one"))
+	publish(2, append(set(h, "two-a"), set(other, "two-b")...)) // a key of partition 60
+	publish(3, set(h, "three"))
+	publish(4, set(h, "four")[:5]) // truncated, after the gap anyway
+
+	b := newMember(t, js)
+	got := b.resume(t, p)
+	if got.Replayed != 1 || got.To.N != 1 || got.Ignored != 3 {
+		t.Errorf("replay: %+v, want change 1 applied, the rest ignored", got)
+	}
+	if c := contents(t, b.db, p); !strings.Contains(c, "one") || strings.Contains(c, "two") || strings.Contains(c, "three") {
+		t.Errorf("replayed:\n%s", c)
+	}
+	// b's own epoch goes on from 1, and a later taker applies it.
+	b.write(t, string(store.URLKey(h, "http://"+h+"/by-b")), "b")
+	b.flush(t)
+	c := newMember(t, js)
+	if got := c.resume(t, p); got.To.N != 2 || got.Replayed != 2 {
+		t.Errorf("replay after b's marker: %+v, want change 1 and b's change 2", got)
+	}
+	if got, want := contents(t, c.db, p), contents(t, b.db, p); got != want {
+		t.Errorf("c holds:\n%s\nb holds:\n%s", got, want)
+	}
+}
+
+// TestHoleStopsReplay: a batch with a write the log cannot carry (a range
+// deletion of a served partition's keys) takes its number and publishes
+// nothing: a taker's replay stops before it, instead of applying the
+// changes after it over a deletion that never came; the gap is reported.
+func TestHoleStopsReplay(t *testing.T) {
+	js := jstest.JetStream(t, jstest.Start(t))
+	const p = partition.ID(11)
+	h := hostOf(t, p)
+	key := func(i int) []byte { return store.URLKey(h, fmt.Sprintf("http://%s/%d", h, i)) }
+	gaps := make(chan partition.ID, 4)
+	l, err := Open(context.Background(), js, Options{OnGap: func(q partition.ID) { gaps <- q }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.Open(t)
+	db.SetTap(l)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); l.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	a := &member{db: db, log: l}
+	a.resume(t, p)
+	a.write(t, string(key(1)), "one", string(key(2)), "two")
+	b := db.NewBatch()
+	if err := b.DeleteRange(key(0), key(9)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	a.write(t, string(key(3)), "three")
+	a.flush(t)
+	select {
+	case q := <-gaps:
+		if q != p {
+			t.Errorf("gap reported for %d, want %d", q, p)
+		}
+	default:
+		t.Error("no gap reported")
+	}
+	if st, _ := Load(db, p); st.N != 3 {
+		t.Errorf("state %+v after 3 changes, the second a hole", st)
+	}
+	taker := newMember(t, js)
+	got := taker.resume(t, p)
+	if got.Replayed != 1 || got.To.N != 1 {
+		t.Errorf("replay: %+v, want change 1 only", got)
+	}
+}
+
 // TestSavedPurges: a checkpoint saved lets the changes it holds go; a
 // taker that restores the checkpoint replays only those after it.
 func TestSavedPurges(t *testing.T) {

@@ -173,18 +173,33 @@ func (p *Pump) Flush(ctx context.Context) (int, error) {
 		defer wait.Stop()
 		var del [][]byte
 		n := 0
+		noAck := fmt.Errorf("no acknowledgement in %v", flushAckWait)
+		expired := false // past the wait: the rest are only looked at
 		for _, m := range inFlight {
-			select {
-			case <-m.f.Ok():
-				del = append(del, m.keys...)
-				n += m.n
-			case err := <-m.f.Err():
-				failed = cmp.Or(failed, fmt.Errorf("route: publish %d URLs to partition %d: %w", m.n, m.part, err))
-			case <-wait.C:
-				failed = cmp.Or(failed, fmt.Errorf("route: publish %d URLs to partition %d: no acknowledgement in %v", m.n, m.part, flushAckWait))
-			case <-ctx.Done():
-				failed = cmp.Or(failed, fmt.Errorf("route: publish %d URLs to partition %d: %w", m.n, m.part, ctx.Err()))
+			var err error
+			if expired {
+				select {
+				case <-m.f.Ok():
+				case err = <-m.f.Err():
+				default:
+					err = noAck
+				}
+			} else {
+				select {
+				case <-m.f.Ok():
+				case err = <-m.f.Err():
+				case <-wait.C:
+					expired, err = true, noAck
+				case <-ctx.Done():
+					err = ctx.Err()
+				}
 			}
+			if err != nil {
+				failed = cmp.Or(failed, fmt.Errorf("route: publish %d URLs to partition %d: %w", m.n, m.part, err))
+				continue
+			}
+			del = append(del, m.keys...)
+			n += m.n
 		}
 		inFlight = inFlight[:0]
 		if len(del) > 0 {
