@@ -46,12 +46,20 @@ func fill(t *testing.T, db *store.DB, hosts []string, tag string) {
 			b.Set(k, v)
 		}
 	}
+	for _, h := range hosts { // the partitions' progress keys: one each
+		b.Set(store.ProgressKey(partition.Of(h)), []byte(tag))
+	}
 	b.Set(store.DigestKey([32]byte{1}), []byte(tag))
 	b.Set(store.JobKey(3), []byte(tag))
 	if err := db.Commit(b); err != nil {
 		t.Fatal(err)
 	}
 }
+
+// keysOf is how many keys fill writes for hosts hosts of parts partitions:
+// a key of each per-host kind for each host, and each partition's progress
+// key.
+func keysOf(hosts, parts int) int { return hosts*(len(Kinds)-1) + parts }
 
 // dump returns every key and value of db, as "key=value" lines.
 func dump(t *testing.T, db *store.DB) map[string]string {
@@ -109,8 +117,8 @@ func TestMove(t *testing.T) {
 	if wh.RouteSeq != 42 || wh.Partition != p || !wh.Written.Equal(written) {
 		t.Errorf("Write: header %+v, want partition %d, seq 42, %v", wh, p, written)
 	}
-	if st.Keys != 5*len(Kinds) {
-		t.Errorf("Write: %d keys, want %d (5 hosts x %d kinds)", st.Keys, 5*len(Kinds), len(Kinds))
+	if st.Keys != keysOf(5, 1) {
+		t.Errorf("Write: %d keys, want %d (5 hosts x %d kinds, and the progress key)", st.Keys, keysOf(5, 1), len(Kinds)-1)
 	}
 	h, rst, err := Read(bytes.NewReader(buf.Bytes()), dst, p)
 	if err != nil {
@@ -262,7 +270,7 @@ func TestCorruptStreams(t *testing.T) {
 		// A stream refused at its header leaves the store as it was; one
 		// refused in its body leaves the partition empty.
 		atHeader := tc.name == "empty" || tc.name == "bad magic" || tc.name == "other partition"
-		if want := map[bool]int{true: 2 * len(Kinds), false: 0}[atHeader]; stale != want {
+		if want := map[bool]int{true: keysOf(2, 1), false: 0}[atHeader]; stale != want {
 			t.Errorf("%s: %d keys of partition %d left after a refused read, want %d", tc.name, stale, tc.want, want)
 		}
 		if pend, err := Pending(dst); err != nil || len(pend) != 0 {
@@ -404,9 +412,9 @@ func TestMoveFingerprints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2 hosts x a key of each kind, 2 digests and the one band key of
-	// nearP in p.
-	if want := 2*len(Kinds) + 2 + 1; st.Keys != want {
+	// 2 hosts x a key of each kind (and the progress key), 2 digests and
+	// the one band key of nearP in p.
+	if want := keysOf(2, 1) + 2 + 1; st.Keys != want {
 		t.Errorf("Write: %d keys, want %d", st.Keys, want)
 	}
 	if _, _, err := Read(bytes.NewReader(buf.Bytes()), dst, p); err != nil {
