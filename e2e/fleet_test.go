@@ -402,10 +402,11 @@ func newFleetRig(t *testing.T, web *testweb.Server) *fleetRig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bin := trawlbin.Build(t)             // first: the ports below are free only now
 	addrs := clustertest.FreeAddrs(t, 8) // 4 NATS cluster addresses, 4 APIs
 	// A fleet name of its own: a server of another test taking a killed
 	// member's port is refused, not routed into this fleet.
-	return &fleetRig{bin: trawlbin.Build(t), hosts: files[0], cluster: addrs[:4], apis: addrs[4:],
+	return &fleetRig{bin: bin, hosts: files[0], cluster: addrs[:4], apis: addrs[4:],
 		name: fmt.Sprintf("e2e-%d-%s", os.Getpid(), t.Name()), gap: fleetGap}
 }
 

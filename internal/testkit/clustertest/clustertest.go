@@ -5,7 +5,9 @@ package clustertest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"strconv"
 	"testing"
 
 	"github.com/trawl-crawler/trawl/internal/store/partition"
@@ -13,14 +15,27 @@ import (
 
 // FreeAddrs returns n loopback addresses (127.0.0.1:port) whose ports were
 // free a moment ago: for servers that must know each other's addresses
-// before any of them listens (a cluster's routes).
+// before any of them listens (a cluster's routes). The ports are drawn
+// below the kernel's ephemeral range (from 32768 on Linux), which it hands
+// to outgoing connections: a port from there, closed and then listened on
+// again a while later, was seen taken by another test's client.
 func FreeAddrs(t testing.TB, n int) []string {
 	t.Helper()
+	const lo, hi = 20000, 32000
 	out := make([]string, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	seen := map[int]bool{}
+	for tries := 0; len(out) < n; tries++ {
+		if tries > 1000 {
+			t.Fatalf("no free port in [%d, %d) after %d tries", lo, hi, tries)
+		}
+		p := lo + rand.IntN(hi-lo)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 		if err != nil {
-			t.Fatal(err)
+			continue // taken
 		}
 		out = append(out, l.Addr().String())
 		l.Close()
