@@ -93,6 +93,10 @@ const maxDepth = 12
 // the per-IP cap stay taken after it is found gone (cluster/ipcap).
 const fetchTimeout = 3 * time.Second
 
+// killWindow is how long before a kill a fetch may have ended and still
+// be done again by a taker (in flight, or its change unacknowledged).
+const killWindow = 5 * time.Second
+
 // memberTTL is how long a silent member stays in the fleet.
 const memberTTL = 3 * time.Second
 
@@ -316,7 +320,7 @@ func TestFleetCrawl(t *testing.T) {
 	checkContent(t, members)
 	// No repeat unless a member was fenced under load and its partitions
 	// taken over (none is, on a machine with time to spare).
-	unexplained := unexplainedRepeats(rep, members)
+	unexplained := unexplainedRepeats(rep, members, time.Time{})
 	for _, m := range members {
 		m.stop(t)
 	}
@@ -518,7 +522,7 @@ func TestFleetKillAndJoin(t *testing.T) {
 			}
 		}
 	}
-	unexplained := unexplainedRepeats(rep, live)
+	unexplained := unexplainedRepeats(rep, live, killedAt)
 	var problems []string
 	for _, p := range rep.Problems() {
 		if !strings.HasPrefix(p, "repeat: ") && !strings.HasPrefix(p, "robots repeat: ") {
@@ -583,7 +587,13 @@ func ownership(live []*member) string {
 // 429) ended after the snapshot of the checkpoint the taker restored, or
 // within a second before it (the WARC sync and the completion's commit come
 // after the response): what that checkpoint does not record is done again.
-func unexplainedRepeats(rep *testweb.Report, live []*member) []string {
+//
+// A fetch that ended within killWindow before killedAt (if not zero) is
+// excused too, whatever the checkpoints: it was in flight at the kill, or
+// its change not yet acknowledged (a loaded machine, under the race
+// detector, takes seconds from a response to its commit), as the e2e
+// fleet test judges it.
+func unexplainedRepeats(rep *testweb.Report, live []*member, killedAt time.Time) []string {
 	taken := map[partition.ID][]ckptstore.Info{}
 	var dirs []string
 	for _, m := range live {
@@ -604,6 +614,9 @@ func unexplainedRepeats(rep *testweb.Report, live []*member) []string {
 			continue
 		}
 		first, ok := rp.Settled, false // the answer the repeat did not keep
+		if !killedAt.IsZero() && !first.End.Before(killedAt.Add(-killWindow)) {
+			continue
+		}
 		for _, info := range taken[partition.Of(first.Host)] {
 			ok = ok || !first.End.Before(info.Written.Add(-time.Second))
 		}
