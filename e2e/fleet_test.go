@@ -201,16 +201,7 @@ func TestFleetProcesses(t *testing.T) {
 	// (cluster/finish), within a minute of the ownership settling (two
 	// checks of every member's report, a heartbeat apart).
 	for _, p := range live {
-		pc, _ := apiclient.New(apiclient.Options{Server: p.api, Token: fleetToken})
-		var cr apiclient.Crawl
-		for endBy := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			cr, err = pc.Crawl(ctx, created.CrawlID)
-			cancel()
-			if (err == nil && cr.State != "running") || time.Now().After(endBy) {
-				break
-			}
-		}
+		cr, err := crawlEnd(p, created.CrawlID, time.Minute)
 		if err != nil || cr.State != "finished" || cr.StopReason != "exhausted" {
 			t.Errorf("%s: crawl %d a minute after the fleet settled: %+v, %v; want finished, exhausted", p.name, created.CrawlID, cr, err)
 			var why []string // the coordinator's reasons, and what failed around them
@@ -467,6 +458,20 @@ func (r *fleetRig) start(t *testing.T, i int, peers []string, data string) *flee
 		}
 	})
 	return p
+}
+
+// crawlEnd polls p's API for crawl id until it is no longer running or
+// within passes, and returns what it last said.
+func crawlEnd(p *fleetProc, id uint32, within time.Duration) (apiclient.Crawl, error) {
+	pc, _ := apiclient.New(apiclient.Options{Server: p.api, Token: fleetToken})
+	for endBy := time.Now().Add(within); ; time.Sleep(250 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		cr, err := pc.Crawl(ctx, id)
+		cancel()
+		if (err == nil && cr.State != "running") || time.Now().After(endBy) {
+			return cr, err
+		}
+	}
 }
 
 // waitReady waits until p's API says ready (it has joined the fleet).

@@ -110,16 +110,7 @@ func TestFleetRollingRestart(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	for _, p := range procs {
-		pc, _ := apiclient.New(apiclient.Options{Server: p.api, Token: fleetToken})
-		var cr apiclient.Crawl
-		for endBy := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			cr, err = pc.Crawl(ctx, created.CrawlID)
-			cancel()
-			if (err == nil && cr.State != "running") || time.Now().After(endBy) {
-				break
-			}
-		}
+		cr, err := crawlEnd(p, created.CrawlID, time.Minute)
 		if err != nil || cr.State != "finished" || cr.StopReason != "exhausted" {
 			t.Errorf("%s: crawl %d: %+v, %v; want finished, exhausted", p.name, created.CrawlID, cr, err)
 		}

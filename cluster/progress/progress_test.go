@@ -42,7 +42,12 @@ type member struct {
 
 func newMember(t *testing.T, js jetstream.JetStream) *member {
 	t.Helper()
-	l, err := Open(context.Background(), js, Options{})
+	return newMemberWith(t, js, Options{})
+}
+
+func newMemberWith(t *testing.T, js jetstream.JetStream, o Options) *member {
+	t.Helper()
+	l, err := Open(context.Background(), js, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +114,13 @@ func contents(t *testing.T, db *store.DB, p partition.ID) string {
 		fmt.Fprintf(&sb, "%q=%q\n", it.Key(), it.Value())
 	}
 	return sb.String()
+}
+
+// setOp is a change's body setting key to v.
+func setOp(key []byte, v string) []byte {
+	ops := append([]byte{opSet}, binary.AppendUvarint(nil, uint64(len(key)))...)
+	ops = append(ops, key...)
+	return append(binary.AppendUvarint(ops, uint64(len(v))), v...)
 }
 
 // TestReplay: a member's changes of a partition, replayed into an empty
@@ -199,11 +211,7 @@ func TestGapStopsReplay(t *testing.T) {
 	ctx := context.Background()
 	publish := func(n uint64, v string) {
 		t.Helper()
-		var ops []byte
-		k := store.URLKey(h, fmt.Sprintf("http://%s/%d", h, n))
-		ops = append(ops, opSet)
-		ops = append(binary.AppendUvarint(ops, uint64(len(k))), k...)
-		ops = append(binary.AppendUvarint(ops, uint64(len(v))), v...)
+		ops := setOp(store.URLKey(h, fmt.Sprintf("http://%s/%d", h, n)), v)
 		if _, err := js.PublishMsg(ctx, change{p: p, st: State{r.To.Epoch, n}, ops: ops}.msg()); err != nil {
 			t.Fatal(err)
 		}
@@ -240,12 +248,7 @@ func TestUnreadableChangeIsAGap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	set := func(host, v string) []byte {
-		k := store.URLKey(host, "http://"+host+"/"+v)
-		ops := append([]byte{opSet}, binary.AppendUvarint(nil, uint64(len(k)))...)
-		ops = append(ops, k...)
-		return append(binary.AppendUvarint(ops, uint64(len(v))), v...)
-	}
+	set := func(host, v string) []byte { return setOp(store.URLKey(host, "http://"+host+"/"+v), v) }
 	publish(1, set(h, "one"))
 	publish(2, append(set(h, "two-a"), set(other, "two-b")...)) // a key of partition 60
 	publish(3, set(h, "three"))
@@ -281,17 +284,8 @@ func TestHoleStopsReplay(t *testing.T) {
 	h := hostOf(t, p)
 	key := func(i int) []byte { return store.URLKey(h, fmt.Sprintf("http://%s/%d", h, i)) }
 	gaps := make(chan partition.ID, 4)
-	l, err := Open(context.Background(), js, Options{OnGap: func(q partition.ID) { gaps <- q }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := storetest.Open(t)
-	db.SetTap(l)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); l.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	a := &member{db: db, log: l}
+	a := newMemberWith(t, js, Options{OnGap: func(q partition.ID) { gaps <- q }})
+	db := a.db
 	a.resume(t, p)
 	a.write(t, string(key(1)), "one", string(key(2)), "two")
 	b := db.NewBatch()
