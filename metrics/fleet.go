@@ -18,6 +18,7 @@ var (
 	fleetMoves    = counter("trawl_fleet_partition_moves_total", "Partition moves this member served: take (a free partition, from its checkpoint), takeover (from a dead or fenced owner; also counted as take), adopt (a claim kept across a restart), release (handed on, checkpointed), drop (let go without a checkpoint).", "kind")
 	fleetCkpts    = counter("trawl_fleet_checkpoints_total", "Partition checkpoints this member wrote to the object store, by result (saved, failed).", "result")
 	fleetRestores = counter("trawl_fleet_checkpoint_restores_total", "Partition checkpoints this member restored when it took a partition.")
+	fleetUnread   = counter("trawl_fleet_checkpoints_unreadable_total", "Partition checkpoints this member found unreadable, again and again, and served the partition without (from an empty state: its queued URLs lost, its pages may be fetched again).")
 	fleetRouted   = counter("trawl_fleet_routed_urls_total", "URLs routed between members: out (this member published them for another's partition), in (folded from the route stream into this member's).", "direction")
 	fleetOutbox   = gauge("trawl_fleet_outbox_urls", "Routed URLs this member has yet to publish (its outbox).")
 	fleetChanges  = counter("trawl_fleet_progress_changes_total", "Partition changes (one committed batch's share of a served partition) in the replicated progress stream (cluster/progress), by what became of them: published (acknowledged by JetStream), replayed (applied by this member after a take), lost (not published: the partition's next checkpoint covers them).", "result")
@@ -25,7 +26,7 @@ var (
 	fleetQueued   = gauge("trawl_fleet_progress_queued_changes", "Committed partition changes waiting to be published: what a kill of this member now would cost its takers, with its fetches in flight.")
 	fleetLagSum   = counter("trawl_fleet_progress_lag_seconds_total", "Sum over the published changes of the time from their commit to JetStream's acknowledgement (divide by the published changes for the mean).")
 	fleetLagMax   = gauge("trawl_fleet_progress_lag_max_seconds", "The longest time a change took from its commit to JetStream's acknowledgement since the member started.")
-	fleetDescs    = []desc{fleetMembers, fleetServed, fleetFenced, fleetMoves, fleetCkpts, fleetRestores, fleetRouted, fleetOutbox, fleetChanges, fleetChangeB, fleetQueued, fleetLagSum, fleetLagMax}
+	fleetDescs    = []desc{fleetMembers, fleetServed, fleetFenced, fleetMoves, fleetCkpts, fleetRestores, fleetUnread, fleetRouted, fleetOutbox, fleetChanges, fleetChangeB, fleetQueued, fleetLagSum, fleetLagMax}
 
 	ipSlotsHeld  = gauge("trawl_fleet_ip_slots_held", "Per-IP fetch slots this member holds now (cluster/ipcap: the fleet's cap on fetches at once to one address).")
 	ipSlotWaits  = counter("trawl_fleet_ip_slot_waits_total", "Fetches that found every slot of their address taken (by this member or others) and waited their turn.")
@@ -62,6 +63,7 @@ func (m *Metrics) AddFleet(src func() (fleet.Stats, bool)) {
 		emit(fleetCkpts, float64(s.CheckpointsSaved), "saved")
 		emit(fleetCkpts, float64(s.CheckpointsFailed), "failed")
 		emit(fleetRestores, float64(s.CheckpointsRestored))
+		emit(fleetUnread, float64(s.CheckpointsUnreadable))
 		emit(fleetRouted, float64(s.RoutedOut), "out")
 		emit(fleetRouted, float64(s.RoutedIn), "in")
 		emit(fleetOutbox, float64(s.Outbox))

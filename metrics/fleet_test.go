@@ -33,7 +33,7 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 	st, joined = fleet.Stats{
 		Members: 3, Served: 85, Fenced: true,
 		Takes: 90, Takeovers: 12, Adopts: 4, Releases: 9, Drops: 2,
-		CheckpointsSaved: 400, CheckpointsFailed: 3, CheckpointsRestored: 60,
+		CheckpointsSaved: 400, CheckpointsFailed: 3, CheckpointsRestored: 60, CheckpointsUnreadable: 1,
 		RoutedOut: 1234, RoutedIn: 987, Outbox: 5,
 		ChangesPublished: 5000, ChangesReplayed: 70, ChangeGaps: 2, ChangeBytes: 1 << 20, ChangesQueued: 12,
 		ChangeLagSum: 250 * time.Second, ChangeLagMax: 1500 * time.Millisecond,
@@ -60,6 +60,7 @@ func TestScrapeOfAFleetMember(t *testing.T) {
 		{"trawl_fleet_checkpoints_total", map[string]string{"result": "saved"}, 400},
 		{"trawl_fleet_checkpoints_total", map[string]string{"result": "failed"}, 3},
 		{"trawl_fleet_checkpoint_restores_total", nil, 60},
+		{"trawl_fleet_checkpoints_unreadable_total", nil, 1},
 		{"trawl_fleet_routed_urls_total", map[string]string{"direction": "out"}, 1234},
 		{"trawl_fleet_routed_urls_total", map[string]string{"direction": "in"}, 987},
 		{"trawl_fleet_outbox_urls", nil, 5},

@@ -8,8 +8,8 @@
 //   - A checkpoint is streamed from the store into the bucket (Save) and
 //     from the bucket into the store (Restore) in chunks; it is never
 //     whole in memory.
-//   - An object is replaced whole: JetStream publishes an object's
-//     metadata only after all its chunks were acknowledged, so a Save that
+//   - An object is replaced whole: its info is published only after all
+//     its chunks were acknowledged, each in order (put), so a Save that
 //     fails (a store error, a lost connection) leaves the previous
 //     checkpoint of the partition in place.
 //   - The route sequence of an object (header and metadata) is that of the
@@ -26,7 +26,6 @@
 package ckptstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -71,7 +70,9 @@ type Options struct {
 
 // Store is the bucket of checkpoints.
 type Store struct {
+	js     jetstream.JetStream
 	obs    jetstream.ObjectStore
+	stream jetstream.Stream // the bucket's
 	before func(ctx context.Context, p partition.ID) error
 }
 
@@ -89,7 +90,11 @@ func Open(ctx context.Context, js jetstream.JetStream, o Options) (*Store, error
 	if err != nil {
 		return nil, fmt.Errorf("ckptstore: bucket %s: %w", Bucket, err)
 	}
-	return &Store{obs: obs, before: o.BeforeCommit}, nil
+	stream, err := js.Stream(ctx, "OBJ_"+Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("ckptstore: bucket %s: stream: %w", Bucket, err)
+	}
+	return &Store{js: js, obs: obs, stream: stream, before: o.BeforeCommit}, nil
 }
 
 // Info describes a stored checkpoint.
@@ -139,33 +144,13 @@ func (s *Store) Save(ctx context.Context, p partition.ID, db *store.DB, node str
 		}
 		return res
 	}
-	fail := func(err error) (Info, error) {
-		pr.CloseWithError(err) // unblocks the writer
-		if r := wait(); r.err != nil && !errors.Is(r.err, err) {
-			err = errors.Join(err, r.err)
-		}
-		return Info{}, fmt.Errorf("ckptstore: save partition %d: %w", p, err)
-	}
-
-	// The header comes first in the stream: the metadata is known before
-	// the object is.
-	var head bytes.Buffer
-	h, err := checkpoint.ReadHeader(io.TeeReader(pr, &head))
-	if err != nil {
-		if r := wait(); r.err != nil {
-			err = r.err // the writer's failure, not the truncated header's
-		}
-		return fail(err)
-	}
 	meta := map[string]string{
 		metaPartition: strconv.Itoa(int(p)),
 		metaNode:      node,
-		metaWritten:   strconv.FormatInt(h.Written.UnixMilli(), 10),
-		metaRouteSeq:  strconv.FormatUint(h.RouteSeq, 10),
 	}
-	// The key count is known at the stream's end, which Put reads before
-	// it publishes the object's metadata: the reader fills it in then.
-	body := &endReader{r: pr, end: func() error {
+	// The header's fields and the key count are known once the stream has
+	// ended, before the object's info is published.
+	finish := func() error {
 		r := wait()
 		if r.err != nil {
 			return r.err
@@ -175,53 +160,25 @@ func (s *Store) Save(ctx context.Context, p partition.ID, db *store.DB, node str
 				return fmt.Errorf("before commit: %w", err)
 			}
 		}
+		meta[metaWritten] = strconv.FormatInt(r.h.Written.UnixMilli(), 10)
+		meta[metaRouteSeq] = strconv.FormatUint(r.h.RouteSeq, 10)
 		meta[metaKeys] = strconv.Itoa(r.st.Keys)
 		return nil
-	}}
-	oi, err := s.obs.Put(ctx, jetstream.ObjectMeta{
+	}
+	oi, err := s.put(ctx, jetstream.ObjectMeta{
 		Name:        Name(p),
 		Description: fmt.Sprintf("trawl checkpoint of partition %d", p),
 		Metadata:    meta,
-	}, io.MultiReader(&head, body))
+	}, pr, finish)
 	if err != nil {
-		return fail(err)
+		pr.CloseWithError(err) // unblocks the writer
+		if r := wait(); r.err != nil && !errors.Is(r.err, err) && !errors.Is(err, r.err) {
+			err = errors.Join(err, r.err)
+		}
+		return Info{}, fmt.Errorf("ckptstore: save partition %d: %w", p, err)
 	}
 	r := wait()
-	if r.err != nil { // not seen by Put: cannot happen, as Put reads to the end
-		return fail(r.err)
-	}
-	if oi.Metadata[metaKeys] == "" {
-		// Put copied the metadata before the end: set it after.
-		meta[metaKeys] = strconv.Itoa(r.st.Keys)
-		if err := s.obs.UpdateMeta(ctx, Name(p), jetstream.ObjectMeta{Name: Name(p), Description: oi.Description, Metadata: meta}); err != nil {
-			return Info{}, fmt.Errorf("ckptstore: save partition %d: key count: %w", p, err)
-		}
-	}
 	return Info{Partition: p, Node: node, Written: time.UnixMilli(r.h.Written.UnixMilli()), Keys: r.st.Keys, RouteSeq: r.h.RouteSeq, Size: oi.Size}, nil
-}
-
-// endReader calls end once when r ends (io.EOF); an error from end is
-// returned instead of io.EOF.
-type endReader struct {
-	r   io.Reader
-	end func() error
-	err error
-}
-
-func (e *endReader) Read(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.r.Read(b)
-	if err == io.EOF {
-		if err = e.end(); err == nil {
-			err = io.EOF
-		}
-	}
-	if err != nil {
-		e.err = err
-	}
-	return n, err
 }
 
 // Latest returns the Info of partition p's checkpoint without reading it;
@@ -236,6 +193,12 @@ func (s *Store) Latest(ctx context.Context, p partition.ID) (info Info, found bo
 	}
 	return infoOf(p, oi), true, nil
 }
+
+// ErrUnreadable is wrapped by Restore's error when the partition's
+// checkpoint was found but did not read whole and valid, read again and
+// again (not a lost connection, nor a checkpoint of another store
+// format).
+var ErrUnreadable = errors.New("checkpoint unreadable")
 
 // Restore replaces partition p's keys in db with its latest checkpoint;
 // found is false (and db untouched) when there is none. On any error
@@ -252,7 +215,10 @@ func (s *Store) Restore(ctx context.Context, p partition.ID, db *store.DB) (info
 	for try := 0; ; try++ {
 		info, found, err = s.restore(ctx, p, db)
 		retry := errors.Is(err, jetstream.ErrDigestMismatch) || errors.Is(err, checkpoint.ErrCorrupt)
-		if try == 4 || !retry || ctx.Err() != nil {
+		if retry && try == 4 {
+			return info, found, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		}
+		if !retry || ctx.Err() != nil {
 			return info, found, err
 		}
 		select {

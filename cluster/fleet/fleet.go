@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,11 +187,15 @@ type Fleet struct {
 	// Counters for Stats.
 	takes, takeovers, adopts, releases, drops atomic.Int64
 	saved, saveFailed, restores, folded       atomic.Int64
+	ckptUnreadable                            atomic.Int64
 
 	mu       sync.Mutex
 	follows  map[partition.ID]*follow          // one per served partition
 	dropped  map[partition.ID]bool             // served until a Drop, not served since: the store's copy is the latest of this member's tenure
 	restored map[partition.ID][]ckptstore.Info // the checkpoints takeovers restored (Takeovers)
+	// unreadable counts the takes of a partition in a row that found its
+	// checkpoint unreadable (giveUpCheckpoint).
+	unreadable map[partition.ID]int
 }
 
 type follow struct {
@@ -206,7 +211,7 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 		return nil, err
 	}
 	opts.ensureDefaults()
-	f := &Fleet{opts: opts, follows: map[partition.ID]*follow{}, dropped: map[partition.ID]bool{}, restored: map[partition.ID][]ckptstore.Info{},
+	f := &Fleet{opts: opts, follows: map[partition.ID]*follow{}, dropped: map[partition.ID]bool{}, restored: map[partition.ID][]ckptstore.Info{}, unreadable: map[partition.ID]int{},
 		gapc: make(chan partition.ID, partition.Count)}
 	f.pump = route.NewPump(opts.Outbox, opts.JS, route.PumpOptions{Node: opts.Name, Logger: opts.Logger})
 	// The stream, the object store and the buckets are made (or bound) at
@@ -330,9 +335,10 @@ type Stats struct {
 	// Releases (handed on, checkpointed) and Drops (let go without a
 	// checkpoint: fenced, or the whole fleet stopping).
 	Takes, Takeovers, Adopts, Releases, Drops int64
-	// Checkpoints saved and failed (periodic, baseline and release), and
-	// restored by takes.
-	CheckpointsSaved, CheckpointsFailed, CheckpointsRestored int64
+	// Checkpoints saved and failed (periodic, baseline and release),
+	// restored by takes, and given up as unreadable (the partition served
+	// from an empty state).
+	CheckpointsSaved, CheckpointsFailed, CheckpointsRestored, CheckpointsUnreadable int64
 	// URLs routed to other members' partitions (published) and from the
 	// route stream into this member's (folded; a takeover folds again
 	// what came after its checkpoint).
@@ -355,7 +361,8 @@ func (f *Fleet) Stats() Stats {
 		Takes: f.takes.Load(), Takeovers: f.takeovers.Load(), Adopts: f.adopts.Load(),
 		Releases: f.releases.Load(), Drops: f.drops.Load(),
 		CheckpointsSaved: f.saved.Load(), CheckpointsFailed: f.saveFailed.Load(), CheckpointsRestored: f.restores.Load(),
-		RoutedOut: f.pump.Published(), RoutedIn: f.folded.Load(),
+		CheckpointsUnreadable: f.ckptUnreadable.Load(),
+		RoutedOut:             f.pump.Published(), RoutedIn: f.folded.Load(),
 	}
 	ls := f.log.Stats()
 	s.ChangesPublished, s.ChangeBytes, s.ChangesReplayed, s.ChangeGaps, s.ChangesQueued = ls.Published, ls.Bytes, ls.Replayed, ls.Gaps, ls.Queued
@@ -435,6 +442,25 @@ func (f *Fleet) Close(ctx context.Context) error {
 	return err
 }
 
+// unreadableTries is how many takes of a partition in a row meet its
+// checkpoint unreadable (each having read it five times: Restore) before
+// the partition is served without it.
+const unreadableTries = 3
+
+// giveUpCheckpoint counts a failed restore of p and says whether p is now
+// to be served without its checkpoint: its unreadableTries-th unreadable
+// one in a row. Other failures (a connection lost, a checkpoint of another
+// store format) leave the count as it is and p unserved.
+func (f *Fleet) giveUpCheckpoint(p partition.ID, err error) bool {
+	if !errors.Is(err, ckptstore.ErrUnreadable) {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unreadable[p]++
+	return f.unreadable[p] >= unreadableTries
+}
+
 // flushOnClose bounds Close's last publication of the outbox.
 const flushOnClose = 10 * time.Second
 
@@ -455,8 +481,24 @@ func (h handler) Serve(ctx context.Context, a owner.Action) error {
 	if a.Kind == owner.Take {
 		info, found, err := f.ckpt.Restore(ctx, p, db)
 		if err != nil {
-			return err
+			if !f.giveUpCheckpoint(p, err) {
+				return err
+			}
+			// Restore left p empty. Its checkpoint's keys are lost: the
+			// hosts' state, the URLs p's own pages queued (links within a
+			// host are not routed), its content fingerprints. What the
+			// route stream still holds for p comes back, and the progress
+			// log's changes replay if they follow on from nothing; the
+			// rest is found again or lost. Said loudly: a partition
+			// never served is worse (the crawl would never end).
+			f.ckptUnreadable.Add(1)
+			f.opts.Logger.Error("fleet: partition's checkpoint unreadable after "+strconv.Itoa(unreadableTries)+" restores; served from an empty state (its queued URLs and hosts' state are lost, its pages may be fetched again)",
+				"partition", p, "err", err)
+			info, found = ckptstore.Info{}, false
 		}
+		f.mu.Lock()
+		delete(f.unreadable, p)
+		f.mu.Unlock()
 		if found {
 			f.restores.Add(1)
 		}
