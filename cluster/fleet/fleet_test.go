@@ -135,7 +135,7 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 	if m.nc, err = srv.Connect(); err != nil {
 		t.Fatal(err)
 	}
-	js, _ := jetstream.New(m.nc) // as join.go
+	js, _ := jetstream.New(m.nc, jetstream.WithPublishAsyncTimeout(10*time.Second)) // as join.go
 	if m.fp, err = fpshard.New(fpshard.Options{Conn: m.nc, Index: n.Dedup(), DB: n.DB(), Logger: lg}); err != nil {
 		t.Fatal(err)
 	}

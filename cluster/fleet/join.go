@@ -202,11 +202,13 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)
 	}
-	// No async publish timeout: the object store's Put may not look at a
-	// chunk's failed acknowledgement (suspected: two CI runs read a
-	// checkpoint without its first chunk). The progress log and the route
-	// pump bound their own waits.
-	js, err := jetstream.New(m.nc)
+	// An asynchronous publish whose acknowledgement is lost (a stream
+	// leader gone mid-publish) fails after this, rather than never: the
+	// progress log and the route pump bound their own waits, but a future
+	// that never resolves stays among the context's pending ones for good,
+	// and enough of them stall every later publish. (Checkpoints do not
+	// publish through this context's async path: ckptstore.put.)
+	js, err := jetstream.New(m.nc, jetstream.WithPublishAsyncTimeout(10*time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)
 	}
