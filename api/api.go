@@ -24,6 +24,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -53,6 +54,12 @@ type Options struct {
 	Members    func() []Member
 	Self       string
 	Partitions int // the fleet's partition count, for GET /v1/nodes
+	// Peers, if set, lists the fleet's embedded JetStream servers for GET
+	// /v1/nodes (Member filled in here); RemovePeer, if set, removes one
+	// gone for good for DELETE /v1/nodes/{name} (its errors wrapping
+	// ErrNoSuchPeer or ErrPeerRefused answer 404 and 409).
+	Peers      func(context.Context) ([]Peer, error)
+	RemovePeer func(ctx context.Context, name string) error
 }
 
 // New returns the API's handler.
@@ -76,7 +83,8 @@ func New(o Options) http.Handler {
 		mux.Handle("GET /metrics", o.Metrics)
 	}
 	mux.Handle("GET /v1/stats", &nodeStats{node: o.Node, ranking: o.HostRanking, start: time.Now()})
-	mux.Handle("GET /v1/nodes", nodes{self: o.Self, partitions: o.Partitions, members: o.Members})
+	mux.Handle("GET /v1/nodes", nodes{self: o.Self, partitions: o.Partitions, members: o.Members, peers: o.Peers})
+	mux.Handle("DELETE /v1/nodes/{name}", c.mutation(removePeer(o.RemovePeer)))
 	if o.Dashboard != nil {
 		mux.Handle("GET /{$}", o.Dashboard)
 		mux.Handle("GET /dashboard/", o.Dashboard)

@@ -245,7 +245,8 @@ func TestFleetProcesses(t *testing.T) {
 		}
 		t.Logf("trawl status: %d pages over the fleet (%s's own %d; the live members requested %d)", sum, live[0].name, mine.Fetched, liveRequests)
 	}
-	checkFleetCommands(t, live[1], []string{"n1", "n3", "n4"})
+	checkFleetCommands(t, live[1], []string{"n1", "n3", "n4"}, []string{victim.name})
+	checkFleetRemove(t, live[1], victim.name)
 	checkFleetMetrics(t, live[0])
 
 	// Repeats: each must be a fetch the killed member made just before
@@ -326,7 +327,7 @@ func TestFleetProcesses(t *testing.T) {
 // through p: the members named (p marked as the one answering), each
 // with its API, their partitions adding up to every partition, each
 // partition given to one of them.
-func checkFleetCommands(t *testing.T, p *fleetProc, names []string) {
+func checkFleetCommands(t *testing.T, p *fleetProc, names, gone []string) {
 	t.Helper()
 	code, out, errb := trawl(t, "fleet", "members", "--server", p.api)
 	if code != 0 {
@@ -336,6 +337,15 @@ func checkFleetCommands(t *testing.T, p *fleetProc, names []string) {
 	total := 0
 	var got []string
 	for _, l := range lines[1:] {
+		if peers, ok := strings.CutPrefix(l, "JetStream peers that are no live member: "); ok {
+			for _, g := range gone {
+				if !strings.Contains(peers, g+" (") {
+					t.Errorf("trawl fleet members: %s is not listed as a peer gone: %q", g, l)
+				}
+			}
+			gone = nil
+			continue
+		}
 		f := strings.Fields(l)
 		if len(f) == 5 && f[1] == "*" { // the member answering
 			if f[0] != p.name {
@@ -374,6 +384,47 @@ func checkFleetCommands(t *testing.T, p *fleetProc, names []string) {
 	}
 	if code, _, errb = trawl(t, "fleet", "partitions", "256", "--server", p.api); code != 2 || !strings.Contains(errb, "from 0 to 255") {
 		t.Errorf("trawl fleet partitions 256 = %d, %q; want 2 and the range", code, errb)
+	}
+	if len(gone) > 0 {
+		t.Errorf("trawl fleet members lists no JetStream peer gone, want %v:\n%s", gone, out)
+	}
+}
+
+// checkFleetRemove removes the member gone (killed, not to come back)
+// from the fleet's JetStream peers through p, after the refusals a user
+// can meet: a live member (p itself), a name that is no peer, no token.
+func checkFleetRemove(t *testing.T, p *fleetProc, gone string) {
+	t.Helper()
+	token := "TRAWL_TOKEN=" + fleetToken
+	for _, c := range []struct {
+		name, env, want string
+		code            int
+	}{
+		{p.name, token, "still a live member", 1},
+		{"nosuch", token, "not a server of the JetStream cluster", 1},
+		{gone, "TRAWL_TOKEN=wrong", "Bearer", 1},
+	} {
+		t.Setenv("TRAWL_TOKEN", strings.TrimPrefix(c.env, "TRAWL_TOKEN="))
+		code, _, errb := trawl(t, "fleet", "remove", c.name, "--server", p.api)
+		if code != c.code || !strings.Contains(errb, c.want) {
+			t.Errorf("trawl fleet remove %s (%s) = %d, %q; want %d and %q", c.name, c.env, code, errb, c.code, c.want)
+		}
+	}
+	t.Setenv("TRAWL_TOKEN", fleetToken)
+	code, out, errb := trawl(t, "fleet", "remove", gone, "--server", p.api)
+	if code != 0 || !strings.Contains(out, "removed "+gone) {
+		t.Fatalf("trawl fleet remove %s = %d: %s%s", gone, code, out, errb)
+	}
+	// The meta group applies the removal; then the peer is no longer
+	// listed.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		_, out, _ = trawl(t, "fleet", "members", "--server", p.api)
+		if !strings.Contains(out, "JetStream peers") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after trawl fleet remove %s, trawl fleet members still says:\n%s", gone, out)
+		}
 	}
 }
 

@@ -35,6 +35,7 @@ import (
 	"github.com/trawl-crawler/trawl/api"
 	"github.com/trawl-crawler/trawl/api/wire"
 	"github.com/trawl-crawler/trawl/cluster/fleet"
+	"github.com/trawl-crawler/trawl/cluster/jsserver"
 	"github.com/trawl-crawler/trawl/cluster/fpshard"
 	"github.com/trawl-crawler/trawl/cluster/ipcap"
 	"github.com/trawl-crawler/trawl/dashboard"
@@ -200,6 +201,19 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			}
 			return nil
 		}
+		ao.Peers = func(ctx context.Context) ([]api.Peer, error) {
+			if fm := joined.Load(); fm != nil {
+				return peers(ctx, fm)
+			}
+			return nil, nil
+		}
+		ao.RemovePeer = func(ctx context.Context, name string) error {
+			fm := joined.Load()
+			if fm == nil {
+				return fmt.Errorf("%w: this member has not joined its fleet yet", api.ErrPeerRefused)
+			}
+			return removePeer(ctx, fm, name)
+		}
 	}
 	srv := &http.Server{Handler: api.New(ao), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
@@ -278,6 +292,32 @@ func members(fm *fleet.Member) []api.Member {
 		out = append(out, api.Member{Name: mi.Name, Leaving: mi.Leaving, Info: mi.Info, Owns: mi.Owns})
 	}
 	return out
+}
+
+// peers is the fleet's embedded JetStream cluster, for GET /v1/nodes.
+func peers(ctx context.Context, fm *fleet.Member) ([]api.Peer, error) {
+	ps, err := fm.Peers(ctx)
+	if err != nil || ps == nil {
+		return nil, err
+	}
+	out := make([]api.Peer, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, api.Peer{Name: p.Name, Current: p.Current, Offline: p.Offline, ActiveSeconds: p.Active.Seconds()})
+	}
+	return out, nil
+}
+
+// removePeer removes a member gone for good from the fleet's JetStream
+// peers, for DELETE /v1/nodes/{name}; its errors in the API's terms.
+func removePeer(ctx context.Context, fm *fleet.Member, name string) error {
+	err := fm.RemovePeer(ctx, name)
+	switch {
+	case errors.Is(err, jsserver.ErrNotPeer):
+		return fmt.Errorf("%w: %w", api.ErrNoSuchPeer, err)
+	case errors.Is(err, fleet.ErrLiveMember), errors.Is(err, fleet.ErrPeersElsewhere), errors.Is(err, jsserver.ErrNoCluster):
+		return fmt.Errorf("%w: %w", api.ErrPeerRefused, err)
+	}
+	return err
 }
 
 // loaded returns a func that gives the node in p as I once it is open, and

@@ -46,6 +46,21 @@ type Nodes struct {
 	Self       string   `json:"self,omitempty"`
 	Partitions int      `json:"partitions,omitempty"` // the fleet's partition count
 	Nodes      []Member `json:"nodes"`
+	// Peers are the servers of the fleet's embedded JetStream cluster
+	// (absent for a fleet of one, or one on an outside NATS server),
+	// members gone for good among them until removed (DELETE
+	// /v1/nodes/{name}).
+	Peers []Peer `json:"peers,omitempty"`
+}
+
+// Peer is a server of a fleet's embedded JetStream cluster.
+type Peer struct {
+	Name    string `json:"name"`
+	Member  bool   `json:"member"`  // a live member runs it
+	Current bool   `json:"current"` // seen recently and caught up
+	Offline bool   `json:"offline"` // not seen for a while
+	// ActiveSeconds is how long ago the cluster last heard from it.
+	ActiveSeconds float64 `json:"active_seconds"`
 }
 
 // Member is one live member of a fleet, as the answering member last saw

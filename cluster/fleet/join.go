@@ -324,6 +324,40 @@ func (m *Member) IPCap() *ipcap.Gate { return m.ipcap }
 // Fingerprints is the content-seen gate over the fleet.
 func (m *Member) Fingerprints() *fpshard.Shard { return m.fp }
 
+// ErrPeersElsewhere is returned by RemovePeer on a member that uses a
+// NATS server it does not run (JoinOptions.NATSURL).
+var ErrPeersElsewhere = errors.New("this member uses a NATS server it does not run (--nats): that server's JetStream peers are removed there (nats server raft peer-remove)")
+
+// ErrLiveMember is returned by RemovePeer for a member still live.
+var ErrLiveMember = errors.New("still a live member of the fleet")
+
+// Peers lists the JetStream servers of the fleet's embedded cluster as its
+// meta group knows them, members gone for good too (they stay peers until
+// removed); nil for a fleet of one or on a member using an outside NATS
+// server.
+func (m *Member) Peers(ctx context.Context) ([]jsserver.Peer, error) {
+	if m.srv == nil {
+		return nil, nil
+	}
+	return m.srv.Peers(ctx)
+}
+
+// RemovePeer removes the server of the member named name, gone for good,
+// from the embedded JetStream cluster's peers (see jsserver.RemovePeer).
+// A member still listed live is refused (ErrLiveMember): its membership
+// lapses MemberTTL after its last heartbeat.
+func (m *Member) RemovePeer(ctx context.Context, name string) error {
+	if m.srv == nil {
+		return ErrPeersElsewhere
+	}
+	for _, mi := range m.fleet.Members() {
+		if mi.Name == name {
+			return fmt.Errorf("%s: %w (a member stopped or killed is listed until its membership lapses, a member TTL after its last heartbeat; remove only a member gone for good)", name, ErrLiveMember)
+		}
+	}
+	return m.srv.RemovePeer(ctx, name)
+}
+
 // Close leaves the fleet cleanly (every served partition checkpointed and
 // handed on, within ctx), then stops the crawl end, the per-IP cap, the
 // content-seen gate, the catalog, the connection and the embedded server:

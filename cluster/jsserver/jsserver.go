@@ -12,6 +12,9 @@ package jsserver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -121,9 +124,20 @@ func (o *Options) otherPeers() []string {
 
 // Server is a running embedded server.
 type Server struct {
-	s     *server.Server
-	fleet int
+	s      *server.Server
+	fleet  int
+	secret string // the admin user's password (adminUser)
 }
+
+// The server's users. Clients that give no credentials (the node's own
+// connection, a member's peers' clients) are memberUser, in the global
+// account where JetStream is. adminUser, in the system account, may ask
+// what only that account may (RemovePeer); its password is drawn anew by
+// each Start and never leaves the process.
+const (
+	memberUser = "trawl"
+	adminUser  = "trawl-admin"
+)
 
 // Start starts a server and waits until it accepts clients. With peers it
 // does not wait for them: JetStream works once a majority of the fleet is
@@ -155,6 +169,16 @@ func Start(opts Options) (*Server, error) {
 			so.Routes = append(so.Routes, &url.URL{Scheme: "nats", Host: p})
 		}
 	}
+	var key [24]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		return nil, fmt.Errorf("jsserver: %s: %w", opts.Name, err)
+	}
+	secret := hex.EncodeToString(key[:])
+	sys := server.NewAccount(server.DEFAULT_SYSTEM_ACCOUNT)
+	so.Accounts = []*server.Account{sys}
+	so.SystemAccount = sys.Name
+	so.Users = []*server.User{{Username: memberUser}, {Username: adminUser, Password: secret, Account: sys}}
+	so.NoAuthUser = memberUser
 	s, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("jsserver: %s: %w", opts.Name, err)
@@ -172,7 +196,7 @@ func Start(opts Options) (*Server, error) {
 		s.WaitForShutdown()
 		return nil, fmt.Errorf("jsserver: %s: not accepting clients after %v", opts.Name, timeout)
 	}
-	return &Server{s: s, fleet: len(peers) + 1}, nil
+	return &Server{s: s, fleet: len(peers) + 1, secret: secret}, nil
 }
 
 // Replicas is the replication factor the fleet's streams and stores
@@ -220,6 +244,121 @@ func (s *Server) WaitJetStream(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Peer is a server of the JetStream cluster as the meta group knows it.
+type Peer struct {
+	Name string
+	// Current: seen recently and caught up. Offline: not seen for a
+	// while (gone, or cut off).
+	Current, Offline bool
+	// Active is how long ago it was last heard from.
+	Active time.Duration
+}
+
+// Peers returns the cluster's servers as the meta group's leader knows
+// them, gone ones too, this one first; nil outside a cluster. It asks the
+// leader (through the system account), so it answers once JetStream is
+// ready.
+func (s *Server) Peers(ctx context.Context) ([]Peer, error) {
+	if !s.s.JetStreamIsClustered() {
+		return nil, nil
+	}
+	nc, err := s.admin()
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	// Every server answers a ping; the meta leader's answer lists the
+	// group's peers with how recently each was heard from.
+	msg, err := nc.RequestWithContext(ctx, "$SYS.REQ.SERVER.PING.JSZ", []byte(`{"leader_only":true}`))
+	if err != nil {
+		return nil, fmt.Errorf("jsserver: ask the meta leader for its peers: %w", err)
+	}
+	var resp struct {
+		Server struct {
+			Name string `json:"name"`
+		} `json:"server"`
+		Data struct {
+			Meta *server.MetaClusterInfo `json:"meta_cluster"`
+		} `json:"data"`
+		Error *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return nil, fmt.Errorf("jsserver: the meta leader's peers: %w", err)
+	}
+	if resp.Error != nil {
+		return nil, fmt.Errorf("jsserver: the meta leader's peers: %s", resp.Error.Description)
+	}
+	if resp.Data.Meta == nil {
+		return nil, errors.New("jsserver: the meta leader's peers: no meta group in its answer")
+	}
+	// The leader lists the others; it is current itself.
+	out := []Peer{{Name: resp.Server.Name, Current: true}}
+	for _, r := range resp.Data.Meta.Replicas {
+		out = append(out, Peer{Name: r.Name, Current: r.Current, Offline: r.Offline, Active: r.Active})
+	}
+	slices.SortFunc(out[1:], func(a, b Peer) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// ErrNoCluster is returned by RemovePeer on a server that runs
+// JetStream on its own (a fleet of one).
+var ErrNoCluster = errors.New("JetStream runs on its own here: there are no peers to remove")
+
+// ErrNotPeer is returned by RemovePeer for a name the cluster does not
+// know.
+var ErrNotPeer = errors.New("not a server of the JetStream cluster")
+
+// RemovePeer removes the server named name from the JetStream cluster's
+// peers: for a server gone for good, which JetStream otherwise keeps
+// counting (its streams' replicas placed on it, its vote in every
+// majority). A server removed that comes back joins again as a new peer.
+func (s *Server) RemovePeer(ctx context.Context, name string) error {
+	if !s.s.JetStreamIsClustered() {
+		return fmt.Errorf("jsserver: %s: %w", s.s.Name(), ErrNoCluster)
+	}
+	nc, err := s.admin()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	req, _ := json.Marshal(map[string]string{"peer": name})
+	msg, err := nc.RequestWithContext(ctx, "$JS.API.SERVER.REMOVE", req)
+	if err != nil {
+		return fmt.Errorf("jsserver: remove peer %s: %w", name, err)
+	}
+	var resp struct {
+		Success bool `json:"success"`
+		Error   *struct {
+			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return fmt.Errorf("jsserver: remove peer %s: %w", name, err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrCode == int(server.JSClusterServerNotMemberErr):
+		return fmt.Errorf("jsserver: remove peer %s: %w", name, ErrNotPeer)
+	case resp.Error != nil:
+		return fmt.Errorf("jsserver: remove peer %s: %s", name, resp.Error.Description)
+	case !resp.Success:
+		return fmt.Errorf("jsserver: remove peer %s: not done (no error given)", name)
+	}
+	return nil
+}
+
+// admin connects to the server in-process as adminUser.
+func (s *Server) admin() (*nats.Conn, error) {
+	nc, err := nats.Connect("", nats.InProcessServer(s.s), nats.Name(s.s.Name()+"-admin"), nats.UserInfo(adminUser, s.secret))
+	if err != nil {
+		return nil, fmt.Errorf("jsserver: connect to %s's system account: %w", s.s.Name(), err)
+	}
+	return nc, nil
 }
 
 // Close shuts the server down and waits until it has.

@@ -2,7 +2,9 @@ package jsserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +78,12 @@ func TestStandalone(t *testing.T) {
 	}
 	if _, err := kv.Put(ctx, "k", []byte("v")); err != nil {
 		t.Fatal(err)
+	}
+	if ps, err := s.Peers(ctx); ps != nil || err != nil {
+		t.Errorf("Peers of a server on its own = %v, %v; want none", ps, err)
+	}
+	if err := s.RemovePeer(ctx, "n2"); !errors.Is(err, ErrNoCluster) {
+		t.Errorf("RemovePeer on a server on its own = %v, want ErrNoCluster", err)
 	}
 }
 
@@ -159,6 +167,43 @@ func TestFleetOfThree(t *testing.T) {
 	e, err = kv1.Get(ctx, "p.7")
 	if err != nil || string(e.Value()) != "n3" {
 		t.Fatalf("read through n1 after n2 stopped: %v %v, want n3", e, err)
+	}
+
+	// n2 gone for good: JetStream still counts it until it is removed.
+	names := func(s *Server) []string {
+		ps, err := s.Peers(ctx)
+		if err != nil {
+			t.Fatalf("%s: Peers: %v", s.Name(), err)
+		}
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := names(servers[2]); !slices.Equal(got, []string{"n1", "n2", "n3"}) {
+		t.Errorf("peers before the removal: %v, want n1 n2 n3", got)
+	}
+	if err := servers[2].RemovePeer(ctx, "n9"); !errors.Is(err, ErrNotPeer) {
+		t.Errorf("RemovePeer(n9) = %v, want ErrNotPeer", err)
+	}
+	if err := servers[0].RemovePeer(ctx, "n2"); err != nil {
+		t.Fatalf("RemovePeer(n2): %v", err)
+	}
+	for {
+		got := names(servers[2])
+		if slices.Equal(got, []string{"n1", "n3"}) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("peers after removing n2: %v, want n1 n3", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The two left still write.
+	if _, err := kv1.Put(ctx, "p.8", []byte("n1")); err != nil {
+		t.Fatalf("write after n2's removal: %v", err)
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/trawl-crawler/trawl/internal/cli/apiclient"
 )
@@ -52,6 +54,31 @@ func FleetMembers(ctx context.Context, c *apiclient.Client, o Options, _ []strin
 	if n.Partitions > 0 && total < n.Partitions {
 		fmt.Fprintf(w, "%d of %d partitions given to no live member (their owners lost, not yet taken over)\n", n.Partitions-total, n.Partitions)
 	}
+	var gone []string
+	for _, p := range n.Peers {
+		if !p.Member {
+			state := "offline"
+			if !p.Offline {
+				state = "not a member"
+			}
+			gone = append(gone, fmt.Sprintf("%s (%s, last heard %s ago)", p.Name, state, time.Duration(p.ActiveSeconds*float64(time.Second)).Round(time.Second)))
+		}
+	}
+	if len(gone) > 0 {
+		fmt.Fprintf(w, "JetStream peers that are no live member: %s; one gone for good: trawl fleet remove NAME\n", strings.Join(gone, ", "))
+	}
+	return nil
+}
+
+// FleetRemove is `trawl fleet remove NAME`.
+func FleetRemove(ctx context.Context, c *apiclient.Client, _ Options, args []string, w io.Writer) error {
+	if _, err := fleetOf(ctx, c); err != nil {
+		return err
+	}
+	if err := c.RemovePeer(ctx, args[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "removed %s from the fleet's JetStream peers\n", args[0])
 	return nil
 }
 

@@ -199,9 +199,10 @@ Examples:
 
 // FleetGroup is `trawl fleet`: the fleet a server is a member of.
 var FleetGroup = Group{Name: "fleet", About: "the fleet it is a member of",
-	Summary: "show a fleet's members and which member serves each partition",
+	Summary: "show a fleet's members and which member serves each partition; remove a member gone for good",
 	Examples: `  trawl fleet members --server http://crawler-1:8420
-  trawl fleet partitions 17 200`,
+  trawl fleet partitions 17 200
+  trawl fleet remove crawler-2`,
 	Commands: []Command{
 		{Name: "members", Summary: "the live members: each one's API, partitions and state", NArgs: 0, Run: FleetMembers, Help: `
 The members as the answering member last saw them (its heartbeat's view):
@@ -219,4 +220,18 @@ shows "-".
 Examples:
   trawl fleet partitions
   trawl fleet partitions 17 200`},
+		{Name: "remove", Args: "NAME", Summary: "remove a member gone for good from the fleet's JetStream peers", NArgs: 1, Run: FleetRemove, Help: `
+A member that will not come back (its machine lost, its data directory
+gone) stays a peer of the fleet's embedded JetStream cluster: its share of
+every stream's replicas is missing and it counts in every majority, so
+one more loss stops the fleet. trawl fleet members lists such peers.
+Removing one lets JetStream count without it. A member still live (or
+stopped less than a member TTL ago) is refused. A member that is removed
+and then started again joins as a new peer. For a fleet on an outside NATS
+server (--nats), remove the peer there instead (nats server raft
+peer-remove NAME).
+
+Examples:
+  trawl fleet members
+  trawl fleet remove crawler-2`},
 	}}
