@@ -574,7 +574,21 @@ func ownership(live []*member) string {
 		}
 	}
 	if served != partition.Count {
-		return fmt.Sprintf("%d partitions served, want %d", served, partition.Count)
+		var why []string
+		for _, m := range live {
+			serves := m.node.Partitions()
+			for p, o := range owners {
+				if o != m.name || slices.Contains(serves, partition.ID(p)) {
+					continue
+				}
+				lines := m.log.matching(fmt.Sprintf("partition=%d ", p))
+				if len(lines) > 12 {
+					lines = append(lines[:4], append([]string{"..."}, lines[len(lines)-8:]...)...)
+				}
+				why = append(why, fmt.Sprintf("partition %d owned by %s, not served; its log of the partition:\n%s", p, o, strings.Join(lines, "\n")))
+			}
+		}
+		return fmt.Sprintf("%d partitions served, want %d\n%s", served, partition.Count, strings.Join(why, "\n"))
 	}
 	return ""
 }
