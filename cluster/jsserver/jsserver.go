@@ -12,8 +12,6 @@ package jsserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +25,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 )
 
 // Options configure an embedded server. Name and Dir are required.
@@ -124,20 +123,10 @@ func (o *Options) otherPeers() []string {
 
 // Server is a running embedded server.
 type Server struct {
-	s      *server.Server
-	fleet  int
-	secret string // the admin user's password (adminUser)
+	s     *server.Server
+	fleet int
+	admin nkeys.KeyPair // the system account's user (Start)
 }
-
-// The server's users. Clients that give no credentials (the node's own
-// connection, a member's peers' clients) are memberUser, in the global
-// account where JetStream is. adminUser, in the system account, may ask
-// what only that account may (RemovePeer); its password is drawn anew by
-// each Start and never leaves the process.
-const (
-	memberUser = "trawl"
-	adminUser  = "trawl-admin"
-)
 
 // Start starts a server and waits until it accepts clients. With peers it
 // does not wait for them: JetStream works once a majority of the fleet is
@@ -169,16 +158,27 @@ func Start(opts Options) (*Server, error) {
 			so.Routes = append(so.Routes, &url.URL{Scheme: "nats", Host: p})
 		}
 	}
-	var key [24]byte
-	if _, err := rand.Read(key[:]); err != nil {
+	// Two nkey users, drawn anew at each start: clients that give no
+	// credentials are the first (NoAuthUser: no signature asked), in the
+	// global account where JetStream is; the second, in the system
+	// account, signs with a seed that never leaves this process (admin).
+	// Keys rather than passwords: the server warns of a plain one, and
+	// the no-credentials user cannot have a hashed one.
+	member, err := nkeys.CreateUser()
+	if err != nil {
 		return nil, fmt.Errorf("jsserver: %s: %w", opts.Name, err)
 	}
-	secret := hex.EncodeToString(key[:])
+	admin, err := nkeys.CreateUser()
+	if err != nil {
+		return nil, fmt.Errorf("jsserver: %s: %w", opts.Name, err)
+	}
+	memberKey, _ := member.PublicKey()
+	adminKey, _ := admin.PublicKey()
 	sys := server.NewAccount(server.DEFAULT_SYSTEM_ACCOUNT)
 	so.Accounts = []*server.Account{sys}
 	so.SystemAccount = sys.Name
-	so.Users = []*server.User{{Username: memberUser}, {Username: adminUser, Password: secret, Account: sys}}
-	so.NoAuthUser = memberUser
+	so.Nkeys = []*server.NkeyUser{{Nkey: memberKey}, {Nkey: adminKey, Account: sys}}
+	so.NoAuthUser = memberKey
 	s, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("jsserver: %s: %w", opts.Name, err)
@@ -196,7 +196,7 @@ func Start(opts Options) (*Server, error) {
 		s.WaitForShutdown()
 		return nil, fmt.Errorf("jsserver: %s: not accepting clients after %v", opts.Name, timeout)
 	}
-	return &Server{s: s, fleet: len(peers) + 1, secret: secret}, nil
+	return &Server{s: s, fleet: len(peers) + 1, admin: admin}, nil
 }
 
 // Replicas is the replication factor the fleet's streams and stores
@@ -264,7 +264,7 @@ func (s *Server) Peers(ctx context.Context) ([]Peer, error) {
 	if !s.s.JetStreamIsClustered() {
 		return nil, nil
 	}
-	nc, err := s.admin()
+	nc, err := s.adminConn()
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (s *Server) RemovePeer(ctx context.Context, name string) error {
 	if !s.s.JetStreamIsClustered() {
 		return fmt.Errorf("jsserver: %s: %w", s.s.Name(), ErrNoCluster)
 	}
-	nc, err := s.admin()
+	nc, err := s.adminConn()
 	if err != nil {
 		return err
 	}
@@ -352,9 +352,10 @@ func (s *Server) RemovePeer(ctx context.Context, name string) error {
 	return nil
 }
 
-// admin connects to the server in-process as adminUser.
-func (s *Server) admin() (*nats.Conn, error) {
-	nc, err := nats.Connect("", nats.InProcessServer(s.s), nats.Name(s.s.Name()+"-admin"), nats.UserInfo(adminUser, s.secret))
+// admin connects to the server in-process as its system account's user.
+func (s *Server) adminConn() (*nats.Conn, error) {
+	key, _ := s.admin.PublicKey()
+	nc, err := nats.Connect("", nats.InProcessServer(s.s), nats.Name(s.s.Name()+"-admin"), nats.Nkey(key, s.admin.Sign))
 	if err != nil {
 		return nil, fmt.Errorf("jsserver: connect to %s's system account: %w", s.s.Name(), err)
 	}

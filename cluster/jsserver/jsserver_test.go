@@ -1,9 +1,11 @@
 package jsserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -53,11 +55,20 @@ func TestValidate(t *testing.T) {
 }
 
 func TestStandalone(t *testing.T) {
-	s, err := Start(Options{Name: "solo", Dir: t.TempDir()})
+	var logged bytes.Buffer
+	lg := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s, err := Start(Options{Name: "solo", Dir: t.TempDir(), Logger: lg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	defer func() {
+		// A start on its own is quiet: no warning (a plain password in
+		// the server's users was one).
+		if logged.Len() > 0 {
+			t.Errorf("a standalone server's start logged warnings:\n%s", logged.String())
+		}
+	}()
 	if s.Replicas() != 1 || s.Fleet() != 1 {
 		t.Errorf("fleet of one: Replicas %d, Fleet %d", s.Replicas(), s.Fleet())
 	}
