@@ -429,7 +429,7 @@ func checkFleetRemove(t *testing.T, p *fleetProc, gone string) {
 }
 
 // fleetRig starts the fleet test's members: `trawl serve` processes with
-// embedded NATS servers on loopback, crawling one synthetic web.
+// embedded NATS servers on loopback, crawling synthetic webs.
 type fleetRig struct {
 	bin           string
 	hosts         string // the web's --hosts file
@@ -438,11 +438,32 @@ type fleetRig struct {
 	gap           time.Duration
 }
 
-func newFleetRig(t *testing.T, web *testweb.Server) *fleetRig {
+func newFleetRig(t *testing.T, web *testweb.Server, more ...*testweb.Server) *fleetRig {
 	t.Helper()
 	files, err := testweb.WriteFiles(t.TempDir(), web)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(more) > 0 { // one --hosts file for every web
+		all, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range more {
+			f, err := testweb.WriteFiles(t.TempDir(), w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(f[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+		}
+		files[0] = filepath.Join(t.TempDir(), "hosts")
+		if err := os.WriteFile(files[0], all, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	bin := trawlbin.Build(t)             // first: the ports below are free only now
 	addrs := clustertest.FreeAddrs(t, 8) // 4 NATS cluster addresses, 4 APIs

@@ -19,7 +19,9 @@ import (
 // each checkpointed with everything it did; coming back, it takes its share
 // again from the others' checkpoints. So no page and no robots.txt is
 // fetched twice, no politeness gap is broken, and the crawl ends by itself
-// with every partition owned once.
+// with every partition owned once. Two crawls run at once, of two webs,
+// created through different members: each is judged on its own web, and
+// each ends by itself.
 func TestFleetRollingRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a multi-process crawl of minutes")
@@ -29,7 +31,12 @@ func TestFleetRollingRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer web.Close()
-	r := newFleetRig(t, web)
+	web2, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 23, Hosts: 6, Domain: "second.test"}.SmallPages()), testweb.ServeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web2.Close()
+	r := newFleetRig(t, web, web2)
 	r.gap = time.Second // big hosts of 30 pages: a crawl long enough for three restarts
 	peers := r.cluster[:3]
 	var procs []*fleetProc
@@ -55,12 +62,28 @@ func TestFleetRollingRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("POST /v1/crawls to %s: %v", procs[0].name, err)
 	}
-	analyze := func() *testweb.Report {
-		return testweb.Analyze(web.Web(), web.Log(), testweb.AnalyzeOptions{
-			Seeds: req.Seeds, Agent: "trawl", Gap: r.gap, MaxDepth: depth, Domain: domain,
+	c2, err := apiclient.New(apiclient.Options{Server: procs[1].api, Token: fleetToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req2 := req
+	req2.Name, req2.Seeds = "second", web2.Seeds()
+	req2.Scope.Domains = []string{web2.Web().Options().Domain}
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	created2, err := c2.CreateCrawl(ctx, req2)
+	cancel()
+	if err != nil {
+		t.Fatalf("POST /v1/crawls to %s: %v", procs[1].name, err)
+	}
+	analyzeWeb := func(w *testweb.Server, seeds []string) *testweb.Report {
+		// The per-IP cap holds over both webs (their hosts share
+		// addresses); each web's log sees its own share of it.
+		return testweb.Analyze(w.Web(), w.Log(), testweb.AnalyzeOptions{
+			Seeds: seeds, Agent: "trawl", Gap: r.gap, MaxDepth: depth, Domain: w.Web().Options().Domain,
 			MaxParallel: 1, MaxParallelPerIP: 2, MinCoverage: 0.99,
 		})
 	}
+	analyze := func() *testweb.Report { return analyzeWeb(web, req.Seeds) }
 	deadline := time.Now().Add(3 * time.Minute)
 	for analyze().Coverage < 0.05 {
 		if time.Now().After(deadline) {
@@ -109,10 +132,24 @@ func TestFleetRollingRestart(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+	var rep2 *testweb.Report
+	for deadline = time.Now().Add(2 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		rep2 = analyzeWeb(web2, req2.Seeds)
+		log := web2.Log()
+		if rep2.Coverage >= 0.99 && len(log) > 0 && time.Since(log[len(log)-1].Start) > 5*time.Second {
+			break
+		}
+		if time.Now().After(deadline) {
+			explainFleetMissing(t, web2, rep2, all)
+			t.Fatalf("the second crawl: coverage %.3f: %s", rep2.Coverage, rep2)
+		}
+	}
 	for _, p := range procs {
-		cr, err := crawlEnd(p, created.CrawlID, time.Minute)
-		if err != nil || cr.State != "finished" || cr.StopReason != "exhausted" {
-			t.Errorf("%s: crawl %d: %+v, %v; want finished, exhausted", p.name, created.CrawlID, cr, err)
+		for _, id := range []uint32{created.CrawlID, created2.CrawlID} {
+			cr, err := crawlEnd(p, id, time.Minute)
+			if err != nil || cr.State != "finished" || cr.StopReason != "exhausted" {
+				t.Errorf("%s: crawl %d: %+v, %v; want finished, exhausted", p.name, id, cr, err)
+			}
 		}
 	}
 	if e := partitionTable(procs[0], []string{"n1", "n2", "n3"}); e != "" {
@@ -128,12 +165,12 @@ func TestFleetRollingRestart(t *testing.T) {
 		t.Errorf("the members' crawl logs: %v", err)
 	}
 	var repeats, problems []string
-	for _, rp := range append(rep.Repeats, rep.RobotsRepeats...) {
+	for _, rp := range slices.Concat(rep.Repeats, rep.RobotsRepeats, rep2.Repeats, rep2.RobotsRepeats) {
 		if !shorter[rp.URL] {
 			repeats = append(repeats, rp.URL+" (first by "+agentName(rp.Settled.UserAgent)+")")
 		}
 	}
-	for _, p := range rep.Problems() {
+	for _, p := range slices.Concat(rep.Problems(), rep2.Problems()) {
 		if !strings.HasPrefix(p, "repeat: ") && !strings.HasPrefix(p, "robots repeat: ") {
 			problems = append(problems, p)
 		}
@@ -144,5 +181,6 @@ func TestFleetRollingRestart(t *testing.T) {
 	if len(repeats) > 0 {
 		t.Errorf("%d fetched again across the rolling restart:\n%s", len(repeats), strings.Join(repeats, "\n"))
 	}
-	t.Logf("coverage %.3f, %d requests, %d repeats (%d of them a shorter path)", rep.Coverage, rep.Requests, len(rep.Repeats)+len(rep.RobotsRepeats), len(rep.Repeats)+len(rep.RobotsRepeats)-len(repeats))
+	t.Logf("coverage %.3f and %.3f (second crawl), %d and %d requests, %d repeats (%d of them a shorter path)", rep.Coverage, rep2.Coverage, rep.Requests, rep2.Requests,
+		len(rep.Repeats)+len(rep.RobotsRepeats)+len(rep2.Repeats)+len(rep2.RobotsRepeats), len(rep.Repeats)+len(rep.RobotsRepeats)+len(rep2.Repeats)+len(rep2.RobotsRepeats)-len(repeats))
 }
