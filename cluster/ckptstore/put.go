@@ -115,7 +115,11 @@ func (s *Store) put(ctx context.Context, meta jetstream.ObjectMeta, r io.Reader,
 		return abort(err)
 	}
 	if err := s.publish(ctx, m, id+".info"); err != nil {
-		return abort(fmt.Errorf("object info: %w", err))
+		// The chunks stay: the info may have been stored all the same
+		// (its acknowledgements lost), and an object whose chunks were
+		// purged would not read at all. If it was not, they are left
+		// unreachable, taking room.
+		return nil, fmt.Errorf("object info: %w", err)
 	}
 	info.ModTime = time.Now().UTC()
 

@@ -562,7 +562,23 @@ func ownership(live []*member) string {
 		}
 	}
 	if len(owners) != partition.Count {
-		return fmt.Sprintf("%d partitions owned, want %d", len(owners), partition.Count)
+		var why []string
+		for p := range partition.Count {
+			if _, ok := owners[p]; ok {
+				continue
+			}
+			for _, m := range live {
+				lines := m.log.matching(fmt.Sprintf("partition=%d ", p))
+				if len(lines) > 8 {
+					lines = lines[len(lines)-8:]
+				}
+				why = append(why, fmt.Sprintf("partition %d owned by none; %s's last lines of it:\n%s", p, m.name, strings.Join(lines, "\n")))
+			}
+			if len(why) >= 9 {
+				break
+			}
+		}
+		return fmt.Sprintf("%d partitions owned, want %d\n%s", len(owners), partition.Count, strings.Join(why, "\n"))
 	}
 	served := 0
 	for _, m := range live {
