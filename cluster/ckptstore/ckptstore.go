@@ -246,6 +246,17 @@ func (s *Store) restore(ctx context.Context, p partition.ID, db *store.DB) (info
 	if err != nil {
 		return Info{}, false, fmt.Errorf("ckptstore: restore partition %d: %w", p, err)
 	}
+	// An object whose chunks are not all there (purged: a save that
+	// failed after publishing the object's info did so once) never reads
+	// whole: the read would wait for the missing ones until its deadline.
+	// Counted first, it fails at once.
+	if n, err := s.chunksStored(ctx, oi); err != nil {
+		return Info{}, false, fmt.Errorf("ckptstore: restore partition %d: %w", p, err)
+	} else if n < uint64(oi.Chunks) {
+		info := infoOf(p, oi)
+		return info, true, emptied(db, p, fmt.Errorf("ckptstore: restore partition %d (written by %q at %s): %w: %d of its %d chunks are in the bucket",
+			p, info.Node, info.Written.Format(time.RFC3339), checkpoint.ErrCorrupt, n, oi.Chunks))
+	}
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(restoreTime(oi.Size))
@@ -280,6 +291,17 @@ func (s *Store) restore(ctx context.Context, p partition.ID, db *store.DB) (info
 	}
 	info.Written, info.RouteSeq, info.Keys = h.Written, h.RouteSeq, st.Keys
 	return info, true, nil
+}
+
+// chunksStored counts the messages the bucket's stream holds on the
+// chunk subject of the object oi.
+func (s *Store) chunksStored(ctx context.Context, oi *jetstream.ObjectInfo) (uint64, error) {
+	subj := "$O." + Bucket + ".C." + oi.NUID
+	si, err := s.stream.Info(ctx, jetstream.WithSubjectFilter(subj))
+	if err != nil {
+		return 0, fmt.Errorf("count the object's chunks: %w", err)
+	}
+	return si.State.Subjects[subj], nil
 }
 
 // restoreTime bounds a Restore's reading of a checkpoint of size bytes:

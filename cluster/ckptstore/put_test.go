@@ -3,12 +3,16 @@ package ckptstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
+	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 )
 
 // leaderlessReader hands out data, and on its first Read deletes the
@@ -132,5 +136,40 @@ func TestPutReplaces(t *testing.T) {
 	}
 	if want := uint64(len(second)+chunkSize-1) / chunkSize; chunks != want {
 		t.Errorf("the bucket holds %d chunks, want the second version's %d", chunks, want)
+	}
+}
+
+// TestRestoreMissingChunks: a checkpoint whose chunks are not all in the
+// bucket (its info published, its chunks purged) is unreadable at once,
+// not after a read waits out its deadline for chunks that will not come.
+func TestRestoreMissingChunks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js := standalone(t, ctx)
+	cs, err := Open(ctx, js, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const p = partition.ID(9)
+	src := openDB(t)
+	fill(t, src, clustertest.HostsIn(p, 20), "v", 3)
+	if _, err := cs.Save(ctx, p, src, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	oi, err := cs.obs.GetInfo(ctx, Name(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.stream.Purge(ctx, jetstream.WithPurgeSubject("$O."+Bucket+".C."+oi.NUID)); err != nil {
+		t.Fatal(err)
+	}
+	dst := openDB(t)
+	start := time.Now()
+	_, found, err := cs.Restore(ctx, p, dst)
+	if !found || !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "chunks") {
+		t.Errorf("Restore of a checkpoint without its chunks: found %v, %v; want ErrUnreadable naming the chunks", found, err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Restore took %v: it waited for the chunks", took)
 	}
 }
