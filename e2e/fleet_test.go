@@ -556,6 +556,12 @@ func waitReady(t *testing.T, p *fleetProc, within time.Duration) {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
 				t.Logf("%s ready after %v", p.name, time.Since(p.started).Round(time.Millisecond))
+				// Join's own account of its steps' times.
+				for _, l := range strings.Split(p.out.String(), "\n") {
+					if strings.Contains(l, "fleet: joined") {
+						t.Logf("%s: %s", p.name, l)
+					}
+				}
 				return
 			}
 		}

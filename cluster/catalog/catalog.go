@@ -24,6 +24,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/fleetnode"
 	"github.com/trawl-crawler/trawl/cluster/jsensure"
+	"github.com/trawl-crawler/trawl/cluster/kvread"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 )
@@ -179,7 +180,7 @@ func (c *Catalog) Run(ctx context.Context) error {
 // after the watcher delivered the bucket's current state (true), or until
 // the watcher fails or ends (false).
 func (c *Catalog) watch(ctx context.Context) bool {
-	w, err := c.kv.WatchAll(ctx)
+	w, err := kvread.Watch(ctx, c.kv, 0)
 	if err != nil {
 		if ctx.Err() != nil {
 			return true

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/trawl-crawler/trawl/cluster/fleetnode"
 	"github.com/trawl-crawler/trawl/cluster/jsensure"
+	"github.com/trawl-crawler/trawl/cluster/kvread"
 	"github.com/trawl-crawler/trawl/cluster/route"
 	"github.com/trawl-crawler/trawl/internal/outbox"
 	"github.com/trawl-crawler/trawl/internal/store"
@@ -187,13 +188,13 @@ func (r *Runner) check(ctx context.Context) {
 		}
 		cur.Reports[m], cur.Revs[m] = rep, e.Revision()
 	}
-	keys, err := r.kv.ListKeys(cctx)
+	keys, err := kvread.Keys(cctx, r.opts.JS, r.kv)
 	if err != nil {
 		r.opts.Logger.Warn("finish: list the reports", "err", err)
 		r.prev = nil
 		return
 	}
-	for k := range keys.Keys() {
+	for _, k := range keys {
 		if slices.Contains(members, k) {
 			continue
 		}

@@ -149,10 +149,10 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 	// before the node serves a partition, bound to the membership once
 	// it exists.
 	var joined ipcap.Later
-	for {
+	for attempt := 0; ; attempt++ {
 		o := ipcap.Options{Name: name, JS: js, Replicas: srv.Replicas(), Hold: n.FetchTimeout(), MemberTTL: memberTTL, Logger: lg}
 		o.Use(&joined)
-		actx, acancel := context.WithTimeout(ctx, attemptTimeout) // as Join: an answer lost must not use up ctx
+		actx, acancel := context.WithTimeout(ctx, attemptTimeout(attempt)) // as Join: an answer lost must not use up ctx
 		m.cap, err = ipcap.Open(actx, o)
 		acancel()
 		if err == nil {
@@ -168,8 +168,8 @@ func startMember(t *testing.T, name string, srv *jsserver.Server, web *testweb.S
 	m.stopCap, m.capDone = stopCap, make(chan struct{})
 	go func() { defer close(m.capDone); m.cap.Run(gctx) }()
 	n.SetIPGate(m.cap)
-	for {
-		actx, acancel := context.WithTimeout(ctx, attemptTimeout)
+	for attempt := 0; ; attempt++ {
+		actx, acancel := context.WithTimeout(ctx, attemptTimeout(attempt))
 		m.fleet, err = Start(actx, Options{
 			Name: name, Node: n, DB: n.DB(), Outbox: n.Outbox(), JS: js, Replicas: srv.Replicas(),
 			Heartbeat: 250 * time.Millisecond, MemberTTL: memberTTL,

@@ -154,9 +154,12 @@ type Member struct {
 //     asks the membership who the members are.
 //
 // The fleet's streams and buckets are made by the first member to ask;
-// their Raft groups may still be electing when it or the others ask, so
-// each of steps 2, 4, 5 and 6 is tried again every second (logged) until
-// it answers or ctx ends.
+// their Raft groups may still be electing when it or the others ask (or
+// electing again, a member just lost), so each of steps 2, 4, 5 and 6 is
+// tried again (logged), each attempt bounded (attemptTimeout), until it
+// answers or ctx ends. Join logs how long each step took. A member that
+// joins within seconds of the loss of the meta group's leader waits for
+// its election (JetStream's 4-9 s) in step 1.
 func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -178,6 +181,15 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 			m.Close(cctx)
 		}
 	}()
+	// How long each step took, logged once Join is done: a member slow
+	// to be ready says which step held it.
+	began, last := time.Now(), time.Now()
+	var steps []any
+	step := func(what string) {
+		now := time.Now()
+		steps = append(steps, what, now.Sub(last).Round(time.Millisecond))
+		last = now
+	}
 	replicas, expect := 1, 0
 	if opts.Embedded {
 		m.srv, err = jsserver.Start(jsserver.Options{
@@ -188,9 +200,11 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 			return nil, err
 		}
 		fmt.Fprintf(stdout, "nats: server %s, clients at %s, %d servers in the fleet, replicas %d\n", name, m.srv.ClientURL(), m.srv.Fleet(), m.srv.Replicas())
+		step("server")
 		if err := m.srv.WaitJetStream(ctx); err != nil {
 			return nil, err
 		}
+		step("jetstream")
 		replicas, expect = m.srv.Replicas(), m.srv.Fleet()
 		m.nc, err = m.srv.Connect()
 	} else {
@@ -212,13 +226,17 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)
 	}
+	step("connect")
 	info, _ := json.Marshal(map[string]string{"api": opts.APIURL})
-	// Each attempt has a bound of its own (attemptTimeout; each request
-	// in it the client's 5 s default too): one whose answer is lost (a
-	// JetStream leader gone mid-request) must not use up all of ctx.
+	// Each attempt has a bound of its own (attemptTimeout): a request
+	// whose answer is lost (sent to a stream while its leader is gone and
+	// the next not yet elected, which takes JetStream 4-9 s) waits out its
+	// context's deadline, not the client's 5 s default, and must not use
+	// up all of ctx. Short first, since such an answer never comes; longer
+	// each time, since a loaded fleet may answer slowly.
 	retry := func(what string, try func(ctx context.Context) error) error {
-		for {
-			actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		for attempt := 0; ; attempt++ {
+			actx, cancel := context.WithTimeout(ctx, attemptTimeout(attempt))
 			err := try(actx)
 			cancel()
 			if err == nil {
@@ -228,7 +246,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 			select {
 			case <-ctx.Done():
 				return fmt.Errorf("fleet: %s: %w (last: %v)", what, ctx.Err(), err)
-			case <-time.After(time.Second):
+			case <-time.After(retryPause):
 			}
 		}
 	}
@@ -247,6 +265,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	case <-ctx.Done():
 		return nil, fmt.Errorf("fleet: crawls not loaded: %w", ctx.Err())
 	}
+	step("catalog")
 	if fj := m.catalog.Foreign(); len(fj) > 0 {
 		var names []string
 		for _, j := range fj {
@@ -273,6 +292,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	}); err != nil {
 		return nil, err
 	}
+	step("ipcap")
 	gctx, stopCap := context.WithCancel(context.Background())
 	m.stopCap, m.capDone = stopCap, make(chan struct{})
 	go func() { defer close(m.capDone); m.ipcap.Run(gctx) }()
@@ -288,6 +308,7 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 		return nil, err
 	}
 	joined.Bind(m.fleet)
+	step("membership")
 	var fin *finish.Runner
 	if err := retry("crawl end", func(ctx context.Context) (err error) {
 		fin, err = finish.Open(ctx, finish.Options{
@@ -308,6 +329,8 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	fctx, stop := context.WithCancel(context.Background())
 	m.stopFinish, m.finished = stop, make(chan struct{})
 	go func() { defer close(m.finished); fin.Run(fctx) }()
+	step("finish")
+	log.Info("fleet: joined", append([]any{"in", time.Since(began).Round(time.Millisecond)}, steps...)...)
 	return m, nil
 }
 
@@ -398,8 +421,14 @@ func (m *Member) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// attemptTimeout bounds one attempt of a step of Join.
-const attemptTimeout = 30 * time.Second
+// attemptTimeout bounds attempt n (from 0) of a step of Join: 2 s,
+// doubled each attempt up to 30 s.
+func attemptTimeout(n int) time.Duration {
+	return min(2*time.Second<<min(n, 4), 30*time.Second)
+}
+
+// retryPause is the pause between two attempts of a step of Join.
+const retryPause = 250 * time.Millisecond
 
 // takeoverHold is hold, or when zero the node's fetch timeout plus its
 // minimum gap: a dead member's last fetch began before it died and ends

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/trawl-crawler/trawl/cluster/jsensure"
+	"github.com/trawl-crawler/trawl/cluster/kvread"
 )
 
 // Bucket names. Part of the fleet's protocol: every node must agree.
@@ -151,6 +152,7 @@ type MemberInfo struct {
 type Runner struct {
 	opts    Options
 	h       Handler
+	js      jetstream.JetStream
 	members jetstream.KeyValue
 	owners  jetstream.KeyValue
 
@@ -211,7 +213,7 @@ func New(ctx context.Context, js jetstream.JetStream, h Handler, opts Options) (
 		return nil, fmt.Errorf("owner: bucket %s: %w", OwnersBucket, err)
 	}
 	return &Runner{
-		opts: opts, h: h, members: members, owners: owners,
+		opts: opts, h: h, js: js, members: members, owners: owners,
 		claims: make([]Claim, opts.Partitions), held: map[int]bool{}, absent: map[string]time.Time{}, watchOK: make(chan struct{}),
 	}, nil
 }
@@ -462,7 +464,7 @@ func (r *Runner) watch(ctx context.Context) {
 
 func (r *Runner) watchOnce(ctx context.Context) {
 	for ctx.Err() == nil {
-		w, err := r.owners.WatchAll(ctx)
+		w, err := kvread.Watch(ctx, r.owners, 0)
 		if err != nil {
 			r.opts.Logger.Warn("owner: watch owners", "err", err)
 			select {
@@ -502,10 +504,7 @@ func (r *Runner) watchOnce(ctx context.Context) {
 
 // listMembers reads the live members.
 func (r *Runner) listMembers(ctx context.Context) ([]MemberInfo, error) {
-	keys, err := r.members.Keys(ctx)
-	if errors.Is(err, jetstream.ErrNoKeysFound) {
-		return nil, nil
-	}
+	keys, err := kvread.Keys(ctx, r.js, r.members)
 	if err != nil {
 		return nil, err
 	}
@@ -540,9 +539,9 @@ func (r *Runner) round(ctx context.Context) {
 	if r.lastRenew.Load() == 0 {
 		return // not a member yet
 	}
-	// A listing is a consumer made on the bucket's stream: on a loaded
-	// fleet that took longer than a short heartbeat every time, and a
-	// member that never lists never sees a member leave.
+	// A listing asks the stream's leader (kvread.Keys); bounded by more
+	// than a short heartbeat, since a member that never lists never sees a
+	// member leave.
 	lctx, cancel := context.WithTimeout(ctx, max(r.opts.Heartbeat, r.opts.MemberTTL/3))
 	listed, err := r.listMembers(lctx)
 	cancel()
