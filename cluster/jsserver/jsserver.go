@@ -269,9 +269,9 @@ func (s *Server) Peers(ctx context.Context) ([]Peer, error) {
 		return nil, err
 	}
 	defer nc.Close()
-	// Every server answers a ping; the meta leader's answer lists the
-	// group's peers with how recently each was heard from.
-	msg, err := nc.RequestWithContext(ctx, "$SYS.REQ.SERVER.PING.JSZ", []byte(`{"leader_only":true}`))
+	// Only the meta leader answers, listing the group's peers with how
+	// recently each was heard from.
+	msg, err := askLeader(ctx, nc, "$SYS.REQ.SERVER.PING.JSZ", []byte(`{"leader_only":true}`))
 	if err != nil {
 		return nil, fmt.Errorf("jsserver: ask the meta leader for its peers: %w", err)
 	}
@@ -304,6 +304,37 @@ func (s *Server) Peers(ctx context.Context) ([]Peer, error) {
 	return out, nil
 }
 
+// askEvery bounds one request that only a leader answers (Peers,
+// RemovePeer): the next is sent when it passes unanswered.
+const askEvery = 2 * time.Second
+
+// askLeader sends a request only the meta leader answers, again every
+// askEvery until one is answered or ctx ends: one sent while there is no
+// leader (electing one takes JetStream 4-9 s) is dropped, never answered.
+// (A removal answered but lost is sent again; it is then refused as not
+// a peer.)
+func askLeader(ctx context.Context, nc *nats.Conn, subj string, data []byte) (*nats.Msg, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, askEvery)
+		msg, err := nc.RequestWithContext(actx, subj, data)
+		cancel()
+		if err == nil {
+			return msg, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			// No responders: the server is still starting its system
+			// services. Not at once again.
+			select {
+			case <-ctx.Done():
+			case <-time.After(askEvery / 10):
+			}
+		}
+	}
+}
+
 // ErrNoCluster is returned by RemovePeer on a server that runs
 // JetStream on its own (a fleet of one).
 var ErrNoCluster = errors.New("JetStream runs on its own here: there are no peers to remove")
@@ -326,7 +357,7 @@ func (s *Server) RemovePeer(ctx context.Context, name string) error {
 	}
 	defer nc.Close()
 	req, _ := json.Marshal(map[string]string{"peer": name})
-	msg, err := nc.RequestWithContext(ctx, "$JS.API.SERVER.REMOVE", req)
+	msg, err := askLeader(ctx, nc, "$JS.API.SERVER.REMOVE", req)
 	if err != nil {
 		return fmt.Errorf("jsserver: remove peer %s: %w", name, err)
 	}

@@ -3,17 +3,20 @@ package jsserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/testkit/clustertest"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 )
@@ -162,6 +165,10 @@ func TestFleetOfThree(t *testing.T) {
 		t.Fatalf("bucket status %v %v, want 3 replicas", info, err)
 	}
 
+	// n2 leads the meta group as it goes: the peers are asked for (below)
+	// while the others elect a new leader, when a request only the leader
+	// answers is dropped.
+	leadMeta(ctx, t, servers[1])
 	servers[1].Close()
 	servers[1] = nil
 	// With one of three gone, writes go on (after a new leader, if n2 led).
@@ -255,5 +262,63 @@ func TestClusterNamesKeepFleetsApart(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// leadMeta makes s the meta group's leader, asking the leader to step
+// down in its favour until it is.
+func leadMeta(ctx context.Context, t *testing.T, s *Server) {
+	t.Helper()
+	nc, err := s.adminConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	req, _ := json.Marshal(map[string]any{"placement": map[string]any{"preferred": s.s.Name()}})
+	for !s.s.JetStreamIsLeader() {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		nc.RequestWithContext(rctx, "$JS.API.META.LEADER.STEPDOWN", req)
+		cancel()
+		if ctx.Err() != nil {
+			t.Fatalf("%s did not become the meta leader", s.s.Name())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// A request only a leader answers is dropped while there is none: askLeader
+// sends it again until it is answered. Here the first two go unanswered.
+func TestAskLeaderSendsAgain(t *testing.T) {
+	s, err := Start(Options{Name: "solo", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var asked atomic.Int32
+	sub, err := nc.Subscribe("leader.only", func(m *nats.Msg) {
+		if asked.Add(1) > 2 {
+			m.Respond([]byte("answered"))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	nc.Flush()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	msg, err := askLeader(ctx, nc, "leader.only", nil)
+	if err != nil || string(msg.Data) != "answered" || asked.Load() != 3 {
+		t.Fatalf("askLeader = %v, %v after %d requests; want the third answered", msg, err, asked.Load())
+	}
+	short, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel2()
+	if _, err := askLeader(short, nc, "nobody.answers", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("askLeader with none to answer = %v, want its context's deadline", err)
 	}
 }
