@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -321,6 +322,45 @@ func TestFleetProcesses(t *testing.T) {
 	}
 	t.Logf("coverage %.3f, %d requests, %d repeats and %d robots.txt repeats, of the %d requests %s made in the %v before its kill",
 		rep.Coverage, rep.Requests, len(rep.Repeats), len(rep.RobotsRepeats), inWindow, victim.name, victim.killAt.Sub(window))
+	// No flood of errors after a member's loss: an error repeated (the
+	// dead peer's route refused every second) is logged once, then once a
+	// minute with a count.
+	for _, p := range live {
+		checkErrorRate(t, p, victim.killAt)
+	}
+}
+
+// digits matches a run of digits.
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// checkErrorRate holds p's ERROR lines logged since since to the rate of
+// a repeated error: each message at most once, plus once a minute.
+func checkErrorRate(t *testing.T, p *fleetProc, since time.Time) {
+	t.Helper()
+	count := map[string]int{}
+	for _, l := range strings.Split(p.out.String(), "\n") {
+		if !strings.Contains(l, "level=ERROR") {
+			continue
+		}
+		ts, _, _ := strings.Cut(strings.TrimPrefix(l, "time="), " ")
+		at, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil || at.Before(since) {
+			continue
+		}
+		msg := l
+		if _, m, ok := strings.Cut(l, "msg="); ok {
+			msg = m
+		}
+		// The message without its varying parts (attempt numbers, counts).
+		count[digits.ReplaceAllString(msg, "#")]++
+	}
+	allowed := 1 + int(time.Since(since)/time.Minute)
+	for msg, n := range count {
+		t.Logf("%s: %d x ERROR %s", p.name, n, msg)
+		if n > allowed {
+			t.Errorf("%s logged an error %d times in the %v since the kill, more than once a minute: %s", p.name, n, time.Since(since).Round(time.Second), msg)
+		}
+	}
 }
 
 // checkFleetCommands checks what trawl fleet members and partitions say
