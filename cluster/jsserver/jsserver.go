@@ -271,7 +271,7 @@ func (s *Server) Peers(ctx context.Context) ([]Peer, error) {
 	defer nc.Close()
 	// Only the meta leader answers, listing the group's peers with how
 	// recently each was heard from.
-	msg, err := askLeader(ctx, nc, "$SYS.REQ.SERVER.PING.JSZ", []byte(`{"leader_only":true}`))
+	msg, err := askLeader(ctx, nc, "$SYS.REQ.SERVER.PING.JSZ", []byte(`{"leader_only":true}`), askEvery)
 	if err != nil {
 		return nil, fmt.Errorf("jsserver: ask the meta leader for its peers: %w", err)
 	}
@@ -308,14 +308,15 @@ func (s *Server) Peers(ctx context.Context) ([]Peer, error) {
 // RemovePeer): the next is sent when it passes unanswered.
 const askEvery = 2 * time.Second
 
-// askLeader sends a request only the meta leader answers, again every
-// askEvery until one is answered or ctx ends: one sent while there is no
-// leader (electing one takes JetStream 4-9 s) is dropped, never answered.
+// askLeader sends a request only the meta leader answers, and sends it
+// again each time every (askEvery, but for tests) passes without an
+// answer, until one comes or ctx ends: one sent while there is no leader
+// (electing one takes JetStream 4-9 s) is dropped, never answered.
 // (A removal answered but lost is sent again; it is then refused as not
 // a peer.)
-func askLeader(ctx context.Context, nc *nats.Conn, subj string, data []byte) (*nats.Msg, error) {
+func askLeader(ctx context.Context, nc *nats.Conn, subj string, data []byte, every time.Duration) (*nats.Msg, error) {
 	for {
-		actx, cancel := context.WithTimeout(ctx, askEvery)
+		actx, cancel := context.WithTimeout(ctx, every)
 		msg, err := nc.RequestWithContext(actx, subj, data)
 		cancel()
 		if err == nil {
@@ -329,7 +330,7 @@ func askLeader(ctx context.Context, nc *nats.Conn, subj string, data []byte) (*n
 			// services. Not at once again.
 			select {
 			case <-ctx.Done():
-			case <-time.After(askEvery / 10):
+			case <-time.After(every / 10):
 			}
 		}
 	}
@@ -357,7 +358,7 @@ func (s *Server) RemovePeer(ctx context.Context, name string) error {
 	}
 	defer nc.Close()
 	req, _ := json.Marshal(map[string]string{"peer": name})
-	msg, err := askLeader(ctx, nc, "$JS.API.SERVER.REMOVE", req)
+	msg, err := askLeader(ctx, nc, "$JS.API.SERVER.REMOVE", req, askEvery)
 	if err != nil {
 		return fmt.Errorf("jsserver: remove peer %s: %w", name, err)
 	}

@@ -312,13 +312,13 @@ func TestAskLeaderSendsAgain(t *testing.T) {
 	nc.Flush()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	msg, err := askLeader(ctx, nc, "leader.only", nil)
+	msg, err := askLeader(ctx, nc, "leader.only", nil, 200*time.Millisecond)
 	if err != nil || string(msg.Data) != "answered" || asked.Load() != 3 {
 		t.Fatalf("askLeader = %v, %v after %d requests; want the third answered", msg, err, asked.Load())
 	}
 	short, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel2()
-	if _, err := askLeader(short, nc, "nobody.answers", nil); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := askLeader(short, nc, "nobody.answers", nil, askEvery); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("askLeader with none to answer = %v, want its context's deadline", err)
 	}
 }
