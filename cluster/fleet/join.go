@@ -183,7 +183,8 @@ func Join(ctx context.Context, opts JoinOptions, n *node.Node) (_ *Member, err e
 	}()
 	// How long each step took, logged once Join is done: a member slow
 	// to be ready says which step held it.
-	began, last := time.Now(), time.Now()
+	began := time.Now()
+	last := began
 	var steps []any
 	step := func(what string) {
 		now := time.Now()

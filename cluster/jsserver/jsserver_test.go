@@ -165,9 +165,9 @@ func TestFleetOfThree(t *testing.T) {
 		t.Fatalf("bucket status %v %v, want 3 replicas", info, err)
 	}
 
-	// n2 leads the meta group as it goes: the peers are asked for (below)
-	// while the others elect a new leader, when a request only the leader
-	// answers is dropped.
+	// n2 leads the meta group as it goes, so the peers are asked for
+	// (below) just after the leadership moved: a request only the leader
+	// answers is dropped while there is none (askLeader sends it again).
 	leadMeta(ctx, t, servers[1])
 	servers[1].Close()
 	servers[1] = nil

@@ -32,7 +32,8 @@ import (
 // the bucket's stream holds a message for, which includes a key whose
 // latest entry is a delete or purge marker (a Get of it answers
 // jetstream.ErrKeyNotFound). A bucket with no keys gives none, not an
-// error. One request to the stream's leader; no consumer is made.
+// error. Two requests to the stream's leader (the stream, then its
+// subjects); no consumer is made.
 func Keys(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValue) ([]string, error) {
 	bucket := kv.Bucket()
 	s, err := js.Stream(ctx, "KV_"+bucket)
@@ -112,13 +113,14 @@ func Watch(ctx context.Context, kv jetstream.KeyValue, hedge time.Duration, opts
 			if first == nil {
 				first = r.err
 			}
-			if inFlight == 0 && (ctx.Err() != nil || asked >= MaxHedged) {
+			if inFlight > 0 {
+				continue
+			}
+			if ctx.Err() != nil || asked >= MaxHedged {
 				return nil, first
 			}
-			if inFlight == 0 {
-				ask()
-				t.Reset(hedge)
-			}
+			ask()
+			t.Reset(hedge)
 		case <-t.C:
 			if asked < MaxHedged {
 				ask()

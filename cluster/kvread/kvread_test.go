@@ -38,16 +38,24 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// Keys lists what the bucket holds, a deleted key's marker too, and
-// nothing for an empty bucket.
-func TestKeys(t *testing.T) {
+// standalone starts a server of its own and makes bucket "b" on it; the
+// context ends with the test.
+func standalone(t *testing.T) (context.Context, jetstream.JetStream, jetstream.KeyValue) {
+	t.Helper()
 	js := jstest.JetStream(t, jstest.Start(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ctx, js, kv
+}
+
+// Keys lists what the bucket holds, a deleted key's marker too, and
+// nothing for an empty bucket.
+func TestKeys(t *testing.T) {
+	ctx, js, kv := standalone(t)
 	if keys, err := kvread.Keys(ctx, js, kv); err != nil || len(keys) != 0 {
 		t.Fatalf("Keys of an empty bucket = %q, %v; want none", keys, err)
 	}
@@ -72,13 +80,7 @@ func TestKeys(t *testing.T) {
 // A watch asked for while the bucket's stream is gone fails with the
 // server's error, or ctx's, and leaves nothing running.
 func TestWatchFails(t *testing.T) {
-	js := jstest.JetStream(t, jstest.Start(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, js, kv := standalone(t)
 	if err := js.DeleteKeyValue(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
