@@ -29,8 +29,8 @@ import (
 // schedule), at the interval package recrawl sets from the history, in
 // the batch of the fetch's completion. A loop hands due entries to the
 // frontier and, now and then, scans the whole schedule for each
-// continuous job's freshness figures and for the fetches per hour its
-// intervals plan, which steer its budget's multiplier. The schedule is
+// continuous job's freshness figures and its pages' estimated rates, from
+// which the multiplier that spends its budget is solved. The schedule is
 // recrawlScheduler's; it reaches the rest of the node through
 // recrawlNode. The fold of a visit into a page's history is the
 // worker's (foldVisit, below).
@@ -96,7 +96,6 @@ type recrawlPlan struct {
 	policy *recrawl.Policy
 	budget recrawl.Rate // fetches per hour; 0: none, mu stays at its start
 	muBits atomic.Uint64
-	ctrl   recrawl.Controller // the schedule loop's alone
 }
 
 func (p *recrawlPlan) mu() float64 { return math.Float64frombits(p.muBits.Load()) }
@@ -120,8 +119,7 @@ func (s *recrawlScheduler) plan(j *job.Job) *recrawlPlan {
 	// Without a budget the multiplier is the shortest interval, in hours:
 	// one more visit per MinInterval must buy at least as much freshness
 	// as a page visited every MinInterval could lose.
-	p.ctrl.Mu = pol.Options().MinInterval.Hours()
-	p.muBits.Store(math.Float64bits(p.ctrl.Mu))
+	p.muBits.Store(math.Float64bits(pol.Options().MinInterval.Hours()))
 	if s.plans == nil {
 		s.plans = make(map[job.ID]*recrawlPlan)
 	}
@@ -399,15 +397,17 @@ func (s *recrawlScheduler) feedDue(now time.Time) {
 
 // freshTally sums one job's schedule entries.
 type freshTally struct {
-	f       job.Freshness
-	planned float64 // fetches per hour the intervals call for
-	fresh   float64 // sum of each page's probability to be fresh
-	age     float64 // sum of each page's expected age, hours
+	f      job.Freshness
+	census recrawl.Census // the pages' estimated rates
+	fresh  float64        // sum of each page's probability to be fresh
+	age    float64        // sum of each page's expected age, hours
 }
 
 // scan reads the whole schedule: each continuous job's freshness
-// figures, and its planned fetches per hour against its budget, which
-// moves its multiplier.
+// figures, and the multiplier at which its pages' estimated rates call
+// for its budget. The multiplier is solved from the rates, not corrected
+// from the intervals the entries hold: those were set at each page's last
+// visit and follow a new multiplier only as pages are revisited.
 func (s *recrawlScheduler) scan(now time.Time) {
 	tallies := make(map[job.ID]*freshTally)
 	pools := make(map[job.ID]*priorPools)
@@ -456,8 +456,7 @@ func (s *recrawlScheduler) scan(now time.Time) {
 		}
 		j.Stats.SetFreshness(t.f)
 		if p.budget > 0 {
-			p.ctrl = p.ctrl.Update(recrawl.Rate(t.planned), p.budget)
-			p.muBits.Store(math.Float64bits(p.ctrl.Mu))
+			p.muBits.Store(math.Float64bits(p.policy.SolveCensus(&t.census, p.budget)))
 		}
 	}
 }
@@ -473,9 +472,11 @@ func (t *freshTally) add(e schedule.Entry, now time.Time, j *job.Job) {
 			t.f.Overdue++
 		}
 	}
-	if e.Interval > 0 {
-		t.planned += 1 / e.Interval.Hours()
-	}
+	// The entry keeps the rate, not the estimate: a page fetched once
+	// whose rate is a prior's or its age's counts as estimated, and one
+	// with nothing known at the rate of one change per initial interval
+	// (reschedule), close to what its next visit's prior will say.
+	t.census.Add(recrawl.Estimate{Rate: recrawl.Rate(e.Rate), Intervals: 1}, 1)
 	since := max(now.Sub(e.LastFetch).Hours(), 0)
 	if rt := e.Rate * since; rt > 0 {
 		t.fresh += math.Exp(-rt)

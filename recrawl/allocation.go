@@ -7,7 +7,7 @@ import (
 
 // Allocation: the freshness a revisit interval buys (Freshness), the
 // interval that spends a fetch budget best (Interval, Solve), and the
-// online correction of its multiplier (Controller).
+// same solve over a census of rates (Census, in census.go).
 
 // Freshness is the expected share of time a copy of a page changing at
 // rate r is identical to the live page when it is fetched every interval:
@@ -35,10 +35,11 @@ func Freshness(r Rate, interval time.Duration) float64 {
 // per hour buys; it is below w/r for every f, so a page with r >= w/mu is
 // not visited at all by the optimum: its visits buy less than the same
 // visits spent elsewhere. Such a page gets MaxInterval here, so that its
-// estimate can still see it slow down. A page with no estimate gets
-// InitialInterval, unless its rate comes from a group prior or a
-// Last-Modified age (Estimate.FromPrior, Age); one estimated never to
-// change, MaxInterval.
+// estimate can still see it slow down, unless it was visited once (its
+// rate from a group prior or a Last-Modified age: Estimate.FromPrior,
+// Age), which is too little to drop it: it gets InitialInterval. A page
+// with no estimate gets InitialInterval too, unless its rate comes from a
+// group prior or an age; one estimated never to change, MaxInterval.
 //
 // A censored estimate (every interval saw a change) is only a lower bound:
 // such a page may be one worth following or one changing far too fast.
@@ -57,11 +58,12 @@ func (p *Policy) interval(e Estimate, w, mu float64, probe bool) time.Duration {
 		return p.o.InitialInterval
 	}
 	h := interval(float64(e.Rate), w, mu)
-	if e.Age && math.IsInf(h, 1) {
-		// One Last-Modified age is too little evidence to drop a page
-		// for MaxInterval as changing too fast: its heavy tail (a page
-		// that changed just before its visit) would drop many that
-		// change slowly.
+	if (e.Age || e.FromPrior) && math.IsInf(h, 1) {
+		// A page seen once is not dropped for MaxInterval as changing
+		// too fast: one Last-Modified age has a heavy tail (a page that
+		// changed just before its visit), and a group's mean is the
+		// group's, set by its fastest pages when its rates spread over
+		// decades. Its own next visit tells.
 		return p.o.InitialInterval
 	}
 	if probe && e.Censored && !math.IsInf(h, 1) && e.Shortest > probeDivisor*p.o.MinInterval {
@@ -169,23 +171,7 @@ func (p *Policy) Solve(d []Demand, budget Rate) Allocation {
 		}
 		return s
 	}
-	// planned falls as mu grows; bisect on log mu.
-	lo, hi := math.Log(1e-6), math.Log(1e12)
-	if planned(math.Exp(lo)) <= float64(budget) {
-		hi = lo
-	} else if planned(math.Exp(hi)) >= float64(budget) {
-		lo = hi
-	} else {
-		for range 36 {
-			mid := (lo + hi) / 2
-			if planned(math.Exp(mid)) > float64(budget) {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-	}
-	a := Allocation{Mu: math.Exp(hi), Intervals: make([]time.Duration, len(d))}
+	a := Allocation{Mu: solveMu(planned, float64(budget)), Intervals: make([]time.Duration, len(d))}
 	var s float64
 	for i, x := range d {
 		a.Intervals[i] = p.Interval(x.Estimate, x.Weight, a.Mu)
@@ -193,38 +179,4 @@ func (p *Policy) Solve(d []Demand, budget Rate) Allocation {
 	}
 	a.Planned = Rate(s)
 	return a
-}
-
-// Controller adjusts the multiplier online, for a crawler that cannot
-// solve over all its pages at once: it keeps Planned, the sum of
-// 1/interval over the intervals it has handed out (adding a page's new
-// share and removing its old one as it reschedules), and calls Update now
-// and then. The zero Controller starts at Mu = 1 hour.
-type Controller struct {
-	// Mu is the current multiplier, for Policy.Interval.
-	Mu float64
-	// Gain is the exponent of each correction (0 means 1): Mu is
-	// multiplied by (planned/budget)^Gain, by at most a factor of 2 either
-	// way. Slow pages' intervals grow as sqrt(Mu), so a Gain of 1 halves
-	// the error (in log) at each Update.
-	Gain float64
-}
-
-// Update returns c with Mu moved towards the value at which planned
-// fetches per hour meet the budget: raised (longer intervals) when planned
-// exceeds it, lowered when it falls short.
-func (c Controller) Update(planned, budget Rate) Controller {
-	if c.Mu <= 0 {
-		c.Mu = 1
-	}
-	gain := c.Gain
-	if gain <= 0 {
-		gain = 1
-	}
-	if planned <= 0 || budget <= 0 {
-		return c
-	}
-	f := math.Pow(float64(planned)/float64(budget), gain)
-	c.Mu *= min(max(f, 0.5), 2)
-	return c
 }

@@ -70,6 +70,28 @@ func TestPriorGivesTheFirstInterval(t *testing.T) {
 	}
 }
 
+// TestPriorNeverDropsAPageSeenOnce: a page fetched once whose group's
+// mean rate is past the threshold (a group of pages that change hourly,
+// or a heavy-tailed one whose mean the fast pages set) is not dropped for
+// MaxInterval on that mean alone: it gets InitialInterval, and its own
+// next visit tells. A page with intervals of its own at that rate is
+// dropped.
+func TestPriorNeverDropsAPageSeenOnce(t *testing.T) {
+	p := mustNew(t, Options{})
+	mu := 10.0 // pages changing more than once per 10 h are not worth a visit
+	h := p.Observe(History{}, Visit{At: t0})
+	e := p.EstimateWith(h, Prior{Changes: 1, Hours: 1}) // one change per hour
+	if !e.FromPrior {
+		t.Fatalf("one visit: %+v, want an estimate from the prior", e)
+	}
+	if got := p.Interval(e, 1, mu); got != p.Options().InitialInterval {
+		t.Errorf("seen once, group mean past the threshold: interval %v, want InitialInterval %v", got, p.Options().InitialInterval)
+	}
+	if got := p.Interval(Estimate{Rate: 1, Intervals: 5}, 1, mu); got != p.Options().MaxInterval {
+		t.Errorf("five intervals of its own at that rate: %v, want MaxInterval", got)
+	}
+}
+
 // TestPriorLearnsFaster: pages of a group changing at similar rates,
 // visited only a few times each, are estimated closer to their rates with
 // the group's prior than with the fixed one, static pages included; and a

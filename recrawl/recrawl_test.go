@@ -290,26 +290,6 @@ func TestSolve(t *testing.T) {
 	}
 }
 
-// TestControllerConverges drives a Controller with the planned rate of a
-// population and checks it settles at Solve's multiplier.
-func TestControllerConverges(t *testing.T) {
-	p := mustNew(t, Options{})
-	d := population(1000)
-	budget := Rate(1000.0 / 72)
-	want := p.Solve(d, budget).Mu
-	var c Controller
-	for range 60 {
-		var planned float64
-		for _, x := range d {
-			planned += 1 / p.Interval(x.Estimate, x.Weight, c.Mu).Hours()
-		}
-		c = c.Update(Rate(planned), budget)
-	}
-	if math.Abs(math.Log(c.Mu/want)) > 0.02 {
-		t.Errorf("Controller.Mu = %v after 60 updates, Solve's = %v", c.Mu, want)
-	}
-}
-
 func TestNutch(t *testing.T) {
 	n := Nutch{Initial: 10 * time.Hour, Min: 5 * time.Hour, Max: 15 * time.Hour}
 	var pg Page

@@ -83,7 +83,7 @@ func (n Nutch) withDefaults() Nutch {
 }
 
 // Schedule returns trawl's schedule under the multiplier mu (from Solve or
-// a Controller): each visit is folded into the page's History and the
+// SolveCensus): each visit is folded into the page's History and the
 // interval is Interval(EstimateWith(History, Prior), Weight, mu).
 func (p *Policy) Schedule(mu float64) Schedule { return optimal{p, mu} }
 

@@ -293,9 +293,7 @@ func Run(c Config) (Result, error) {
 	if c.LastModified > 0 || c.Lying > 0 {
 		policies = append(policies, TrawlLM)
 	}
-	if c.SectionPages > 1 {
-		policies = append(policies, TrawlAlone)
-	}
+	policies = append(policies, TrawlAlone)
 	for _, name := range policies {
 		res.Rows = append(res.Rows, simulate(c, w, pol, name, initial))
 	}
@@ -358,25 +356,33 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 	var sched recrawl.Schedule
 	var fixed []time.Duration // oracle intervals
 	mu := 0.0
-	// Section priors, refitted with mu: each section's pages' estimates
-	// from their own visits pooled (a section of one page has none).
+	// Group priors and mu, refitted once a day as the node does at its
+	// freshness scans: each section's pages' estimates from their own
+	// visits pooled (a section of one page has none), else the whole
+	// web's (the node's job prior); mu solved from a census of the
+	// pages' estimates.
 	sp := max(c.SectionPages, 1)
 	priors := make([]recrawl.Prior, (n+sp-1)/sp)
 	solve := func() {
 		pools := make([]recrawl.Pool, len(priors))
+		var all recrawl.Pool
 		for i := range pages {
-			pools[i/sp].Add(pol.Estimate(pages[i].state.History))
+			e := pol.Estimate(pages[i].state.History)
+			pools[i/sp].Add(e)
+			all.Add(e)
 		}
 		if name != TrawlAlone {
 			for k := range pools {
-				priors[k] = pools[k].Prior()
+				if priors[k] = pools[k].Prior(); priors[k].Rate() <= 0 {
+					priors[k] = all.Prior()
+				}
 			}
 		}
-		d := make([]recrawl.Demand, n)
+		var census recrawl.Census
 		for i := range pages {
-			d[i].Estimate = pol.EstimateWith(pages[i].state.History, priors[i/sp])
+			census.Add(pol.EstimateWith(pages[i].state.History, priors[i/sp]), 1)
 		}
-		mu = pol.Solve(d, recrawl.Rate(c.Budget)).Mu
+		mu = pol.SolveCensus(&census, recrawl.Rate(c.Budget))
 	}
 	switch name {
 	case Uniform:

@@ -41,7 +41,7 @@ func TestBenchFreshnessJSON(t *testing.T) {
 			t.Errorf("row %+v", x)
 		}
 	}
-	if got := strings.Join(names, ","); got != "uniform,nutch,trawl,trawl, true rates,trawl, Last-Modified" || r.Pages != 300 || r.TrawlOverUniform <= 0 {
+	if got := strings.Join(names, ","); got != "uniform,nutch,trawl,trawl, true rates,trawl, Last-Modified,trawl, no pooling" || r.Pages != 300 || r.TrawlOverUniform <= 0 {
 		t.Errorf("pages %d, rows %q, trawl/uniform %v", r.Pages, got, r.TrawlOverUniform)
 	}
 }
