@@ -159,3 +159,50 @@ func logClasses(t *testing.T, h *harness, from, to time.Time, pol *recrawl.Polic
 	}
 	t.Logf("by true interval:\n%s", b.String())
 }
+
+// TestRecrawlBudgetHolds runs a continuous crawl with a recrawl budget
+// half of what its schedule would spend without one, and checks from the
+// web's log that the recrawl rate settles near the budget: the multiplier
+// is solved at each freshness scan from the schedule's rates, while the
+// entries' intervals, set at each page's last visit, lag behind it. (The
+// loop that corrected the multiplier by the ratio of those intervals'
+// planned rate to the budget wound it down: 285 recrawls a second here.)
+func TestRecrawlBudgetHolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 40 s of live recrawls; the full suite runs it")
+	}
+	t.Parallel()
+	web := testweb.Options{Seed: 27, Hosts: 20, BigHosts: -1, MinPages: 8, MaxPages: 12, Latency: -1,
+		ChangeEpoch: time.Date(2026, 5, 31, 23, 50, 0, 0, time.UTC),
+		ChangeRange: testweb.ChangeRange{Min: time.Second, Max: 40 * time.Second, Never: 30}}
+	h, _ := changingHarness(t, web, 1, 50*time.Millisecond)
+	h.spec.Continuous = true
+	// Every page at RecrawlMax would be about 18 recrawls a second; the
+	// schedule without a budget spends about 60. The run is four times
+	// RecrawlMax, so that the rate the schedule plans is the one it keeps.
+	h.spec.RecrawlMin, h.spec.RecrawlMax = 500*time.Millisecond, 10*time.Second
+	const budget = 30 * 3600.0
+	h.spec.RecrawlBudget = budget
+	// A scan every 100 ms, many to each page's interval, as a node's
+	// scan every 30 s is to intervals of hours.
+	h.opts.RecrawlTick, h.opts.FreshnessEvery = 50*time.Millisecond, 100*time.Millisecond
+	start := time.Now()
+	n, j := h.start(t)
+	const run = 40 * time.Second
+	time.Sleep(run)
+	if err := n.Cancel(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	from, to := start.Add(run/2), start.Add(run)
+	_, mean := fetchesPerSecond(h.srv.Log(), from, to)
+	t.Logf("recrawls in the second half: %.1f a second, budget %.1f", mean, budget/3600)
+	if lo, hi := 0.5*budget/3600, 1.5*budget/3600; mean < lo || mean > hi {
+		t.Errorf("%.1f recrawls a second in the second half, want the budget %.1f within [%.1f, %.1f]", mean, budget/3600, lo, hi)
+	}
+	if r := h.analyze(0.99); len(problemsBut(r)) > 0 {
+		t.Errorf("the web's log shows problems:\n%s", strings.Join(problemsBut(r), "\n"))
+	}
+}

@@ -96,7 +96,6 @@ type recrawlPlan struct {
 	policy *recrawl.Policy
 	budget recrawl.Rate // fetches per hour; 0: none, mu stays at its start
 	muBits atomic.Uint64
-	pace   recrawl.Pace // the schedule loop's alone (scan sets it, feedDue spends it)
 }
 
 func (p *recrawlPlan) mu() float64 { return math.Float64frombits(p.muBits.Load()) }
@@ -288,12 +287,8 @@ const (
 	DefaultFreshnessEvery = 30 * time.Second
 )
 
-// maxFeed bounds the entries one tick hands to the frontier, maxLook
-// those it looks at (a paced job's backlog is looked at again each tick).
-const (
-	maxFeed = 10_000
-	maxLook = 4 * maxFeed
-)
+// maxFeed bounds the entries one tick hands to the frontier.
+const maxFeed = 10_000
 
 // run hands due recrawls to the frontier and keeps the freshness
 // figures, until the node stops; then it closes s.done.
@@ -342,32 +337,12 @@ func refeedAfter(j *job.Job) time.Duration {
 	return recrawl.DefaultMaxInterval
 }
 
-// feedDue hands due entries of running continuous jobs to the frontier,
-// marking each Fed in the same batch, at most as many per job as its pace
-// allows (recrawl.Pace: Headroom times the rate its entries have been
-// going out at, at most Headroom times the rate its schedule plans, so
-// that pages go out spread however they came due); entries of jobs that
-// ended or are no longer continuous are deleted.
+// feedDue hands every due entry of a running continuous job to the
+// frontier, marking it Fed in the same batch; entries of jobs that ended
+// or are no longer continuous are deleted.
 func (s *recrawlScheduler) feedDue(now time.Time) {
 	b := s.db.NewBatch()
 	var items []frontier.Item
-	// Each job's allowance for this tick, taken at every tick whether or
-	// not it has entries due, so that an idle second does not add up to
-	// a burst when the next second's entries come due together.
-	allowed := make(map[job.ID]int)
-	plans := make(map[job.ID]*recrawlPlan)
-	for _, j := range s.node.Jobs() {
-		if p := s.plan(j); p != nil {
-			allowed[j.ID], plans[j.ID] = p.pace.Allow(now), p
-		}
-	}
-	fed := make(map[job.ID]int)
-	defer func() {
-		for id, p := range plans {
-			p.pace.Out(fed[id])
-		}
-	}()
-	looked := 0
 	bad := func(key []byte, err error) {
 		s.log.Warn("recrawl schedule: entry unreadable; deleted", "err", err)
 		b.Delete(key)
@@ -392,15 +367,6 @@ func (s *recrawlScheduler) feedDue(now time.Time) {
 			case st != job.Running, !e.Fed.IsZero() && now.Sub(e.Fed) < refeedAfter(j):
 				return true
 			}
-			looked++
-			switch n, ok := allowed[j.ID]; {
-			case !ok || n < 0: // not paced
-			case n == 0:
-				return looked < maxLook // paced: it waits for a later tick
-			default:
-				allowed[j.ID] = n - 1
-			}
-			fed[j.ID]++
 			e.Fed = now
 			if err := schedule.Put(b, e); err != nil {
 				s.log.Warn("recrawl schedule: mark entry fed", "url", e.URL, "err", err)
@@ -431,11 +397,10 @@ func (s *recrawlScheduler) feedDue(now time.Time) {
 
 // freshTally sums one job's schedule entries.
 type freshTally struct {
-	f       job.Freshness
-	census  recrawl.Census // the pages' estimated rates
-	planned float64        // fetches per hour the entries' intervals plan
-	fresh   float64        // sum of each page's probability to be fresh
-	age     float64        // sum of each page's expected age, hours
+	f      job.Freshness
+	census recrawl.Census // the pages' estimated rates
+	fresh  float64        // sum of each page's probability to be fresh
+	age    float64        // sum of each page's expected age, hours
 }
 
 // scan reads the whole schedule: each continuous job's freshness
@@ -493,7 +458,6 @@ func (s *recrawlScheduler) scan(now time.Time) {
 		if p.budget > 0 {
 			p.muBits.Store(math.Float64bits(p.policy.SolveCensus(&t.census, p.budget)))
 		}
-		p.pace.SetPlanned(recrawl.Rate(t.planned))
 	}
 }
 
@@ -513,9 +477,6 @@ func (t *freshTally) add(e schedule.Entry, now time.Time, j *job.Job) {
 	// with nothing known at the rate of one change per initial interval
 	// (reschedule), close to what its next visit's prior will say.
 	t.census.Add(recrawl.Estimate{Rate: recrawl.Rate(e.Rate), Intervals: 1}, 1)
-	if e.Interval > 0 {
-		t.planned += 1 / e.Interval.Hours()
-	}
 	since := max(now.Sub(e.LastFetch).Hours(), 0)
 	if rt := e.Rate * since; rt > 0 {
 		t.fresh += math.Exp(-rt)
