@@ -6,7 +6,12 @@ import (
 )
 
 // DefaultJitter is the spread Policy.Jitter applies: ±20% of an interval.
-const DefaultJitter = 0.2
+// FirstJitter is the wider spread of a page's first interval, after its
+// first visit (Policy.JitterFirst).
+const (
+	DefaultJitter = 0.2
+	FirstJitter   = 0.5
+)
 
 // Jitter spreads interval (first held to [MinInterval, MaxInterval]) over
 // ±DefaultJitter of itself, by a uniform draw determined by key (a hash of
@@ -19,10 +24,24 @@ const DefaultJitter = 0.2
 // to change) spread evenly below it instead of half of them landing on it
 // at once, a wave at every maximum interval.
 func (p *Policy) Jitter(interval time.Duration, key uint64) time.Duration {
+	return p.jitter(interval, key, DefaultJitter)
+}
+
+// JitterFirst is Jitter for a page's first interval, spread over
+// ±FirstJitter. A crawl's first pass gives its pages their first interval
+// within seconds of each other, mostly the same one (InitialInterval, or
+// their group's): at ±20% the pages of a first pass fetched in 20 s and
+// given one minute come due within 24 s, a wave at several times the
+// crawl's mean rate, and each later round echoes it.
+func (p *Policy) JitterFirst(interval time.Duration, key uint64) time.Duration {
+	return p.jitter(interval, key, FirstJitter)
+}
+
+func (p *Policy) jitter(interval time.Duration, key uint64, spread float64) time.Duration {
 	lo, hi := float64(p.o.MinInterval), float64(p.o.MaxInterval)
 	iv := min(max(float64(interval), lo), hi)
 	u := float64(splitmix64(key)>>11) / (1 << 53) // uniform in [0, 1)
-	h := iv * (1 - DefaultJitter + 2*DefaultJitter*u)
+	h := iv * (1 - spread + 2*spread*u)
 	switch {
 	case h > hi:
 		h = 2*hi - h

@@ -74,3 +74,24 @@ func TestJitter(t *testing.T) {
 		}
 	}
 }
+
+// TestJitterFirstSpreadsWider: a first interval spreads over ±50% with the
+// same mean, within the bounds.
+func TestJitterFirstSpreadsWider(t *testing.T) {
+	p := mustNew(t, Options{MinInterval: 20 * time.Second, MaxInterval: 3 * time.Minute})
+	iv := time.Minute
+	var sum float64
+	lo, hi := time.Duration(math.MaxInt64), time.Duration(0)
+	const n = 10000
+	for k := range uint64(n) {
+		j := p.JitterFirst(iv, k)
+		lo, hi = min(lo, j), max(hi, j)
+		sum += float64(j)
+	}
+	if lo < 30*time.Second || lo > 31*time.Second || hi < 89*time.Second || hi > 90*time.Second {
+		t.Errorf("first interval 1m spans %v..%v, want about 30s..90s", lo, hi)
+	}
+	if mean := time.Duration(sum / n); mean < 59*time.Second || mean > 61*time.Second {
+		t.Errorf("mean %v, want about 1m", mean)
+	}
+}
