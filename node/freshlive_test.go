@@ -39,15 +39,7 @@ func TestLiveFreshness(t *testing.T) {
 	h.spec.Continuous = true
 	h.spec.RecrawlMin, h.spec.RecrawlMax = minIv, maxIv
 	h.opts.RecrawlTick, h.opts.FreshnessEvery = 50*time.Millisecond, 3*time.Second
-	start := time.Now()
-	n, j := h.start(t)
-	time.Sleep(run)
-	if err := n.Cancel(j.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	start := runContinuous(t, h, run)
 	from, to := start.Add(run/3), start.Add(run)
 	rep := h.srv.Freshness(from, to, 250*time.Millisecond, webTime)
 	if rep.Pages < 100 || rep.Fetches == 0 {
@@ -85,6 +77,22 @@ func TestLiveFreshness(t *testing.T) {
 	if !(optimum > uniform) || rep.Freshness < uniform-0.03 {
 		t.Errorf("freshness %.3f behind uniform's %.3f at the same budget (optimum %.3f)", rep.Freshness, uniform, optimum)
 	}
+}
+
+// runContinuous starts h's node and job, lets it crawl for run, cancels
+// the job and closes the node; it returns when the crawl started.
+func runContinuous(t *testing.T, h *harness, run time.Duration) time.Time {
+	t.Helper()
+	start := time.Now()
+	n, j := h.start(t)
+	time.Sleep(run)
+	if err := n.Cancel(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return start
 }
 
 // fetchesPerSecond returns the most answered page fetches that started in
@@ -186,16 +194,8 @@ func TestRecrawlBudgetHolds(t *testing.T) {
 	// A scan every 100 ms, many to each page's interval, as a node's
 	// scan every 30 s is to intervals of hours.
 	h.opts.RecrawlTick, h.opts.FreshnessEvery = 50*time.Millisecond, 100*time.Millisecond
-	start := time.Now()
-	n, j := h.start(t)
 	const run = 40 * time.Second
-	time.Sleep(run)
-	if err := n.Cancel(j.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	start := runContinuous(t, h, run)
 	from, to := start.Add(run/2), start.Add(run)
 	_, mean := fetchesPerSecond(h.srv.Log(), from, to)
 	t.Logf("recrawls in the second half: %.1f a second, budget %.1f", mean, budget/3600)

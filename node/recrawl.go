@@ -265,13 +265,13 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 	}
 	est := p.policy.EstimateWith(h, s.priorOf(owner.ID, it.URL))
 	// Jittered by URL and visit, so that pages fetched together do not
-	// come due together at every round (a recrawl storm).
-	iv := p.policy.Interval(est, 1, p.mu())
-	if est.Intervals == 0 { // the first interval: wider, so a first pass does not come due as one wave
-		iv = p.policy.JitterFirst(iv, jitterKey(it.URL, rec.Recrawl.Visits))
-	} else {
-		iv = p.policy.Jitter(iv, jitterKey(it.URL, rec.Recrawl.Visits))
+	// come due together at every round (a recrawl storm); a first
+	// interval wider, so that a first pass does not come due as one wave.
+	jitter := p.policy.Jitter
+	if est.Intervals == 0 {
+		jitter = p.policy.JitterFirst
 	}
+	iv := jitter(p.policy.Interval(est, 1, p.mu()), jitterKey(it.URL, rec.Recrawl.Visits))
 	rate := float64(est.Rate)
 	if rate == 0 && est.Intervals == 0 { // nothing known yet: as if it changed once per initial interval
 		rate = 1 / p.policy.Options().InitialInterval.Hours()

@@ -16,9 +16,9 @@ import "math"
 // The zero Census is empty. It is a plain value, not safe for concurrent
 // use.
 type Census struct {
-	bins    [censusBins]float64
-	initial float64 // pages with no estimate (InitialInterval)
-	max     float64 // pages estimated not to change (MaxInterval)
+	bins      [censusBins]float64
+	atInitial float64 // pages with no estimate (InitialInterval)
+	atMax     float64 // pages estimated not to change (MaxInterval)
 }
 
 // Census bins: log10 of the rate per hour from censusLo to censusHi, in
@@ -40,27 +40,18 @@ func (c *Census) Add(e Estimate, w float64) {
 	}
 	switch r := float64(e.Rate) / w; {
 	case e.Intervals <= 0 && !e.FromPrior && !e.Age:
-		c.initial++
+		c.atInitial++
 	case !(r > 0) || math.IsInf(r, 1):
-		c.max++
+		c.atMax++
 	default:
 		k := int(math.Floor((math.Log10(r) - censusLo) * censusPerDecade))
 		c.bins[min(max(k, 0), censusBins-1)]++
 	}
 }
 
-// Pages is the number of pages counted.
-func (c *Census) Pages() float64 {
-	n := c.initial + c.max
-	for _, x := range c.bins {
-		n += x
-	}
-	return n
-}
-
 // censusRate is the rate a bin stands for: its geometric middle.
-func censusRate(k int) float64 {
-	return math.Pow(10, censusLo+(float64(k)+0.5)/censusPerDecade)
+func censusRate(k int) Rate {
+	return Rate(math.Pow(10, censusLo+(float64(k)+0.5)/censusPerDecade))
 }
 
 // SolveCensus returns the multiplier at which the pages of c call for
@@ -68,12 +59,12 @@ func censusRate(k int) float64 {
 // smallest it tries (every page at its shortest) when even that calls for
 // less, the largest when even every page at its longest calls for more.
 func (p *Policy) SolveCensus(c *Census, budget Rate) float64 {
-	fixed := c.initial/hours(p.o.InitialInterval) + c.max/hours(p.o.MaxInterval)
+	fixed := c.atInitial/hours(p.o.InitialInterval) + c.atMax/hours(p.o.MaxInterval)
 	planned := func(mu float64) float64 {
 		s := fixed
 		for k, n := range c.bins {
 			if n > 0 {
-				s += n / hours(p.clamp(interval(censusRate(k), 1, mu)))
+				s += n / hours(p.interval(Estimate{Rate: censusRate(k), Intervals: 1}, 1, mu, false))
 			}
 		}
 		return s

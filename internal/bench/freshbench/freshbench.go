@@ -45,8 +45,9 @@ type Config struct {
 	// section, a host): the pages of a section are of one class of the
 	// mix, each with its own rate within the class's range. trawl's rows
 	// pool the estimates of a section into a prior for its pages
-	// (recrawl.Pool). 0 or 1: every page on its own, its class drawn
-	// alone.
+	// (recrawl.Pool), and the whole web's where a section has none (the
+	// node's job prior); the row "trawl, no pooling" uses no prior. 0 or
+	// 1: every page on its own, its class drawn alone.
 	SectionPages int
 }
 
