@@ -31,6 +31,8 @@ func TestContinuousCrawl(t *testing.T) {
 		{"negative budget", `{"seeds": ["` + seed + `"], "continuous": true, "recrawl": {"budget_per_hour": -3}}`, "recrawl.budget_per_hour"},
 		{"min above max", `{"seeds": ["` + seed + `"], "continuous": true, "recrawl": {"min_s": 7200, "max_s": 3600}}`, "recrawl.min_s"},
 		{"continuous not a boolean", `{"seeds": ["` + seed + `"], "continuous": "yes"}`, "continuous"},
+		{"unknown schedule", `{"seeds": ["` + seed + `"], "continuous": true, "recrawl": {"schedule": "often"}}`, "recrawl.schedule"},
+		{"nutch with a budget", `{"seeds": ["` + seed + `"], "continuous": true, "recrawl": {"schedule": "nutch", "budget_per_hour": 9}}`, "recrawl.budget_per_hour"},
 		{"unknown recrawl field", `{"seeds": ["` + seed + `"], "continuous": true, "recrawl": {"every_s": 5}}`, "recrawl.every_s"},
 	} {
 		code, body := c.do("POST", "/v1/crawls", testToken, b.body, false)
@@ -43,7 +45,7 @@ func TestContinuousCrawl(t *testing.T) {
 	}
 
 	req := map[string]any{"name": "fresh", "seeds": web.Seeds(), "scope": map[string]any{"domains": []string{web.Web().Options().Domain}},
-		"continuous": true, "recrawl": map[string]any{"min_s": 7200, "max_s": 86400, "budget_per_hour": 120}}
+		"continuous": true, "recrawl": map[string]any{"min_s": 7200, "max_s": 86400, "budget_per_hour": 120, "schedule": "freshness"}}
 	code, body := c.do("POST", "/v1/crawls", testToken, req, true)
 	id, _ := body["crawl_id"].(float64)
 	if code != 202 || id < 1 {
@@ -52,11 +54,11 @@ func TestContinuousCrawl(t *testing.T) {
 	path := "/v1/crawls/" + jsonNumber(id)
 	_, body = c.do("GET", path, "", nil, true)
 	rc, _ := body["recrawl"].(map[string]any)
-	if body["continuous"] != true || rc["min_s"] != 7200.0 || rc["max_s"] != 86400.0 || rc["budget_per_hour"] != 120.0 {
+	if body["continuous"] != true || rc["min_s"] != 7200.0 || rc["max_s"] != 86400.0 || rc["budget_per_hour"] != 120.0 || rc["schedule"] != "freshness" {
 		t.Errorf("GET %s = %v, want continuous with its recrawl settings", path, body)
 	}
 	j := n.Job(job.ID(id))
-	if s := j.Spec; !s.Continuous || s.RecrawlMin != 2*time.Hour || s.RecrawlMax != 24*time.Hour || s.RecrawlBudget != 120 {
+	if s := j.Spec; !s.Continuous || s.RecrawlMin != 2*time.Hour || s.RecrawlMax != 24*time.Hour || s.RecrawlBudget != 120 || s.RecrawlSchedule != job.ScheduleFreshness {
 		t.Errorf("the node's spec: continuous %v, %v, %v, %v", s.Continuous, s.RecrawlMin, s.RecrawlMax, s.RecrawlBudget)
 	}
 

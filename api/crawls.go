@@ -69,12 +69,12 @@ func specOf(r wire.CrawlRequest, def job.Spec) job.Spec {
 		MaxURLsPerPattern: or(r.Scope.MaxURLsPerPattern, def.MaxURLsPerPattern), SessionParams: r.Scope.SessionParams, KeepSessionIDs: r.Scope.KeepSessionIDs,
 		MaxPages: r.Limits.MaxPages, Priority: r.Priority, RobotsGiveUp: secondsOr(r.Limits.RobotsGiveUpS, def.RobotsGiveUp), MaxWait: secondsOr(r.Limits.MaxWaitS, def.MaxWait),
 		Continuous: r.Continuous, RecrawlMin: seconds(r.Recrawl.MinS), RecrawlMax: seconds(r.Recrawl.MaxS),
-		RecrawlBudget: r.Recrawl.BudgetPerHour}
+		RecrawlBudget: r.Recrawl.BudgetPerHour, RecrawlSchedule: r.Recrawl.Schedule}
 }
 
 // recrawlOf is s's recrawl bounds and budget on the wire.
 func recrawlOf(s job.Spec) wire.Recrawl {
-	return wire.Recrawl{MinS: s.RecrawlMin.Seconds(), MaxS: s.RecrawlMax.Seconds(), BudgetPerHour: s.RecrawlBudget}
+	return wire.Recrawl{MinS: s.RecrawlMin.Seconds(), MaxS: s.RecrawlMax.Seconds(), BudgetPerHour: s.RecrawlBudget, Schedule: s.RecrawlSchedule}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -101,7 +101,8 @@ var specPaths = map[string]string{"Name": "name", "Seeds": "seeds", "Domains": "
 	"MaxDepth": "scope.max_depth", "MaxURLsPerPattern": "scope.max_urls_per_pattern", "SessionParams": "scope.session_params",
 	"KeepSessionIDs": "scope.keep_session_ids", "MaxPages": "limits.max_pages", "Priority": "priority",
 	"RobotsGiveUp": "limits.robots_give_up_s", "MaxWait": "limits.max_wait_s", "Continuous": "continuous",
-	"RecrawlMin": "recrawl.min_s", "RecrawlMax": "recrawl.max_s", "RecrawlBudget": "recrawl.budget_per_hour"}
+	"RecrawlMin": "recrawl.min_s", "RecrawlMax": "recrawl.max_s", "RecrawlBudget": "recrawl.budget_per_hour",
+	"RecrawlSchedule": "recrawl.schedule"}
 
 // seconds is s seconds as a Duration; beyond a Duration's range, the
 // nearest end of it (which job.Spec.Validate refuses).

@@ -122,7 +122,23 @@ type Spec struct {
 	// interval its estimated change rate calls for under a fixed
 	// multiplier.
 	RecrawlBudget float64 `json:"recrawl_budget,omitempty"`
+	// RecrawlSchedule names how a continuous job picks each page's next
+	// interval: ScheduleFreshness (the default; "" means it) or
+	// ScheduleNutch, the baseline trawl's freshness is measured against.
+	RecrawlSchedule string `json:"recrawl_schedule,omitempty"`
 }
+
+// The recrawl schedules (Spec.RecrawlSchedule).
+const (
+	// ScheduleFreshness learns each page's change rate and spreads the
+	// recrawls for the best average freshness (recrawl.Policy), within a
+	// budget if one is set.
+	ScheduleFreshness = "freshness"
+	// ScheduleNutch is Apache Nutch's adaptive schedule (recrawl.Nutch):
+	// a page's interval shrinks by a fifth when a visit saw a change and
+	// grows by a fifth when it did not. It takes no budget.
+	ScheduleNutch = "nutch"
+)
 
 // RecrawlMinOrDefault is RecrawlMin, or recrawl.DefaultMinInterval if
 // it is zero.
@@ -324,7 +340,8 @@ func (s Spec) check() fieldErrors {
 			name string
 			set  bool
 			v    any
-		}{{"RecrawlMin", s.RecrawlMin != 0, s.RecrawlMin}, {"RecrawlMax", s.RecrawlMax != 0, s.RecrawlMax}, {"RecrawlBudget", s.RecrawlBudget != 0, s.RecrawlBudget}} {
+		}{{"RecrawlMin", s.RecrawlMin != 0, s.RecrawlMin}, {"RecrawlMax", s.RecrawlMax != 0, s.RecrawlMax}, {"RecrawlBudget", s.RecrawlBudget != 0, s.RecrawlBudget},
+			{"RecrawlSchedule", s.RecrawlSchedule != "", fmt.Sprintf("%q", s.RecrawlSchedule)}} {
 			if f.set {
 				errs.field(f.name, "%v: only a continuous crawl recrawls: set {Continuous}", f.v)
 			}
@@ -337,6 +354,15 @@ func (s Spec) check() fieldErrors {
 	}
 	if s.RecrawlBudget < 0 || math.IsNaN(s.RecrawlBudget) || math.IsInf(s.RecrawlBudget, 0) {
 		errs.field("RecrawlBudget", "%v: want 0 (none) or a positive number of fetches per hour", s.RecrawlBudget)
+	}
+	switch s.RecrawlSchedule {
+	case "", ScheduleFreshness:
+	case ScheduleNutch:
+		if s.RecrawlBudget != 0 {
+			errs.field("RecrawlBudget", "%v: the %s schedule takes no budget: want 0, or {RecrawlSchedule} %s", s.RecrawlBudget, ScheduleNutch, ScheduleFreshness)
+		}
+	default:
+		errs.field("RecrawlSchedule", "%q is not a schedule: want %s (the default) or %s", s.RecrawlSchedule, ScheduleFreshness, ScheduleNutch)
 	}
 	for i, p := range s.SessionParams {
 		if p == "" || strings.ContainsAny(p, "=&;/?# ") {

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -49,33 +48,17 @@ func TestLiveFreshness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := rep.Budget()
-	var uniform, optimum float64
-	iu := time.Duration(float64(rep.Pages) / budget * float64(time.Hour))
-	d := make([]recrawl.Demand, len(rep.Rates))
-	for i, r := range rep.Rates {
-		uniform += recrawl.Freshness(recrawl.Rate(r), iu)
-		d[i].Estimate = recrawl.Estimate{Rate: recrawl.Rate(r), Intervals: 1}
-	}
-	alloc := pol.Solve(d, recrawl.Rate(budget))
-	for i, r := range rep.Rates {
-		optimum += recrawl.Freshness(recrawl.Rate(r), alloc.Intervals[i])
-	}
-	uniform /= float64(len(rep.Rates))
-	optimum /= float64(len(rep.Rates))
-	share := (rep.Freshness - uniform) / (optimum - uniform)
+	j := rep.Judge(pol)
 	peak, mean := fetchesPerSecond(h.srv.Log(), from, to)
-	t.Logf("live: %s\nuniform every %v: %.3f; optimum (true rates, %v..%v): %.3f; trawl %.3f: gap share %.2f; fetches per second: mean %.1f, peak %d",
-		rep, iu.Round(time.Millisecond), uniform, minIv, maxIv, optimum, rep.Freshness, share, mean, peak)
-	logClasses(t, h, from, to, pol, alloc.Mu)
+	t.Logf("live: %s\n%s\nfetches per second: mean %.1f, peak %d", rep, j, mean, peak)
 	if r := h.analyze(0.99); len(problemsBut(r)) > 0 {
 		t.Errorf("the web's log shows problems:\n%s", strings.Join(problemsBut(r), "\n"))
 	}
 	if float64(peak) > 2*mean+3*math.Sqrt(mean) {
 		t.Errorf("peak second %d fetches, mean %.1f: a recrawl storm", peak, mean)
 	}
-	if !(optimum > uniform) || rep.Freshness < uniform-0.03 {
-		t.Errorf("freshness %.3f behind uniform's %.3f at the same budget (optimum %.3f)", rep.Freshness, uniform, optimum)
+	if !(j.Optimum > j.Uniform) || rep.Freshness < j.Uniform-0.03 {
+		t.Errorf("freshness %.3f behind uniform's %.3f at the same budget (optimum %.3f)", rep.Freshness, j.Uniform, j.Optimum)
 	}
 }
 
@@ -114,58 +97,6 @@ func fetchesPerSecond(log []testweb.Request, from, to time.Time) (peak int, mean
 		}
 	}
 	return slices.Max(counts), float64(total) / float64(secs)
-}
-
-// logClasses logs, per class of true change interval, the pages, the
-// crawl's fetches in the window and the optimum's interval.
-func logClasses(t *testing.T, h *harness, from, to time.Time, pol *recrawl.Policy, mu float64) {
-	web := h.srv.Web()
-	port := h.srv.Port()
-	type cls struct {
-		pages, fetches int
-		optPerPage     float64
-	}
-	bounds := []time.Duration{0, 6 * time.Second, 15 * time.Second, 40 * time.Second, 3 * time.Minute}
-	names := []string{"never", "<6s", "6-15s", "15-40s", "40s-2m"}
-	cs := make([]cls, len(names))
-	idx := func(every time.Duration) int {
-		if every == 0 {
-			return 0
-		}
-		for i := 1; i < len(bounds); i++ {
-			if every < bounds[i] {
-				return i
-			}
-		}
-		return len(bounds) - 1
-	}
-	seen := map[string]bool{}
-	for _, r := range h.srv.Log() {
-		u := fmt.Sprintf("http://%s:%d%s", r.Host, port, r.Path)
-		if r.Status == 0 || !web.Versioned(u) {
-			continue
-		}
-		every, _ := web.ChangeEvery(u)
-		k := idx(every)
-		if !seen[u] {
-			seen[u] = true
-			cs[k].pages++
-			rate := 0.0
-			if every > 0 {
-				rate = 1 / every.Hours()
-			}
-			iv := pol.Interval(recrawl.Estimate{Rate: recrawl.Rate(rate), Intervals: 1}, 1, mu)
-			cs[k].optPerPage += to.Sub(from).Seconds() / iv.Seconds()
-		}
-		if !r.Start.Before(from) && r.Start.Before(to) {
-			cs[k].fetches++
-		}
-	}
-	var b strings.Builder
-	for i, c := range cs {
-		fmt.Fprintf(&b, "%-7s %3d pages, %4d fetches (%.1f a page), optimum %.1f a page\n", names[i], c.pages, c.fetches, float64(c.fetches)/max(float64(c.pages), 1), c.optPerPage/max(float64(c.pages), 1))
-	}
-	t.Logf("by true interval:\n%s", b.String())
 }
 
 // TestRecrawlBudgetHolds runs a continuous crawl with a recrawl budget

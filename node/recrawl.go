@@ -61,8 +61,8 @@ type recrawlNode interface {
 // names it (urlstate.Record.Due, DueJob), both changed in one batch; an
 // entry is handed to the frontier in the batch that marks it Fed, and
 // again only after refeedAfter; the loop reads only the entries of
-// partitions the node serves. plans is guarded by mu; a plan's controller is the
-// loop's alone, its multiplier read atomically. Safe for concurrent use.
+// partitions the node serves. plans is guarded by mu; a plan's multiplier
+// is set by the loop's scans and read atomically. Safe for concurrent use.
 type recrawlScheduler struct {
 	node           recrawlNode
 	db             *store.DB
@@ -91,11 +91,14 @@ func newRecrawlScheduler(n recrawlNode, st *State, opts Options, stop <-chan str
 }
 
 // recrawlPlan is a continuous job's recrawl policy and the multiplier its
-// budget sets.
+// budget sets, or the Nutch schedule the job asked for instead.
 type recrawlPlan struct {
 	policy *recrawl.Policy
 	budget recrawl.Rate // fetches per hour; 0: none, mu stays at its start
 	muBits atomic.Uint64
+	// nutch, if set, picks the intervals (job.ScheduleNutch); policy
+	// still estimates the rates the freshness figures are made of.
+	nutch *recrawl.Nutch
 }
 
 func (p *recrawlPlan) mu() float64 { return math.Float64frombits(p.muBits.Load()) }
@@ -116,6 +119,12 @@ func (s *recrawlScheduler) plan(j *job.Job) *recrawlPlan {
 		pol, _ = recrawl.New(recrawl.Options{})
 	}
 	p := &recrawlPlan{policy: pol, budget: recrawl.Rate(j.Spec.RecrawlBudget)}
+	if j.Spec.RecrawlSchedule == job.ScheduleNutch {
+		// From the same first interval as the freshness schedule's, within
+		// the same bounds: the two differ only in how they adapt.
+		o := pol.Options()
+		p.nutch = &recrawl.Nutch{Initial: o.InitialInterval, Min: o.MinInterval, Max: o.MaxInterval}
+	}
 	// Without a budget the multiplier is the shortest interval, in hours:
 	// one more visit per MinInterval must buy at least as much freshness
 	// as a page visited every MinInterval could lose.
@@ -272,6 +281,9 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 		jitter = p.policy.JitterFirst
 	}
 	iv := jitter(p.policy.Interval(est, 1, p.mu()), jitterKey(it.URL, rec.Recrawl.Visits))
+	if p.nutch != nil {
+		iv = nutchInterval(*p.nutch, prev, *rec)
+	}
 	rate := float64(est.Rate)
 	if rate == 0 && est.Intervals == 0 { // nothing known yet: as if it changed once per initial interval
 		rate = 1 / p.policy.Options().InitialInterval.Hours()
@@ -284,6 +296,21 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 		return
 	}
 	rec.Due, rec.DueJob = e.Due, owner.ID
+}
+
+// nutchInterval is the next interval Nutch's schedule gives a page whose
+// record goes from prev to rec with this fetch: its first interval after a
+// first fetch, then the last one (from prev's due time) shrunk or grown by
+// whether this fetch's digest differed. Nutch jitters nothing: its pages
+// come due as they were fetched.
+func nutchInterval(n recrawl.Nutch, prev, rec urlstate.Record) time.Duration {
+	pg := recrawl.Page{History: recrawl.History{Last: prev.LastFetch}}
+	if !prev.Due.IsZero() && !prev.LastFetch.IsZero() {
+		pg.Interval = prev.Due.Sub(prev.LastFetch.Truncate(time.Second)) // both whole seconds, as the entry's
+	}
+	changed := len(rec.History) > 0 && rec.History[len(rec.History)-1].Changed
+	_, iv := n.Visit(pg, recrawl.Visit{At: rec.LastFetch, Changed: changed})
+	return iv
 }
 
 // Defaults of the schedule loop (Options.RecrawlTick, FreshnessEvery).

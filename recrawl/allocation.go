@@ -180,3 +180,39 @@ func (p *Policy) Solve(d []Demand, budget Rate) Allocation {
 	a.Planned = Rate(s)
 	return a
 }
+
+// Reference returns the average freshness of pages changing at the true
+// rates (changes per hour; 0 for a page that never changes) under the two
+// schedules a crawl's freshness F is judged between, both spending budget
+// fetches per hour: uniform recrawl (every page at the same interval,
+// len(rates)/budget hours, unclamped) and the optimum (Solve with the
+// true rates, within p's bounds). The gap share (F - uniform) /
+// (optimum - uniform) is the part of what a schedule could gain over
+// uniform recrawl that F captured.
+func (p *Policy) Reference(rates []float64, budget Rate) (uniform, optimum float64) {
+	if len(rates) == 0 || budget <= 0 {
+		return 0, 0
+	}
+	iu := hoursToDuration(float64(len(rates)) / float64(budget))
+	d := make([]Demand, len(rates))
+	for i, r := range rates {
+		uniform += Freshness(Rate(r), iu)
+		d[i].Estimate = Estimate{Rate: Rate(r), Intervals: 1}
+	}
+	a := p.Solve(d, budget)
+	for i, r := range rates {
+		optimum += Freshness(Rate(r), a.Intervals[i])
+	}
+	n := float64(len(rates))
+	return uniform / n, optimum / n
+}
+
+// GapShare is (f - uniform) / (optimum - uniform): 1 for a schedule as
+// fresh as the optimum, 0 for one no fresher than uniform recrawl; 0 when
+// the optimum is not above uniform (nothing to gain).
+func GapShare(f, uniform, optimum float64) float64 {
+	if !(optimum > uniform) {
+		return 0
+	}
+	return (f - uniform) / (optimum - uniform)
+}

@@ -406,3 +406,40 @@ func FuzzDecodeHistory(f *testing.F) {
 		}
 	})
 }
+
+// TestGapShare checks the share of the reachable gain on known figures.
+func TestGapShare(t *testing.T) {
+	for _, c := range []struct{ f, u, o, want float64 }{
+		{0.79, 0.79, 0.85, 0},           // uniform itself
+		{0.85, 0.79, 0.85, 1},           // the optimum
+		{0.82, 0.79, 0.85, 0.5},         // half the reachable gain
+		{0.781, 0.79, 0.846, -9.0 / 56}, // behind uniform: negative
+		{0.8, 0.8, 0.8, 0},              // nothing reachable
+		{0.9, 0.8, 0.7, 0},              // an optimum below uniform (noise): nothing reachable
+	} {
+		if got := GapShare(c.f, c.u, c.o); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("GapShare(%v, %v, %v) = %v, want %v", c.f, c.u, c.o, got, c.want)
+		}
+	}
+}
+
+// TestReference checks uniform's and the optimum's freshness at a budget:
+// uniform's is the closed form at len/budget hours; the optimum's is at
+// least uniform's (uniform is one of the allocations it chooses among)
+// and spends the budget; on pages that all change alike the two agree.
+func TestReference(t *testing.T) {
+	p := mustNew(t, Options{MinInterval: time.Minute, MaxInterval: 24 * time.Hour})
+	alike := []float64{1, 1, 1, 1}
+	u, o := p.Reference(alike, 2) // every page every 2 hours
+	if want := Freshness(1, 2*time.Hour); math.Abs(u-want) > 1e-9 || math.Abs(o-want) > 1e-6 {
+		t.Errorf("alike pages: uniform %v, optimum %v; want both %v", u, o, want)
+	}
+	mixed := []float64{0, 0, 0.01, 0.1, 0.5, 2, 8, 30}
+	u, o = p.Reference(mixed, 4)
+	if !(o > u) || u <= 0 || o > 1 {
+		t.Errorf("mixed pages: uniform %v, optimum %v; want 0 < uniform < optimum <= 1", u, o)
+	}
+	if u, o := p.Reference(nil, 4); u != 0 || o != 0 {
+		t.Errorf("no pages: %v, %v", u, o)
+	}
+}

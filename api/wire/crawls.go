@@ -43,9 +43,10 @@ type Limits struct {
 // Recrawl is a continuous crawl's recrawl bounds and budget, in a request
 // and in a crawl's view; 0 takes the default.
 type Recrawl struct {
-	MinS          float64 `json:"min_s"`           // least time between two fetches of a page, in seconds; 0: an hour
-	MaxS          float64 `json:"max_s"`           // most time between two fetches of a page; 0: 30 days
-	BudgetPerHour float64 `json:"budget_per_hour"` // recrawl fetches per hour; 0: no budget
+	MinS          float64 `json:"min_s"`              // least time between two fetches of a page, in seconds; 0: an hour
+	MaxS          float64 `json:"max_s"`              // most time between two fetches of a page; 0: 30 days
+	BudgetPerHour float64 `json:"budget_per_hour"`    // recrawl fetches per hour; 0: no budget
+	Schedule      string  `json:"schedule,omitempty"` // "freshness" (the default) or "nutch"
 }
 
 // Created is POST /v1/crawls's answer.

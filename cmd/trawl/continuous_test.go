@@ -30,6 +30,11 @@ func TestRecrawlFlags(t *testing.T) {
 		{[]string{"--continuous", "--recrawl-budget", "-5"}, job.Spec{}, "--recrawl-budget -5: want 0 (none)"},
 		{[]string{"--continuous", "--recrawl-budget", "NaN"}, job.Spec{}, "--recrawl-budget NaN"},
 		{[]string{"--continuous", "--recrawl-budget", "+Inf"}, job.Spec{}, "--recrawl-budget +Inf"},
+		{[]string{"--continuous", "--recrawl-schedule", "nutch", "--recrawl-max", "24h"},
+			job.Spec{Continuous: true, RecrawlMax: 24 * time.Hour, RecrawlSchedule: job.ScheduleNutch}, ""},
+		{[]string{"--continuous", "--recrawl-schedule", "fastest"}, job.Spec{}, `--recrawl-schedule "fastest" is not a schedule: want freshness (the default) or nutch`},
+		{[]string{"--continuous", "--recrawl-schedule", "nutch", "--recrawl-budget", "50"}, job.Spec{}, "--recrawl-budget 50: the nutch schedule takes no budget: want 0, or --recrawl-schedule freshness"},
+		{[]string{"--recrawl-schedule", "nutch"}, job.Spec{}, `--recrawl-schedule "nutch": only a continuous crawl recrawls: set --continuous`},
 	} {
 		fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 		var a crawlArgs

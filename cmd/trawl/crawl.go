@@ -112,6 +112,7 @@ type recrawlFlags struct {
 	continuous bool
 	min, max   time.Duration
 	budget     float64
+	schedule   string
 }
 
 func (rf *recrawlFlags) register(fs *flag.FlagSet) {
@@ -119,12 +120,13 @@ func (rf *recrawlFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&rf.min, "recrawl-min", 0, "with --continuous, the least time between two fetches of a page (0: 1h)")
 	fs.DurationVar(&rf.max, "recrawl-max", 0, "with --continuous, the most time between two fetches of a page (0: 720h, 30 days)")
 	fs.Float64Var(&rf.budget, "recrawl-budget", 0, "with --continuous, the recrawl fetches per hour, spread over the pages for the best freshness (0: no budget)")
+	fs.StringVar(&rf.schedule, "recrawl-schedule", "", "with --continuous, how each page's next visit is chosen: freshness (learned change rates; the default) or nutch (Nutch's adaptive interval)")
 }
 
 // apply sets spec's recrawl fields from the flags; spec.Validate checks
 // them (a --recrawl flag without --continuous is an error, not ignored).
 func (rf *recrawlFlags) apply(spec *job.Spec) {
-	spec.Continuous, spec.RecrawlMin, spec.RecrawlMax, spec.RecrawlBudget = rf.continuous, rf.min, rf.max, rf.budget
+	spec.Continuous, spec.RecrawlMin, spec.RecrawlMax, spec.RecrawlBudget, spec.RecrawlSchedule = rf.continuous, rf.min, rf.max, rf.budget, rf.schedule
 }
 
 // specFlags name job.Spec's fields as the flags of trawl crawl, trawl demo
@@ -133,7 +135,8 @@ func (rf *recrawlFlags) apply(spec *job.Spec) {
 var specFlags = map[string]string{"Name": "--name", "Seeds": "seed", "Domains": "--domain",
 	"MaxDepth": "--max-depth", "MaxPages": "--max-pages", "MaxShapeRun": "--max-shape-run", "Priority": "--priority",
 	"RobotsGiveUp": "--robots-give-up", "MaxWait": "--max-wait", "Continuous": "--continuous",
-	"RecrawlMin": "--recrawl-min", "RecrawlMax": "--recrawl-max", "RecrawlBudget": "--recrawl-budget"}
+	"RecrawlMin": "--recrawl-min", "RecrawlMax": "--recrawl-max", "RecrawlBudget": "--recrawl-budget",
+	"RecrawlSchedule": "--recrawl-schedule"}
 
 // checkSpec validates spec, a crawl's from the flags, and returns its
 // errors in the flags' words, one a line: "--max-depth -1 is negative:

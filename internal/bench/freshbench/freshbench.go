@@ -167,17 +167,6 @@ type Row struct {
 	Classes []ClassRow `json:"classes"`
 }
 
-// GapShare is (f - u) / (o - u): the share of the gain over uniform (u)
-// that the optimum (o) reaches which a policy of freshness f captured. It
-// is 0 when the optimum gains nothing over uniform (o <= u): no policy
-// can then gain anything either.
-func GapShare(f, u, o float64) float64 {
-	if o <= u {
-		return 0
-	}
-	return (f - u) / (o - u)
-}
-
 // ClassRow is a policy's outcome on one class of pages.
 type ClassRow struct {
 	Class     string  `json:"class"`
@@ -306,7 +295,7 @@ func Run(c Config) (Result, error) {
 		res.OracleOverUniform = o.Freshness / u.Freshness
 	}
 	for i := range res.Rows {
-		res.Rows[i].GapShare = GapShare(res.Rows[i].Freshness, u.Freshness, o.Freshness)
+		res.Rows[i].GapShare = recrawl.GapShare(res.Rows[i].Freshness, u.Freshness, o.Freshness)
 	}
 	return res, nil
 }

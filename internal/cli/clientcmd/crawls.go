@@ -168,7 +168,7 @@ func (cr *Create) Run(ctx context.Context, c *apiclient.Client, o Options, args 
 		Limits:     apiclient.Limits{MaxPages: spec.MaxPages, RobotsGiveUpS: &giveUpS, MaxWaitS: &maxWaitS},
 		Continuous: spec.Continuous,
 		Recrawl: apiclient.Recrawl{MinS: spec.RecrawlMin.Seconds(), MaxS: spec.RecrawlMax.Seconds(),
-			BudgetPerHour: spec.RecrawlBudget}}
+			BudgetPerHour: spec.RecrawlBudget, Schedule: spec.RecrawlSchedule}}
 	created, err := c.CreateCrawl(ctx, req)
 	if err != nil || o.answer(w, created.Raw) {
 		return err

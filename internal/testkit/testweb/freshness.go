@@ -2,10 +2,14 @@ package testweb
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"time"
+
+	"github.com/trawl-crawler/trawl/recrawl"
 )
 
 // FreshnessReport is what a crawler's fetches of a changing web kept
@@ -31,6 +35,9 @@ type FreshnessReport struct {
 	// schedules a test compares against at the same budget.
 	Window time.Duration
 	Rates  []float64
+	// PageFetches holds each judged page's answered fetches in the
+	// window, in the order of Rates.
+	PageFetches []int
 }
 
 // Budget is the fetches per hour the crawler spent on the judged pages in
@@ -106,6 +113,13 @@ func (s *Server) Freshness(from, to time.Time, step time.Duration, webTime func(
 			r = 1 / every.Hours()
 		}
 		rep.Rates = append(rep.Rates, r)
+		n := 0
+		for _, f := range fetches[u] {
+			if !f.at.Before(from) && f.at.Before(to) {
+				n++
+			}
+		}
+		rep.PageFetches = append(rep.PageFetches, n)
 	}
 	if len(pages) == 0 || step <= 0 {
 		return rep
@@ -150,4 +164,95 @@ func (w *Web) changeTime(rawURL string, v int) time.Time {
 		return true
 	})
 	return at
+}
+
+// Judgement is a FreshnessReport set against the schedules its freshness
+// is judged between, at the budget the crawler spent in the window:
+// uniform recrawl and the optimum for the true rates (recrawl.Policy's
+// Reference, within the policy's bounds).
+type Judgement struct {
+	Uniform, Optimum float64
+	// GapShare is (Freshness - Uniform) / (Optimum - Uniform).
+	GapShare float64
+	// UniformEvery is uniform recrawl's interval at that budget.
+	UniformEvery time.Duration
+	// Classes splits the judged pages by true change interval against
+	// the policy's bounds: never; faster than MinInterval; MinInterval
+	// to the geometric mean of the bounds; from there to MaxInterval;
+	// slower than MaxInterval.
+	Classes []ClassJudgement
+}
+
+// ClassJudgement is one class of pages of a Judgement: the crawler's
+// fetches of them in the window and the optimum's (at the same budget).
+type ClassJudgement struct {
+	Name           string
+	Pages, Fetches int
+	OptimumFetches float64
+}
+
+// Judge sets r against uniform recrawl and the optimum under pol's
+// bounds, at the budget r spent.
+func (r FreshnessReport) Judge(pol *recrawl.Policy) Judgement {
+	budget := recrawl.Rate(r.Budget())
+	var j Judgement
+	if budget <= 0 || len(r.Rates) == 0 {
+		return j
+	}
+	j.Uniform, j.Optimum = pol.Reference(r.Rates, budget)
+	j.GapShare = recrawl.GapShare(r.Freshness, j.Uniform, j.Optimum)
+	j.UniformEvery = time.Duration(float64(len(r.Rates)) / float64(budget) * float64(time.Hour))
+	d := make([]recrawl.Demand, len(r.Rates))
+	for i, rate := range r.Rates {
+		d[i].Estimate = recrawl.Estimate{Rate: recrawl.Rate(rate), Intervals: 1}
+	}
+	opt := pol.Solve(d, budget)
+	o := pol.Options()
+	mid := time.Duration(math.Sqrt(o.MinInterval.Seconds()*o.MaxInterval.Seconds()) * float64(time.Second))
+	short := shortDuration
+	j.Classes = []ClassJudgement{{Name: "never"}, {Name: "< " + short(o.MinInterval)},
+		{Name: short(o.MinInterval) + "-" + short(mid)}, {Name: short(mid) + "-" + short(o.MaxInterval)}, {Name: "> " + short(o.MaxInterval)}}
+	for i, rate := range r.Rates {
+		k := 0
+		if rate > 0 {
+			switch every := time.Duration(float64(time.Hour) / rate); {
+			case every < o.MinInterval:
+				k = 1
+			case every < mid:
+				k = 2
+			case every < o.MaxInterval:
+				k = 3
+			default:
+				k = 4
+			}
+		}
+		c := &j.Classes[k]
+		c.Pages++
+		c.Fetches += r.PageFetches[i]
+		c.OptimumFetches += r.Window.Seconds() / opt.Intervals[i].Seconds()
+	}
+	return j
+}
+
+// String is one line per class: pages, fetches a page, and the optimum's.
+func (j Judgement) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "uniform every %v: %.3f; optimum %.3f; gap share %.2f", j.UniformEvery.Round(time.Millisecond), j.Uniform, j.Optimum, j.GapShare)
+	for _, c := range j.Classes {
+		if c.Pages > 0 {
+			fmt.Fprintf(&b, "\n%-9s %4d pages, %.1f fetches a page (optimum %.1f)", c.Name, c.Pages, float64(c.Fetches)/float64(c.Pages), c.OptimumFetches/float64(c.Pages))
+		}
+	}
+	return b.String()
+}
+
+// shortDuration is d to the second without zero units: 20s, 1m, 1m3s, 1h.
+func shortDuration(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	for _, z := range []string{"m0s", "h0m"} {
+		if strings.HasSuffix(s, z) {
+			s = s[:len(s)-2]
+		}
+	}
+	return s
 }
