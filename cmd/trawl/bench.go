@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/bench/crawlbench"
 	"github.com/trawl-crawler/trawl/internal/bench/dedupbench"
 	"github.com/trawl-crawler/trawl/internal/bench/fleetbench"
 	"github.com/trawl-crawler/trawl/internal/bench/freshbench"
+	"github.com/trawl-crawler/trawl/internal/bench/freshlive"
 	"github.com/trawl-crawler/trawl/internal/bench/frontierbench"
 	"github.com/trawl-crawler/trawl/internal/cli/config"
 	"github.com/trawl-crawler/trawl/node"
@@ -18,10 +20,10 @@ import (
 )
 
 func init() {
-	register("bench", "measure the crawler: bench crawl, bench frontier, bench freshness, bench fleet, bench dedup", cmdBench)
+	register("bench", "measure the crawler: bench crawl, bench frontier, bench freshness, bench freshness-live, bench fleet, bench dedup", cmdBench)
 }
 
-const benchHelp = `usage: trawl bench crawl|frontier|freshness|fleet|dedup [flags]
+const benchHelp = `usage: trawl bench crawl|frontier|freshness|freshness-live|fleet|dedup [flags]
 
   crawl     crawl the synthetic web, served by a child process, as fast as
             the machine allows: pages/s, CPU-ms per page by stage, peak RSS
@@ -29,6 +31,10 @@ const benchHelp = `usage: trawl bench crawl|frontier|freshness|fleet|dedup [flag
             ceilings
   freshness a simulated web recrawled at a fixed budget: freshness and age
             of uniform recrawl, Nutch's adaptive schedule and trawl's policy
+  freshness-live
+            continuous crawls of a changing synthetic web, live, with
+            trawl's schedule and Nutch's side by side, judged by the web's
+            own versions (10 minutes by default)
   fleet     fleets of 1, 2, 3 'trawl serve' processes, each in a CPU cgroup
             of its own on its own loopback address: pages/s and the
             efficiency against linear scaling (needs root for the cgroups)
@@ -37,7 +43,8 @@ const benchHelp = `usage: trawl bench crawl|frontier|freshness|fleet|dedup [flag
             templated pages, on a labelled web or a documentation tree
 
 Run 'trawl bench crawl --help', 'trawl bench frontier --help',
-'trawl bench freshness --help', 'trawl bench fleet --help' or
+'trawl bench freshness --help', 'trawl bench freshness-live --help',
+'trawl bench fleet --help' or
 'trawl bench dedup --help' for flags.
 
 Examples:
@@ -45,6 +52,7 @@ Examples:
   trawl bench crawl --json --baseline docs/bench/crawl-baseline.json
   trawl bench frontier --urls 1000000 --hosts 100000 --json
   trawl bench freshness --mix churn --last-modified 0.5 --lying 0.2
+  trawl bench freshness-live --duration 10m
   trawl bench fleet --nodes 1,2,3 --cpu 0.4
   trawl bench dedup --docs /usr/share/doc/python3.11/html
 `
@@ -64,6 +72,12 @@ var benches = map[string]func([]string, io.Writer, io.Writer) int{
 	}),
 	"freshness": leafCommand("bench freshness", freshbench.Help, nil, benchFreshnessFlags, func(o *freshbench.Options, _ []string, _ map[string]config.Source, stdout, stderr io.Writer) int {
 		return freshbench.Main(*o, stdout, stderr)
+	}),
+	"freshness-live": leafCommand("bench freshness-live", freshlive.Help, nil, benchFreshLiveFlags, func(o *freshlive.Options, args []string, _ map[string]config.Source, stdout, stderr io.Writer) int {
+		if extraArgs("bench freshness-live", args, stderr, "") {
+			return 2
+		}
+		return freshlive.Main(*o, stdout, stderr)
 	}),
 	"fleet": leafCommand("bench fleet", fleetbench.Help, nil, benchFleetFlags, func(o *fleetbench.Options, _ []string, _ map[string]config.Source, stdout, stderr io.Writer) int {
 		if !executable(&o.Exe, "trawl bench fleet", stderr) {
@@ -155,6 +169,26 @@ func benchFreshnessFlags(fset *flag.FlagSet, o *freshbench.Options) {
 	fset.DurationVar(&c.Sample, "sample", 0, "time between freshness samples (0: 1h)")
 	fset.IntVar(&c.SectionPages, "section-pages", 0, "pages per site section, all of one class of the mix; trawl pools a section's estimates into a prior (0: no sections)")
 	fset.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
+}
+
+func benchFreshLiveFlags(fs *flag.FlagSet, o *freshlive.Options) {
+	c := &o.Config
+	fs.DurationVar(&c.Duration, "duration", 10*time.Minute, "how long each schedule crawls")
+	fs.DurationVar(&c.Judged, "judged", 0, "the end part of the crawl that is judged (0: the last 65%)")
+	fs.Int64Var(&c.Seed, "seed", 26, "seed of the web and its changes")
+	fs.IntVar(&c.Hosts, "hosts", 40, "hosts in the web, of 15-25 pages each")
+	fs.DurationVar(&c.ChangeMin, "change-min", 30*time.Second, "shortest mean time between a changing page's changes")
+	fs.DurationVar(&c.ChangeMax, "change-max", 20*time.Minute, "longest mean time between a changing page's changes")
+	fs.IntVar(&c.Never, "never", 30, "percentage of pages that never change (negative: none)")
+	fs.DurationVar(&c.Gap, "gap", time.Second, "least time between two fetches from one host")
+	fs.DurationVar(&c.RecrawlMin, "recrawl-min", 20*time.Second, "shortest interval between two fetches of a page")
+	fs.DurationVar(&c.RecrawlMax, "recrawl-max", 3*time.Minute, "longest interval between two fetches of a page")
+	fs.Float64Var(&c.Budget, "budget", 0, "the freshness schedule's recrawl fetches per hour (0: none)")
+	fs.Func("schedules", "comma-separated schedules to run: freshness, nutch (default both)", func(v string) error {
+		c.Schedules = strings.Split(v, ",")
+		return nil
+	})
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
 }
 
 func benchFleetFlags(fs *flag.FlagSet, o *fleetbench.Options) {
