@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,11 @@ type recrawlScheduler struct {
 	plans map[job.ID]*recrawlPlan
 
 	priors atomic.Pointer[map[job.ID]*groupPriors] // set by scan
+
+	// The loop's own: the release of due entries is levelled (no
+	// recrawl storm); seenDue is the latest due time a tick has seen.
+	level   recrawl.Leveller
+	seenDue time.Time
 }
 
 // newRecrawlScheduler returns the recrawl schedule of node n, whose state
@@ -369,12 +375,14 @@ func refeedAfter(j *job.Job) time.Duration {
 	return recrawl.DefaultMaxInterval
 }
 
-// feedDue hands every due entry of a running continuous job to the
-// frontier, marking it Fed in the same batch; entries of jobs that ended
-// or are no longer continuous are deleted.
+// feedDue hands the due entries of running continuous jobs to the
+// frontier, the oldest due first and as many as the leveller allows,
+// marking each Fed in the same batch; entries of jobs that ended or are no
+// longer continuous are deleted.
 func (s *recrawlScheduler) feedDue(now time.Time) {
 	b := s.db.NewBatch()
-	var items []frontier.Item
+	var due []schedule.Entry
+	newly := 0 // entries that came due since the last tick
 	bad := func(key []byte, err error) {
 		s.log.Warn("recrawl schedule: entry unreadable; deleted", "err", err)
 		b.Delete(key)
@@ -399,20 +407,34 @@ func (s *recrawlScheduler) feedDue(now time.Time) {
 			case st != job.Running, !e.Fed.IsZero() && now.Sub(e.Fed) < refeedAfter(j):
 				return true
 			}
-			e.Fed = now
-			if err := schedule.Put(b, e); err != nil {
-				s.log.Warn("recrawl schedule: mark entry fed", "url", e.URL, "err", err)
-				return true
+			if e.Due.After(s.seenDue) {
+				newly++
 			}
-			items = append(items, frontier.Item{URL: e.URL, Host: e.Host, Job: e.Job, Depth: e.Depth, Level: int(e.Level), ShapeRun: e.ShapeRun})
-			return len(items) < maxFeed
+			due = append(due, e)
+			return len(due) < maxFeed
 		}, bad)
 		if err != nil {
 			s.log.Warn("recrawl schedule: scan", "partition", p, "err", err)
 		}
-		if len(items) >= maxFeed {
+		if len(due) >= maxFeed {
 			break
 		}
+	}
+	for _, e := range due {
+		if e.Due.After(s.seenDue) {
+			s.seenDue = e.Due
+		}
+	}
+	slices.SortStableFunc(due, func(a, b schedule.Entry) int { return a.Due.Compare(b.Due) })
+	due = due[:min(len(due), s.level.Allow(now, newly))]
+	items := make([]frontier.Item, 0, len(due))
+	for _, e := range due {
+		e.Fed = now
+		if err := schedule.Put(b, e); err != nil {
+			s.log.Warn("recrawl schedule: mark entry fed", "url", e.URL, "err", err)
+			continue
+		}
+		items = append(items, frontier.Item{URL: e.URL, Host: e.Host, Job: e.Job, Depth: e.Depth, Level: int(e.Level), ShapeRun: e.ShapeRun})
 	}
 	if b.Count() == 0 {
 		b.Close()
