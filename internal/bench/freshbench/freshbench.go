@@ -362,9 +362,10 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 			all.Add(e)
 		}
 		if name != TrawlAlone {
+			job := all.Prior()
 			for k := range pools {
 				if priors[k] = pools[k].Prior(); priors[k].Rate() <= 0 {
-					priors[k] = all.Prior()
+					priors[k] = job
 				}
 			}
 		}
