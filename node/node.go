@@ -117,6 +117,7 @@ type Node struct {
 
 	sitemaps *sitemapReader    // each job's reading of each origin's sitemaps (sitemaps.go)
 	recrawl  *recrawlScheduler // the continuous jobs' recrawl schedule (recrawl.go)
+	checks   validatorChecks   // which hosts' validators lie (validatorcheck.go)
 	outbox   *outbox.Outbox    // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
 
 	stop          chan struct{} // closed by Close: no new lease

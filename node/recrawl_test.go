@@ -139,7 +139,9 @@ func TestRecrawlChangingWeb(t *testing.T) {
 
 // checkConditional judges each refetch on the web's honest hosts against
 // the web's versions: unchanged since the fetch before means a 304,
-// changed means a 200.
+// changed means a 200. An unconditional refetch is a check of the host's
+// validators (validatorChecks): it must follow a 304 of the same page,
+// and be rare.
 func checkConditional(t *testing.T, h *harness, webTime func(time.Time) time.Time) {
 	t.Helper()
 	web := h.srv.Web()
@@ -149,7 +151,8 @@ func checkConditional(t *testing.T, h *harness, webTime func(time.Time) time.Tim
 	}
 	port := h.srv.Port()
 	last := map[string]time.Time{} // page → web time of its last answered fetch
-	var wasted, wrong, good304, good200 int
+	lastStatus := map[string]int{}
+	var wasted, wrong, good304, good200, checks, refetches int
 	for _, r := range h.srv.Log() {
 		u := fmt.Sprintf("http://%s:%d%s", r.Host, port, r.Path)
 		if r.Status == 0 || !honest[r.Host] || !web.Versioned(u) {
@@ -157,12 +160,19 @@ func checkConditional(t *testing.T, h *harness, webTime func(time.Time) time.Tim
 		}
 		at := webTime(r.Start)
 		prev, seen := last[u]
-		last[u] = at
+		prevStatus := lastStatus[u]
+		last[u], lastStatus[u] = at, r.Status
 		if !seen || (r.Status != http.StatusOK && r.Status != http.StatusNotModified) {
 			continue
 		}
+		refetches++
 		changed := web.Changes(u, prev, at) > 0
 		switch {
+		case !r.Conditional:
+			checks++
+			if prevStatus != http.StatusNotModified {
+				t.Errorf("%s fetched without validators at web time %s after a %d: not a check of a 304", u, at, prevStatus)
+			}
 		case !changed && r.Status == http.StatusNotModified:
 			good304++
 		case changed && r.Status == http.StatusOK:
@@ -179,7 +189,10 @@ func checkConditional(t *testing.T, h *harness, webTime func(time.Time) time.Tim
 			}
 		}
 	}
-	t.Logf("honest hosts' refetches: %d unchanged and 304, %d changed and 200, %d unchanged in full, %d changed but 304", good304, good200, wasted, wrong)
+	t.Logf("honest hosts' refetches: %d unchanged and 304, %d changed and 200, %d unchanged in full, %d changed but 304; %d checks", good304, good200, wasted, wrong, checks)
+	if checks > refetches/4+len(honest) {
+		t.Errorf("%d of %d refetches were validator checks: too many", checks, refetches)
+	}
 	if good304 == 0 || good200 == 0 {
 		t.Errorf("want both 304s for unchanged pages and 200s for changed ones")
 	}

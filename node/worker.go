@@ -471,7 +471,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	it := l.Item
 	prev := n.loadRecord(it)
 	start := n.opts.Now().UTC()
-	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: u, Validators: validators(j, prev)})
+	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: u, Validators: n.checks.validators(j, it.Host, prev)})
 	j.Stats.Requests.Add(1)
 	n.observe(n.fetchEvent(j, it.Host, false, start, resp, err))
 	if err != nil {
@@ -743,6 +743,7 @@ func (n *Node) recordFetch(b *store.Batch, j *job.Job, it frontier.Item, prev ur
 	if b == nil {
 		b = n.db.NewBatch()
 	}
+	n.checks.observe(it.Host, prev, o)
 	rec := foldVisit(j, prev, prev.Observe(o), o)
 	rec.Depth, rec.HasDepth = it.Depth, true // for a shallower path found later (Fold)
 	n.recrawl.reschedule(b, j, it, prev, &rec)

@@ -62,7 +62,8 @@ events { worker_connections 64; }
 http {
 	types { text/html html; text/css css; application/javascript js; text/plain txt; }
 	default_type application/octet-stream;
-	log_format sent '$status $bytes_sent $body_bytes_sent $uri';
+	map "$http_if_none_match$http_if_modified_since" $conditional { "" 0; default 1; }
+	log_format sent '$status $bytes_sent $body_bytes_sent $conditional $uri';
 	access_log %[1]s/access.log sent;
 	client_body_temp_path %[1]s/tmp/body;
 	proxy_temp_path %[1]s/tmp/proxy;
@@ -171,7 +172,10 @@ type Sent struct {
 	Status    int
 	Bytes     int64 // $bytes_sent: the whole response, head included
 	BodyBytes int64 // $body_bytes_sent
-	URI       string
+	// Conditional reports a request with If-None-Match or
+	// If-Modified-Since.
+	Conditional bool
+	URI         string
 }
 
 // Log returns the requests served so far, in order. nginx writes a
@@ -190,7 +194,7 @@ func (s *Server) Log() ([]Sent, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
-		if len(fs) != 4 {
+		if len(fs) != 5 {
 			return nil, fmt.Errorf("nginxtest: access log line %q", sc.Text())
 		}
 		var e Sent
@@ -201,7 +205,7 @@ func (s *Server) Log() ([]Sent, error) {
 		if err := errors.Join(errs[:]...); err != nil {
 			return nil, fmt.Errorf("nginxtest: access log line %q: %w", sc.Text(), err)
 		}
-		e.URI = fs[3]
+		e.Conditional, e.URI = fs[3] == "1", fs[4]
 		out = append(out, e)
 	}
 	return out, sc.Err()

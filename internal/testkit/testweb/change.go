@@ -58,15 +58,17 @@ type ChangeRange struct {
 const changeStreamSeed = 0x6368_616e_6765
 
 // validatorKinds is the mix of host behaviours (percent, summing to 100).
-var validatorKinds = []struct {
-	kind  string
-	share int
-}{
+var validatorKinds = []validatorKind{
 	{ValidatorsHonest, 70},
 	{ValidatorsOmitted, 10},
 	{ValidatorsLyingLM, 7},
 	{ValidatorsChurnETag, 7},
 	{ValidatorsStuckETag, 6},
+}
+
+type validatorKind struct {
+	kind  string
+	share int
 }
 
 // defaultChangeEpoch is when every page of a changing web is at version 0.
@@ -120,6 +122,9 @@ func (w *Web) makeChanging() {
 			continue
 		}
 		h.validators = validatorKinds[pick(rng, kindShares)].kind
+		if w.opts.Validators != "" {
+			h.validators = w.opts.Validators
+		}
 		for _, r := range h.regular {
 			if r.kind != kindHTML || r.body == nil || fixed[r] {
 				continue

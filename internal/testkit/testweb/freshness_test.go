@@ -56,6 +56,17 @@ func TestChangeRange(t *testing.T) {
 			t.Errorf("%+v: Validate = %v, want a ChangeRange error saying %q", tc.o.ChangeRange, err, tc.want)
 		}
 	}
+	for _, o := range []Options{{Validators: ValidatorsStuckETag}, {Changing: true, Validators: "sometimes"}} {
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "Validators") {
+			t.Errorf("Validators %q (changing %v): Validate = %v, want a Validators error", o.Validators, o.Changing, err)
+		}
+	}
+	w = Generate(Options{Seed: 7, Hosts: 12, Changing: true, Latency: -1, Validators: ValidatorsStuckETag})
+	for _, h := range w.Hosts() {
+		if h.Hostile == "" && h.Validators != ValidatorsStuckETag {
+			t.Errorf("host %s: validators %q, want every ordinary host %q", h.Name, h.Validators, ValidatorsStuckETag)
+		}
+	}
 }
 
 // TestFreshness judges a crawl made by hand on a clock the test sets:

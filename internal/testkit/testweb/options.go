@@ -3,6 +3,7 @@ package testweb
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -88,6 +89,9 @@ type Options struct {
 	// changing web: a page never changes (Never percent of them) or
 	// changes with a mean interval drawn log-uniform in [Min, Max].
 	ChangeRange ChangeRange
+	// Validators, if set, is every ordinary host's validator kind on a
+	// changing web (ValidatorsHonest, ...) instead of the usual mix.
+	Validators string
 	// Sitemaps adds sitemaps (see sitemap.go): /sitemap.xml urlsets with
 	// lastmod, sitemap indexes named in robots.txt with a gzipped child,
 	// pages only a sitemap lists (Page.SitemapOnly), and one malformed,
@@ -232,6 +236,14 @@ func (o Options) Validate() error {
 			bad("ChangeRange", "Min %v, Max %v: want 0 < Min <= Max", cr.Min, cr.Max)
 		case cr.Never < 0 || cr.Never > 100:
 			bad("ChangeRange", "Never %d%% not in 0..100", cr.Never)
+		}
+	}
+	if v := o.Validators; v != "" {
+		switch {
+		case !o.Changing:
+			bad("Validators", "set without Changing")
+		case !slices.ContainsFunc(validatorKinds, func(k validatorKind) bool { return k.kind == v }):
+			bad("Validators", "%q is not a validator kind", v)
 		}
 	}
 	if o.MaxLatency < o.Latency {

@@ -99,6 +99,9 @@ type Request struct {
 	UserAgent string
 	Status    int
 	Bytes     int64 // body bytes written
+	// Conditional reports a request with If-None-Match or
+	// If-Modified-Since.
+	Conditional bool
 }
 
 // Server serves a Web: every host on its own loopback address (hosts of a
@@ -385,7 +388,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(s.log) < s.opts.MaxLog {
 		idx = len(s.log)
 		s.log = append(s.log, Request{Host: name, IP: ip, Method: r.Method, Path: r.RequestURI,
-			Start: start, UserAgent: r.UserAgent()})
+			Start: start, UserAgent: r.UserAgent(), Conditional: r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != ""})
 	} else {
 		s.dropped++
 	}
