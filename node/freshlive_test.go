@@ -2,7 +2,6 @@ package node
 
 import (
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +48,7 @@ func TestLiveFreshness(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := rep.Judge(pol)
-	peak, mean := fetchesPerSecond(h.srv.Log(), from, to)
+	peak, mean := testweb.PerSecond(h.srv.Log(), from, to)
 	t.Logf("live: %s\n%s\nfetches per second: mean %.1f, peak %d", rep, j, mean, peak)
 	if r := h.analyze(0.99); len(problemsBut(r)) > 0 {
 		t.Errorf("the web's log shows problems:\n%s", strings.Join(problemsBut(r), "\n"))
@@ -76,27 +75,6 @@ func runContinuous(t *testing.T, h *harness, run time.Duration) time.Time {
 		t.Fatal(err)
 	}
 	return start
-}
-
-// fetchesPerSecond returns the most answered page fetches that started in
-// one whole second of [from, to) and the mean per second.
-func fetchesPerSecond(log []testweb.Request, from, to time.Time) (peak int, mean float64) {
-	secs := int(to.Sub(from) / time.Second)
-	if secs <= 0 {
-		return 0, 0
-	}
-	counts := make([]int, secs)
-	total := 0
-	for _, r := range log {
-		if r.Status == 0 || strings.HasSuffix(r.Path, "/robots.txt") || r.Start.Before(from) {
-			continue
-		}
-		if i := int(r.Start.Sub(from) / time.Second); i < secs {
-			counts[i]++
-			total++
-		}
-	}
-	return slices.Max(counts), float64(total) / float64(secs)
 }
 
 // TestRecrawlBudgetHolds runs a continuous crawl with a recrawl budget
@@ -128,7 +106,7 @@ func TestRecrawlBudgetHolds(t *testing.T) {
 	const run = 40 * time.Second
 	start := runContinuous(t, h, run)
 	from, to := start.Add(run/2), start.Add(run)
-	_, mean := fetchesPerSecond(h.srv.Log(), from, to)
+	_, mean := testweb.PerSecond(h.srv.Log(), from, to)
 	t.Logf("recrawls in the second half: %.1f a second, budget %.1f", mean, budget/3600)
 	if lo, hi := 0.5*budget/3600, 1.5*budget/3600; mean < lo || mean > hi {
 		t.Errorf("%.1f recrawls a second in the second half, want the budget %.1f within [%.1f, %.1f]", mean, budget/3600, lo, hi)

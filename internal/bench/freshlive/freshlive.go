@@ -22,7 +22,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -262,7 +261,7 @@ func crawl(c Config, wo testweb.Options, sched, dir string, start time.Time) (Ro
 	row.Fetches, row.NotModified, row.BytesSaved = rep.Fetches, rep.NotModified, rep.BytesSaved
 	row.Budget, row.Uniform, row.Optimum, row.GapShare = rep.Budget(), jd.Uniform, jd.Optimum, jd.GapShare
 	row.Classes = jd.Classes
-	row.PeakSecond, row.MeanSecond = PerSecond(srv.Log(), from, to)
+	row.PeakSecond, row.MeanSecond = testweb.PerSecond(srv.Log(), from, to)
 	an := testweb.Analyze(srv.Web(), srv.Log(), testweb.AnalyzeOptions{Seeds: spec.Seeds, Agent: "trawl", Gap: c.Gap,
 		MaxDepth: spec.MaxDepth, Domain: spec.Domains[0], MaxParallel: 1, MaxParallelPerIP: 2})
 	for _, p := range an.Problems() {
@@ -271,27 +270,6 @@ func crawl(c Config, wo testweb.Options, sched, dir string, start time.Time) (Ro
 		}
 	}
 	return row, nil
-}
-
-// PerSecond returns the most answered page fetches (robots.txt aside)
-// that began in one whole second of [from, to), and the mean per second.
-func PerSecond(log []testweb.Request, from, to time.Time) (peak int, mean float64) {
-	secs := int(to.Sub(from) / time.Second)
-	if secs <= 0 {
-		return 0, 0
-	}
-	counts := make([]int, secs)
-	total := 0
-	for _, r := range log {
-		if r.Status == 0 || strings.HasSuffix(r.Path, "/robots.txt") || r.Start.Before(from) {
-			continue
-		}
-		if i := int(r.Start.Sub(from) / time.Second); i < secs {
-			counts[i]++
-			total++
-		}
-	}
-	return slices.Max(counts), float64(total) / float64(secs)
 }
 
 // Print writes r as a table.

@@ -256,3 +256,24 @@ func shortDuration(d time.Duration) string {
 	}
 	return s
 }
+
+// PerSecond returns the most answered page fetches (robots.txt aside)
+// that began in one whole second of [from, to), and the mean per second.
+func PerSecond(log []Request, from, to time.Time) (peak int, mean float64) {
+	secs := int(to.Sub(from) / time.Second)
+	if secs <= 0 {
+		return 0, 0
+	}
+	counts := make([]int, secs)
+	total := 0
+	for _, r := range log {
+		if r.Status == 0 || strings.HasSuffix(r.Path, "/robots.txt") || r.Start.Before(from) {
+			continue
+		}
+		if i := int(r.Start.Sub(from) / time.Second); i < secs {
+			counts[i]++
+			total++
+		}
+	}
+	return slices.Max(counts), float64(total) / float64(secs)
+}
