@@ -53,7 +53,6 @@ const checkMark = 1000
 // validators (an unconditional request after a 304, answered in full);
 // after some pages change (content and mtime, while the job is paused),
 // exactly those are fetched again in full, once, and 304s follow.
-
 func TestContinuousNginx(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a continuous crawl of nginx; the full suite runs it")

@@ -426,7 +426,7 @@ func (s *recrawlScheduler) feedDue(now time.Time) {
 		}
 	}
 	slices.SortStableFunc(due, func(a, b schedule.Entry) int { return a.Due.Compare(b.Due) })
-	due = due[:min(len(due), s.level.Allow(now, newly))]
+	due = due[:min(len(due), s.level.Allow(now, newly, len(due)))]
 	items := make([]frontier.Item, 0, len(due))
 	for _, e := range due {
 		e.Fed = now

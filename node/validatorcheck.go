@@ -29,8 +29,9 @@ import (
 // change by definition (RFC 9110 section 8.8.1).
 //
 // The verdicts live in the process: after a restart a host is checked
-// again from the start. At most maxCheckedHosts hosts are remembered; past
-// that the memory starts over.
+// again from the start. At most maxCheckedHosts hosts are remembered
+// (about 100 bytes each); past that the hosts found honest are forgotten
+// first.
 type validatorChecks struct {
 	mu    sync.Mutex
 	hosts map[string]*hostValidators
@@ -46,7 +47,7 @@ type hostValidators struct {
 const (
 	checkEvery       = 1
 	maxCheckDoubling = 5 // the rarest check: one in 1 + 1<<5 = 33
-	maxCheckedHosts  = 1 << 20
+	maxCheckedHosts  = 1 << 18
 )
 
 // validators returns the validators for job j's fetch of a page of host
@@ -77,18 +78,27 @@ func (c *validatorChecks) validators(j *job.Job, host string, prev urlstate.Reco
 	return v
 }
 
-// observe judges host's validators by a response o to a page with record
-// prev.
+// observe judges host's validators by o, a whole and decoded response to a
+// request without validators, of a page with record prev. (A 200 to a
+// conditional request proves nothing: the server may have judged by
+// another validator than the one it sent again.)
 func (c *validatorChecks) observe(host string, prev urlstate.Record, o urlstate.Observation) {
 	if o.Status < 200 || o.Status > 299 || o.NotModified || !o.HasDigest || !prev.HasDigest || prev.Status < 200 || prev.Status > 299 && prev.Status != http.StatusNotModified {
 		return
 	}
+	o.ETag = kept(o.ETag) // as the record keeps it
 	same := sameValidator(prev, o)
 	moved := !same && (o.ETag != "" && !weakETag(o.ETag) || o.ETag == "" && o.LastModified != "")
 	if !same && !moved {
 		return
 	}
 	changed := changedSince(prev, o)
+	if same && o.ETag == "" && changed && o.SimHash != 0 && o.SimHash == prev.SimHash {
+		// Last-Modified is a weak validator (RFC 9110 section 8.8.2):
+		// markup that moved under the same visible text (a token, a
+		// nonce) does not convict on it.
+		changed = false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := c.hosts[host]
@@ -114,6 +124,13 @@ func (c *validatorChecks) liar(host string) bool {
 }
 
 func (c *validatorChecks) add(host string) *hostValidators {
+	if len(c.hosts) >= maxCheckedHosts { // forget the hosts found honest first
+		for k, h := range c.hosts {
+			if !h.liar {
+				delete(c.hosts, k)
+			}
+		}
+	}
 	if c.hosts == nil || len(c.hosts) >= maxCheckedHosts {
 		c.hosts = make(map[string]*hostValidators)
 	}
@@ -133,3 +150,12 @@ func sameValidator(prev urlstate.Record, o urlstate.Observation) bool {
 }
 
 func weakETag(t string) bool { return strings.HasPrefix(t, "W/") }
+
+// kept is an ETag as a URL record keeps it: none past
+// urlstate.MaxValidatorLen.
+func kept(etag string) string {
+	if len(etag) > urlstate.MaxValidatorLen {
+		return ""
+	}
+	return etag
+}

@@ -73,6 +73,22 @@ func TestValidatorChecks(t *testing.T) {
 	if !c.liar("l") {
 		t.Errorf("a host whose Last-Modified stayed on changed content (and no ETag) was not convicted")
 	}
+	// Last-Modified is weak: new markup under the same visible text (a
+	// token, a nonce) does not convict.
+	p := lm(http.StatusNotModified, date, d1)
+	p.SimHash = 0xabc
+	c.observe("n", p, urlstate.Observation{Status: 200, LastModified: date, HasDigest: true, Digest: d2, SimHash: 0xabc})
+	if c.liar("n") {
+		t.Errorf("a Last-Modified host convicted on markup alone")
+	}
+	// An ETag too long for the record is compared as the record keeps it
+	// (none), so a stuck Last-Modified beside it still convicts.
+	long := `"` + strings.Repeat("e", urlstate.MaxValidatorLen) + `"`
+	q := lm(http.StatusNotModified, date, d1)
+	c.observe("g", q, urlstate.Observation{Status: 200, ETag: long, LastModified: date, HasDigest: true, Digest: d2})
+	if !c.liar("g") {
+		t.Errorf("a long ETag hid a stuck Last-Modified")
+	}
 }
 
 // TestConstantETagHostsAreRecrawled runs a continuous crawl of a changing
@@ -119,8 +135,8 @@ func TestConstantETagHostsAreRecrawled(t *testing.T) {
 	}
 	jd := rep.Judge(pol)
 	t.Logf("%d hosts convicted; %s\n%s", convicted, rep, jd)
-	if convicted == 0 {
-		t.Errorf("no constant-ETag host convicted")
+	if hosts := len(h.srv.Web().Hosts()); convicted < (hosts+1)/2 {
+		t.Errorf("%d of %d constant-ETag hosts convicted, want most", convicted, hosts)
 	}
 	// Believed, the copies stay at their first version: on this web
 	// freshness 0.32 where uniform recrawl keeps 0.77. Checked, the

@@ -471,7 +471,8 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	it := l.Item
 	prev := n.loadRecord(it)
 	start := n.opts.Now().UTC()
-	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: u, Validators: n.checks.validators(j, it.Host, prev)})
+	vals := n.checks.validators(j, it.Host, prev)
+	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: u, Validators: vals})
 	j.Stats.Requests.Add(1)
 	n.observe(n.fetchEvent(j, it.Host, false, start, resp, err))
 	if err != nil {
@@ -630,6 +631,11 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	n.clog.response(j, it, false, resp, loc, verdict{exact: orig, near: near, digest: digestOf(resp, sum, hasSum, eligible, warcSum)})
 	obs := observation(resp, sim, sum, hasSum)
 	obs.Job = j.ID
+	if vals == (fetch.Validators{}) && resp.Truncated == "" && resp.DecodeErr == nil {
+		// Only a whole, decoded answer to a request without validators
+		// tells whether the host's validators follow its content.
+		n.checks.observe(it.Host, prev, obs)
+	}
 	if page != nil && !alone && !unparsed { // for other jobs to take (shared.go)
 		obs.Leads, obs.HasLeads = page.leads(), true
 	}
@@ -743,7 +749,6 @@ func (n *Node) recordFetch(b *store.Batch, j *job.Job, it frontier.Item, prev ur
 	if b == nil {
 		b = n.db.NewBatch()
 	}
-	n.checks.observe(it.Host, prev, o)
 	rec := foldVisit(j, prev, prev.Observe(o), o)
 	rec.Depth, rec.HasDepth = it.Depth, true // for a shallower path found later (Fold)
 	n.recrawl.reschedule(b, j, it, prev, &rec)

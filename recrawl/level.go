@@ -16,7 +16,11 @@ import (
 // (a first pass given like intervals, or chance coincidences of many
 // pages) is spread over the next seconds instead of fetched at once; in
 // the steady state the demand is let out whole, so the budget a schedule
-// spends is unchanged and a page waits a tick or two at most.
+// spends is unchanged and a page waits a tick or two at most. Whatever the
+// demand, a tick lets out at least the share dt/Window of the entries due
+// (a backlog after a restart, a pause, a partition taken over, or one
+// job's beside another's busy one drains within a few windows, not at
+// the pace of a demand that no longer counts it).
 //
 // The zero Leveller is ready for use with the defaults; it is a plain
 // value for one loop, not safe for concurrent use, and takes its clock
@@ -41,11 +45,12 @@ const (
 )
 
 // Allow folds newly, the entries that came due since the last call, into
-// the demand rate and returns how many due entries may go out at now:
-// Headroom times the demand over the time since the last call, rounded
-// up, and at least one. The first call lets everything out: there is no
-// demand to level against yet.
-func (l *Leveller) Allow(now time.Time, newly int) int {
+// the demand rate and returns how many of the due entries (due of them,
+// newly included) may go out at now: Headroom times the demand over the
+// time since the last call, or the share of due that time is of Window,
+// whichever is more, rounded up, and at least one. The first call lets
+// everything out: there is no demand to level against yet.
+func (l *Leveller) Allow(now time.Time, newly, due int) int {
 	if l.last.IsZero() {
 		l.last = now
 		return math.MaxInt
@@ -64,7 +69,7 @@ func (l *Leveller) Allow(now time.Time, newly int) int {
 	}
 	a := -math.Expm1(-dt / w.Seconds())
 	l.rate += a * (float64(newly)/dt - l.rate)
-	n := math.Ceil(l.headroom() * l.rate * dt)
+	n := math.Ceil(max(l.headroom()*l.rate*dt, float64(due)*min(dt/w.Seconds(), 1)))
 	if n >= math.MaxInt32 {
 		return math.MaxInt
 	}

@@ -425,8 +425,9 @@ func TestGapShare(t *testing.T) {
 
 // TestReference checks uniform's and the optimum's freshness at a budget:
 // uniform's is the closed form at len/budget hours; the optimum's is at
-// least uniform's (uniform is one of the allocations it chooses among)
-// and spends the budget; on pages that all change alike the two agree.
+// least uniform's (uniform, within the bounds as here, is one of the
+// allocations it chooses among) and spends the budget; on pages that all
+// change alike the two agree.
 func TestReference(t *testing.T) {
 	p := mustNew(t, Options{MinInterval: time.Minute, MaxInterval: 24 * time.Hour})
 	alike := []float64{1, 1, 1, 1}

@@ -100,13 +100,17 @@ func (c Config) Validate() error {
 	if c.Duration < 0 {
 		bad("duration", c.Duration, "a positive duration (0: 10m)")
 	}
-	if c.Judged < 0 || (c.Duration > 0 && c.Judged > c.Duration) {
+	d := c
+	if c.Duration >= 0 && c.Judged >= 0 && c.ChangeMin >= 0 && c.ChangeMax >= 0 && c.RecrawlMin >= 0 && c.RecrawlMax >= 0 {
+		d = c.withDefaults() // the bounds compared as they will be run
+	}
+	if c.Judged < 0 || d.Judged > d.Duration {
 		bad("judged", c.Judged, "a positive duration up to --duration (0: the last 65% of it)")
 	}
 	if c.Hosts < 0 {
 		bad("hosts", c.Hosts, "a positive number of hosts (0: 40)")
 	}
-	if c.ChangeMin < 0 || c.ChangeMax < 0 || (c.ChangeMax > 0 && c.ChangeMin > c.ChangeMax) {
+	if c.ChangeMin < 0 || c.ChangeMax < 0 || d.ChangeMin > d.ChangeMax {
 		bad("change-min", c.ChangeMin, "0 or a positive duration up to --change-max")
 	}
 	if c.Never > 100 {
@@ -115,7 +119,7 @@ func (c Config) Validate() error {
 	if c.Gap < 0 {
 		bad("gap", c.Gap, "a positive duration (0: 1s)")
 	}
-	if c.RecrawlMin < 0 || c.RecrawlMax < 0 || (c.RecrawlMax > 0 && c.RecrawlMin > c.RecrawlMax) {
+	if c.RecrawlMin < 0 || c.RecrawlMax < 0 || d.RecrawlMin > d.RecrawlMax {
 		bad("recrawl-min", c.RecrawlMin, "0 or a positive duration up to --recrawl-max")
 	}
 	if c.Budget < 0 || math.IsNaN(c.Budget) || math.IsInf(c.Budget, 0) {

@@ -71,6 +71,15 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("Validate() = %v: want it to name %q", err, want)
 		}
 	}
+	// Against the defaults of the fields left out: a judged part longer
+	// than the default 10 minutes, a shortest interval above the default
+	// longest.
+	err = Config{Judged: 15 * time.Minute, RecrawlMin: 5 * time.Minute, ChangeMin: time.Hour}.Validate()
+	for _, want := range []string{"--judged 15m0s", "--recrawl-min 5m0s", "--change-min 1h0m0s"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v: want it to name %q", err, want)
+		}
+	}
 	if err := (Config{}).Validate(); err != nil {
 		t.Errorf("the zero Config: %v", err)
 	}
