@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -179,7 +180,17 @@ func benchFreshLiveFlags(fs *flag.FlagSet, o *freshlive.Options) {
 	fs.IntVar(&c.Hosts, "hosts", 40, "hosts in the web, of 15-25 pages each")
 	fs.DurationVar(&c.ChangeMin, "change-min", 30*time.Second, "shortest mean time between a changing page's changes")
 	fs.DurationVar(&c.ChangeMax, "change-max", 20*time.Minute, "longest mean time between a changing page's changes")
-	fs.IntVar(&c.Never, "never", 30, "percentage of pages that never change (negative: none)")
+	c.Never = 30
+	fs.Func("never", "percentage of pages that never change (default 30)", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole percentage", v)
+		}
+		if c.Never = n; n == 0 {
+			c.Never = -1 // none: the Config's zero is its default
+		}
+		return nil
+	})
 	fs.DurationVar(&c.Gap, "gap", time.Second, "least time between two fetches from one host")
 	fs.DurationVar(&c.RecrawlMin, "recrawl-min", 20*time.Second, "shortest interval between two fetches of a page")
 	fs.DurationVar(&c.RecrawlMax, "recrawl-max", 3*time.Minute, "longest interval between two fetches of a page")

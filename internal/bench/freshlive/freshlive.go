@@ -114,7 +114,7 @@ func (c Config) Validate() error {
 		bad("change-min", c.ChangeMin, "0 or a positive duration up to --change-max")
 	}
 	if c.Never > 100 {
-		bad("never", c.Never, "a percentage up to 100 (0: 30; negative: none)")
+		bad("never", c.Never, "a percentage up to 100")
 	}
 	if c.Gap < 0 {
 		bad("gap", c.Gap, "a positive duration (0: 1s)")
