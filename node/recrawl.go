@@ -382,7 +382,7 @@ func refeedAfter(j *job.Job) time.Duration {
 func (s *recrawlScheduler) feedDue(now time.Time) {
 	b := s.db.NewBatch()
 	var due []schedule.Entry
-	newly := 0 // entries that came due since the last tick
+	newly, latest := 0, int64(0) // entries that came due since the last tick; the latest due time among them
 	bad := func(key []byte, err error) {
 		s.log.Warn("recrawl schedule: entry unreadable; deleted", "err", err)
 		b.Delete(key)
@@ -409,6 +409,7 @@ func (s *recrawlScheduler) feedDue(now time.Time) {
 			}
 			if e.Due.After(s.seenDue) {
 				newly++
+				latest = max(latest, e.Due.UnixNano())
 			}
 			due = append(due, e)
 			return len(due) < maxFeed
@@ -420,10 +421,8 @@ func (s *recrawlScheduler) feedDue(now time.Time) {
 			break
 		}
 	}
-	for _, e := range due {
-		if e.Due.After(s.seenDue) {
-			s.seenDue = e.Due
-		}
+	if latest > 0 {
+		s.seenDue = time.Unix(0, latest)
 	}
 	slices.SortStableFunc(due, func(a, b schedule.Entry) int { return a.Due.Compare(b.Due) })
 	due = due[:min(len(due), s.level.Allow(now, newly, len(due)))]

@@ -86,7 +86,7 @@ func (c *validatorChecks) observe(host string, prev urlstate.Record, o urlstate.
 	if o.Status < 200 || o.Status > 299 || o.NotModified || !o.HasDigest || !prev.HasDigest || prev.Status < 200 || prev.Status > 299 && prev.Status != http.StatusNotModified {
 		return
 	}
-	o.ETag = kept(o.ETag) // as the record keeps it
+	o.ETag = urlstate.KeptValidator(o.ETag) // as the record keeps it
 	same := sameValidator(prev, o)
 	moved := !same && (o.ETag != "" && !weakETag(o.ETag) || o.ETag == "" && o.LastModified != "")
 	if !same && !moved {
@@ -150,12 +150,3 @@ func sameValidator(prev urlstate.Record, o urlstate.Observation) bool {
 }
 
 func weakETag(t string) bool { return strings.HasPrefix(t, "W/") }
-
-// kept is an ETag as a URL record keeps it: none past
-// urlstate.MaxValidatorLen.
-func kept(etag string) string {
-	if len(etag) > urlstate.MaxValidatorLen {
-		return ""
-	}
-	return etag
-}

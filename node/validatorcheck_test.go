@@ -111,7 +111,6 @@ func TestConstantETagHostsAreRecrawled(t *testing.T) {
 	h.spec.Continuous = true
 	h.spec.RecrawlMin, h.spec.RecrawlMax = minIv, maxIv
 	h.opts.RecrawlTick, h.opts.FreshnessEvery = 50*time.Millisecond, time.Second
-	var n *Node
 	start := time.Now()
 	n, j := h.start(t)
 	time.Sleep(run)

@@ -216,13 +216,13 @@ func (r Record) Observe(o Observation) Record {
 		if o.NotModified {
 			// A 304 may update the validators; an absent one stays.
 			if o.ETag != "" {
-				r.ETag = validator(o.ETag)
+				r.ETag = KeptValidator(o.ETag)
 			}
 			if o.LastModified != "" {
-				r.LastModified = validator(o.LastModified)
+				r.LastModified = KeptValidator(o.LastModified)
 			}
 		} else {
-			r.ETag, r.LastModified = validator(o.ETag), validator(o.LastModified)
+			r.ETag, r.LastModified = KeptValidator(o.ETag), KeptValidator(o.LastModified)
 			changed = o.HasDigest && r.HasDigest && o.Digest != r.Digest
 			r.Digest, r.HasDigest, r.SimHash = o.Digest, o.HasDigest, o.SimHash
 			if !o.HasDigest {
@@ -251,7 +251,9 @@ func leadsLen(leads []string) int {
 	return n
 }
 
-func validator(v string) string {
+// KeptValidator is validator v as a Record keeps it: none past
+// MaxValidatorLen.
+func KeptValidator(v string) string {
 	if len(v) > MaxValidatorLen {
 		return ""
 	}
