@@ -15,7 +15,8 @@
 // reports them. Watch hedges: when a watch is not made within a short
 // wait, another is asked for beside it, and the first made is kept.
 // Invariants: neither waits on one dead server longer than the hedge
-// wait, and every watch Watch made but does not return is stopped.
+// wait; every watch Watch made but does not return is stopped; a stopped
+// watch leaves no goroutine behind, read to its end or not.
 package kvread
 
 import (
@@ -92,7 +93,7 @@ func Watch(ctx context.Context, kv jetstream.KeyValue, hedge time.Duration, opts
 		go func() {
 			for range n {
 				if r := <-results; r.err == nil {
-					r.w.Stop()
+					stop(r.w)
 					r.cancel()
 				}
 			}
@@ -140,7 +141,21 @@ type watcher struct {
 }
 
 func (w *watcher) Stop() error {
-	err := w.KeyWatcher.Stop()
+	err := stop(w.KeyWatcher)
 	w.cancel()
+	return err
+}
+
+// stop stops w and drains its updates channel until nats.go closes it.
+// nats.go's delivery goroutine blocks sending to a full channel while it
+// holds the lock the channel's close needs: a watch stopped unread would
+// keep that goroutine for ever. Draining lets it see the stop and close
+// the channel, which ends the drain. The caller reads w no more.
+func stop(w jetstream.KeyWatcher) error {
+	err := w.Stop()
+	go func() {
+		for range w.Updates() {
+		}
+	}()
 	return err
 }

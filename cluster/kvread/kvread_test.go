@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -218,4 +219,57 @@ func keepLeader(ctx context.Context, t *testing.T, js jetstream.JetStream, nc *n
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// A watch stopped while its updates channel is full (the reader left
+// without reading: a resync, a shutdown) leaves nothing running. nats.go's
+// delivery goroutine blocks sending to that channel, holding the lock its
+// close needs, so Stop must let it finish.
+func TestStopUnread(t *testing.T) {
+	ctx, _, kv := standalone(t)
+	const keys = 600 // well over nats.go's 256-entry channel
+	for i := range keys {
+		if _, err := kv.Put(ctx, fmt.Sprintf("k%d", i), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := kvread.Watch(ctx, kv, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait until delivery is blocked on the full channel.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.Updates()) < cap(w.Updates()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the channel holds %d of %d after 10 s", len(w.Updates()), cap(w.Updates()))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := w.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// Nobody reads the channel now; nats.go's delivery must end anyway.
+	deadline = time.Now().Add(10 * time.Second)
+	for stuck := ""; ; {
+		buf := make([]byte, 1<<20)
+		all := string(buf[:runtime.Stack(buf, true)])
+		if stuck = delivering(all); stuck == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after Stop, the watch's delivery goroutine is still running:\n%s", stuck)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// delivering returns the stack, among all of them, of a goroutine inside
+// nats.go's KV watch callback, or "".
+func delivering(all string) string {
+	for g := range strings.SplitSeq(all, "\n\n") {
+		if strings.Contains(g, "jetstream.(*kvs).WatchFiltered") {
+			return g
+		}
+	}
+	return ""
 }
