@@ -278,7 +278,7 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 		// no history for one), its Last-Modified the age it tells.
 		h = historyPolicy.Observe(h, recrawl.Visit{At: rec.LastFetch, LastModified: httpDate(rec.LastModified)})
 	}
-	est := p.policy.EstimateWith(h, s.priorOf(owner.ID, it.URL))
+	est, e := estimates(p.policy, h, s.priorOf(owner.ID, it.URL))
 	// Jittered by URL and visit, so that pages fetched together do not
 	// come due together at every round (a recrawl storm); a first
 	// interval wider, so that a first pass does not come due as one wave.
@@ -290,18 +290,34 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 	if p.nutch != nil {
 		iv = nutchInterval(*p.nutch, prev, *rec)
 	}
-	rate := float64(est.Rate)
-	if rate == 0 && est.Intervals == 0 { // nothing known yet: as if it changed once per initial interval
-		rate = 1 / p.policy.Options().InitialInterval.Hours()
-	}
-	e := schedule.Entry{URL: it.URL, Host: it.Host, Due: rec.LastFetch.Add(iv).Truncate(time.Second), Job: owner.ID,
-		Depth: it.Depth, ShapeRun: it.ShapeRun, Level: uint8(it.Level), Interval: iv,
-		LastFetch: rec.LastFetch.Truncate(time.Second), Rate: rate, Learned: est.Intervals > 0}
+	e.URL, e.Host, e.Due, e.Job = it.URL, it.Host, rec.LastFetch.Add(iv).Truncate(time.Second), owner.ID
+	e.Depth, e.ShapeRun, e.Level, e.Interval = it.Depth, it.ShapeRun, uint8(it.Level), iv
+	e.LastFetch = rec.LastFetch.Truncate(time.Second)
 	if err := schedule.Put(b, e); err != nil {
 		s.log.Warn("recrawl schedule: put entry", "url", it.URL, "err", err)
 		return
 	}
 	rec.Due, rec.DueJob = e.Due, owner.ID
+}
+
+// estimates returns the estimate of a page with history h under its
+// group prior pr, and the rates its schedule entry keeps: Rate, the
+// estimate (for a page with nothing known yet, one change per initial
+// interval); Learned, whether it rests on intervals of the page's own;
+// and Own, the rate those intervals give without pr, which is what the
+// page's groups pool. Pooling the estimate instead would feed each prior
+// back into itself: at every scan the pool's spread would narrow, its
+// weight grow, and every page be pulled harder to its group's mean.
+func estimates(pol *recrawl.Policy, h recrawl.History, pr recrawl.Prior) (recrawl.Estimate, schedule.Entry) {
+	est := pol.EstimateWith(h, pr)
+	e := schedule.Entry{Rate: float64(est.Rate), Learned: est.Intervals > 0}
+	if e.Rate == 0 && !e.Learned {
+		e.Rate = 1 / pol.Options().InitialInterval.Hours()
+	}
+	if e.Learned {
+		e.Own = float64(pol.Estimate(h).Rate)
+	}
+	return est, e
 }
 
 // nutchInterval is the next interval Nutch's schedule gives a page whose

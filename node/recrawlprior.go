@@ -14,8 +14,10 @@ import (
 // (recrawl.Pool, Policy.EstimateWith). A page fetched once starts from
 // its section's rate instead of one interval for all; a page fetched a
 // few times is pulled towards it. The freshness scan refits them from the
-// schedule's learned rates (schedule.Entry.Learned); reschedule reads
-// them without a lock.
+// rates the pages' own visits show (schedule.Entry.Own, of entries
+// Learned), never from the estimates a prior shrank, so that a refit from
+// unchanged pages gives the same prior; reschedule reads them without a
+// lock.
 
 // groupPriors are one job's fitted priors; only valid ones are kept.
 type groupPriors struct {
@@ -70,12 +72,17 @@ type priorPools struct {
 	sections map[string]*recrawl.Pool
 }
 
-// add counts schedule entry e's rate if it was learned.
+// add counts the rate schedule entry e's page showed by itself, if it
+// was learned (an entry written before Own existed: its estimate).
 func (pp *priorPools) add(e schedule.Entry) {
-	if !e.Learned || e.Rate <= 0 {
+	r := e.Own
+	if r <= 0 {
+		r = e.Rate
+	}
+	if !e.Learned || r <= 0 {
 		return
 	}
-	est := recrawl.Estimate{Rate: recrawl.Rate(e.Rate), Intervals: 1}
+	est := recrawl.Estimate{Rate: recrawl.Rate(r), Intervals: 1}
 	pp.job.Add(est)
 	origin, section := groupsOf(e.URL)
 	for _, g := range []struct {

@@ -59,3 +59,47 @@ func TestGroupPriorsFallBack(t *testing.T) {
 		t.Errorf("no priors yet: %+v, want none", got)
 	}
 }
+
+// A group's prior is fitted to what its pages' own visits show, never to
+// estimates it shrank itself: refitting from pages whose visits did not
+// change gives the same prior. Pooling the shrunk estimates fed each
+// prior back into itself: at every scan the pool's spread narrowed, its
+// weight grew and every page was pulled harder to its group's mean
+// (static pages kept fast, fast ones slowed).
+func TestGroupPriorIsAFixedPoint(t *testing.T) {
+	pol, err := recrawl.New(recrawl.Options{MinInterval: 20 * time.Second, MaxInterval: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Twelve pages of one section, changing every 30 s to never, each
+	// visited every minute for ten minutes.
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var hs []recrawl.History
+	for i := range 12 {
+		var h recrawl.History
+		every := 30 * (i + 1) // seconds between changes; the last never change
+		for k := range 11 {
+			at := t0.Add(time.Duration(k) * time.Minute)
+			changed := i < 8 && k > 0 && (k*60)/every != ((k-1)*60)/every
+			h = pol.Observe(h, recrawl.Visit{At: at, Changed: changed})
+		}
+		hs = append(hs, h)
+	}
+	var pr recrawl.Prior
+	for round := range 4 {
+		var pp priorPools
+		for i, h := range hs {
+			_, e := estimates(pol, h, pr)
+			e.URL = "http://a.test/s/" + string(rune('a'+i))
+			pp.add(e)
+		}
+		next := pp.priors().sections["http://a.test/s/"]
+		if !(next.Rate() > 0) {
+			t.Fatalf("round %d: no section prior fitted", round)
+		}
+		if round > 0 && next != pr {
+			t.Fatalf("round %d: the prior moved from %+v to %+v though no page was visited", round, pr, next)
+		}
+		pr = next
+	}
+}

@@ -52,6 +52,10 @@ type Entry struct {
 	// intervals between visits, not only from a prior or a first visit:
 	// the estimates a group of pages pools into its prior.
 	Learned bool
+	// Own is the rate the page's own visits give, without the group
+	// prior Rate was shrunk towards: what a group pools. 0 if not
+	// learned, or in an entry written before the field existed.
+	Own float64
 }
 
 // Key returns e's key.
@@ -70,6 +74,7 @@ func (e Entry) Key() []byte { return store.DueKey(e.Due, e.Host, e.URL) }
 //	| rate    | 4 B, float32 bits, big-endian                  |
 //	| fed     | varint, Unix s when handed to the frontier; 0  |
 //	| flags   | 1 B, bit 0: Learned (absent in older entries)  |
+//	| own     | 4 B, float32 bits, big-endian (absent in older) |
 //	+---------+------------------------------------------------+
 //	| anything after this is ignored (fields added later)      |
 //	+----------------------------------------------------------+
@@ -83,7 +88,7 @@ const maxField = 1 << 20
 
 // Value returns the stored value of e.
 func (e Entry) Value() []byte {
-	b := make([]byte, 0, 40)
+	b := make([]byte, 0, 44)
 	b = append(b, version)
 	b = binary.AppendUvarint(b, uint64(e.Job))
 	b = binary.AppendUvarint(b, uint64(min(max(e.Depth, 0), maxField)))
@@ -91,17 +96,23 @@ func (e Entry) Value() []byte {
 	b = append(b, e.Level)
 	b = binary.AppendUvarint(b, uint64(max(e.Interval, 0)/time.Second))
 	b = binary.AppendVarint(b, unix(e.LastFetch))
-	r := float32(e.Rate)
-	if !(r >= 0) || math.IsInf(float64(r), 0) { // NaN, negative, infinite: unknown
-		r = 0
-	}
-	b = binary.BigEndian.AppendUint32(b, math.Float32bits(r))
+	b = binary.BigEndian.AppendUint32(b, math.Float32bits(rate32(e.Rate)))
 	b = binary.AppendVarint(b, unix(e.Fed))
 	var flags byte
 	if e.Learned {
 		flags |= flagLearned
 	}
-	return append(b, flags)
+	b = append(b, flags)
+	return binary.BigEndian.AppendUint32(b, math.Float32bits(rate32(e.Own)))
+}
+
+// rate32 is r as stored: NaN, negative and infinite rates are unknown, 0.
+func rate32(r float64) float32 {
+	f := float32(r)
+	if !(f >= 0) || math.IsInf(float64(f), 0) {
+		return 0
+	}
+	return f
 }
 
 // flagLearned is the flags byte's bit for Entry.Learned.
@@ -186,7 +197,14 @@ func Decode(key, value []byte) (Entry, error) {
 	}
 	e.Fed = fromUnix(sv("fed"))
 	if bad == "" && len(b) > 0 {
-		e.Learned = b[0]&flagLearned != 0
+		e.Learned, b = b[0]&flagLearned != 0, b[1:]
+		if len(b) >= 4 {
+			r := math.Float32frombits(binary.BigEndian.Uint32(b))
+			if !(r >= 0) || math.IsInf(float64(r), 0) {
+				bad = "own rate"
+			}
+			e.Own = float64(r)
+		}
 	}
 	if bad != "" {
 		return Entry{}, fmt.Errorf("%w: %s: bad or cut %s", ErrMalformed, k.URL, bad)

@@ -39,15 +39,20 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// An entry written before the flags byte existed reads as not Learned;
-// bytes after the flags (fields added later) are ignored.
+// An entry written before the flags byte existed reads as not Learned,
+// one written before the own rate as without one; bytes after the own
+// rate (fields added later) are ignored.
 func TestOlderAndNewerValues(t *testing.T) {
 	e := entry("/x", 0)
-	e.Learned = true
+	e.Learned, e.Own = true, 0.5
 	v := e.Value()
-	old, err := Decode(e.Key(), v[:len(v)-1])
-	if want := e; err != nil || old.Learned || func() bool { want.Learned = false; return !reflect.DeepEqual(old, want) }() {
+	old, err := Decode(e.Key(), v[:len(v)-5])
+	if want := e; err != nil || old.Learned || func() bool { want.Learned, want.Own = false, 0; return !reflect.DeepEqual(old, want) }() {
 		t.Errorf("without the flags byte: %+v, %v; want %+v not Learned", old, err, e)
+	}
+	noOwn, err := Decode(e.Key(), v[:len(v)-4])
+	if want := e; err != nil || func() bool { want.Own = 0; return !reflect.DeepEqual(noOwn, want) }() {
+		t.Errorf("without the own rate: %+v, %v; want %+v without it", noOwn, err, e)
 	}
 	newer, err := Decode(e.Key(), append(v, 0xAA, 0x55))
 	if err != nil || !reflect.DeepEqual(newer, e) {
@@ -67,8 +72,9 @@ func TestDecodeMalformed(t *testing.T) {
 		{"bad key", []byte("w\x00"), v, "malformed key"},
 		{"empty value", e.Key(), nil, "version"},
 		{"version", e.Key(), append([]byte{9}, v[1:]...), "version"},
-		{"cut", e.Key(), v[:len(v)-4], "rate"},
-		{"negative rate", e.Key(), append(v[:len(v)-6:len(v)-6], 0xBF, 0x80, 0, 0, 0, 0), "rate"},
+		{"cut", e.Key(), v[:len(v)-8], "rate"},
+		{"negative rate", e.Key(), append(v[:len(v)-10:len(v)-10], 0xBF, 0x80, 0, 0, 0, 0, 0, 0, 0, 0), "rate"},
+		{"negative own rate", e.Key(), append(v[:len(v)-4:len(v)-4], 0xBF, 0x80, 0, 0), "own rate"},
 		{"depth too deep", e.Key(), []byte{1, 3, 0xFF, 0xFF, 0xFF, 0x0F}, "depth"},
 	} {
 		_, err := Decode(c.key, c.value)
