@@ -278,15 +278,10 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 		// no history for one), its Last-Modified the age it tells.
 		h = historyPolicy.Observe(h, recrawl.Visit{At: rec.LastFetch, LastModified: httpDate(rec.LastModified)})
 	}
-	est, e := estimates(p.policy, h, s.priorOf(owner.ID, it.URL))
 	// Jittered by URL and visit, so that pages fetched together do not
-	// come due together at every round (a recrawl storm); a first
-	// interval wider, so that a first pass does not come due as one wave.
-	jitter := p.policy.Jitter
-	if est.Intervals == 0 {
-		jitter = p.policy.JitterFirst
-	}
-	iv := jitter(p.policy.Interval(est, 1, p.mu()), jitterKey(it.URL, rec.Recrawl.Visits))
+	// come due together at every round (a recrawl storm).
+	est, iv := p.policy.Next(h, s.priorOf(owner.ID, it.URL), 1, p.mu(), jitterKey(it.URL, rec.Recrawl.Visits))
+	e := entryRates(p.policy, h, est)
 	if p.nutch != nil {
 		iv = nutchInterval(*p.nutch, prev, *rec)
 	}
@@ -300,16 +295,15 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 	rec.Due, rec.DueJob = e.Due, owner.ID
 }
 
-// estimates returns the estimate of a page with history h under its
-// group prior pr, and the rates its schedule entry keeps: Rate, the
-// estimate (for a page with nothing known yet, one change per initial
-// interval); Learned, whether it rests on intervals of the page's own;
-// and Own, the rate those intervals give without pr, which is what the
-// page's groups pool. Pooling the estimate instead would feed each prior
-// back into itself: at every scan the pool's spread would narrow, its
-// weight grow, and every page be pulled harder to its group's mean.
-func estimates(pol *recrawl.Policy, h recrawl.History, pr recrawl.Prior) (recrawl.Estimate, schedule.Entry) {
-	est := pol.EstimateWith(h, pr)
+// entryRates returns the rates the schedule entry of a page with history
+// h and estimate est (under its group prior) keeps: Rate, the estimate
+// (for a page with nothing known yet, one change per initial interval);
+// Learned, whether it rests on intervals of the page's own; and Own, the
+// rate those intervals give without the prior, which is what the page's
+// groups pool. Pooling the estimate instead would feed each prior back
+// into itself: at every scan the pool's spread would narrow, its weight
+// grow, and every page be pulled harder to its group's mean.
+func entryRates(pol *recrawl.Policy, h recrawl.History, est recrawl.Estimate) schedule.Entry {
 	e := schedule.Entry{Rate: float64(est.Rate), Learned: est.Intervals > 0}
 	if e.Rate == 0 && !e.Learned {
 		e.Rate = 1 / pol.Options().InitialInterval.Hours()
@@ -317,7 +311,7 @@ func estimates(pol *recrawl.Policy, h recrawl.History, pr recrawl.Prior) (recraw
 	if e.Learned {
 		e.Own = float64(pol.Estimate(h).Rate)
 	}
-	return est, e
+	return e
 }
 
 // nutchInterval is the next interval Nutch's schedule gives a page whose

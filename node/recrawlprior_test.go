@@ -89,7 +89,7 @@ func TestGroupPriorIsAFixedPoint(t *testing.T) {
 	for round := range 4 {
 		var pp priorPools
 		for i, h := range hs {
-			_, e := estimates(pol, h, pr)
+			e := entryRates(pol, h, pol.EstimateWith(h, pr))
 			e.URL = "http://a.test/s/" + string(rune('a'+i))
 			pp.add(e)
 		}

@@ -97,3 +97,18 @@ func (o optimal) Visit(pg Page, v Visit) (Page, time.Duration) {
 	pg.Interval = o.p.Interval(o.p.EstimateWith(pg.History, pg.Prior), pg.Weight, o.mu)
 	return pg, pg.Interval
 }
+
+// Next is trawl's decision at a page's visit, as a crawl makes it: the
+// estimate of the page with history h (the visit folded in) under its
+// group prior pr, and the interval until its next visit for weight w
+// under the multiplier mu, jittered by key (Jitter; JitterFirst for a
+// page with no interval of its own yet). key must depend on the page and
+// its visit count, so that a replayed visit draws the same interval.
+func (p *Policy) Next(h History, pr Prior, w, mu float64, key uint64) (Estimate, time.Duration) {
+	est := p.EstimateWith(h, pr)
+	spread := DefaultJitter
+	if est.Intervals == 0 {
+		spread = FirstJitter
+	}
+	return est, p.jitter(p.Interval(est, w, mu), key, spread)
+}

@@ -195,6 +195,7 @@ func benchFreshLiveFlags(fs *flag.FlagSet, o *freshlive.Options) {
 	fs.DurationVar(&c.RecrawlMin, "recrawl-min", 20*time.Second, "shortest interval between two fetches of a page")
 	fs.DurationVar(&c.RecrawlMax, "recrawl-max", 3*time.Minute, "longest interval between two fetches of a page")
 	fs.Float64Var(&c.Budget, "budget", 0, "the freshness schedule's recrawl fetches per hour (0: none)")
+	fs.IntVar(&o.Simulate, "simulate", 0, "simulate the crawls for this many seeds from --seed instead of crawling (seconds, not minutes; a model, see --help)")
 	fs.Func("schedules", "comma-separated schedules to run: freshness, nutch (default both)", func(v string) error {
 		c.Schedules = strings.Split(v, ",")
 		return nil

@@ -167,6 +167,10 @@ type Row struct {
 type Result struct {
 	Config Config `json:"-"`
 	Rows   []Row  `json:"rows"`
+	// Simulated marks a Result of Simulate: its rows have no 304s,
+	// bytes saved, per-second figures or problems.
+	Simulated bool  `json:"simulated,omitempty"`
+	Seed      int64 `json:"seed"`
 }
 
 // Run crawls each schedule's copy of the web at once for c.Duration and
@@ -187,7 +191,7 @@ func Run(c Config) (Result, error) {
 	wo := testweb.Options{Seed: c.Seed, Hosts: c.Hosts, BigHosts: -1, MinPages: 15, MaxPages: 25, Latency: -1,
 		Changing: true, ChangeEpoch: start.Add(-10 * time.Minute).UTC(),
 		ChangeRange: testweb.ChangeRange{Min: c.ChangeMin, Max: c.ChangeMax, Never: c.Never}}.SmallPages()
-	res := Result{Config: c, Rows: make([]Row, len(c.Schedules))}
+	res := Result{Config: c, Rows: make([]Row, len(c.Schedules)), Seed: c.Seed}
 	errs := make([]error, len(c.Schedules))
 	var wg sync.WaitGroup
 	for i, sched := range c.Schedules {
@@ -279,8 +283,12 @@ func crawl(c Config, wo testweb.Options, sched, dir string, start time.Time) (Ro
 // Print writes r as a table.
 func Print(w io.Writer, r Result) {
 	c := r.Config
-	fmt.Fprintf(w, "live freshness: %d hosts, %d%% of pages never changing, the rest every %v..%v (log-uniform); gap %v; recrawl %v..%v; %v crawled, the last %v judged; seed %d\n",
-		c.Hosts, c.Never, c.ChangeMin, c.ChangeMax, c.Gap, c.RecrawlMin, c.RecrawlMax, c.Duration, c.Judged, c.Seed)
+	kind := "live freshness"
+	if r.Simulated {
+		kind = "simulated freshness (a model of the live crawl)"
+	}
+	fmt.Fprintf(w, "%s: %d hosts, %d%% of pages never changing, the rest every %v..%v (log-uniform); gap %v; recrawl %v..%v; %v crawled, the last %v judged; seed %d\n",
+		kind, c.Hosts, c.Never, c.ChangeMin, c.ChangeMax, c.Gap, c.RecrawlMin, c.RecrawlMax, c.Duration, c.Judged, c.Seed)
 	fmt.Fprintf(w, "%-10s %5s %9s %8s %8s %9s %9s %8s %9s %9s %12s %11s\n",
 		"schedule", "pages", "freshness", "uniform", "optimum", "gap share", "mean age", "fetches", "budget/h", "304s", "bytes saved", "peak/mean s")
 	for _, x := range r.Rows {
@@ -288,9 +296,13 @@ func Print(w io.Writer, r Result) {
 		if x.MeanSecond > 0 {
 			ratio = float64(x.PeakSecond) / x.MeanSecond
 		}
-		fmt.Fprintf(w, "%-10s %5d %9.3f %8.3f %8.3f %9.2f %9v %8d %9.0f %9d %12d %5d/%.1f=%.1fx\n",
+		notModified, saved, peak := fmt.Sprint(x.NotModified), fmt.Sprint(x.BytesSaved), fmt.Sprintf("%d/%.1f=%.1fx", x.PeakSecond, x.MeanSecond, ratio)
+		if r.Simulated {
+			notModified, saved, peak = "-", "-", "-"
+		}
+		fmt.Fprintf(w, "%-10s %5d %9.3f %8.3f %8.3f %9.2f %9v %8d %9.0f %9s %12s %11s\n",
 			x.Schedule, x.Pages, x.Freshness, x.Uniform, x.Optimum, x.GapShare, x.MeanAge.Round(100*time.Millisecond), x.Fetches, x.Budget,
-			x.NotModified, x.BytesSaved, x.PeakSecond, x.MeanSecond, ratio)
+			notModified, saved, peak)
 	}
 	fmt.Fprintf(w, "\nfetches a page in the window, by true change interval (the optimum's at the same budget in brackets)\n%-10s", "schedule")
 	if len(r.Rows) > 0 {

@@ -17,14 +17,23 @@ bytes they saved, against uniform recrawl and the optimum for the web's
 true rates at the budget each spent (the gap share), and the peak second
 of fetches against the mean. Takes --duration (10 minutes by default).
 
+With --simulate N, the crawls are simulated instead, for N seeds from
+--seed, in seconds: the schedules' own decisions over a web of the same
+shape, without HTTP, the node's levelled feed or lying validators (a
+model for trying a change before crawling; the live run is the measure).
+
 Examples:
   trawl bench freshness-live
-  trawl bench freshness-live --duration 3m --hosts 10 --json`
+  trawl bench freshness-live --duration 3m --hosts 10 --json
+  trawl bench freshness-live --simulate 20`
 
 // Options are `trawl bench freshness-live`'s flags.
 type Options struct {
 	Config
 	JSON bool // one JSON Result instead of a table
+	// Simulate, if positive, simulates the crawls for this many seeds
+	// (Simulate) instead of running them.
+	Simulate int
 }
 
 // Main runs the benchmark, writes its Result to stdout as a table or one
@@ -34,6 +43,13 @@ func Main(o Options, stdout, stderr io.Writer) int {
 	if err := o.Config.Validate(); err != nil {
 		fmt.Fprintf(stderr, "trawl bench freshness-live: %v\n", err)
 		return 2
+	}
+	if o.Simulate < 0 {
+		fmt.Fprintf(stderr, "trawl bench freshness-live: --simulate %d: want a number of seeds (0: crawl live)\n", o.Simulate)
+		return 2
+	}
+	if o.Simulate > 0 {
+		return simulateMain(o, stdout, stderr)
 	}
 	if o.Progress == nil {
 		o.Progress = stderr
@@ -54,5 +70,33 @@ func Main(o Options, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	return 0
+}
+
+// simulateMain is Main with --simulate: every seed's table (or a JSON
+// array of Results), then each schedule's mean gap share.
+func simulateMain(o Options, stdout, stderr io.Writer) int {
+	rs, err := Simulate(o.Config, o.Simulate)
+	if err != nil {
+		fmt.Fprintf(stderr, "trawl bench freshness-live: %v\n", err)
+		return 2
+	}
+	if o.JSON {
+		json.NewEncoder(stdout).Encode(rs)
+		return 0
+	}
+	share := map[string]float64{}
+	for _, r := range rs {
+		Print(stdout, r)
+		fmt.Fprintln(stdout)
+		for _, x := range r.Rows {
+			share[x.Schedule] += x.GapShare
+		}
+	}
+	fmt.Fprintf(stdout, "mean gap share over %d simulated seeds:", len(rs))
+	for _, s := range rs[0].Config.Schedules {
+		fmt.Fprintf(stdout, " %s %.2f", s, share[s]/float64(len(rs)))
+	}
+	fmt.Fprintln(stdout)
 	return 0
 }
