@@ -32,7 +32,7 @@ const (
 	DefaultMaxInterval     = 30 * 24 * time.Hour
 	DefaultInitialInterval = 24 * time.Hour // Nutch's; trawl's Policy takes the geometric mean of its bounds
 	DefaultMemory          = 64
-	DefaultPrior           = 0.5
+	DefaultPrior           = 0.25
 )
 
 // Options configure a Policy. The zero Options is valid: every zero field
@@ -62,7 +62,7 @@ type Options struct {
 	// Prior is the number of pseudo-changes, over one mean interval, added
 	// to every history so that a page never seen to change gets a small
 	// positive rate (about Prior / time observed) instead of 0. If zero,
-	// DefaultPrior (0.5) is used; a negative value adds none, which makes
+	// DefaultPrior (0.25) is used; a negative value adds none, which makes
 	// the estimate for regular intervals exactly Cho and Garcia-Molina's.
 	Prior float64
 }

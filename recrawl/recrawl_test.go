@@ -96,9 +96,9 @@ func TestEdgesAreFiniteAndSane(t *testing.T) {
 		t.Errorf("Interval without estimate = %v, want InitialInterval %v", got, p.Options().InitialInterval)
 	}
 	never := p.Estimate(regular(p, 10, 0, day))
-	// Prior 0.5 over 10 days: about 1/20 days.
-	if r := float64(never.Rate) * 24 * 20; never.Censored || r < 0.8 || r > 1.2 {
-		t.Errorf("never changed in 10 days: %+v, want about 1/(20 days)", never)
+	// Prior 0.25 over 10 days: about 1/40 days.
+	if r := float64(never.Rate) * 24 * 40; never.Censored || r < 0.8 || r > 1.2 {
+		t.Errorf("never changed in 10 days: %+v, want about 1/(40 days)", never)
 	}
 	always := p.Estimate(regular(p, 10, 10, day))
 	if !always.Censored || always.Shortest != day || math.IsInf(float64(always.Rate), 0) || always.Rate < ChoGarciaMolina(10, 9, day) {
