@@ -551,7 +551,9 @@ func (r *fleetRig) start(t *testing.T, i int, peers []string, data string) *flee
 		_ = p.cmd.Process.Kill()
 		<-p.done
 		if dir := os.Getenv("TRAWL_FLEET_LOGS"); dir != "" {
-			_ = os.WriteFile(filepath.Join(dir, name+".log"), []byte(p.out.String()), 0o644)
+			// One file per process: a member started again keeps its
+			// name, and its first run's log is the one a leave is read in.
+			_ = os.WriteFile(filepath.Join(dir, name+"-"+p.started.Format("150405.000")+".log"), []byte(p.out.String()), 0o644)
 		} else if t.Failed() {
 			out := p.out.String()
 			var stuck []string // the fleet's goroutines in the dump, if any

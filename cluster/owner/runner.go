@@ -309,16 +309,28 @@ func (r *Runner) Alive(ctx context.Context, member string) (bool, error) {
 }
 
 // Run renews the membership and reconciles ownership every heartbeat
-// until ctx ends. It returns ctx's error; on return the handler still
+// until ctx ends. It returns ctx's error once the round under way has
+// ended, renewing the membership until then; on return the handler still
 // serves what it held (Leave releases it).
 func (r *Runner) Run(ctx context.Context) error {
+	// The membership is renewed until the round under way has returned,
+	// not only until ctx ends: a step of a round may outlast ctx (a
+	// handler's restore reads on a context of its own, up to its
+	// deadline), and a member silent for its TTL meanwhile, its
+	// partitions still served, would be taken over as a dead one when it
+	// was only stopping (seen under load: a member stopped with SIGTERM
+	// while a restore ran for 15 s was taken over while it still served;
+	// what it did past the taker's replay is done again). A step stuck
+	// past StuckAfter still stops the renewals (heartbeat).
+	hctx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	defer stopRenewing() // first of the deferred: the rounds are over
 	wg.Add(2)
 	go func() { defer wg.Done(); r.watch(ctx) }()
-	go func() { defer wg.Done(); r.heartbeat(ctx) }()
+	go func() { defer wg.Done(); r.heartbeat(hctx) }()
 	select {
 	case <-r.watchOK:
 	case <-ctx.Done():

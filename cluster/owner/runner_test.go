@@ -31,6 +31,7 @@ type world struct {
 	takeovers map[string]int
 	releases  int
 	block     map[string]chan struct{} // a member's Serve waits for its channel to close
+	waiting   map[string]int           // Serves waiting on block, by member
 }
 
 type handler struct {
@@ -44,6 +45,12 @@ func (h handler) Serve(_ context.Context, a Action) error {
 	block := h.w.block[h.name]
 	h.w.mu.Unlock()
 	if block != nil {
+		h.w.mu.Lock()
+		if h.w.waiting == nil {
+			h.w.waiting = map[string]int{}
+		}
+		h.w.waiting[h.name]++
+		h.w.mu.Unlock()
 		<-block
 	}
 	h.w.mu.Lock()
@@ -484,4 +491,61 @@ func TestStartWaitsForTheFleet(t *testing.T) {
 	m := startMember(t, w2, alone, "solo", func(o *Options) { o.Expect = 2 })
 	defer m.stop()
 	settled(t, w2, []*member{m}, 30*time.Second) // after MemberTTL (2 s)
+}
+
+// TestLeaveWhileARoundIsUnderWay: a member told to stop while its round
+// is in a step that outlasts its membership's TTL (fleet: a restore of a
+// checkpoint reads on a context of its own, up to 15 s; seen under load
+// on a member stopped with SIGTERM) stays a member until that step has
+// ended and its Leave has handed its partitions on: none of them is taken
+// over as a dead member's, which would lose what it did since its last
+// checkpoint and have two members fetch them.
+func TestLeaveWhileARoundIsUnderWay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits out a round longer than the TTL")
+	}
+	srv := jstest.Start(t, func(o *jsserver.Options) { o.Name = "s" })
+	unblock := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(unblock) }) }
+	defer release()
+	w := &world{t: t, serving: map[int]string{}, fences: map[string]func() time.Time{}, takeovers: map[string]int{},
+		block: map[string]chan struct{}{"a": unblock}}
+	const ttl = time.Second
+	short := func(o *Options) { o.MemberTTL = ttl }
+	b := startMember(t, w, srv, "b", short)
+	defer b.stop()
+	settled(t, w, []*member{b}, 30*time.Second)
+
+	// a joins; its round takes a partition and stays in its Serve.
+	a := startMember(t, w, srv, "a", short)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		w.mu.Lock()
+		n := w.waiting["a"]
+		w.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a never took a partition")
+		}
+	}
+	// Told to stop (SIGTERM) while the Serve runs on, for three TTLs: a
+	// member silent that long is found gone and taken over.
+	a.cancel()
+	time.Sleep(3 * ttl)
+	release()
+	<-a.done
+	lctx, lcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer lcancel()
+	if err := a.r.Leave(lctx); err != nil {
+		t.Fatal(err)
+	}
+	a.nc.Close()
+	settled(t, w, []*member{b}, 30*time.Second)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.takeovers["b"] != 0 {
+		t.Errorf("b took %d partitions over from a member that was leaving", w.takeovers["b"])
+	}
 }
