@@ -150,12 +150,30 @@ func (w *watcher) Stop() error {
 // nats.go's delivery goroutine blocks sending to a full channel while it
 // holds the lock the channel's close needs: a watch stopped unread would
 // keep that goroutine for ever. Draining lets it see the stop and close
-// the channel, which ends the drain. The caller reads w no more.
+// the channel, which ends the drain. A drain that receives nothing for
+// drainIdle gives up: in nats.go a watch whose context ends while it is
+// being made can stop before its close handler is set, and its channel
+// is then never closed (nor sent to). The caller reads w no more.
 func stop(w jetstream.KeyWatcher) error {
 	err := w.Stop()
 	go func() {
-		for range w.Updates() {
+		idle := time.NewTimer(drainIdle)
+		defer idle.Stop()
+		for {
+			select {
+			case _, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				idle.Reset(drainIdle)
+			case <-idle.C:
+				return
+			}
 		}
 	}()
 	return err
 }
+
+// drainIdle is how long a stopped watch's drain waits for its next
+// update before giving up.
+const drainIdle = 10 * time.Second

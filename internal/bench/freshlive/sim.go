@@ -43,6 +43,14 @@ func Simulate(c Config, runs int) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Visits are folded into histories with the default options, as the
+	// node folds every page's (its history policy, the same for every
+	// job): a first visit's Last-Modified age counts up to 30 days, not
+	// up to the job's RecrawlMax.
+	hist, err := recrawl.New(recrawl.Options{})
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Result, 0, runs)
 	for k := range runs {
 		rc := c
@@ -50,7 +58,7 @@ func Simulate(c Config, runs int) ([]Result, error) {
 		w := newSimWeb(rc)
 		res := Result{Config: rc, Simulated: true, Seed: rc.Seed}
 		for _, sched := range rc.Schedules {
-			rep := w.crawl(rc, pol, sched)
+			rep := w.crawl(rc, pol, hist, sched)
 			jd := rep.Judge(pol)
 			res.Rows = append(res.Rows, Row{Schedule: sched, Pages: rep.Pages, Freshness: rep.Freshness, MeanAge: rep.MeanAge,
 				Fetches: rep.Fetches, Budget: rep.Budget(), Uniform: jd.Uniform, Optimum: jd.Optimum, GapShare: jd.GapShare,
@@ -132,9 +140,11 @@ func (q *simQueue) Pop() any {
 // freshness scan).
 const simRefit = 30.0 // seconds
 
-// crawl runs schedule sched over w and reports as Server.Freshness does.
+// crawl runs schedule sched over w and reports as Server.Freshness does:
+// pol is the job's policy (its bounds), hist the one visits are folded
+// with.
 // The changes are the same for every schedule (one stream per page).
-func (w *simWeb) crawl(c Config, pol *recrawl.Policy, sched string) testweb.FreshnessReport {
+func (w *simWeb) crawl(c Config, pol, hist *recrawl.Policy, sched string) testweb.FreshnessReport {
 	n := len(w.rate)
 	pages := make([]*simPage, n)
 	changes := make([]*rand.Rand, n)
@@ -213,7 +223,7 @@ func (w *simWeb) crawl(c Config, pol *recrawl.Policy, sched string) testweb.Fres
 		if w.lm[p.i] {
 			v.LastModified = at(p.lastChange).Truncate(time.Second)
 		}
-		p.hist = pol.Observe(p.hist, v)
+		p.hist = hist.Observe(p.hist, v)
 		var iv time.Duration
 		switch sched {
 		case job.ScheduleNutch:

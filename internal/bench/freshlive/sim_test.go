@@ -51,7 +51,7 @@ func TestSimulateDeterministic(t *testing.T) {
 // captures a share of the reachable gain in the model, over ten seeds: a
 // guard against a change to the recrawl package's estimates or intervals
 // that undoes the schedule's learning (a fixed prior of 2 pseudo-changes
-// instead of 0.5 falls below it).
+// instead of 0.25 falls below it).
 func TestSimulatedScheduleLearns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: ten simulated crawls")

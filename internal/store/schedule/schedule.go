@@ -199,11 +199,11 @@ func Decode(key, value []byte) (Entry, error) {
 	if bad == "" && len(b) > 0 {
 		e.Learned, b = b[0]&flagLearned != 0, b[1:]
 		if len(b) >= 4 {
-			r := math.Float32frombits(binary.BigEndian.Uint32(b))
-			if !(r >= 0) || math.IsInf(float64(r), 0) {
-				bad = "own rate"
+			// Only what a group pools: an unreadable own rate is unknown,
+			// not a reason to lose the entry.
+			if r := math.Float32frombits(binary.BigEndian.Uint32(b)); r >= 0 && !math.IsInf(float64(r), 0) {
+				e.Own = float64(r)
 			}
-			e.Own = float64(r)
 		}
 	}
 	if bad != "" {

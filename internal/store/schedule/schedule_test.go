@@ -40,8 +40,8 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // An entry written before the flags byte existed reads as not Learned,
-// one written before the own rate as without one; bytes after the own
-// rate (fields added later) are ignored.
+// one written before the own rate (or with one that is not a rate) as
+// without one; bytes after the own rate (fields added later) are ignored.
 func TestOlderAndNewerValues(t *testing.T) {
 	e := entry("/x", 0)
 	e.Learned, e.Own = true, 0.5
@@ -53,6 +53,11 @@ func TestOlderAndNewerValues(t *testing.T) {
 	noOwn, err := Decode(e.Key(), v[:len(v)-4])
 	if want := e; err != nil || func() bool { want.Own = 0; return !reflect.DeepEqual(noOwn, want) }() {
 		t.Errorf("without the own rate: %+v, %v; want %+v without it", noOwn, err, e)
+	}
+	// A negative own rate is unknown (0), the entry kept.
+	badOwn, err := Decode(e.Key(), append(v[:len(v)-4:len(v)-4], 0xBF, 0x80, 0, 0))
+	if want := e; err != nil || func() bool { want.Own = 0; return !reflect.DeepEqual(badOwn, want) }() {
+		t.Errorf("a negative own rate: %+v, %v; want %+v without it", badOwn, err, e)
 	}
 	newer, err := Decode(e.Key(), append(v, 0xAA, 0x55))
 	if err != nil || !reflect.DeepEqual(newer, e) {
@@ -74,7 +79,6 @@ func TestDecodeMalformed(t *testing.T) {
 		{"version", e.Key(), append([]byte{9}, v[1:]...), "version"},
 		{"cut", e.Key(), v[:len(v)-8], "rate"},
 		{"negative rate", e.Key(), append(v[:len(v)-10:len(v)-10], 0xBF, 0x80, 0, 0, 0, 0, 0, 0, 0, 0), "rate"},
-		{"negative own rate", e.Key(), append(v[:len(v)-4:len(v)-4], 0xBF, 0x80, 0, 0), "own rate"},
 		{"depth too deep", e.Key(), []byte{1, 3, 0xFF, 0xFF, 0xFF, 0x0F}, "depth"},
 	} {
 		_, err := Decode(c.key, c.value)
