@@ -142,9 +142,9 @@ func (s *recrawlScheduler) plan(j *job.Job) *recrawlPlan {
 	return p
 }
 
-// historyPolicy folds visits into change histories for pages no
-// continuous job schedules (its Memory is the default, as every plan's).
-var historyPolicy, _ = recrawl.New(recrawl.Options{})
+// historyPolicy folds visits into every page's change history
+// (recrawl.Histories: its Memory is the default, as every plan's).
+var historyPolicy = recrawl.Histories
 
 // validators are the validators that make j's fetch of a page with record
 // prev conditional: only when j made the last fetch itself (so a 304,

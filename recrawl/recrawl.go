@@ -133,6 +133,19 @@ func New(o Options) (*Policy, error) {
 	return &Policy{o: o, decay: math.Exp(-1 / o.Memory)}, nil
 }
 
+// Histories is the policy a crawl folds every page's visits with
+// (Observe), whatever the bounds of the job that schedules the page: the
+// defaults. A page's history outlives any one job's schedule, so what it
+// keeps (a first visit's Last-Modified age counts up to 30 days) does not
+// depend on a job's RecrawlMax.
+var Histories = func() *Policy {
+	p, err := New(Options{})
+	if err != nil {
+		panic(err) // the zero Options are valid
+	}
+	return p
+}()
+
 // Options returns p's options with every default filled in.
 func (p *Policy) Options() Options { return p.o }
 

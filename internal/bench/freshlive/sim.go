@@ -43,14 +43,8 @@ func Simulate(c Config, runs int) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Visits are folded into histories with the default options, as the
-	// node folds every page's (its history policy, the same for every
-	// job): a first visit's Last-Modified age counts up to 30 days, not
-	// up to the job's RecrawlMax.
-	hist, err := recrawl.New(recrawl.Options{})
-	if err != nil {
-		return nil, err
-	}
+	// Visits are folded into histories as the node folds them.
+	hist := recrawl.Histories
 	out := make([]Result, 0, runs)
 	for k := range runs {
 		rc := c
