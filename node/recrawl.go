@@ -142,10 +142,6 @@ func (s *recrawlScheduler) plan(j *job.Job) *recrawlPlan {
 	return p
 }
 
-// historyPolicy folds visits into every page's change history
-// (recrawl.Histories: its Memory is the default, as every plan's).
-var historyPolicy = recrawl.Histories
-
 // validators are the validators that make j's fetch of a page with record
 // prev conditional: only when j made the last fetch itself (so a 304,
 // which has no body, hides no link j has not seen) and it got the
@@ -230,14 +226,14 @@ func foldVisit(j *job.Job, prev, rec urlstate.Record, o urlstate.Observation) ur
 	}
 	h := prev.Recrawl
 	if h.Visits == 0 { // the first visit is only in LastFetch (urlstate keeps no history for one)
-		h = historyPolicy.Observe(h, recrawl.Visit{At: prev.LastFetch, LastModified: httpDate(prev.LastModified)})
+		h = recrawl.Histories.Observe(h, recrawl.Visit{At: prev.LastFetch, LastModified: httpDate(prev.LastModified)})
 	}
 	changed := changedSince(prev, o)
 	lm := o.LastModified
 	if o.NotModified && lm == "" {
 		lm = prev.LastModified
 	}
-	rec.Recrawl = historyPolicy.Observe(h, recrawl.Visit{At: o.At, Changed: changed, LastModified: httpDate(lm)})
+	rec.Recrawl = recrawl.Histories.Observe(h, recrawl.Visit{At: o.At, Changed: changed, LastModified: httpDate(lm)})
 	j.Stats.Recrawls.Add(1)
 	if changed {
 		j.Stats.Changed.Add(1)
@@ -276,7 +272,7 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 	if h.Visits == 0 && !rec.LastFetch.IsZero() {
 		// Fetched once: the visit is only in the record (urlstate keeps
 		// no history for one), its Last-Modified the age it tells.
-		h = historyPolicy.Observe(h, recrawl.Visit{At: rec.LastFetch, LastModified: httpDate(rec.LastModified)})
+		h = recrawl.Histories.Observe(h, recrawl.Visit{At: rec.LastFetch, LastModified: httpDate(rec.LastModified)})
 	}
 	// Jittered by URL and visit, so that pages fetched together do not
 	// come due together at every round (a recrawl storm).

@@ -106,9 +106,9 @@ func (o optimal) Visit(pg Page, v Visit) (Page, time.Duration) {
 // its visit count, so that a replayed visit draws the same interval.
 func (p *Policy) Next(h History, pr Prior, w, mu float64, key uint64) (Estimate, time.Duration) {
 	est := p.EstimateWith(h, pr)
-	spread := DefaultJitter
+	jitter := p.Jitter
 	if est.Intervals == 0 {
-		spread = FirstJitter
+		jitter = p.JitterFirst
 	}
-	return est, p.jitter(p.Interval(est, w, mu), key, spread)
+	return est, jitter(p.Interval(est, w, mu), key)
 }

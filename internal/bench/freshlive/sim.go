@@ -100,16 +100,15 @@ func newSimWeb(c Config) *simWeb {
 
 // simPage is one page's state in one schedule's crawl.
 type simPage struct {
-	i                      int
-	due                    float64 // seconds from the start
-	nextChange, lastChange float64
-	version                int
-	changeTimes            []float64 // of changes 1..version
-	fetched                bool
-	copyVersion            int // the version of the copy held
-	hist                   recrawl.History
-	interval               time.Duration // Nutch's last
-	own                    float64       // the rate its own visits show, changes an hour; 0 if none
+	i           int
+	due         float64 // seconds from the start
+	nextChange  float64
+	changeTimes []float64 // of changes 1..version (the page's version is their number)
+	fetched     bool
+	copyVersion int // the version of the copy held
+	hist        recrawl.History
+	interval    time.Duration // Nutch's last
+	own         float64       // the rate its own visits show, changes an hour; 0 if none
 }
 
 type simQueue []*simPage
@@ -145,7 +144,7 @@ func (w *simWeb) crawl(c Config, pol, hist *recrawl.Policy, sched string) testwe
 	q := make(simQueue, 0, n)
 	order := rand.New(rand.NewPCG(w.seed, 2)).Perm(n)
 	for k, i := range order {
-		p := &simPage{i: i, due: float64(k) * 0.02, nextChange: math.Inf(1), lastChange: -simEpoch}
+		p := &simPage{i: i, due: float64(k) * 0.02, nextChange: math.Inf(1)}
 		changes[i] = rand.New(rand.NewPCG(w.seed, 3+uint64(i)))
 		if r := w.rate[i]; r > 0 {
 			p.nextChange = -simEpoch + changes[i].ExpFloat64()/r
@@ -175,7 +174,7 @@ func (w *simWeb) crawl(c Config, pol, hist *recrawl.Policy, sched string) testwe
 			switch {
 			case !p.fetched:
 				ageSum += t + simEpoch
-			case p.copyVersion == p.version:
+			case p.copyVersion == p.version():
 				fresh++
 			default:
 				ageSum += t - p.changeAfter(p.copyVersion)
@@ -207,15 +206,15 @@ func (w *simWeb) crawl(c Config, pol, hist *recrawl.Policy, sched string) testwe
 		}
 		hostFree[h] = t + gap
 		p.advance(w.rate[p.i], changes[p.i], t)
-		changed := p.fetched && p.copyVersion != p.version
-		p.fetched, p.copyVersion = true, p.version
+		changed := p.fetched && p.copyVersion != p.version()
+		p.fetched, p.copyVersion = true, p.version()
 		if t >= from {
 			rep.Fetches++
 			rep.PageFetches[p.i]++
 		}
 		v := recrawl.Visit{At: at(t), Changed: changed}
 		if w.lm[p.i] {
-			v.LastModified = at(p.lastChange).Truncate(time.Second)
+			v.LastModified = at(p.lastChange()).Truncate(time.Second)
 		}
 		p.hist = hist.Observe(p.hist, v)
 		var iv time.Duration
@@ -277,11 +276,20 @@ func (w *simWeb) fit(pages []*simPage) []recrawl.Prior {
 // advance moves p's live version to time t.
 func (p *simPage) advance(rate float64, rng *rand.Rand, t float64) {
 	for p.nextChange <= t {
-		p.lastChange = p.nextChange
-		p.version++
 		p.changeTimes = append(p.changeTimes, p.nextChange)
 		p.nextChange += rng.ExpFloat64() / rate
 	}
+}
+
+// version is p's live version as of its last advance.
+func (p *simPage) version() int { return len(p.changeTimes) }
+
+// lastChange is the time of p's last change so far: the epoch if none.
+func (p *simPage) lastChange() float64 {
+	if n := len(p.changeTimes); n > 0 {
+		return p.changeTimes[n-1]
+	}
+	return -simEpoch
 }
 
 // changeAfter is the time of the first change after version v.
