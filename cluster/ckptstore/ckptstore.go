@@ -74,7 +74,12 @@ type Store struct {
 	obs    jetstream.ObjectStore
 	stream jetstream.Stream // the bucket's
 	before func(ctx context.Context, p partition.ID) error
+	// retryWait is the wait before Restore's first retry of an unreadable
+	// checkpoint (defaultRetryWait); each next retry waits one more.
+	retryWait time.Duration
 }
+
+const defaultRetryWait = 250 * time.Millisecond
 
 // Open creates the bucket, or updates its settings, and returns it.
 func Open(ctx context.Context, js jetstream.JetStream, o Options) (*Store, error) {
@@ -94,7 +99,7 @@ func Open(ctx context.Context, js jetstream.JetStream, o Options) (*Store, error
 	if err != nil {
 		return nil, fmt.Errorf("ckptstore: bucket %s: stream: %w", Bucket, err)
 	}
-	return &Store{js: js, obs: obs, stream: stream, before: o.BeforeCommit}, nil
+	return &Store{js: js, obs: obs, stream: stream, before: o.BeforeCommit, retryWait: defaultRetryWait}, nil
 }
 
 // Info describes a stored checkpoint.
@@ -224,7 +229,7 @@ func (s *Store) Restore(ctx context.Context, p partition.ID, db *store.DB) (info
 		select {
 		case <-ctx.Done():
 			return info, found, err
-		case <-time.After(time.Duration(try+1) * 250 * time.Millisecond):
+		case <-time.After(time.Duration(try+1) * s.retryWait):
 		}
 	}
 }

@@ -150,6 +150,7 @@ func TestRestoreMissingChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cs.retryWait = 10 * time.Millisecond // the retries are not what is tested
 	const p = partition.ID(9)
 	src := openDB(t)
 	fill(t, src, clustertest.HostsIn(p, 20), "v", 3)

@@ -523,9 +523,16 @@ func (s *Shard) ask(p partition.ID, op []byte) *call {
 	b.msg = append(b.msg, op...)
 	b.calls = append(b.calls, c)
 	full := len(b.calls) >= s.opts.MaxBatch
+	if full {
+		// Taken out while the lock is held, so no other lookup joins a
+		// full batch (MaxBatch is a bound) and the next one starts a
+		// batch of its own.
+		delete(s.lookups, p)
+	}
 	s.mu.Unlock()
 	if full {
-		s.flushLookups(p, b)
+		b.timer.Stop()
+		s.send(p, b)
 	}
 	return c
 }
@@ -544,6 +551,12 @@ func (s *Shard) flushLookups(p partition.ID, b *batch) {
 	delete(s.lookups, p)
 	s.mu.Unlock()
 	b.timer.Stop()
+	s.send(p, b)
+}
+
+// send sends b, partition p's batch of lookups, which no other lookup can
+// join any more, and hands each call its answer.
+func (s *Shard) send(p partition.ID, b *batch) {
 	var answers []answer
 	var err error
 	for until := time.Now().Add(s.opts.MoveWait); ; {

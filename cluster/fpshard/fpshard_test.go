@@ -199,27 +199,42 @@ func TestTwoMembers(t *testing.T) {
 }
 
 // TestBatching: concurrent lookups bound for one partition share requests
-// (MaxBatch a request), and a lone one is sent after Linger.
+// (at most MaxBatch a request: a full batch is sent at once and the next
+// lookup starts another), and a lone one is sent after Linger.
 func TestBatching(t *testing.T) {
 	s := jstest.Start(t)
 	owner := join(t, s, fpshard.Options{}, 9)
-	asker := join(t, s, fpshard.Options{MaxBatch: 16, Linger: time.Hour})
-	var wg sync.WaitGroup
-	for i := range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, ok, err := asker.shard.Exact(sumIn(9, byte(i))); ok || err != nil {
-				t.Errorf("Exact: %v, %v", ok, err)
-			}
-		}()
+	served := 0
+	for _, tc := range []struct{ lookups, maxBatch int }{{64, 16}, {400, 2}} {
+		// With a Linger of an hour only full batches are ever sent: a
+		// batch that grew past MaxBatch would leave the last lookups
+		// waiting for the hour.
+		asker := join(t, s, fpshard.Options{MaxBatch: tc.maxBatch, Linger: time.Hour})
+		var wg sync.WaitGroup
+		for i := range tc.lookups {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, ok, err := asker.shard.Exact(sumIn(9, byte(i))); ok || err != nil {
+					t.Errorf("Exact: %v, %v", ok, err)
+				}
+			}()
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d lookups in batches of %d: some still wait after 20 s (%+v)", tc.lookups, tc.maxBatch, asker.shard.Stats())
+		}
+		want := int64(tc.lookups / tc.maxBatch)
+		if st := asker.shard.Stats(); st.Requests != want || st.LookupsRemote != int64(tc.lookups) || st.RemoteMisses != 0 {
+			t.Errorf("%d lookups in batches of %d: %+v, want %d requests", tc.lookups, tc.maxBatch, st, want)
+		}
+		served += tc.lookups
 	}
-	wg.Wait()
-	if st := asker.shard.Stats(); st.Requests != 4 || st.LookupsRemote != 64 || st.RemoteMisses != 0 {
-		t.Errorf("64 lookups in batches of 16: %+v, want 4 requests", st)
-	}
-	if n := owner.shard.Stats().Served; n != 64 {
-		t.Errorf("owner answered %d lookups, want 64", n)
+	if n := owner.shard.Stats().Served; n != int64(served) {
+		t.Errorf("owner answered %d lookups, want %d", n, served)
 	}
 	lone := join(t, s, fpshard.Options{Linger: 20 * time.Millisecond})
 	start := time.Now()

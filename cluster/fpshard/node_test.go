@@ -172,7 +172,9 @@ func TestNotModifiedWithoutOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	sh, err := fpshard.New(fpshard.Options{Conn: nc, Index: n.Dedup(), DB: n.DB(), Timeout: 100 * time.Millisecond})
+	// No member serves the partition: a short MoveWait, not the
+	// default seconds a moving partition is given to find its owner.
+	sh, err := fpshard.New(fpshard.Options{Conn: nc, Index: n.Dedup(), DB: n.DB(), Timeout: 100 * time.Millisecond, MoveWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
