@@ -22,7 +22,7 @@ import (
 	"github.com/trawl-crawler/trawl/job"
 )
 
-// TestHostileCrawl is issue 12's judged crawl: every hostile kind of the
+// TestHostileCrawl is a crawl of every hostile kind of the
 // synthetic web, each on its own host, beside ordinary hosts, crawled
 // with short gaps. It runs alone (not parallel), so that the process's
 // peak RSS, goroutines and descriptors are the crawl's own.

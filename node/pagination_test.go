@@ -33,11 +33,11 @@ const pagedEndlessMost = 20
 // post and listing page, thread page, catalogue page, product and docs
 // page is fetched, and every page of the store and the journal, families
 // of one URL pattern longer than the per-pattern room's first 64 URLs
-// (before issue 22 that was a cap: 64 of 300 items, 65 of 75 store
-// listings, 64 of 200 posts), each endless space stops within pagedEndlessMost
+// (a cap there would stop at 64 of 300 items, 65 of 75 store listings,
+// 64 of 200 posts), each endless space stops within pagedEndlessMost
 // fetches over both runs, the crawl ends by itself and stays polite.
-// (Before issue 22 the shape-run rule cut every run of one URL shape
-// after 3 links: 16 of 30 blog listing pages, 13 of 37 docs pages.)
+// (A shape-run rule that cut every run of one URL shape after 3 links
+// would fetch 16 of 30 blog listing pages, 13 of 37 docs pages.)
 func TestPaginationCrawledWhole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: crawls of a paginated web, one stopped and resumed; the full suite runs it")

@@ -122,7 +122,7 @@ var ssrfHosts = []string{
 	"[2001:0:5db8:d70e:0:0:80ff:fffe]:{P}", // Teredo, client 127.0.0.1
 }
 
-// TestSSRFJudged is issue 12's SSRF test. A synthetic-web host (allowed:
+// TestSSRFJudged: a synthetic-web host (allowed:
 // the node allows exactly the web's addresses) links to a service on
 // 127.0.0.1 and [::1] in every spelling of ssrfHosts and redirects to it
 // in each spelling too. The job is seeded with the link page and with one

@@ -39,33 +39,27 @@ type trapRun struct {
 const trapStop, trapDeadline = 150, 2 * time.Minute
 
 var trapRuns = []trapRun{
-	{"off", func(r *scope.Rules) {
-		// Every trap cap off; the crawl's depth limit stays (the ground
-		// truth's crawlable set depends on it).
-		r.MaxURLLength, r.MaxPathSegments, r.MaxRepeatedSegment, r.MaxQueryParams = -1, -1, -1, -1
-		r.MaxShapeRun, r.MaxURLsPerPattern, r.SessionParams = -1, -1, []string{}
-	}, true, []string{testweb.TrapSessionID, testweb.TrapFacets, testweb.TrapGrowingPath, testweb.TrapSoft404}},
-	{"before", func(r *scope.Rules) {
-		// The defences before issue 10: URL caps and shape runs only.
+	{"caps only", func(r *scope.Rules) {
+		// The URL caps and shape runs alone: no per-pattern room, no
+		// session parameters stripped, no content gates.
 		r.MaxURLsPerPattern, r.SessionParams = -1, []string{}
 	}, true, []string{testweb.TrapSessionID, testweb.TrapFacets, testweb.TrapSoft404}},
-	{"after", func(*scope.Rules) {}, false, nil}, // the defaults
+	{"defaults", func(*scope.Rules) {}, false, nil},
 	// The defaults without the content gates: the URL rules alone (the
 	// per-pattern room for facets and soft 404s) must bound every trap.
 	{"rules only", func(*scope.Rules) {}, true, nil},
 }
 
-// TestTrapCost crawls a web with every kind of trap four times, with
-// the trap defences off, as they were before issue 10, as they are
-// now (the defaults) and the defaults without the content gates, and reports the trap fetches per trapped host of
-// each kind. The runs without the new defences never end by themselves
-// and stop once each endless trap has cost trapStop fetches on every
-// trapped host: their figures for those traps are lower bounds. The runs with
-// the defaults must end by themselves, fetch at least 99% of the crawlable
-// pages politely, and stay under a bound per trap kind, with the content
-// gates and without. The off and
-// before runs also turn the node's content gates off (near-duplicates'
-// links not followed, the duplicate allowance), which issue 10 brought.
+// TestTrapCost crawls a web with every kind of trap three times: with
+// the URL caps and shape runs alone, with the defaults, and with the
+// defaults but without the content gates (near-duplicates' links not
+// followed, the duplicate allowance); it reports the trap fetches per
+// trapped host of each kind. The caps-only run never ends by itself and
+// stops once each endless trap has cost trapStop fetches on every trapped
+// host: its figures for those traps are lower bounds, and they show that
+// the traps are real. The runs with the defaults must end by themselves,
+// fetch at least 99% of the crawlable pages politely, and stay under a
+// bound per trap kind, with the content gates and without.
 func TestTrapCost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three crawls of a web full of traps")
@@ -98,7 +92,7 @@ func TestTrapCost(t *testing.T) {
 		fmt.Fprintf(&b, " | %-16s", run.name)
 	}
 	b.WriteString("\n")
-	for i, st := range stats["after"] {
+	for i, st := range stats["defaults"] {
 		fmt.Fprintf(&b, "%-13s", st.Kind)
 		for _, run := range trapRuns {
 			s := stats[run.name][i]
@@ -113,7 +107,7 @@ func TestTrapCost(t *testing.T) {
 	}
 	t.Logf("trap fetches per trapped host:\n%s", b.String())
 
-	for _, name := range []string{"after", "rules only"} {
+	for _, name := range []string{"defaults", "rules only"} {
 		if sums[name].StopReason != job.ReasonExhausted {
 			t.Errorf("%s: with the defaults the crawl stopped %q, want exhausted", name, sums[name].StopReason)
 		}
@@ -123,7 +117,7 @@ func TestTrapCost(t *testing.T) {
 	}
 	// One subtest per trap kind (soft 404s, session IDs, facets, ...): its
 	// bound with the defaults, and how far below the endless runs it is.
-	for _, st := range stats["after"] {
+	for _, st := range stats["defaults"] {
 		t.Run(st.Kind, func(t *testing.T) {
 			// Bounds per trapped host with the defaults: the calendar's
 			// shape runs (the month the crawl enters at, then 4 barren
@@ -147,21 +141,21 @@ func TestTrapCost(t *testing.T) {
 			if st.Hosts == 0 {
 				t.Errorf("the crawl reached no host carrying the trap")
 			}
-			for _, name := range []string{"after", "rules only"} {
+			for _, name := range []string{"defaults", "rules only"} {
 				for _, o := range stats[name] {
 					if o.Kind == st.Kind && o.Max > most {
 						t.Errorf("%s: %d trap fetches on one host with the defaults, want at most %d", name, o.Max, most)
 					}
 				}
 			}
-			// Without the new defences these traps never end (the run
-			// stopped them at trapStop); with them they cost far less.
-			for _, o := range stats["before"] {
-				if o.Kind != st.Kind || !slices.Contains(trapRuns[1].endless, o.Kind) {
+			// With the caps alone these traps never end (the run stopped
+			// them at trapStop); with the defaults they cost far less.
+			for _, o := range stats["caps only"] {
+				if o.Kind != st.Kind || !slices.Contains(trapRuns[0].endless, o.Kind) {
 					continue
 				}
 				if o.PerHost() < trapStop {
-					t.Errorf("%.1f trap fetches per host before issue 10's defences, want the trap endless (at least %d)", o.PerHost(), trapStop)
+					t.Errorf("%.1f trap fetches per host with the URL caps alone, want the trap endless (at least %d)", o.PerHost(), trapStop)
 				}
 				if 2*st.PerHost() > trapStop {
 					t.Errorf("%.1f trap fetches per host with the defaults, want far below %d", st.PerHost(), trapStop)

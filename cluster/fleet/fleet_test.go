@@ -432,7 +432,7 @@ func (m *member) kill(t *testing.T) {
 	m.srv.Close()
 }
 
-// TestFleetKillAndJoin is issue 13's judged crawl, in one process: three
+// TestFleetKillAndJoin is a fleet's crawl, in one process: three
 // members crawl; one is killed mid-crawl (no checkpoint, no leave) and a
 // 4th member, with a 4th server, joins. The web's log must show coverage
 // >= 99%, no politeness gap broken and no robots violation; a URL fetched

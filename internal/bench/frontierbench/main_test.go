@@ -15,7 +15,7 @@ func flagDefaults() Options {
 }
 
 // TestBenchFrontierJSON runs every phase on a tiny frontier and checks the
-// JSON object: the fields issue 3 names are present and plausible.
+// JSON object: the fields it documents are present and plausible.
 func TestBenchFrontierJSON(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	var out, errb bytes.Buffer
