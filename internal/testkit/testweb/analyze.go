@@ -81,7 +81,8 @@ type HostReport struct {
 	MinGap         time.Duration // least time between consecutive request starts; 0 with fewer than two requests
 	ExpectedGap    time.Duration // max(Gap, the host's Crawl-delay)
 	GapViolations  []GapViolation
-	MaxConcurrency int // most requests in flight at once
+	MaxConcurrency int       // most requests in flight at once
+	Peak           []Request // requests in flight at once when MaxConcurrency was first reached
 }
 
 // GapViolation is two consecutive requests to one host started too close.
@@ -96,6 +97,7 @@ type IPReport struct {
 	IP             netip.Addr
 	Hosts          []string
 	MaxConcurrency int
+	Peak           []Request // requests in flight at once when MaxConcurrency was first reached
 }
 
 // Violation is a request that should not have been made.
@@ -180,7 +182,7 @@ func Analyze(web *Web, log []Request, opts AnalyzeOptions) *Report {
 				hr.GapViolations = append(hr.GapViolations, GapViolation{Host: h.name, First: reqs[i-1], Second: reqs[i], Gap: gap, Want: hr.ExpectedGap})
 			}
 		}
-		hr.MaxConcurrency = maxConcurrency(reqs)
+		hr.MaxConcurrency, hr.Peak = maxConcurrency(reqs)
 		rep.analyzeRobots(h, reqs, &hr, counts)
 		rep.Hosts = append(rep.Hosts, hr)
 	}
@@ -206,7 +208,7 @@ func Analyze(web *Web, log []Request, opts AnalyzeOptions) *Report {
 			ir.Hosts = append(ir.Hosts, g.name)
 			reqs = append(reqs, byHost[g]...)
 		}
-		ir.MaxConcurrency = maxConcurrency(reqs)
+		ir.MaxConcurrency, ir.Peak = maxConcurrency(reqs)
 		rep.SharedIPs = append(rep.SharedIPs, ir)
 	}
 
@@ -370,16 +372,17 @@ func settles(h *host, pq string, status int) bool {
 
 // maxConcurrency is the most requests whose [Start, End] intervals overlap;
 // a request with no End yet counts as still running.
-func maxConcurrency(reqs []Request) int {
+func maxConcurrency(reqs []Request) (most int, peak []Request) {
 	type ev struct {
 		t     time.Time
 		delta int
+		i     int // index in reqs
 	}
 	evs := make([]ev, 0, 2*len(reqs))
-	for _, q := range reqs {
-		evs = append(evs, ev{q.Start, +1})
+	for i, q := range reqs {
+		evs = append(evs, ev{q.Start, +1, i})
 		if !q.End.IsZero() {
-			evs = append(evs, ev{q.End, -1})
+			evs = append(evs, ev{q.End, -1, i})
 		}
 	}
 	// Ends sort before starts at the same instant: touching is not overlapping.
@@ -389,12 +392,37 @@ func maxConcurrency(reqs []Request) int {
 		}
 		return cmp.Compare(a.delta, b.delta)
 	})
-	cur, most := 0, 0
+	open := map[int]bool{}
 	for _, e := range evs {
-		cur += e.delta
-		most = max(most, cur)
+		if e.delta > 0 {
+			open[e.i] = true
+		} else {
+			delete(open, e.i)
+		}
+		if len(open) > most {
+			most = len(open)
+			peak = peak[:0]
+			for i := range open {
+				peak = append(peak, reqs[i])
+			}
+		}
 	}
-	return most
+	slices.SortFunc(peak, func(a, b Request) int { return a.Start.Compare(b.Start) })
+	return most, peak
+}
+
+// inFlight describes requests in flight at once, for a problem's message.
+func inFlight(reqs []Request) string {
+	var b strings.Builder
+	for _, q := range reqs {
+		end := "not ended"
+		if !q.End.IsZero() {
+			end = "ended " + q.End.Format("15:04:05.000")
+		}
+		fmt.Fprintf(&b, "\n    %s %s%s started %s, %s, status %d, %d bytes, %q",
+			q.Method, q.Host, q.Path, q.Start.Format("15:04:05.000"), end, q.Status, q.Bytes, q.UserAgent)
+	}
+	return b.String()
 }
 
 // Bound is a lower bound on how long a polite crawl that fetches every
@@ -470,14 +498,14 @@ func (r *Report) Problems() []string {
 				v.Host, v.First.Path, v.First.Start.Format("15:04:05.000"), v.Second.Path, v.Gap, v.Want)
 		}
 		if h.MaxConcurrency > r.opts.MaxParallel {
-			add("host %s: %d requests in flight at once, want at most %d", h.Host, h.MaxConcurrency, r.opts.MaxParallel)
+			add("host %s: %d requests in flight at once, want at most %d:%s", h.Host, h.MaxConcurrency, r.opts.MaxParallel, inFlight(h.Peak))
 		}
 	}
 	if r.opts.MaxParallelPerIP > 0 {
 		for _, ip := range r.SharedIPs {
 			if ip.MaxConcurrency > r.opts.MaxParallelPerIP {
-				add("IP %s (%s): %d requests in flight at once, want at most %d",
-					ip.IP, strings.Join(ip.Hosts, ", "), ip.MaxConcurrency, r.opts.MaxParallelPerIP)
+				add("IP %s (%s): %d requests in flight at once, want at most %d:%s",
+					ip.IP, strings.Join(ip.Hosts, ", "), ip.MaxConcurrency, r.opts.MaxParallelPerIP, inFlight(ip.Peak))
 			}
 		}
 	}

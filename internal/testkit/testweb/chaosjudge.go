@@ -456,9 +456,9 @@ func JudgeChaos(srv *Server, o ChaosJudgeOptions) *ChaosVerdict {
 				fail("gap", h, w.urlOf(h, requestPQ(reqs[i])), "started %v after %s (at %s), want at least %v", d, requestPQ(reqs[i-1]), at(reqs[i-1]), g)
 			}
 		}
-		if n := maxConcurrency(reqs); n > 1 {
+		if n, peak := maxConcurrency(reqs); n > 1 {
 			v.Concurrency++
-			fail("concurrency", h, "", "%d requests in flight at once, want 1", n)
+			fail("concurrency", h, "", "%d requests in flight at once, want 1:%s", n, inFlight(peak))
 		}
 		var robotsN int
 		var ready time.Time // end of the robots answer that settled the rules
@@ -529,9 +529,9 @@ func JudgeChaos(srv *Server, o ChaosJudgeOptions) *ChaosVerdict {
 		}
 	}
 	for ip, reqs := range byIP {
-		if n := maxConcurrency(reqs); n > o.MaxPerIP {
+		if n, peak := maxConcurrency(reqs); n > o.MaxPerIP {
 			v.Concurrency++
-			fail("concurrency", nil, "", "IP %s: %d requests in flight at once, want at most %d", ip, n, o.MaxPerIP)
+			fail("concurrency", nil, "", "IP %s: %d requests in flight at once, want at most %d:%s", ip, n, o.MaxPerIP, inFlight(peak))
 		}
 	}
 
