@@ -279,7 +279,7 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 	est, iv := p.policy.Next(h, s.priorOf(owner.ID, it.URL), 1, p.mu(), jitterKey(it.URL, rec.Recrawl.Visits))
 	e := entryRates(p.policy, h, est)
 	if p.nutch != nil {
-		iv = nutchInterval(*p.nutch, prev, *rec)
+		iv = nutchInterval(*p.nutch, s.lastInterval(it, prev), prev, *rec)
 	}
 	e.URL, e.Host, e.Due, e.Job = it.URL, it.Host, rec.LastFetch.Add(iv).Truncate(time.Second), owner.ID
 	e.Depth, e.ShapeRun, e.Level, e.Interval = it.Depth, it.ShapeRun, uint8(it.Level), iv
@@ -310,15 +310,39 @@ func entryRates(pol *recrawl.Policy, h recrawl.History, est recrawl.Estimate) sc
 	return e
 }
 
+// lastInterval is the interval the page of it was given when it was last
+// scheduled (its schedule entry's, which a sitemap's lastmod does not
+// shorten when it brings the page forward); 0 if it has no entry.
+func (s *recrawlScheduler) lastInterval(it frontier.Item, prev urlstate.Record) time.Duration {
+	if prev.Due.IsZero() {
+		return 0
+	}
+	key := store.DueKey(prev.Due, it.Host, it.URL)
+	v, err := s.db.Get(key) // the entry's delete is in the batch, not yet applied
+	if err != nil {
+		return 0
+	}
+	e, err := schedule.Decode(key, v)
+	if err != nil {
+		return 0
+	}
+	return e.Interval
+}
+
 // nutchInterval is the next interval Nutch's schedule gives a page whose
 // record goes from prev to rec with this fetch: its first interval after a
-// first fetch, then the last one (from prev's due time) shrunk or grown by
-// whether this fetch's digest differed. Nutch jitters nothing: its pages
+// first fetch, then last (the interval it was last given; with none known,
+// the time from prev's fetch to its due time) shrunk or grown by whether
+// this fetch's digest differed. A failed fetch (no response) changes
+// nothing: the page keeps its interval. Nutch jitters nothing: its pages
 // come due as they were fetched.
-func nutchInterval(n recrawl.Nutch, prev, rec urlstate.Record) time.Duration {
-	pg := recrawl.Page{History: recrawl.History{Last: prev.LastFetch}}
-	if !prev.Due.IsZero() && !prev.LastFetch.IsZero() {
+func nutchInterval(n recrawl.Nutch, last time.Duration, prev, rec urlstate.Record) time.Duration {
+	pg := recrawl.Page{History: recrawl.History{Last: prev.LastFetch}, Interval: last}
+	if pg.Interval <= 0 && !prev.Due.IsZero() && !prev.LastFetch.IsZero() {
 		pg.Interval = prev.Due.Sub(prev.LastFetch.Truncate(time.Second)) // both whole seconds, as the entry's
+	}
+	if rec.Status == 0 && pg.Interval > 0 {
+		return pg.Interval
 	}
 	changed := len(rec.History) > 0 && rec.History[len(rec.History)-1].Changed
 	_, iv := n.Visit(pg, recrawl.Visit{At: rec.LastFetch, Changed: changed})
