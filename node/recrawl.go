@@ -21,6 +21,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store/urlstate"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/recrawl"
+	"github.com/trawl-crawler/trawl/sitemap"
 )
 
 // The node's recrawl wiring. Every fetch of a page the node fetched before
@@ -276,14 +277,14 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 	}
 	// Jittered by URL and visit, so that pages fetched together do not
 	// come due together at every round (a recrawl storm).
-	est, iv := p.policy.Next(h, s.priorOf(owner.ID, it.URL), 1, p.mu(), jitterKey(it.URL, rec.Recrawl.Visits))
+	est, iv := p.policy.Next(h, s.priorOf(owner.ID, it.URL, rec.Stated), 1, p.mu(), jitterKey(it.URL, rec.Recrawl.Visits))
 	e := entryRates(p.policy, h, est)
 	if p.nutch != nil {
 		iv = nutchInterval(*p.nutch, s.lastInterval(it, prev), prev, *rec)
 	}
 	e.URL, e.Host, e.Due, e.Job = it.URL, it.Host, rec.LastFetch.Add(iv).Truncate(time.Second), owner.ID
 	e.Depth, e.ShapeRun, e.Level, e.Interval = it.Depth, it.ShapeRun, uint8(it.Level), iv
-	e.LastFetch = rec.LastFetch.Truncate(time.Second)
+	e.LastFetch, e.Stated = rec.LastFetch.Truncate(time.Second), rec.Stated
 	if err := schedule.Put(b, e); err != nil {
 		s.log.Warn("recrawl schedule: put entry", "url", it.URL, "err", err)
 		return
@@ -305,7 +306,8 @@ func entryRates(pol *recrawl.Policy, h recrawl.History, est recrawl.Estimate) sc
 		e.Rate = 1 / pol.Options().InitialInterval.Hours()
 	}
 	if e.Learned {
-		e.Own = float64(pol.Estimate(h).Rate)
+		own := pol.Estimate(h)
+		e.Own, e.Censored = float64(own.Rate), own.Censored
 	}
 	return e
 }
@@ -620,41 +622,92 @@ func ceilSecond(t time.Time) time.Time {
 	return t
 }
 
-// bringForward moves the scheduled recrawl of it's page to now, in b,
-// when a sitemap's lastmod says the page changed after its last fetch
-// (and after the Last-Modified that fetch got). A page with no recrawl
-// scheduled, or one already due, is left as it is.
-func (s *recrawlScheduler) bringForward(b *store.Batch, it frontier.Item, lastmod time.Time) {
+// statedInterval is the interval a <changefreq> states, as the prior of
+// a page's rate: its period for hourly to yearly; "always" (changes at
+// every access) a minute, "never" (archived) ten years.
+func statedInterval(f sitemap.ChangeFreq) time.Duration {
+	switch f {
+	case sitemap.FreqAlways:
+		return time.Minute
+	case sitemap.FreqNever:
+		return 10 * 365 * 24 * time.Hour
+	}
+	return f.Interval()
+}
+
+// listed updates, in b, the record of it's page, which a sitemap of job
+// j lists with entry e (j had seen the page already if seen):
+//   - the interval e's changefreq states is kept in the record
+//     (urlstate.Record.Stated) for a continuous job's schedule; a page
+//     not yet fetched gets a record that holds only that. A listing that
+//     states nothing leaves a statement made before as it is (a site may
+//     list a page in two sitemaps, one without changefreq); one that
+//     states another interval replaces it.
+//   - a seen page whose lastmod is after its last fetch (and after the
+//     Last-Modified that fetch got) has its scheduled recrawl brought
+//     forward to now. A page with no recrawl scheduled, or one already
+//     due, is left as it is.
+//
+// The record is read once and written once, only if something changed.
+func (s *recrawlScheduler) listed(b *store.Batch, j *job.Job, it frontier.Item, e sitemap.Entry, seen bool) {
+	stated := statedInterval(e.ChangeFreq)
+	states := j.Spec.Continuous && stated > 0
+	if !states && (!seen || e.LastMod.IsZero()) {
+		return // nothing to keep, nothing to bring forward: no read
+	}
 	rec := s.node.loadRecord(it)
-	now := s.now()
-	if rec.Due.IsZero() || !rec.Due.After(now) || rec.LastFetch.IsZero() || !lastmod.After(rec.LastFetch) {
+	dirty := false
+	if states && rec.Stated != stated {
+		rec.Stated, dirty = stated, true
+	}
+	if seen && !e.LastMod.IsZero() && s.bringForward(b, it, &rec, e.LastMod) {
+		dirty = true
+	}
+	if !dirty {
 		return
 	}
+	key := store.URLKey(it.Host, it.URL)
+	s.fetched.Add(key) // before b commits
+	if err := b.Set(key, urlstate.Encode(rec)); err != nil {
+		s.log.Warn("recrawl schedule: update a listed page's record", "url", it.URL, "err", err)
+	}
+}
+
+// bringForward moves, in b, the scheduled recrawl of it's page (whose
+// record is rec) to now, and sets rec.Due to it, when lastmod says the
+// page changed after its last fetch (and after the Last-Modified that
+// fetch got); it reports whether it did. The caller writes rec.
+func (s *recrawlScheduler) bringForward(b *store.Batch, it frontier.Item, rec *urlstate.Record, lastmod time.Time) bool {
+	now := s.now()
+	if rec.Due.IsZero() || !rec.Due.After(now) || rec.LastFetch.IsZero() || !lastmod.After(rec.LastFetch) {
+		return false
+	}
 	if lm := httpDate(rec.LastModified); !lm.IsZero() && !lastmod.After(lm) {
-		return
+		return false
 	}
 	key := store.DueKey(rec.Due, it.Host, it.URL)
 	v, err := s.db.Get(key)
 	if err != nil {
 		s.log.Warn("recrawl schedule: read entry to bring forward", "url", it.URL, "err", err)
-		return
+		return false
 	}
 	e, err := schedule.Decode(key, v)
 	if err != nil {
 		s.log.Warn("recrawl schedule: entry unreadable", "url", it.URL, "err", err)
-		return
+		return false
 	}
 	e.Due, e.Fed, e.Level = now.Truncate(time.Second), time.Time{}, min(e.Level, uint8(it.Level))
 	from := rec.Due
-	rec.Due = e.Due
-	if err := errors.Join(schedule.Move(b, from, e), b.Set(store.URLKey(it.Host, it.URL), urlstate.Encode(rec))); err != nil {
+	if err := schedule.Move(b, from, e); err != nil {
 		s.log.Warn("recrawl schedule: bring forward", "url", it.URL, "err", err)
-		return
+		return false
 	}
+	rec.Due = e.Due
 	if j := s.node.Job(e.Job); j != nil {
 		j.Stats.BroughtForward.Add(1)
 	}
 	s.log.Debug("sitemap lastmod brings a recrawl forward", "url", it.URL, "lastmod", lastmod, "fetched", rec.LastFetch)
+	return true
 }
 
 // jitterKey is the key of a page's interval jitter: its URL (FNV-1a) and

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 	"github.com/trawl-crawler/trawl/internal/store/schedule"
 	"github.com/trawl-crawler/trawl/internal/store/urlstate"
@@ -238,12 +239,13 @@ func checkNotModifiedRecords(t *testing.T, h *harness, want int64) {
 // lastmodSite is a site of three pages whose sitemap gives each a lastmod
 // the test moves, served on loopback; it counts requests per path.
 type lastmodSite struct {
-	mu       sync.Mutex
-	lastmod  map[string]time.Time
-	version  map[string]int
-	requests map[string]int
-	srv      *http.Server
-	url      string
+	mu         sync.Mutex
+	lastmod    map[string]time.Time
+	changefreq map[string]string // a page's <changefreq>, none if absent
+	version    map[string]int
+	requests   map[string]int
+	srv        *http.Server
+	url        string
 }
 
 func startLastmodSite(t *testing.T) *lastmodSite {
@@ -273,7 +275,11 @@ func (s *lastmodSite) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/xml")
 		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
 		for _, p := range []string{"/a.html", "/b.html", "/c.html"} {
-			fmt.Fprintf(w, "<url><loc>%s%s</loc><lastmod>%s</lastmod></url>", s.url, p, s.lastmod[p].Format(time.RFC3339))
+			freq := ""
+			if f := s.changefreq[p]; f != "" {
+				freq = "<changefreq>" + f + "</changefreq>"
+			}
+			fmt.Fprintf(w, "<url><loc>%s%s</loc><lastmod>%s</lastmod>%s</url>", s.url, p, s.lastmod[p].Format(time.RFC3339), freq)
 		}
 		fmt.Fprint(w, "</urlset>")
 	case "/a.html", "/b.html", "/c.html":
@@ -334,6 +340,76 @@ func TestSitemapLastmodBringsRecrawlForward(t *testing.T) {
 	waitFor(t, 10*time.Second, "the refetch recorded as a change", func() bool { return j.Stats.Changed.Load() >= 1 })
 	if got := j.Stats.Changed.Load(); got != 1 {
 		t.Errorf("Changed = %d, want 1 (b.html)", got)
+	}
+}
+
+// TestSitemapChangefreqStatesTheFirstInterval: a continuous job keeps
+// the interval each page's <changefreq> states in its record, before the
+// page's first fetch and through it, and the page's first recrawl
+// interval follows the statement: a page said to change hourly is due
+// before one that says nothing, which is due before one said to change
+// yearly. A later listing that states nothing keeps the statement; one
+// that states another interval replaces it.
+func TestSitemapChangefreqStatesTheFirstInterval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a continuous crawl; the full suite runs it")
+	}
+	t.Parallel()
+	site := startLastmodSite(t)
+	site.changefreq = map[string]string{"/a.html": "hourly", "/b.html": "yearly"}
+	n, err := Open(Options{DataDir: t.TempDir(), MinDelay: 20 * time.Millisecond, Concurrency: 4, AllowNets: loopback,
+		RecrawlTick: 50 * time.Millisecond, FreshnessEvery: time.Second, SitemapEvery: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if _, err := n.Submit(job.Spec{Seeds: []string{site.url + "/a.html"}, Continuous: true, RecrawlMin: time.Minute, RecrawlMax: 30 * 24 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+	entries := func() map[string]schedule.Entry {
+		m := map[string]schedule.Entry{}
+		for p := range schedule.Partitions {
+			if err := schedule.All(n.db, partition.ID(p), func(e schedule.Entry) bool {
+				m[strings.TrimPrefix(e.URL, site.url)] = e
+				return true
+			}, func(key []byte, err error) { t.Errorf("schedule entry %q: %v", key, err) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return m
+	}
+	var got map[string]schedule.Entry
+	waitFor(t, 30*time.Second, "every listed page scheduled for a recrawl", func() bool {
+		got = entries()
+		_, a := got["/a.html"]
+		_, b := got["/b.html"]
+		_, c := got["/c.html"]
+		return a && b && c
+	})
+	a, b, c := got["/a.html"], got["/b.html"], got["/c.html"]
+	if a.Stated != time.Hour || b.Stated != 365*24*time.Hour || c.Stated != 0 {
+		t.Errorf("stated intervals a %v, b %v, c %v; want 1h, 8760h and none", a.Stated, b.Stated, c.Stated)
+	}
+	t.Logf("first intervals: a (hourly) %v, c (nothing stated) %v, b (yearly) %v", a.Interval, c.Interval, b.Interval)
+	if !(a.Interval < c.Interval && c.Interval < b.Interval) {
+		t.Errorf("first intervals: a (hourly) %v, c (nothing stated) %v, b (yearly) %v; want them in that order", a.Interval, c.Interval, b.Interval)
+	}
+	// The site drops a's statement and says b changes daily.
+	site.mu.Lock()
+	site.changefreq = map[string]string{"/b.html": "daily"}
+	reads := site.requests["/sitemap.xml"]
+	site.mu.Unlock()
+	waitFor(t, 30*time.Second, "the sitemap read twice more", func() bool {
+		site.mu.Lock()
+		defer site.mu.Unlock()
+		return site.requests["/sitemap.xml"] >= reads+2
+	})
+	rec := func(p string) urlstate.Record {
+		return n.loadRecord(frontier.Item{URL: site.url + p, Host: b.Host})
+	}
+	if ra, rb := rec("/a.html"), rec("/b.html"); ra.Stated != time.Hour || rb.Stated != 24*time.Hour {
+		t.Errorf("after the site changed its sitemap: a stated %v, b %v; want a's hourly kept (nothing stated now), b daily", ra.Stated, rb.Stated)
 	}
 }
 

@@ -44,19 +44,62 @@ func TestGroupPriorsFallBack(t *testing.T) {
 		add("http://b.test"+u, 1000, false)
 	}
 	g := pp.priors()
-	if r := g.prior("http://a.test/news/new").Rate(); r != 60 {
+	if r := g.prior("http://a.test/news/new", 0).Rate(); r != 60 {
 		t.Errorf("news page: prior rate %v, want the section's 60", r)
 	}
-	docs, origin := g.prior("http://a.test/docs/new"), g.prior("http://a.test/other")
+	docs, origin := g.prior("http://a.test/docs/new", 0), g.prior("http://a.test/other", 0)
 	if docs != origin || docs.Rate() <= 0.1 || docs.Rate() >= 60 {
 		t.Errorf("docs page: prior %+v, want the origin's %+v, between its rates", docs, origin)
 	}
-	if got := g.prior("http://b.test/x"); got != g.job || got.Rate() == 1000 {
+	if got := g.prior("http://b.test/x", 0); got != g.job || got.Rate() == 1000 {
 		t.Errorf("page of an origin with nothing learned: %+v, want the job's %+v", got, g.job)
 	}
 	var none *groupPriors
-	if got := none.prior("http://a.test/"); got != (recrawl.Prior{}) {
+	if got := none.prior("http://a.test/", 0); got != (recrawl.Prior{}) {
 		t.Errorf("no priors yet: %+v, want none", got)
+	}
+}
+
+// A page whose site states its interval starts from the statement until
+// enough pages of its origin stating the same interval have been learned,
+// then from what they showed, ahead of its section's prior; the pages'
+// hint groups are per origin and per stated interval.
+func TestHintGroups(t *testing.T) {
+	const day = 24 * time.Hour
+	var pp priorPools
+	add := func(url string, rate float64, stated time.Duration) {
+		pp.add(schedule.Entry{URL: url, Rate: rate, Own: rate, Learned: true, Interval: time.Hour, Stated: stated})
+	}
+	for _, u := range []string{"/news/a", "/news/b", "/news/c"} { // a fast section
+		add("http://a.test"+u, 6, 0)
+	}
+	for _, u := range []string{"/news/d", "/docs/e", "/f"} { // say daily, change yearly
+		add("http://a.test"+u, 1.0/(365*24), day)
+	}
+	add("http://a.test/news/g", 1, 7*day)             // says weekly: one page, no group yet
+	for _, u := range []string{"/h1", "/h2", "/h3"} { // say hourly, changed at every daily visit
+		pp.add(schedule.Entry{URL: "http://a.test" + u, Rate: 1.0 / 24, Own: 1.0 / 24, Learned: true, Censored: true, Stated: time.Hour})
+	}
+	g := pp.priors()
+	if got, want := g.prior("http://a.test/h4", time.Hour), recrawl.HintPrior(time.Hour); got != want {
+		t.Errorf("page stating hourly where such pages changed at every visit a day apart: %+v, want the statement's %+v (no evidence against it)", got, want)
+	}
+	lying := g.prior("http://a.test/news/new", day)
+	if r := float64(lying.Rate()); r > 1.0/(300*24) || r < 1.0/(400*24) {
+		t.Errorf("page stating daily where such pages change yearly: prior rate %v, want about one a year (the hint group's)", r)
+	}
+	if got, want := g.prior("http://a.test/news/new", 7*day), recrawl.HintPrior(7*day); got != want {
+		t.Errorf("page stating weekly, too few such pages learned: %+v, want the statement's %+v", got, want)
+	}
+	if got, want := g.prior("http://b.test/x", day), recrawl.HintPrior(day); got != want {
+		t.Errorf("page of another origin stating daily: %+v, want the statement's %+v, not a.test's group", got, want)
+	}
+	if r := g.prior("http://a.test/news/new", 0).Rate(); r <= 1 {
+		t.Errorf("page stating nothing in the fast section: prior rate %v, want the section's (near 6)", r)
+	}
+	var none *groupPriors
+	if got, want := none.prior("http://a.test/", time.Hour), recrawl.HintPrior(time.Hour); got != want {
+		t.Errorf("no priors fitted yet, page stating hourly: %+v, want the statement's %+v", got, want)
 	}
 }
 

@@ -709,7 +709,7 @@ func (n *Node) admitListed(b *store.Batch, j *job.Job, fileURL string, depth int
 	}
 	urls := make([]string, 0, len(pages))
 	kept := make([]candidate, 0, len(pages))
-	lastmod := make([]time.Time, 0, len(pages))
+	listed := make([]sitemap.Entry, 0, len(pages))
 	for _, e := range pages {
 		u, err := url.Parse(e.Loc) // canonical already (sitemap.Entry.Loc)
 		if err != nil {
@@ -723,14 +723,14 @@ func (n *Node) admitListed(b *store.Batch, j *job.Job, fileURL string, depth int
 		if !ok {
 			continue
 		}
-		urls, kept, lastmod = append(urls, s), append(kept, cd), append(lastmod, e.LastMod)
+		urls, kept, listed = append(urls, s), append(kept, cd), append(listed, e)
 	}
 	if n.outbox != nil {
 		routed, err := n.routeForeign(b, j, urls, kept, func(candidate) int { return j.Level(0, levels) }, home)
 		if err != nil {
 			return nil, err
 		}
-		urls, kept, lastmod = unrouted(urls, routed), unrouted(kept, routed), unrouted(lastmod, routed)
+		urls, kept, listed = unrouted(urls, routed), unrouted(kept, routed), unrouted(listed, routed)
 	}
 	if len(urls) == 0 {
 		return nil, nil
@@ -744,9 +744,10 @@ func (n *Node) admitListed(b *store.Batch, j *job.Job, fileURL string, depth int
 		it := frontier.Item{URL: urls[i], Host: urlnorm.HostKey(cd.u), Job: j.ID, Depth: cd.depth,
 			Level: j.Level(0, levels), Via: cd.via}
 		if !isNew[i] {
-			n.sitemapSeen(b, j, it, lastmod[i])
+			n.sitemapSeen(b, j, it, listed[i])
 			continue
 		}
+		n.recrawl.listed(b, j, it, listed[i], false)
 		items = append(items, it)
 	}
 	j.Stats.SitemapURLs.Add(int64(len(items)))
@@ -754,13 +755,11 @@ func (n *Node) admitListed(b *store.Batch, j *job.Job, fileURL string, depth int
 }
 
 // sitemapSeen is handed every page a sitemap lists that job j had seen
-// already (queued or fetched), with the sitemap's lastmod for it (zero if
-// none), and b, the batch of the lease's completion: a page whose lastmod
-// is after its last fetch has its scheduled recrawl brought forward to now
-// (bringForward).
-func (n *Node) sitemapSeen(b *store.Batch, j *job.Job, it frontier.Item, lastmod time.Time) {
+// already (queued or fetched), with the sitemap's entry for it, and b,
+// the batch of the lease's completion: the page's record takes what the
+// entry says (recrawlScheduler.listed: its stated interval; a lastmod
+// after its last fetch brings its recrawl forward).
+func (n *Node) sitemapSeen(b *store.Batch, j *job.Job, it frontier.Item, e sitemap.Entry) {
 	j.Stats.SitemapKnown.Add(1)
-	if !lastmod.IsZero() {
-		n.recrawl.bringForward(b, it, lastmod)
-	}
+	n.recrawl.listed(b, j, it, e, true)
 }

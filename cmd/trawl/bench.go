@@ -169,6 +169,8 @@ func benchFreshnessFlags(fset *flag.FlagSet, o *freshbench.Options) {
 	fset.Float64Var(&c.Lying, "lying", 0, "share of pages sending the request time as Last-Modified")
 	fset.DurationVar(&c.Sample, "sample", 0, "time between freshness samples (0: 1h)")
 	fset.IntVar(&c.SectionPages, "section-pages", 0, "pages per site section, all of one class of the mix; trawl pools a section's estimates into a prior (0: no sections)")
+	fset.Float64Var(&c.ChangeFreq, "changefreq", 0, "share of pages whose sitemap states a changefreq near their true rate")
+	fset.Float64Var(&c.ChangeFreqWrong, "changefreq-wrong", 0, "share of pages whose sitemap states \"daily\" whatever their rate")
 	fset.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
 }
 

@@ -49,6 +49,16 @@ type Config struct {
 	// node's job prior); the row "trawl, no pooling" uses no prior. 0 or
 	// 1: every page on its own, its class drawn alone.
 	SectionPages int
+	// ChangeFreq is the share of pages whose sitemap states a
+	// <changefreq> near their true mean interval (the nearest of hourly,
+	// daily, weekly, monthly and yearly, in log scale); ChangeFreqWrong
+	// the share stating "daily" whatever their rate (a site giving every
+	// page one value). With either above 0, Run adds the row
+	// "trawl, changefreq": a stated page starts from its statement's
+	// prior (recrawl.HintPrior) and, once enough pages stating the same
+	// value have been seen twice, from what they showed (a hint group,
+	// as the node pools one site's pages by statement).
+	ChangeFreq, ChangeFreqWrong float64
 }
 
 // Validate reports every bad field by name.
@@ -80,6 +90,9 @@ func (c Config) Validate() error {
 	}
 	if c.SectionPages < 0 {
 		bad("SectionPages", c.SectionPages, "negative")
+	}
+	if c.ChangeFreq < 0 || c.ChangeFreqWrong < 0 || c.ChangeFreq+c.ChangeFreqWrong > 1 {
+		bad("ChangeFreq", fmt.Sprintf("%v (ChangeFreqWrong %v)", c.ChangeFreq, c.ChangeFreqWrong), "shares must be >= 0 and sum to at most 1")
 	}
 	return errors.Join(errs...)
 }
@@ -187,7 +200,11 @@ type Result struct {
 	Mix          string  `json:"mix"`
 	LastModified float64 `json:"last_modified_share,omitempty"`
 	Lying        float64 `json:"lying_share,omitempty"`
-	Rows         []Row   `json:"rows"`
+	// ChangeFreq and ChangeFreqWrong are Config's shares of pages with a
+	// stated <changefreq>, near their rate or "daily" whatever it is.
+	ChangeFreq      float64 `json:"changefreq_share,omitempty"`
+	ChangeFreqWrong float64 `json:"changefreq_wrong_share,omitempty"`
+	Rows            []Row   `json:"rows"`
 	// TrawlOverUniform is trawl's freshness over uniform's; OracleOverUniform
 	// the same for the oracle: the most any schedule of fixed intervals
 	// can gain on this web at this budget.
@@ -213,6 +230,7 @@ const (
 	TrawlLM         = "trawl, Last-Modified"
 	Oracle          = "trawl, true rates"
 	TrawlAlone      = "trawl, no pooling"
+	TrawlCF         = "trawl, changefreq"
 	lmNone     byte = 0
 	lmHonest   byte = 1
 	lmLying    byte = 2
@@ -224,12 +242,14 @@ type web struct {
 	rates []float64 // changes per hour
 	class []int     // index in the mix
 	lm    []byte
-	order []int // initial crawl order
+	hint  []time.Duration // the interval the page's sitemap states; 0 none
+	order []int           // initial crawl order
 }
 
 func newWeb(c Config) web {
 	rng := rand.New(rand.NewPCG(c.Seed, 0x11))
-	w := web{rates: make([]float64, c.Pages), class: make([]int, c.Pages), lm: make([]byte, c.Pages)}
+	w := web{rates: make([]float64, c.Pages), class: make([]int, c.Pages), lm: make([]byte, c.Pages), hint: make([]time.Duration, c.Pages)}
+	hints := rand.New(rand.NewPCG(c.Seed, 0x12)) // its own stream: other rows' webs do not move with it
 	classes := Mixes[c.Mix]
 	for i := range w.rates {
 		u := rng.Float64()
@@ -255,9 +275,35 @@ func newWeb(c Config) web {
 		case v < c.LastModified+c.Lying:
 			w.lm[i] = lmLying
 		}
+		switch v := hints.Float64(); {
+		case v < c.ChangeFreq:
+			w.hint[i] = nearestFreq(w.rates[i])
+		case v < c.ChangeFreq+c.ChangeFreqWrong:
+			w.hint[i] = day
+		}
 	}
 	w.order = rng.Perm(c.Pages)
 	return w
+}
+
+// freqs are the periods a sitemap's <changefreq> can state
+// (sitemap.ChangeFreq.Interval).
+var freqs = []time.Duration{hour, day, 7 * day, 30 * day, 365 * day}
+
+// nearestFreq is the stated period nearest, in log scale, to the mean
+// interval of a page changing rate times an hour (yearly for a page that
+// never changes).
+func nearestFreq(rate float64) time.Duration {
+	if rate <= 0 {
+		return freqs[len(freqs)-1]
+	}
+	best, dist := freqs[0], math.Inf(1)
+	for _, f := range freqs {
+		if d := math.Abs(math.Log(f.Hours() * rate)); d < dist {
+			best, dist = f, d
+		}
+	}
+	return best
 }
 
 // Run simulates every policy on the web of c and returns their rows.
@@ -272,7 +318,8 @@ func Run(c Config) (Result, error) {
 		c.Sample = hour
 	}
 	w := newWeb(c)
-	res := Result{Pages: c.Pages, Days: c.Days, Warmup: c.Warmup, Budget: c.Budget, Seed: c.Seed, Mix: c.Mix, LastModified: c.LastModified, Lying: c.Lying}
+	res := Result{Pages: c.Pages, Days: c.Days, Warmup: c.Warmup, Budget: c.Budget, Seed: c.Seed, Mix: c.Mix, LastModified: c.LastModified, Lying: c.Lying,
+		ChangeFreq: c.ChangeFreq, ChangeFreqWrong: c.ChangeFreqWrong}
 	initial := hoursToDuration(float64(c.Pages) / c.Budget)
 	opts := recrawl.Options{InitialInterval: initial}
 	pol, err := recrawl.New(opts)
@@ -282,6 +329,9 @@ func Run(c Config) (Result, error) {
 	policies := []string{Uniform, Nutch, Trawl, Oracle}
 	if c.LastModified > 0 || c.Lying > 0 {
 		policies = append(policies, TrawlLM)
+	}
+	if c.ChangeFreq > 0 || c.ChangeFreqWrong > 0 {
+		policies = append(policies, TrawlCF)
 	}
 	policies = append(policies, TrawlAlone)
 	for _, name := range policies {
@@ -352,26 +402,46 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 	// web's (the node's job prior); mu solved from a census of the
 	// pages' estimates.
 	sp := max(c.SectionPages, 1)
-	priors := make([]recrawl.Prior, (n+sp-1)/sp)
+	sections := make([]recrawl.Prior, (n+sp-1)/sp)
+	priors := make([]recrawl.Prior, n)
+	useCF := name == TrawlCF
 	solve := func() {
-		pools := make([]recrawl.Pool, len(priors))
+		pools := make([]recrawl.Pool, len(sections))
+		hintPools := make(map[time.Duration]*recrawl.Pool)
 		var all recrawl.Pool
 		for i := range pages {
 			e := pol.Estimate(pages[i].state.History)
 			pools[i/sp].Add(e)
 			all.Add(e)
+			// A censored page (changed at every visit) is only a lower
+			// bound on its rate: it says nothing against its statement.
+			if h := w.hint[i]; useCF && h > 0 && !e.Censored {
+				if hintPools[h] == nil {
+					hintPools[h] = &recrawl.Pool{}
+				}
+				hintPools[h].Add(e)
+			}
 		}
 		if name != TrawlAlone {
 			job := all.Prior()
 			for k := range pools {
-				if priors[k] = pools[k].Prior(); priors[k].Rate() <= 0 {
-					priors[k] = job
+				if sections[k] = pools[k].Prior(); sections[k].Rate() <= 0 {
+					sections[k] = job
+				}
+			}
+		}
+		for i := range priors {
+			priors[i] = sections[i/sp]
+			if h := w.hint[i]; useCF && h > 0 {
+				priors[i] = recrawl.HintPrior(h)
+				if pl := hintPools[h]; pl != nil && pl.Prior().Rate() > 0 {
+					priors[i] = pl.Prior()
 				}
 			}
 		}
 		var census recrawl.Census
 		for i := range pages {
-			census.Add(pol.EstimateWith(pages[i].state.History, priors[i/sp]), 1)
+			census.Add(pol.EstimateWith(pages[i].state.History, priors[i]), 1)
 		}
 		mu = pol.SolveCensus(&census, recrawl.Rate(c.Budget))
 	}
@@ -431,7 +501,7 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 			samples++
 			nextSample += sampleStep
 		}
-		if (name == Trawl || name == TrawlLM || name == TrawlAlone) && t >= nextSolve {
+		if (name == Trawl || name == TrawlLM || name == TrawlAlone || name == TrawlCF) && t >= nextSolve {
 			solve()
 			sched = pol.Schedule(mu)
 			nextSolve += 24
@@ -462,7 +532,7 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 			p.state.History.Last = v.At
 			next = fixed[i]
 		} else {
-			p.state.Prior = priors[i/sp]
+			p.state.Prior = priors[i]
 			p.state, next = sched.Visit(p.state, v)
 		}
 		p.due = t + next.Hours()
@@ -483,7 +553,7 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 		}
 		row.Classes = append(row.Classes, cr)
 	}
-	if name == Trawl || name == TrawlLM || name == TrawlAlone {
+	if name == Trawl || name == TrawlLM || name == TrawlAlone || name == TrawlCF {
 		var errs []float64
 		for i := range pages {
 			h := pages[i].state.History
@@ -536,6 +606,9 @@ func Print(out io.Writer, r Result) {
 		r.Pages, r.Mix, r.Days, r.Warmup, r.Budget, float64(r.Pages)/r.Budget, r.Seed)
 	if r.LastModified > 0 || r.Lying > 0 {
 		fmt.Fprintf(out, "Last-Modified: true on %.0f%% of pages, the request time on %.0f%%\n", 100*r.LastModified, 100*r.Lying)
+	}
+	if r.ChangeFreq > 0 || r.ChangeFreqWrong > 0 {
+		fmt.Fprintf(out, "sitemap changefreq: near the true rate on %.0f%% of pages, \"daily\" whatever the rate on %.0f%%\n", 100*r.ChangeFreq, 100*r.ChangeFreqWrong)
 	}
 	fmt.Fprintf(out, "%-22s %10s %10s %10s %9s %10s\n", "policy", "freshness", "gap share", "age (h)", "fetches", "rate err")
 	for _, x := range r.Rows {

@@ -72,6 +72,42 @@ func TestTargets(t *testing.T) {
 	}
 }
 
+// TestChangefreq: sitemap statements near the truth lift trawl's
+// freshness (its pages start from them and its hint groups learn what
+// each statement means); a site stating "daily" for every page costs
+// little, because a hint group's fit replaces the statement once its
+// pages have been seen twice.
+func TestChangefreq(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the benchmark run at full size; the full suite runs it")
+	}
+	for _, tt := range []struct {
+		name             string
+		near, wrong      float64
+		minGain, maxLoss float64 // the changefreq row's freshness against trawl's
+	}{
+		{"true on every page", 1, 0, 0.004, 0},
+		{"daily on every page", 0, 1, -1, 0.005},
+	} {
+		r, err := Run(Config{Pages: 3000, Days: 40, Warmup: 14, Seed: 1, Mix: "web", ChangeFreq: tt.near, ChangeFreqWrong: tt.wrong})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := r.Row(Trawl)
+		cf, ok := r.Row(TrawlCF)
+		if !ok {
+			t.Fatalf("%s: no %q row", tt.name, TrawlCF)
+		}
+		d := cf.Freshness - plain.Freshness
+		if d < tt.minGain || tt.maxLoss > 0 && -d > tt.maxLoss {
+			var out bytes.Buffer
+			Print(&out, r)
+			t.Errorf("%s: changefreq %.3f against %.3f without (%+.3f); want a gain of %.3f or more, a loss of at most %.3f\n%s",
+				tt.name, cf.Freshness, plain.Freshness, d, tt.minGain, tt.maxLoss, out.String())
+		}
+	}
+}
+
 func TestDeterministic(t *testing.T) {
 	c := Config{Pages: 300, Days: 10, Warmup: 3, Seed: 9, Mix: "web"}
 	a, err := Run(c)
@@ -89,8 +125,8 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	err := Config{Pages: 0, Days: 2, Warmup: 3, Budget: -1, Mix: "nope", LastModified: 0.8, Lying: 0.3, Sample: -1}.Validate()
-	for _, want := range []string{"Pages = 0", "Warmup = 3", "Budget = -1", `Mix = "nope"`, "LastModified", "Sample"} {
+	err := Config{Pages: 0, Days: 2, Warmup: 3, Budget: -1, Mix: "nope", LastModified: 0.8, Lying: 0.3, Sample: -1, ChangeFreq: 0.9, ChangeFreqWrong: 0.2}.Validate()
+	for _, want := range []string{"Pages = 0", "Warmup = 3", "Budget = -1", `Mix = "nope"`, "LastModified", "Sample", "ChangeFreq"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want it to name %q", err, want)
 		}

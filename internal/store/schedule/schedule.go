@@ -56,6 +56,13 @@ type Entry struct {
 	// prior Rate was shrunk towards: what a group pools. 0 if not
 	// learned, or in an entry written before the field existed.
 	Own float64
+	// Censored reports that every interval of the page's own seen so far
+	// saw a change: Own is a lower bound on its rate, not an estimate.
+	Censored bool
+	// Stated is the interval the site states for the page (a sitemap's
+	// <changefreq>, urlstate.Record.Stated), 0 if none: the page's hint
+	// group for the group priors.
+	Stated time.Duration
 }
 
 // Key returns e's key.
@@ -73,8 +80,10 @@ func (e Entry) Key() []byte { return store.DueKey(e.Due, e.Host, e.URL) }
 //	| last    | varint, Unix s of the last fetch               |
 //	| rate    | 4 B, float32 bits, big-endian                  |
 //	| fed     | varint, Unix s when handed to the frontier; 0  |
-//	| flags   | 1 B, bit 0: Learned (absent in older entries)  |
+//	| flags   | 1 B, bit 0: Learned, bit 1: Censored (absent in |
+//	|         | older entries)                                 |
 //	| own     | 4 B, float32 bits, big-endian (absent in older) |
+//	| stated  | uvarint, seconds; absent if none               |
 //	+---------+------------------------------------------------+
 //	| anything after this is ignored (fields added later)      |
 //	+----------------------------------------------------------+
@@ -102,9 +111,19 @@ func (e Entry) Value() []byte {
 	if e.Learned {
 		flags |= flagLearned
 	}
+	if e.Censored {
+		flags |= flagCensored
+	}
 	b = append(b, flags)
-	return binary.BigEndian.AppendUint32(b, math.Float32bits(rate32(e.Own)))
+	b = binary.BigEndian.AppendUint32(b, math.Float32bits(rate32(e.Own)))
+	if s := e.Stated / time.Second; s > 0 {
+		b = binary.AppendUvarint(b, uint64(min(s, maxStated)))
+	}
+	return b
 }
+
+// maxStated bounds a stated interval, in seconds (100 years).
+const maxStated = 100 * 365 * 24 * 3600
 
 // rate32 is r as stored: NaN, negative and infinite rates are unknown, 0.
 func rate32(r float64) float32 {
@@ -115,8 +134,11 @@ func rate32(r float64) float32 {
 	return f
 }
 
-// flagLearned is the flags byte's bit for Entry.Learned.
-const flagLearned = 1
+// The flags byte's bits: Entry.Learned and Entry.Censored.
+const (
+	flagLearned  = 1 << 0
+	flagCensored = 1 << 1
+)
 
 func unix(t time.Time) int64 {
 	if t.IsZero() {
@@ -197,13 +219,18 @@ func Decode(key, value []byte) (Entry, error) {
 	}
 	e.Fed = fromUnix(sv("fed"))
 	if bad == "" && len(b) > 0 {
-		e.Learned, b = b[0]&flagLearned != 0, b[1:]
+		e.Learned, e.Censored, b = b[0]&flagLearned != 0, b[0]&flagCensored != 0, b[1:]
 		if len(b) >= 4 {
 			// Only what a group pools: an unreadable own rate is unknown,
 			// not a reason to lose the entry.
 			if r := math.Float32frombits(binary.BigEndian.Uint32(b)); r >= 0 && !math.IsInf(float64(r), 0) {
 				e.Own = float64(r)
 			}
+			b = b[4:]
+		}
+		// Like the own rate, a stated interval that does not read is none.
+		if x, n := binary.Uvarint(b); n > 0 && x <= maxStated {
+			e.Stated = time.Duration(x) * time.Second
 		}
 	}
 	if bad != "" {

@@ -31,6 +31,8 @@ func TestRoundTrip(t *testing.T) {
 		{URL: "https://b.test/", Host: "b.test", Due: time.Unix(0, 0).UTC()},
 		{URL: "http://c.test/?q", Host: "c.test", Due: t0, Job: 1<<32 - 1, Depth: maxField, ShapeRun: maxField, Level: 255,
 			Interval: 30 * 24 * time.Hour, LastFetch: t0.Add(-time.Hour), Rate: 1e6, Fed: t0.Add(time.Minute), Learned: true},
+		{URL: "http://d.test/", Host: "d.test", Due: t0, Learned: true, Own: 0.5, Stated: 7 * 24 * time.Hour},
+		{URL: "http://e.test/", Host: "e.test", Due: t0, Learned: true, Censored: true, Own: 2},
 	} {
 		got, err := Decode(e.Key(), e.Value())
 		if err != nil || !reflect.DeepEqual(got, e) {
@@ -59,9 +61,18 @@ func TestOlderAndNewerValues(t *testing.T) {
 	if want := e; err != nil || func() bool { want.Own = 0; return !reflect.DeepEqual(badOwn, want) }() {
 		t.Errorf("a negative own rate: %+v, %v; want %+v without it", badOwn, err, e)
 	}
+	e.Stated = time.Hour
+	v = e.Value()
 	newer, err := Decode(e.Key(), append(v, 0xAA, 0x55))
 	if err != nil || !reflect.DeepEqual(newer, e) {
-		t.Errorf("with bytes after the flags: %+v, %v; want %+v", newer, err, e)
+		t.Errorf("with bytes after the stated interval: %+v, %v; want %+v", newer, err, e)
+	}
+	// A stated interval past its bound, or cut, is none; the entry kept.
+	for _, tail := range [][]byte{{0x80}, {0xFF, 0xFF, 0xFF, 0xFF, 0x0F}} {
+		x, err := Decode(e.Key(), append(v[:len(v)-2:len(v)-2], tail...))
+		if want := e; err != nil || func() bool { want.Stated = 0; return !reflect.DeepEqual(x, want) }() {
+			t.Errorf("stated bytes %x: %+v, %v; want %+v without it", tail, x, err, e)
+		}
 	}
 }
 

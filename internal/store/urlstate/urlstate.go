@@ -46,7 +46,8 @@ import (
 //	| tail flags          1 B: bit 0 = change history follows,       |
 //	|                     bit 1 = a due recrawl follows,             |
 //	|                     bit 2 = a depth follows,                   |
-//	|                     bit 3 = leads follow                       |
+//	|                     bit 3 = leads follow,                      |
+//	|                     bit 4 = a stated interval follows          |
 //	| change history      recrawl.History.AppendBinary (<= 114 B)    |
 //	| due                 varint, Unix s of the schedule entry's time|
 //	| due job             uvarint, the job that owns the entry       |
@@ -56,6 +57,7 @@ import (
 //	|                     the lead before (uvarint), the rest's      |
 //	|                     length (uvarint) and bytes (older code     |
 //	|                     ignores them)                              |
+//	| stated interval     uvarint seconds (older code ignores it)    |
 //	+----------------------------------------------------------------+
 //	| anything after this (or after the job, before tail flags'      |
 //	| first use) is ignored: fields added by later code              |
@@ -68,6 +70,7 @@ const (
 	tailDue     = 1 << 1
 	tailDepth   = 1 << 2
 	tailLeads   = 1 << 3
+	tailStated  = 1 << 4
 )
 
 // HistoryLen is how many observations History keeps; older ones are dropped.
@@ -159,7 +162,17 @@ type Record struct {
 	// 304 keeps the leads of the content it confirms.
 	Leads    []string
 	HasLeads bool
+
+	// Stated is how often the site says the page changes (a sitemap's
+	// <changefreq> as an interval), 0 if it says nothing: the prior of
+	// the page's recrawl rate until the page is seen (recrawl.HintPrior).
+	// It is set before the first fetch for a page a sitemap lists, so a
+	// record with no fetch may hold it; fetches keep it.
+	Stated time.Duration
 }
+
+// maxStated bounds a stored stated interval (whole seconds).
+const maxStated = 100 * 365 * 24 * time.Hour
 
 // Event is one fetch in a Record's History.
 type Event struct {
@@ -317,6 +330,9 @@ func Encode(r Record) []byte {
 	if r.HasLeads {
 		tail |= tailLeads
 	}
+	if r.Stated >= time.Second {
+		tail |= tailStated
+	}
 	if tail == 0 {
 		return b
 	}
@@ -333,6 +349,9 @@ func Encode(r Record) []byte {
 	}
 	if tail&tailLeads != 0 {
 		b = appendLeads(b, r.Leads)
+	}
+	if tail&tailStated != 0 {
+		b = binary.AppendUvarint(b, uint64(min(r.Stated, maxStated)/time.Second))
 	}
 	return b
 }
@@ -484,6 +503,14 @@ func (d *decoder) tail(r *Record) {
 	}
 	if flags&tailLeads != 0 {
 		r.Leads, r.HasLeads = d.leads(), d.err == nil
+	}
+	if flags&tailStated != 0 && d.err == nil {
+		v := d.uvarint("stated interval")
+		if d.err == nil && v > uint64(maxStated/time.Second) {
+			d.fail(fmt.Sprintf("stated interval %d s > %d", v, uint64(maxStated/time.Second)))
+			return
+		}
+		r.Stated = time.Duration(v) * time.Second
 	}
 }
 

@@ -3,6 +3,7 @@ package urlstate
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"reflect"
 	"strings"
@@ -84,7 +85,9 @@ func TestRoundTrip(t *testing.T) {
 		{"links", withLeads(Record{LastFetch: t0, Status: 200, Fetches: 1, HasDepth: true}, pageLinks...)},
 		{"no links", withLeads(Record{LastFetch: t0, Status: 200, Fetches: 1})},
 		{"redirect", withLeads(Record{LastFetch: t0, Status: 301, Fetches: 1}, "https://a.test/")},
-		{"everything", withLeads(withRecrawl(t), pageLinks...)},
+		{"stated before any fetch", Record{Stated: 24 * time.Hour}},
+		{"stated, fetched", Record{}.Observe(Observation{At: t0, Status: 200}).withStated(7 * 24 * time.Hour)},
+		{"everything", withLeads(withRecrawl(t), pageLinks...).withStated(time.Hour)},
 	} {
 		v := Encode(c.r)
 		got, err := Decode(v)
@@ -98,6 +101,33 @@ func TestRoundTrip(t *testing.T) {
 		if again := Encode(got); !bytes.Equal(again, v) {
 			t.Errorf("%s: Encode(Decode(%x)) = %x, want the same bytes", c.name, v, again)
 		}
+	}
+}
+
+func (r Record) withStated(d time.Duration) Record { r.Stated = d; return r }
+
+// TestStated: a stated interval survives the fetches folded into its
+// record, costs a few bytes, and a stored one out of range is refused.
+func TestStated(t *testing.T) {
+	r := Record{Stated: 30 * 24 * time.Hour}
+	r = r.Observe(Observation{At: t0, Status: 200, Digest: digest("a"), HasDigest: true})
+	r = r.Observe(Observation{At: t0.Add(time.Hour), Error: "timeout"})
+	if r.Stated != 30*24*time.Hour {
+		t.Errorf("after two fetches: stated %v, want 720h kept", r.Stated)
+	}
+	if a, b := len(Encode(full())), len(Encode(full().withStated(365*24*time.Hour))); b-a > 1+4 {
+		t.Errorf("a stated year costs %d bytes, want at most 5", b-a)
+	}
+	if a, b := len(Encode(full())), len(Encode(full().withStated(time.Millisecond))); a != b {
+		t.Errorf("a stated interval under a second costs %d bytes, want none (not kept)", b-a)
+	}
+	over := append(Encode(full()), tailStated)
+	over = binary.AppendUvarint(over, uint64(maxStated/time.Second)+1)
+	if _, err := Decode(over); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "stated interval") {
+		t.Errorf("Decode(stated interval past 100 years) error = %v, want ErrMalformed naming it", err)
+	}
+	if got, err := Decode(Encode(full().withStated(200 * 365 * 24 * time.Hour))); err != nil || got.Stated != maxStated {
+		t.Errorf("stated 200 years: %v, %v; want it kept as the bound, %v", got.Stated, err, maxStated)
 	}
 }
 
