@@ -18,6 +18,7 @@ policy and by class of page. Deterministic for a seed (docs/design/freshness.md)
 Examples:
   trawl bench freshness
   trawl bench freshness --mix churn --last-modified 0.5 --lying 0.2
+  trawl bench freshness --changefreq 0.5 --changefreq-wrong 0.2
   trawl bench freshness --pages 2000 --days 30 --budget 50 --json`
 
 // Options are `trawl bench freshness`'s flags.
