@@ -18,7 +18,7 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"libraries", []string{"urlnorm", "robots", "simhash", "links", "scope", "sitemap",
+	{"libraries", []string{"urlnorm", "robots", "simhash", "links", "css", "scope", "sitemap",
 		"warc", "cdxj", "crawllog", "fetch", "hostpolicy", "job", "recrawl",
 		"internal/procstat", "internal/patternbudget", "internal/hostrank"}},
 	{"store core", []string{"internal/store", "internal/store/"}},
