@@ -111,6 +111,23 @@ func FuzzExtract(f *testing.F) {
 			p.NoIndex != full.NoIndex || p.NoFollow != full.NoFollow {
 			t.Fatalf("ExtractWith(%q): page fields depend on MaxLinks: %+v vs %+v", body, p, full)
 		}
+		// Asking for requisites changes nothing else, and they are clean,
+		// distinct and bounded.
+		req := ExtractWith(body, Options{Agent: "trawl", MaxLinks: limit, SimHash: true, Requisites: true})
+		if len(req.Requisites) > MaxRequisites || req.RequisitesDropped > 0 && len(req.Requisites) != MaxRequisites {
+			t.Fatalf("ExtractWith(%q): %d requisites, %d dropped", body, len(req.Requisites), req.RequisitesDropped)
+		}
+		refs := map[string]bool{}
+		for _, l := range req.Requisites {
+			if l.Ref == "" || l.Ref != strings.Trim(l.Ref, " \t\n\f\r") || skippedScheme(l.Ref) || refs[l.Ref] || l.Tag == "" {
+				t.Fatalf("ExtractWith(%q): requisite %+v empty, untrimmed, skipped scheme, untagged or repeated", body, l)
+			}
+			refs[l.Ref] = true
+		}
+		req.Requisites, req.RequisitesDropped = nil, 0
+		if !reflect.DeepEqual(p, req) {
+			t.Fatalf("ExtractWith(%q) depends on Options.Requisites:\n%+v\n%+v", body, p, req)
+		}
 	})
 }
 

@@ -96,6 +96,13 @@ type Page struct {
 	// link already in Links are not counted; repeats of a dropped link are
 	// counted each time.
 	Dropped int
+	// Requisites are the distinct resources the page embeds (requisites.go),
+	// in document order, if Options.Requisites asked for them; a link
+	// element's stylesheet or icon is in Links too.
+	Requisites []Link
+	// RequisitesDropped counts requisites found after Requisites reached
+	// MaxRequisites.
+	RequisitesDropped int
 }
 
 // Options tunes ExtractWith.
@@ -116,6 +123,11 @@ type Options struct {
 	// none. Its charset parameter names the body's encoding unless the
 	// body starts with a byte order mark (Decode).
 	ContentType string
+	// Requisites also collects the resources the page embeds
+	// (Page.Requisites): images, stylesheets, scripts, media, frames and
+	// the url()s of its styles. Off, attributes of elements that are not
+	// links are not read.
+	Requisites bool
 }
 
 // Validate reports every bad field of o by name.
@@ -164,8 +176,8 @@ func ExtractWith(body []byte, opts Options) Page {
 	z := simhash.NewReaderTokenizer(text)
 	for {
 		tt := z.Next()
-		wantTitle := e.wantTitle
-		e.wantTitle = false
+		wantTitle, wantStyle := e.wantTitle, e.wantStyle
+		e.wantTitle, e.wantStyle = false, false
 		switch tt {
 		case html.ErrorToken:
 			// The only errors are io.EOF (the whole body has been
@@ -177,6 +189,9 @@ func ExtractWith(body []byte, opts Options) Page {
 			}
 			return e.finish()
 		case html.TextToken:
+			if wantStyle {
+				e.styleSheet(z.Raw()) // raw text: no references to decode
+			}
 			switch {
 			case wantTitle:
 				text := z.Text() // once: it may be read only once
@@ -247,19 +262,45 @@ type extractor struct {
 	// foreign is the depth of open <svg> and <math> elements, whose <title>
 	// is not the document's.
 	foreign int
+	// wantStyle is set right after a <style> start tag (with
+	// Options.Requisites): the next text token is its stylesheet.
+	wantStyle bool
+	// reqSeen holds the Ref of every link in page.Requisites.
+	reqSeen map[string]struct{}
 }
 
-// attrs holds the attribute values a start tag may need.
+// attrs holds the attribute values a start tag may need; the second
+// line only with Options.Requisites.
 type attrs struct {
 	href, src, rel, name, content, httpEquiv []byte
 	hasHref, hasSrc                          bool
+
+	srcset, imagesrcset, poster, data, typ, background, style []byte
 }
 
-func readAttrs(z *html.Tokenizer) attrs {
+func readAttrs(z *html.Tokenizer, requisites bool) attrs {
 	var a attrs
 	for more := true; more; {
 		var k, v []byte
 		k, v, more = z.TagAttr()
+		if requisites {
+			switch string(k) {
+			case "srcset":
+				a.srcset = v
+			case "imagesrcset":
+				a.imagesrcset = v
+			case "poster":
+				a.poster = v
+			case "data":
+				a.data = v
+			case "type":
+				a.typ = v
+			case "background":
+				a.background = v
+			case "style":
+				a.style = v
+			}
+		}
 		switch string(k) {
 		case "href":
 			a.href, a.hasHref = v, true
@@ -337,9 +378,19 @@ func (e *extractor) startTag(z *html.Tokenizer, name []byte, selfClosing bool) {
 		}
 		return
 	default:
-		return
+		if !e.opts.Requisites {
+			return
+		}
+		// Any element may have a style attribute; these embed by others.
+		tag = requisiteTags[string(name)]
+		if tag == "style" && !selfClosing {
+			e.wantStyle = true
+		}
 	}
-	a := readAttrs(z)
+	a := readAttrs(z, e.opts.Requisites)
+	if e.opts.Requisites {
+		e.requisites(tag, &a)
+	}
 	switch tag {
 	case "a", "area", "link":
 		if !a.hasHref {
