@@ -81,6 +81,10 @@ type Item struct {
 	Redirects int    // redirects followed to reach this URL
 	Attempts  int    // earlier attempts that ended in a retryable failure
 	ShapeRun  int    // run value within its URL shape: 0, or 1 + barren pages in a row before it (scope.NextShapeRun)
+	// Requisite is 0 for a page; n > 0 for a resource a page embeds, n
+	// references away from it (a page's image or stylesheet 1, a font that
+	// stylesheet loads 2): fetched to archive it, not followed for links.
+	Requisite int
 	Via       string // the URL whose link or redirect led here; "" for seeds
 	Job       uint32 // the job that queued it; 0: no job
 	Seq       uint64 // position in its host's queue; set by the frontier

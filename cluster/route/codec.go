@@ -13,14 +13,16 @@ import (
 //
 //	+---------+-------+----------------------------------------------+
 //	| version | count | count items, each in outbox.AppendItem's     |
-//	| 0x01    |       | form: URL, Host, Depth, Level, Redirects,    |
-//	|         |       | Attempts, ShapeRun, Via, Job                 |
+//	| 0x02    |       | form: URL, Host, Depth, Level, Redirects,    |
+//	|         |       | Attempts, ShapeRun, Via, Job, Requisite      |
 //	+---------+-------+----------------------------------------------+
 //
 // An outbox entry's value is one item in the same form, without version
-// and count. Seq is not carried: the owner's queue gives it.
+// and count. Seq is not carried: the owner's queue gives it. Version 1
+// messages (items without Requisite: pages) are still read, so a member
+// of the version before can route to this one.
 const (
-	version = 1
+	version = 2
 	// MaxItems bounds a message's count: a decoder refuses past it
 	// before allocating (outbox.MaxString bounds a string's length).
 	MaxItems = 10_000
@@ -42,9 +44,10 @@ func AppendMessage(dst []byte, items []frontier.Item) []byte {
 
 // DecodeMessage decodes a message.
 func DecodeMessage(b []byte) ([]frontier.Item, error) {
-	if len(b) == 0 || b[0] != version {
-		return nil, fmt.Errorf("%w: not a version %d message", ErrMalformed, version)
+	if len(b) == 0 || b[0] != version && b[0] != 1 {
+		return nil, fmt.Errorf("%w: not a version 1 or %d message", ErrMalformed, version)
 	}
+	v1 := b[0] == 1
 	r := outbox.Reader{B: b[1:]}
 	n := r.Uvarint("count", MaxItems)
 	if r.Err != nil {
@@ -52,7 +55,12 @@ func DecodeMessage(b []byte) ([]frontier.Item, error) {
 	}
 	items := make([]frontier.Item, 0, min(n, uint64(len(r.B))/2+1))
 	for i := uint64(0); i < n; i++ {
-		it := r.Item()
+		var it frontier.Item
+		if v1 {
+			it = r.ItemV1()
+		} else {
+			it = r.Item()
+		}
 		if r.Err != nil {
 			return nil, fmt.Errorf("item %d: %w", i, r.Err)
 		}

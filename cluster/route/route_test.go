@@ -27,10 +27,21 @@ func TestCodecRoundTrip(t *testing.T) {
 	items := []frontier.Item{
 		{URL: "http://a.test/", Host: "a.test"},
 		{URL: "https://b.test/x?y#z", Host: "b.test", Depth: 3, Level: 2, Redirects: 1, Attempts: 2, ShapeRun: 9, Via: "http://a.test/", Job: 1<<32 - 1},
+		{URL: "https://b.test/i.png", Host: "b.test", Depth: 3, Via: "https://b.test/x?y#z", Requisite: 1},
 	}
 	got, err := DecodeMessage(AppendMessage(nil, items))
 	if err != nil || !reflect.DeepEqual(got, items) {
 		t.Fatalf("DecodeMessage(AppendMessage(%v)) = %v, %v", items, got, err)
+	}
+	// A version 1 message (a member of the version before: items end at
+	// Job) reads as pages.
+	v1 := []byte{1, 2}
+	for _, it := range items[:2] {
+		b := outbox.AppendItem(nil, it)
+		v1 = append(v1, b[:len(b)-1]...)
+	}
+	if got, err := DecodeMessage(v1); err != nil || !reflect.DeepEqual(got, items[:2]) {
+		t.Errorf("DecodeMessage(version 1) = %v, %v; want %v", got, err, items[:2])
 	}
 	if got, err := DecodeMessage(AppendMessage(nil, nil)); err != nil || len(got) != 0 {
 		t.Errorf("empty message: %v, %v", got, err)
@@ -40,7 +51,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		b    []byte
 	}{
 		{"empty", nil},
-		{"version", []byte{2, 0}},
+		{"version", []byte{3, 0}},
 		{"count past MaxItems", []byte{1, 0x91, 0x4e}},
 		{"truncated", AppendMessage(nil, items)[:20]},
 		{"trailing", append(AppendMessage(nil, items), 0)},
@@ -60,9 +71,14 @@ func FuzzDecodeMessage(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// What decodes encodes back to the same bytes (the form is unique).
-		if again := AppendMessage(nil, items); string(again) != string(b) {
+		// What decodes encodes back to the same bytes (the form is
+		// unique); a version 1 message to the same items.
+		again := AppendMessage(nil, items)
+		if b[0] == version && string(again) != string(b) {
 			t.Fatalf("DecodeMessage(%q) = %v, which encodes as %q", b, items, again)
+		}
+		if back, err := DecodeMessage(again); err != nil || !reflect.DeepEqual(back, items) {
+			t.Fatalf("DecodeMessage(%q) = %v; encoded again and decoded: %v, %v", b, items, back, err)
 		}
 	})
 }

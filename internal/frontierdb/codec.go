@@ -21,7 +21,9 @@ import (
 //	|         |                                                | relative form   |                   |
 //	+---------+-----+-------+-----------+----------+-----------+-----------------+-------------------+
 //	via: the URL that led to the item; length 0 if none (a seed). Version 2
-//	had no via field and is still read.
+//	had no via field and is still read. Version 4 (written for requisites
+//	only, so a page's item costs no byte more) has a uvarint requisite
+//	(frontier.Item.Requisite) between shape run and via.
 //
 //	job counters per partition ('k' key; partition and job are in the
 //	key), and the whole-store job counters of older stores ('c' key, read
@@ -55,7 +57,8 @@ import (
 // Encoding versions, per value kind.
 const (
 	codecVersion = 4 // host state (1: no duplicates count; 2: no dead reason; 3: no wait reason)
-	itemVersion  = 3 // queue and held items (1: no job, format version 2; 2: no via)
+	itemVersion  = 3 // queue and held items of pages (1: no job, format version 2; 2: no via)
+	reqVersion   = 4 // queue and held items of requisites: version 3 and a requisite count
 	jobVersion   = 1 // job counters
 )
 
@@ -92,12 +95,19 @@ func deadReasonCode(why frontier.DropReason) byte {
 }
 
 func appendItem(dst []byte, it frontier.Item) []byte {
-	dst = append(dst, itemVersion)
+	if it.Requisite > 0 {
+		dst = append(dst, reqVersion)
+	} else {
+		dst = append(dst, itemVersion)
+	}
 	dst = binary.AppendUvarint(dst, uint64(it.Job))
 	dst = binary.AppendUvarint(dst, uint64(it.Depth))
 	dst = binary.AppendUvarint(dst, uint64(it.Redirects))
 	dst = binary.AppendUvarint(dst, uint64(it.Attempts))
 	dst = binary.AppendUvarint(dst, uint64(it.ShapeRun))
+	if it.Requisite > 0 {
+		dst = binary.AppendUvarint(dst, uint64(it.Requisite))
+	}
 	if it.Via == "" {
 		dst = append(dst, 0)
 	} else {
@@ -166,8 +176,8 @@ func decodeItem(host string, v []byte) (frontier.Item, error) {
 	r := &reader{b: v}
 	var it frontier.Item
 	ver := r.byte1()
-	if r.err == nil && ver != itemVersion && ver != 2 {
-		return it, fmt.Errorf("queue item encoding version %d, want 2 or %d", ver, itemVersion)
+	if r.err == nil && ver != itemVersion && ver != 2 && ver != reqVersion {
+		return it, fmt.Errorf("queue item encoding version %d, want 2 to %d", ver, reqVersion)
 	}
 	job := r.uvarint()
 	if job > 1<<32-1 && r.err == nil {
@@ -178,6 +188,9 @@ func decodeItem(host string, v []byte) (frontier.Item, error) {
 	it.Redirects = r.small(r.uvarint())
 	it.Attempts = r.small(r.uvarint())
 	it.ShapeRun = r.small(r.uvarint())
+	if ver == reqVersion {
+		it.Requisite = r.small(r.uvarint())
+	}
 	if ver >= 3 {
 		if n := r.small(r.uvarint()); n > 0 && r.err == nil {
 			if n > len(r.b) {

@@ -285,11 +285,18 @@ func TestCodecRoundTrip(t *testing.T) {
 		{URL: "http://a.test/b", Host: "a.test", Depth: 1, Via: "http://a.test/"},
 		{URL: "http://a.test/b", Host: "a.test", Depth: 1, Via: "https://other.test/x?y=1"},
 		{URL: "http://a.test/b", Host: "a.test", Depth: 1, Via: "http://a.testing/"},
+		{URL: "http://a.test/s.css", Host: "a.test", Depth: 4, Via: "http://a.test/b", Requisite: 1},
+		{URL: "http://cdn.test/f.woff2", Host: "cdn.test", Job: 3, Via: "http://a.test/s.css", Requisite: 2},
 	} {
 		got, err := decodeItem(it.Host, appendItem(nil, it))
 		if err != nil || got != it {
 			t.Errorf("item round trip = %+v, %v; want %+v", got, err, it)
 		}
+	}
+	// A page's item costs no byte for Requisite.
+	page, req := frontier.Item{URL: "http://a.test/x", Host: "a.test"}, frontier.Item{URL: "http://a.test/x", Host: "a.test", Requisite: 1}
+	if a, b := len(appendItem(nil, page)), len(appendItem(nil, req)); b != a+1 {
+		t.Errorf("item of a page %d bytes, of a requisite %d: want one byte more", a, b)
 	}
 	// Version 2 items (before via) are still read.
 	v2 := []byte{2, 1, 3, 0, 0, 0, 0x01, '/', 'x'}

@@ -12,9 +12,11 @@ import (
 // (cluster/route), which is part of the fleet's protocol. Every integer is
 // a uvarint, every string a uvarint length and its bytes:
 //
-//	URL, Host, Depth, Level, Redirects, Attempts, ShapeRun, Via, Job
+//	URL, Host, Depth, Level, Redirects, Attempts, ShapeRun, Via, Job, Requisite
 //
-// Seq is not carried: the owner's queue gives it.
+// Seq is not carried: the owner's queue gives it. Requisite came later:
+// an outbox entry written before it ends at Job (DecodeItem reads it as
+// a page), and a routed message of version 1 has none (cluster/route).
 
 // MaxString bounds a string's length: a decoder refuses past it before
 // allocating.
@@ -31,7 +33,8 @@ func AppendItem(dst []byte, it frontier.Item) []byte {
 		dst = binary.AppendUvarint(dst, uint64(max(n, 0)))
 	}
 	dst = appendString(dst, it.Via)
-	return binary.AppendUvarint(dst, uint64(it.Job))
+	dst = binary.AppendUvarint(dst, uint64(it.Job))
+	return binary.AppendUvarint(dst, uint64(max(it.Requisite, 0)))
 }
 
 func appendString(dst []byte, s string) []byte {
@@ -81,6 +84,14 @@ func (r *Reader) string(what string) string {
 
 // Item reads one item (AppendItem's form).
 func (r *Reader) Item() frontier.Item {
+	it := r.ItemV1()
+	it.Requisite = int(r.Uvarint("requisite", 1<<10))
+	return it
+}
+
+// ItemV1 reads one item in the form before Requisite: AppendItem's
+// without its last field.
+func (r *Reader) ItemV1() frontier.Item {
 	var it frontier.Item
 	it.URL = r.string("URL")
 	it.Host = r.string("host")
@@ -97,10 +108,14 @@ func (r *Reader) Item() frontier.Item {
 	return it
 }
 
-// DecodeItem decodes an outbox entry's value.
+// DecodeItem decodes an outbox entry's value (an entry written before
+// Requisite ends at Job: a page).
 func DecodeItem(b []byte) (frontier.Item, error) {
 	r := Reader{B: b}
-	it := r.Item()
+	it := r.ItemV1()
+	if r.Err == nil && len(r.B) > 0 {
+		it.Requisite = int(r.Uvarint("requisite", 1<<10))
+	}
 	if r.Err == nil && len(r.B) != 0 {
 		r.Err = fmt.Errorf("%w: %d bytes after the item", ErrMalformed, len(r.B))
 	}

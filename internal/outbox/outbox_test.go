@@ -52,9 +52,17 @@ func TestItemRoundTrip(t *testing.T) {
 	for _, it := range []frontier.Item{
 		{URL: "http://a.test/", Host: "a.test"},
 		{URL: "https://b.test/x?y#z", Host: "b.test", Depth: 3, Level: 2, Redirects: 1, Attempts: 2, ShapeRun: 9, Via: "http://a.test/", Job: 1<<32 - 1},
+		{URL: "https://b.test/f.woff", Host: "b.test", Depth: 3, Via: "https://b.test/s.css", Requisite: 2},
 	} {
-		if got, err := DecodeItem(AppendItem(nil, it)); err != nil || got != it {
+		b := AppendItem(nil, it)
+		if got, err := DecodeItem(b); err != nil || got != it {
 			t.Errorf("DecodeItem(AppendItem(%v)) = %v, %v", it, got, err)
+		}
+		// An entry written before Requisite (no last byte) reads as a page.
+		if it.Requisite == 0 {
+			if got, err := DecodeItem(b[:len(b)-1]); err != nil || got != it {
+				t.Errorf("DecodeItem(an entry without requisite, %v) = %v, %v", it, got, err)
+			}
 		}
 	}
 	good := AppendItem(nil, frontier.Item{URL: "http://a.test/", Host: "a.test"})
@@ -65,6 +73,7 @@ func TestItemRoundTrip(t *testing.T) {
 		{"empty", nil},
 		{"truncated", good[:len(good)-2]},
 		{"trailing", append(slices.Clone(good), 0)},
+		{"requisite past 1024", append(slices.Clone(good[:len(good)-1]), 0x81, 0x08)},
 		{"no URL", AppendItem(nil, frontier.Item{Host: "a.test"})},
 	} {
 		if _, err := DecodeItem(bad.b); !errors.Is(err, ErrMalformed) {
