@@ -78,9 +78,9 @@ type Item struct {
 	// source that knows better (a sitemap's URLs, a page that changes
 	// often) queues the URL at a lower number.
 	Level     int
-	Redirects int    // redirects followed to reach this URL
-	Attempts  int    // earlier attempts that ended in a retryable failure
-	ShapeRun  int    // run value within its URL shape: 0, or 1 + barren pages in a row before it (scope.NextShapeRun)
+	Redirects int // redirects followed to reach this URL
+	Attempts  int // earlier attempts that ended in a retryable failure
+	ShapeRun  int // run value within its URL shape: 0, or 1 + barren pages in a row before it (scope.NextShapeRun)
 	// Requisite is 0 for a page; n > 0 for a resource a page embeds, n
 	// references away from it (a page's image or stylesheet 1, a font that
 	// stylesheet loads 2): fetched to archive it, not followed for links.
