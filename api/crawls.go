@@ -59,6 +59,7 @@ func requestOf(s job.Spec) wire.CrawlRequest {
 	r.Scope.SessionParams, r.Scope.KeepSessionIDs = s.SessionParams, s.KeepSessionIDs
 	r.Limits.MaxPages, r.Limits.RobotsGiveUpS, r.Limits.MaxWaitS = s.MaxPages, ptr(s.RobotsGiveUp.Seconds()), ptr(s.MaxWait.Seconds())
 	r.Recrawl = recrawlOf(s)
+	r.Requisites = wire.Requisites{Reach: s.Requisites, MaxHops: s.RequisiteHops}
 	return r
 }
 
@@ -69,7 +70,8 @@ func specOf(r wire.CrawlRequest, def job.Spec) job.Spec {
 		MaxURLsPerPattern: or(r.Scope.MaxURLsPerPattern, def.MaxURLsPerPattern), SessionParams: r.Scope.SessionParams, KeepSessionIDs: r.Scope.KeepSessionIDs,
 		MaxPages: r.Limits.MaxPages, Priority: r.Priority, RobotsGiveUp: secondsOr(r.Limits.RobotsGiveUpS, def.RobotsGiveUp), MaxWait: secondsOr(r.Limits.MaxWaitS, def.MaxWait),
 		Continuous: r.Continuous, RecrawlMin: seconds(r.Recrawl.MinS), RecrawlMax: seconds(r.Recrawl.MaxS),
-		RecrawlBudget: r.Recrawl.BudgetPerHour, RecrawlSchedule: r.Recrawl.Schedule}
+		RecrawlBudget: r.Recrawl.BudgetPerHour, RecrawlSchedule: r.Recrawl.Schedule,
+		Requisites: r.Requisites.Reach, RequisiteHops: r.Requisites.MaxHops}
 }
 
 // recrawlOf is s's recrawl bounds and budget on the wire.
@@ -102,7 +104,7 @@ var specPaths = map[string]string{"Name": "name", "Seeds": "seeds", "Domains": "
 	"KeepSessionIDs": "scope.keep_session_ids", "MaxPages": "limits.max_pages", "Priority": "priority",
 	"RobotsGiveUp": "limits.robots_give_up_s", "MaxWait": "limits.max_wait_s", "Continuous": "continuous",
 	"RecrawlMin": "recrawl.min_s", "RecrawlMax": "recrawl.max_s", "RecrawlBudget": "recrawl.budget_per_hour",
-	"RecrawlSchedule": "recrawl.schedule"}
+	"RecrawlSchedule": "recrawl.schedule", "Requisites": "requisites.reach", "RequisiteHops": "requisites.max_hops"}
 
 // seconds is s seconds as a Duration; beyond a Duration's range, the
 // nearest end of it (which job.Spec.Validate refuses).
@@ -150,6 +152,9 @@ func viewOf(j *job.Job) wire.Crawl {
 		v.Continuous = true
 		r := recrawlOf(s)
 		v.Recrawl = &r
+	}
+	if s := j.Spec; s.Requisites != "" {
+		v.Requisites = &wire.Requisites{Reach: s.Requisites, MaxHops: s.MaxRequisiteHops()}
 	}
 	return v
 }

@@ -126,7 +126,36 @@ type Spec struct {
 	// interval: ScheduleFreshness (the default; "" means it) or
 	// ScheduleNutch, the baseline trawl's freshness is measured against.
 	RecrawlSchedule string `json:"recrawl_schedule,omitempty"`
+
+	// Requisites fetches and archives the resources each page embeds
+	// (images and srcset candidates, stylesheets and what they import
+	// and use, scripts, fonts, icons, media and posters, frames:
+	// links.Page.Requisites, css.Refs), on hosts within this reach of
+	// the page's: RequisitesHost (the page's host), RequisitesSite (its
+	// registered domain) or RequisitesAny. They go through the frontier
+	// like pages (robots.txt, gaps, the URL-seen gate), ahead of the
+	// host's links, and are not followed for links. "" fetches none.
+	Requisites string `json:"requisites,omitempty"`
+	// RequisiteHops bounds the references from a page to a requisite: 1
+	// is what the page embeds, 2 what those embed (a stylesheet's font
+	// or @import), and so on. 0 means DefaultRequisiteHops; set only with
+	// Requisites.
+	RequisiteHops int `json:"requisite_hops,omitempty"`
 }
+
+// The reaches of Spec.Requisites.
+const (
+	RequisitesHost = "host" // the page's host only
+	RequisitesSite = "site" // hosts of the page's registered domain (urlnorm.RegisteredDomain)
+	RequisitesAny  = "any"  // any host, as a browser would load them
+)
+
+// DefaultRequisiteHops is the default of Spec.RequisiteHops: enough for
+// a page's stylesheet, one it imports, and that one's fonts and images.
+const DefaultRequisiteHops = 3
+
+// maxRequisiteHops bounds Spec.RequisiteHops.
+const maxRequisiteHops = 10
 
 // The recrawl schedules (Spec.RecrawlSchedule).
 const (
@@ -363,6 +392,17 @@ func (s Spec) check() fieldErrors {
 		}
 	default:
 		errs.field("RecrawlSchedule", "%q is not a schedule: want %s (the default) or %s", s.RecrawlSchedule, ScheduleFreshness, ScheduleNutch)
+	}
+	switch s.Requisites {
+	case "", RequisitesHost, RequisitesSite, RequisitesAny:
+	default:
+		errs.field("Requisites", "%q is not a reach: want %s, %s or %s (or none)", s.Requisites, RequisitesHost, RequisitesSite, RequisitesAny)
+	}
+	switch {
+	case s.RequisiteHops != 0 && s.Requisites == "":
+		errs.field("RequisiteHops", "%d: only a crawl that fetches requisites counts their hops: set {Requisites}", s.RequisiteHops)
+	case s.RequisiteHops < 0 || s.RequisiteHops > maxRequisiteHops:
+		errs.field("RequisiteHops", "%d: want 0 (the default, %d) up to %d", s.RequisiteHops, DefaultRequisiteHops, maxRequisiteHops)
 	}
 	for i, p := range s.SessionParams {
 		if p == "" || strings.ContainsAny(p, "=&;/?# ") {
@@ -608,6 +648,36 @@ func (j *Job) End(s State, reason string, err error) (was State, ok bool) {
 // depth gives.
 func (j *Job) Level(depth, levels int) int {
 	return max(0, min(min(depth, levels-1)-j.Spec.Priority, levels-1))
+}
+
+// MaxRequisiteHops is the most references from a page to a requisite the
+// job fetches: 0 if it fetches none.
+func (s Spec) MaxRequisiteHops() int {
+	switch {
+	case s.Requisites == "":
+		return 0
+	case s.RequisiteHops > 0:
+		return s.RequisiteHops
+	}
+	return DefaultRequisiteHops
+}
+
+// RequisiteInReach reports whether the job fetches a requisite on host
+// (a URL's host name) embedded by a page (or stylesheet) on host from.
+func (s Spec) RequisiteInReach(from, host string) bool {
+	switch s.Requisites {
+	case RequisitesAny:
+		return true
+	case RequisitesSite:
+		if from == host {
+			return true
+		}
+		d := urlnorm.RegisteredDomain(from)
+		return d != "" && d == urlnorm.RegisteredDomain(host)
+	case RequisitesHost:
+		return strings.EqualFold(from, host)
+	}
+	return false
 }
 
 // Record is a job as the node keeps it in its store (JSON under

@@ -184,6 +184,9 @@ func TestValidateFieldErrors(t *testing.T) {
 		{Spec{Seeds: seed, Continuous: true, RecrawlMin: 2 * time.Hour, RecrawlMax: time.Hour}, "RecrawlMin", -1, "2h0m0s is above {RecrawlMax} 1h0m0s"},
 		{Spec{Seeds: seed, SessionParams: []string{"sid", "a=b"}}, "SessionParams", 1, `"a=b" is not a parameter name`},
 		{Spec{Seeds: seed, Exclude: []string{"ok", "("}}, "Exclude", 1, `"(" is not a regular expression`},
+		{Spec{Seeds: seed, Requisites: "page"}, "Requisites", -1, `"page" is not a reach: want host, site or any (or none)`},
+		{Spec{Seeds: seed, RequisiteHops: 2}, "RequisiteHops", -1, "2: only a crawl that fetches requisites counts their hops: set {Requisites}"},
+		{Spec{Seeds: seed, Requisites: RequisitesAny, RequisiteHops: 11}, "RequisiteHops", -1, "11: want 0 (the default, 3) up to 10"},
 	} {
 		err := c.spec.Validate()
 		fes := FieldErrors(err)
@@ -195,6 +198,35 @@ func TestValidateFieldErrors(t *testing.T) {
 		if fe.Field != c.field || fe.Index != c.index || !strings.HasPrefix(fe.Why, c.why) {
 			t.Errorf("Validate(%+v) = %s[%d] %q; want %s[%d] %q", c.spec, fe.Field, fe.Index, fe.Why, c.field, c.index, c.why)
 		}
+	}
+}
+
+func TestRequisiteReach(t *testing.T) {
+	for _, c := range []struct {
+		reach, from, host string
+		want              bool
+	}{
+		{"", "a.example", "a.example", false},
+		{RequisitesHost, "a.example", "a.example", true},
+		{RequisitesHost, "a.example", "A.example", true},
+		{RequisitesHost, "a.example", "cdn.a.example", false},
+		{RequisitesHost, "a.example:8080", "a.example:8081", false},
+		{RequisitesSite, "www.a.example", "cdn.a.example", true},
+		{RequisitesSite, "www.a.co.uk", "img.a.co.uk", true},
+		{RequisitesSite, "a.co.uk", "b.co.uk", false},
+		{RequisitesSite, "127.0.0.1:8080", "127.0.0.1:9090", true},
+		{RequisitesSite, "127.0.0.1", "127.0.0.2", false},
+		{RequisitesAny, "a.example", "fonts.other.test", true},
+	} {
+		if got := (Spec{Requisites: c.reach}).RequisiteInReach(c.from, c.host); got != c.want {
+			t.Errorf("reach %q: from %s to %s = %v, want %v", c.reach, c.from, c.host, got, c.want)
+		}
+	}
+	if h := (Spec{}).MaxRequisiteHops(); h != 0 {
+		t.Errorf("no requisites: %d hops, want 0", h)
+	}
+	if h := (Spec{Requisites: RequisitesHost}).MaxRequisiteHops(); h != DefaultRequisiteHops {
+		t.Errorf("requisites, hops unset: %d, want the default %d", h, DefaultRequisiteHops)
 	}
 }
 

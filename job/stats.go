@@ -37,6 +37,7 @@ type Stats struct {
 	SitemapURLs      atomic.Int64 // URLs queued because a sitemap listed them (new to the job)
 	SitemapKnown     atomic.Int64 // URLs a sitemap listed that the job had seen already
 	Routed           atomic.Int64 // URLs found for partitions another node serves: sent to their owner (Options.Partitioned)
+	Requisites       atomic.Int64 // resources pages embed, queued because Spec.Requisites asked (new to the job)
 
 	fresh      atomic.Pointer[Freshness] // the recrawl schedule's last figures (SetFreshness)
 	waitHost   atomic.Pointer[string]    // the host of the job's latest URL put back to wait (SetWaitHost)
@@ -92,6 +93,7 @@ func (s *Stats) Run() Tally {
 		SitemapURLs:      s.SitemapURLs.Load(),
 		SitemapKnown:     s.SitemapKnown.Load(),
 		Routed:           s.Routed.Load(),
+		Requisites:       s.Requisites.Load(),
 	}
 	s.mu.Lock()
 	t.Status, t.Errors = maps.Clone(s.status), maps.Clone(s.errors)

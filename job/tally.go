@@ -38,6 +38,7 @@ type Tally struct {
 	SitemapKnown     int64            `json:"sitemap_known"`   // URLs sitemaps listed that the job had seen already
 	Routed           int64            `json:"routed"`          // URLs found for partitions another node serves, sent to it (fleet)
 	WaitGaveUp       int64            `json:"wait_gave_up"`    // URLs given up: their host asked to wait past the job's MaxWait
+	Requisites       int64            `json:"requisites"`      // resources pages embed, queued (new to the job; Spec.Requisites)
 	Status           map[string]int64 `json:"status"`          // responses by status class
 	Errors           map[string]int64 `json:"errors"`          // failures by class
 }
@@ -48,7 +49,7 @@ func (t *Tally) fields() []*int64 {
 	return []*int64{&t.Pages, &t.Shared, &t.Requests, &t.RobotsFetches, &t.RobotsDisallowed, &t.RobotsGaveUp,
 		&t.Bytes, &t.Discovered, &t.OutOfScope, &t.Excluded, &t.BadLinks, &t.Duplicates, &t.Revisits, &t.NearDuplicates,
 		&t.Recrawls, &t.NotModified, &t.Changed,
-		&t.Sitemaps, &t.SitemapURLs, &t.SitemapKnown, &t.Routed, &t.WaitGaveUp}
+		&t.Sitemaps, &t.SitemapURLs, &t.SitemapKnown, &t.Routed, &t.WaitGaveUp, &t.Requisites}
 }
 
 // Add returns t + u.

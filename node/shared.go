@@ -37,7 +37,11 @@ type sharedPage struct {
 	status   int
 	redirect *url.URL   // a 3xx's target, nil otherwise
 	links    []*url.URL // canonical, followable links of an HTML page
-	text     textPrint  // its visible text's fingerprint, if read (for shape runs)
+	// requisites are what the page embeds, or a stylesheet refers to,
+	// canonical (for a job that fetches requisites; not shared: a job
+	// that takes the page from another fetches none of them)
+	requisites []*url.URL
+	text       textPrint // its visible text's fingerprint, if read (for shape runs)
 	// sitemap is what a sitemap file listed, for a sitemap held under
 	// sitemapShareKey (nil for pages)
 	sitemap *sitemapResult

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/crawllog"
+	"github.com/trawl-crawler/trawl/css"
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
@@ -577,7 +578,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 				break
 			}
 		}
-		page.links, text = n.extract(j, u, resp)
+		page.links, page.requisites, text = n.extract(j, it, u, resp)
 		if text.read {
 			sim = &text.fp
 		}
@@ -617,9 +618,10 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	if resp.DecodeErr != nil { // archived as sent; a hostile coding is named, not silent
 		j.Stats.AddError(ErrorDecode)
 	}
-	var found []candidate
+	var found, reqs []candidate
 	if page != nil {
 		found = n.candidates(j, it, u, page)
+		reqs = n.requisites(j, it, u, page)
 	}
 	if near != nil {
 		// A near duplicate's links to URLs of its own shape lead on to more
@@ -639,13 +641,18 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	if page != nil && !alone && !unparsed { // for other jobs to take (shared.go)
 		obs.Leads, obs.HasLeads = page.leads(), true
 	}
-	if len(found) == 0 {
+	if len(found) == 0 && len(reqs) == 0 {
 		n.earnRoom(j, it, u, nil, text, &viaText{n: n, it: it})
 		n.completeWith(l, j, o, keep(n.recordFetch(nil, j, it, prev, obs)), nil)
 		return
 	}
 	b := n.db.NewBatch()
-	add, err := n.admitLinks(b, j, it, u, found, text)
+	add, err := n.admitRequisites(b, j, it, reqs)
+	if err == nil {
+		var more []frontier.Item
+		more, err = n.admitLinks(b, j, it, u, found, text)
+		add = append(add, more...)
+	}
 	if err != nil {
 		b.Close()
 		n.fail(err)
@@ -830,8 +837,12 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 			j.Stats.AddError("redirect-chain")
 			return nil
 		}
-		// A redirect is not a link: depth and shape run stay the item's.
-		return []candidate{{u: p.redirect, via: it.URL, depth: it.Depth, redirects: it.Redirects + 1, shapeRun: it.ShapeRun}}
+		// A redirect is not a link: depth, shape run and requisite hops
+		// stay the item's.
+		return []candidate{{u: p.redirect, via: it.URL, depth: it.Depth, redirects: it.Redirects + 1, shapeRun: it.ShapeRun, requisite: it.Requisite}}
+	}
+	if it.Requisite > 0 {
+		return nil // a requisite is archived, not followed
 	}
 	// A link within the page's shape continues its run (runs.go): its
 	// run value is settled once the links out of the run are admitted.
@@ -841,6 +852,38 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 		found[i] = candidate{u: t, via: it.URL, depth: it.Depth + 1, inRun: scope.Shape(t) == shape}
 	}
 	return found
+}
+
+// requisites returns the resources page (the answer to item it, URL u)
+// embeds that job j fetches: within the job's hops of their page and its
+// reach of u's host (job.Spec.RequisiteInReach), at the page's depth.
+func (n *Node) requisites(j *job.Job, it frontier.Item, u *url.URL, p *sharedPage) []candidate {
+	if len(p.requisites) == 0 || it.Requisite+1 > j.Spec.MaxRequisiteHops() {
+		return nil
+	}
+	out := make([]candidate, 0, len(p.requisites))
+	for _, r := range p.requisites {
+		if !j.Spec.RequisiteInReach(u.Host, r.Host) {
+			j.Stats.OutOfScope.Add(1)
+			continue
+		}
+		out = append(out, candidate{u: r, via: it.URL, depth: it.Depth, requisite: it.Requisite + 1})
+	}
+	return out
+}
+
+// admitRequisites passes the requisites reqs of item it through job j's
+// exclusions and URL-seen gate, as admit does for links, without the
+// job's domain, depth and trap rules (the reach and the hop limit are
+// theirs: requisites): a page's resources are as many as the page says,
+// once each.
+func (n *Node) admitRequisites(b *store.Batch, j *job.Job, it frontier.Item, reqs []candidate) ([]frontier.Item, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	items, err := n.admit(b, j, reqs, false, it.Host)
+	j.Stats.Requisites.Add(int64(len(items)))
+	return items, err
 }
 
 // textPrint is what the pass that extracts a page's links read of its
@@ -869,44 +912,76 @@ type textPrint struct {
 const nearMinWords = 15
 
 // extract returns the links of an HTML page worth following and, if it
-// read the page, the SimHash of its text (taken in the same pass).
-func (n *Node) extract(j *job.Job, u *url.URL, resp *fetch.Response) ([]*url.URL, textPrint) {
+// read the page, the SimHash of its text (taken in the same pass). For a
+// job that fetches requisites (wantReqs: the item is within the job's
+// hops of its page) it also returns what the page embeds, or what a
+// stylesheet refers to. A requisite's own links are not followed: for
+// an item that is one (it.Requisite > 0) links is nil.
+func (n *Node) extract(j *job.Job, it frontier.Item, u *url.URL, resp *fetch.Response) (found, reqs []*url.URL, sim textPrint) {
+	wantReqs := it.Requisite < j.Spec.MaxRequisiteHops()
+	if wantReqs && isCSS(resp.MediaType) {
+		for _, r := range css.Refs(resp.Decoded, links.MaxRequisites) {
+			reqs = appendResolved(j, reqs, urlnorm.NewResolver(u), r.URL)
+		}
+		return nil, reqs, textPrint{}
+	}
 	if !isHTML(resp.MediaType) {
-		return nil, textPrint{}
+		return nil, nil, textPrint{}
 	}
-	if _, noFollow := links.XRobotsTag(resp.Header.Values("X-Robots-Tag"), n.agent); noFollow {
-		return nil, textPrint{}
+	_, noFollow := links.XRobotsTag(resp.Header.Values("X-Robots-Tag"), n.agent)
+	if noFollow && !wantReqs {
+		return nil, nil, textPrint{}
 	}
-	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: true, ContentType: resp.Header.Get("Content-Type")})
-	sim := textPrint{read: true, fp: page.SimHash, words: page.Content.Words(), content: page.Content}
-	if n.opts.NearResemblance >= 0 {
-		sim.gate = n.templates.print(u.Host, page.Content)
-		sim.judged = sim.gate.Words >= nearMinWords
-	}
-	if page.NoFollow {
-		return nil, sim
-	}
+	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: !noFollow, ContentType: resp.Header.Get("Content-Type"), Requisites: wantReqs})
 	base := u
 	if page.BaseHref != "" {
 		if b, err := urlnorm.Parse(page.BaseHref, u); err == nil {
 			base = b
 		}
 	}
-	found := make([]*url.URL, 0, len(page.Links))
 	res := urlnorm.NewResolver(base)
+	if wantReqs {
+		// A nofollow page's resources are fetched all the same: they are
+		// part of the page, not links out of it.
+		reqs = make([]*url.URL, 0, len(page.Requisites))
+		for _, r := range page.Requisites {
+			reqs = appendResolved(j, reqs, res, r.Ref)
+		}
+	}
+	if noFollow {
+		return nil, reqs, textPrint{}
+	}
+	sim = textPrint{read: true, fp: page.SimHash, words: page.Content.Words(), content: page.Content}
+	if n.opts.NearResemblance >= 0 {
+		sim.gate = n.templates.print(u.Host, page.Content)
+		sim.judged = sim.gate.Words >= nearMinWords
+	}
+	if page.NoFollow || it.Requisite > 0 {
+		return nil, reqs, sim
+	}
+	found = make([]*url.URL, 0, len(page.Links))
 	for _, ln := range page.Links {
 		if ln.NoFollow || !followable(ln) {
 			continue
 		}
-		t, err := res.Parse(ln.Ref)
-		if err != nil {
-			j.Stats.BadLinks.Add(1)
-			continue
-		}
-		found = append(found, urlnorm.Normalize(t))
+		found = appendResolved(j, found, res, ln.Ref)
 	}
-	return found, sim
+	return found, reqs, sim
 }
+
+// appendResolved appends ref, resolved by res and normalised, to out; a
+// ref that does not parse is counted as a bad link.
+func appendResolved(j *job.Job, out []*url.URL, res *urlnorm.Resolver, ref string) []*url.URL {
+	t, err := res.Parse(ref)
+	if err != nil {
+		j.Stats.BadLinks.Add(1)
+		return out
+	}
+	return append(out, urlnorm.Normalize(t))
+}
+
+// isCSS reports a stylesheet's media type.
+func isCSS(mediaType string) bool { return mediaType == "text/css" }
 
 // followable reports whether a link leads to something worth fetching as
 // a page: not a stylesheet, icon or script resource.
@@ -932,6 +1007,19 @@ type candidate struct {
 	// inRun: a link to a URL of the linking page's shape (admitLinks
 	// sets its shapeRun)
 	inRun bool
+	// requisite: a resource a page embeds, this many references from it
+	// (frontier.Item.Requisite); 0 for a page
+	requisite int
+}
+
+// levelOf is the frontier level of candidate cd of job j: a requisite's
+// is the job's top, so that a page's resources are fetched soon after it
+// (ahead of its host's links), a page's by its depth.
+func levelOf(j *job.Job, cd candidate) int {
+	if cd.requisite > 0 {
+		return j.Level(0, levels)
+	}
+	return j.Level(cd.depth, levels)
 }
 
 // admit passes candidates through j's scope (unless they are seeds), its
@@ -958,7 +1046,7 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 		kept = append(kept, cd)
 	}
 	if n.outbox != nil {
-		routed, err := n.routeForeign(b, j, urls, kept, func(cd candidate) int { return j.Level(cd.depth, levels) }, home)
+		routed, err := n.routeForeign(b, j, urls, kept, func(cd candidate) int { return levelOf(j, cd) }, home)
 		if err != nil {
 			return nil, err
 		}
@@ -996,10 +1084,11 @@ func (n *Node) admit(b *store.Batch, j *job.Job, cands []candidate, checkScope b
 			Host:      urlnorm.HostKey(cd.u),
 			Job:       j.ID,
 			Depth:     cd.depth,
-			Level:     j.Level(cd.depth, levels),
+			Level:     levelOf(j, cd),
 			Redirects: cd.redirects,
 			ShapeRun:  cd.shapeRun,
 			Via:       cd.via,
+			Requisite: cd.requisite,
 		})
 	}
 	j.Stats.Duplicates.Add(int64(len(urls) - len(items) - over))

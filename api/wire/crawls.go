@@ -22,6 +22,17 @@ type CrawlRequest struct {
 	// Recrawl, until cancelled or the server stops.
 	Continuous bool    `json:"continuous,omitempty"`
 	Recrawl    Recrawl `json:"recrawl,omitzero"` // only for a continuous crawl (a 400 otherwise)
+	// Requisites, if Reach is set, fetches and archives what each page
+	// embeds.
+	Requisites Requisites `json:"requisites,omitzero"`
+}
+
+// Requisites are a crawl's page requisites: the resources each page
+// embeds (images, stylesheets and their imports and fonts, scripts,
+// media, frames), fetched and archived like pages but not followed.
+type Requisites struct {
+	Reach   string `json:"reach"`              // "host", "site" (the page's registered domain) or "any"; "": none
+	MaxHops int    `json:"max_hops,omitempty"` // most references from a page (page -> stylesheet -> font is 2); 0: 3
 }
 
 // Scope is where a crawl may go.
@@ -69,7 +80,8 @@ type Crawl struct {
 	// Continuous and Recrawl are set for a continuous crawl only.
 	Continuous bool            `json:"continuous,omitempty"`
 	Recrawl    *Recrawl        `json:"recrawl,omitempty"`
-	Raw        json.RawMessage `json:"-"` // the body as the server sent it, for a crawl a call returned alone
+	Requisites *Requisites     `json:"requisites,omitempty"` // set for a crawl that fetches requisites only
+	Raw        json.RawMessage `json:"-"`                    // the body as the server sent it, for a crawl a call returned alone
 }
 
 // CrawlList is GET /v1/crawls's answer.

@@ -36,6 +36,32 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func (m *multiFlag) IsRepeatable() bool { return true }
 
+// reachFlag is --requisites: alone it means any host (as a browser
+// loads a page's resources), with a value the reach it names
+// (job.Spec.Requisites, which checks it); "false" or "" none.
+type reachFlag string
+
+func (r *reachFlag) String() string { return string(*r) }
+func (r *reachFlag) Set(v string) error {
+	switch v {
+	case "true":
+		*r = job.RequisitesAny
+	case "false":
+		*r = ""
+	default:
+		*r = reachFlag(v)
+	}
+	return nil
+}
+func (r *reachFlag) IsBoolFlag() bool { return true }
+
+// registerRequisites registers --requisites and --requisite-hops into
+// spec: `trawl crawl`'s, `trawl demo`'s and `trawl crawls create`'s.
+func registerRequisites(fs *flag.FlagSet, spec *job.Spec) {
+	fs.Var((*reachFlag)(&spec.Requisites), "requisites", "also fetch and archive what each page embeds (images, stylesheets and their fonts and imports, scripts, media, frames) from any host; =site: only from the page's registered domain, =host: only its host")
+	fs.IntVar(&spec.RequisiteHops, "requisite-hops", 0, "with --requisites, most references from a page to a resource, e.g. page -> stylesheet -> font is 2 (0: 3)")
+}
+
 // nodeEnv are the environment variables of the node's flags, for crawl
 // and serve (not demo, which wipes its --data: a variable meant for a real
 // crawl must not point it there).
@@ -89,6 +115,8 @@ type crawlFlags struct {
 	shapeRun int
 	giveUp   time.Duration
 	maxWait  time.Duration
+	// reqs holds --requisites and --requisite-hops
+	reqs job.Spec
 	// src says where each flag's value came from (parseFlags), for errors
 	// that name a value set in the config file.
 	src map[string]config.Source
@@ -104,6 +132,7 @@ func (cf *crawlFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&cf.maxWait, "max-wait", d.MaxWait, "once nothing else may be fetched within this, give up hosts that ask to wait longer (Retry-After, backoff, robots.txt outages), so the crawl ends (0: wait for ever)")
 	fs.IntVar(&cf.shapeRun, "max-shape-run", d.MaxShapeRun, "most pages in a row of one URL shape that yield no new link or text, e.g. calendar months (0: the default, 3; -1: no cap)")
 	fs.DurationVar(&cf.progress, "progress", 0, "progress interval (default: a live display redrawn every 0.5s on a terminal, a line every 5s otherwise)")
+	registerRequisites(fs, &cf.reqs)
 }
 
 // recrawlFlags make a crawl continuous: `trawl crawl`'s and `trawl crawls
@@ -136,7 +165,7 @@ var specFlags = map[string]string{"Name": "--name", "Seeds": "seed", "Domains": 
 	"MaxDepth": "--max-depth", "MaxPages": "--max-pages", "MaxShapeRun": "--max-shape-run", "Priority": "--priority",
 	"RobotsGiveUp": "--robots-give-up", "MaxWait": "--max-wait", "Continuous": "--continuous",
 	"RecrawlMin": "--recrawl-min", "RecrawlMax": "--recrawl-max", "RecrawlBudget": "--recrawl-budget",
-	"RecrawlSchedule": "--recrawl-schedule"}
+	"RecrawlSchedule": "--recrawl-schedule", "Requisites": "--requisites", "RequisiteHops": "--requisite-hops"}
 
 // checkSpec validates spec, a crawl's from the flags, and returns its
 // errors in the flags' words, one a line: "--max-depth -1 is negative:
@@ -218,6 +247,7 @@ func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
 	spec := job.Defaults()
 	spec.Name, spec.Seeds, spec.Domains = "crawl", seeds, cf.domains
 	spec.MaxDepth, spec.MaxPages, spec.MaxShapeRun, spec.RobotsGiveUp, spec.MaxWait = cf.maxDepth, cf.maxPages, cf.shapeRun, cf.giveUp, cf.maxWait
+	spec.Requisites, spec.RequisiteHops = cf.reqs.Requisites, cf.reqs.RequisiteHops
 	o, err := cf.nodeFlags.options()
 	if err != nil {
 		return o, spec, err

@@ -23,6 +23,7 @@ func createFlags(fs *flag.FlagSet) clientcmd.Run {
 	fs.IntVar(&s.Priority, "priority", d.Priority, "-1 (low), 0 or 1 (high): which crawl's URLs go first on a shared node")
 	fs.DurationVar(&s.RobotsGiveUp, "robots-give-up", d.RobotsGiveUp, "give up a host whose robots.txt stays unavailable this long, as trawl crawl's (0: never)")
 	fs.DurationVar(&s.MaxWait, "max-wait", d.MaxWait, "once nothing may be fetched within this, give up hosts that ask to wait longer, as trawl crawl's (0: wait for ever)")
+	registerRequisites(fs, s)
 	var rf recrawlFlags
 	rf.register(fs)
 	return func(ctx context.Context, cl *apiclient.Client, o clientcmd.Options, args []string, w io.Writer) error {

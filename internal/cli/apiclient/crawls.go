@@ -15,6 +15,7 @@ type (
 	Scope        = wire.Scope
 	Limits       = wire.Limits
 	Recrawl      = wire.Recrawl
+	Requisites   = wire.Requisites
 	Freshness    = wire.Freshness
 	Created      = wire.Created
 	Crawl        = wire.Crawl

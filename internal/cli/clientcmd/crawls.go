@@ -168,7 +168,8 @@ func (cr *Create) Run(ctx context.Context, c *apiclient.Client, o Options, args 
 		Limits:     apiclient.Limits{MaxPages: spec.MaxPages, RobotsGiveUpS: &giveUpS, MaxWaitS: &maxWaitS},
 		Continuous: spec.Continuous,
 		Recrawl: apiclient.Recrawl{MinS: spec.RecrawlMin.Seconds(), MaxS: spec.RecrawlMax.Seconds(),
-			BudgetPerHour: spec.RecrawlBudget, Schedule: spec.RecrawlSchedule}}
+			BudgetPerHour: spec.RecrawlBudget, Schedule: spec.RecrawlSchedule},
+		Requisites: apiclient.Requisites{Reach: spec.Requisites, MaxHops: spec.RequisiteHops}}
 	created, err := c.CreateCrawl(ctx, req)
 	if err != nil || o.answer(w, created.Raw) {
 		return err
