@@ -31,7 +31,10 @@ import (
 )
 
 // acceptEncoding is sent with every request; decode undoes each coding.
-const acceptEncoding = "gzip, deflate, br"
+// It lists what browsers list, in their order (Chrome and Firefox send
+// "gzip, deflate, br, zstd"), so that a server answers the crawler as it
+// answers them.
+const acceptEncoding = "gzip, deflate, br, zstd"
 
 // maxBodyHint caps how far a declared Content-Length sizes the first body
 // buffer. A server can declare any length and send a few bytes: trusted
