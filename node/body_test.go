@@ -214,6 +214,11 @@ func TestEveryBodyArchived(t *testing.T) {
 	if p := rep.Payloads(bodies); len(p) > 0 {
 		t.Errorf("warcio's reading of the payloads: %v", p)
 	}
+	for _, r := range rep.Responses {
+		if r.Protocols != "http/1.1" {
+			t.Errorf("%s: WARC-Protocol %q, want http/1.1", r.URI, r.Protocols)
+		}
+	}
 	for _, r := range rep.Unresolved(warc.ProfileIdenticalPayload) {
 		t.Errorf("revisit of %s does not resolve to %s at %s", r.URI, r.RefersToURI, r.RefersToDate)
 	}
