@@ -22,9 +22,10 @@ const maxEncodingLayers = 4
 // decode undoes the Content-Encoding of body (a comma-separated list of
 // codings, applied in order), keeping at most limit decoded bytes.
 // Supported: gzip, x-gzip, deflate (zlib, or raw deflate as some servers
-// send), br (brotli, RFC 7932), identity. truncatedInput says the body was cut short, in which case
-// an unexpected EOF yields the bytes decoded so far and no error. For the
-// identity coding decoded is body itself.
+// send), br (brotli, RFC 7932), zstd (RFC 8878, RFC 9659), identity.
+// truncatedInput says the body was cut short, in which case an unexpected
+// EOF yields the bytes decoded so far and no error. For the identity
+// coding decoded is body itself.
 func decode(body []byte, encoding string, limit int64, truncatedInput bool) (decoded []byte, truncated bool, err error) {
 	var codings []string
 	for c := range strings.SplitSeq(encoding, ",") {
@@ -71,6 +72,16 @@ func decode(body []byte, encoding string, limit int64, truncatedInput bool) (dec
 			br := getBrotli(r, pool)
 			defer putBrotli(br, pool)
 			r = br
+		case "zstd":
+			// As for br: the last coding applied reads body itself, whose
+			// frame headers say the windows the decoder will hold.
+			pool := i == len(codings)-1 && zstdWindow(body) <= maxPooledZstdWindow
+			zd, err := getZstd(r, pool)
+			if err != nil {
+				return nil, false, fmt.Errorf("decode %q: zstd: %w", encoding, err)
+			}
+			defer putZstd(zd, pool)
+			r = zstdReader{zd}
 		default:
 			return nil, false, fmt.Errorf("decode %q: unsupported coding %q", encoding, codings[i])
 		}

@@ -22,6 +22,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,7 +32,10 @@ import (
 )
 
 // acceptEncoding is sent with every request; decode undoes each coding.
-const acceptEncoding = "gzip, deflate, br"
+// It lists what browsers list, in their order (Chrome and Firefox send
+// "gzip, deflate, br, zstd"), so that a server answers the crawler as it
+// answers them.
+const acceptEncoding = "gzip, deflate, br, zstd"
 
 // maxBodyHint caps how far a declared Content-Length sizes the first body
 // buffer. A server can declare any length and send a few bytes: trusted
@@ -65,12 +69,21 @@ type Response struct {
 	// then the rest sorted by name), not captured from the wire, and in
 	// HTTP/1.1 form even when the request went over HTTP/2 (whose
 	// pseudo-headers and binary frames a WARC record does not hold);
-	// RawResponseHeader's status line then says HTTP/2.0.
+	// Protocols then says h2.
 	RawRequest []byte
 	// RawResponseHeader is the status line and headers, ending in an empty
 	// line, rebuilt from the parsed response with headers sorted by name.
-	// Transfer-Encoding is dropped because Body is de-chunked.
+	// Transfer-Encoding is dropped because Body is de-chunked. A response
+	// that came over HTTP/2 is written in HTTP/1.1 form too, as the IIPC's
+	// "WARC Extensions for HTTP/2" ask: "HTTP/1.1", the status code and
+	// an empty reason phrase (HTTP/2 carries none), never "HTTP/2.0",
+	// which is no valid HTTP/1 status line; Protocols says h2.
 	RawResponseHeader []byte
+	// Protocols names the protocols the exchange went over, highest layer
+	// first, in the words of the WARC-Protocol field: "http/1.1" (or
+	// "http/1.0" when the server answered in HTTP/1.0) or "h2", then for
+	// https the TLS version ("tls/1.2", "tls/1.3").
+	Protocols []string
 
 	Body    []byte // payload as transferred (content coding kept), at most MaxBodyBytes
 	Decoded []byte // Body after content decoding (the same slice for identity), at most MaxDecodedBytes
@@ -284,6 +297,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		IP:                connIP,
 		RawRequest:        rawRequest(hreq),
 		RawResponseHeader: rawResponseHeader(hresp),
+		Protocols:         protocols(hresp),
 		MediaType:         mediaType(hresp.Header.Get("Content-Type")),
 		Start:             start,
 		FirstByte:         firstByte.Sub(start),
@@ -446,15 +460,63 @@ func removeZone(host string) string {
 	return host[:j] + host[i:]
 }
 
-// rawResponseHeader rebuilds the response head from the parsed response.
+// rawResponseHeader rebuilds the response head from the parsed response,
+// in HTTP/1.1 form for an HTTP/2 response (see Response.RawResponseHeader).
 func rawResponseHeader(resp *http.Response) []byte {
 	var b bytes.Buffer
 	b.Grow(512)
-	b.WriteString(resp.Proto)
-	b.WriteString(" ")
-	b.WriteString(resp.Status)
+	if resp.ProtoMajor == 2 {
+		// net/http's Status for HTTP/2 is the code and its text in Go's
+		// table; no reason phrase went over the wire.
+		b.WriteString("HTTP/1.1 ")
+		b.WriteString(strconv.Itoa(resp.StatusCode))
+		b.WriteString(" ")
+	} else {
+		b.WriteString(resp.Proto)
+		b.WriteString(" ")
+		b.WriteString(resp.Status)
+	}
 	b.WriteString("\r\n")
 	resp.Header.WriteSubset(&b, excludeResponse) //nolint:errcheck // bytes.Buffer does not fail
 	b.WriteString("\r\n")
 	return b.Bytes()
+}
+
+// protocols returns the WARC-Protocol values of the exchange resp ended,
+// highest layer first. The names are those of the IIPC's WARC-Protocol
+// extension (iipc/warc-specifications, specifications/warc-extensions/
+// warc-protocol.md, adopted from issue 42): one value per protocol, the
+// ALPN name "h2" for HTTP/2 over TLS.
+func protocols(resp *http.Response) []string {
+	p := make([]string, 0, 2)
+	switch {
+	case resp.ProtoMajor == 2:
+		p = append(p, "h2")
+	case resp.ProtoMajor == 1 && resp.ProtoMinor == 0:
+		p = append(p, "http/1.0")
+	default:
+		p = append(p, "http/1.1") // what the fetcher sent; a server's "HTTP/1.2" is still read as 1.1
+	}
+	if resp.TLS != nil {
+		if v := tlsProtocol(resp.TLS.Version); v != "" {
+			p = append(p, v)
+		}
+	}
+	return p
+}
+
+// tlsProtocol names a TLS version as WARC-Protocol does ("tls/1.3"), or
+// "" for a version it has no name for.
+func tlsProtocol(v uint16) string {
+	switch v {
+	case tls.VersionTLS13:
+		return "tls/1.3"
+	case tls.VersionTLS12:
+		return "tls/1.2"
+	case tls.VersionTLS11:
+		return "tls/1.1"
+	case tls.VersionTLS10:
+		return "tls/1.0"
+	}
+	return ""
 }

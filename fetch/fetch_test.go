@@ -92,7 +92,7 @@ func TestFetchRaw(t *testing.T) {
 	}
 	host := strings.TrimPrefix(srv.URL(), "http://")
 	wantReq := "GET /a/b?x=1&y=%20 HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: " + testUA +
-		"\r\nAccept-Encoding: gzip, deflate, br\r\nAccept-Language: en\r\nIf-None-Match: \"abc\"\r\n\r\n"
+		"\r\nAccept-Encoding: gzip, deflate, br, zstd\r\nAccept-Language: en\r\nIf-None-Match: \"abc\"\r\n\r\n"
 	if got := string(resp.RawRequest); got != wantReq {
 		t.Errorf("RawRequest = %q, want %q", got, wantReq)
 	}

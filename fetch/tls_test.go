@@ -31,7 +31,7 @@ func tlsWeb(t *testing.T) *testweb.Server {
 
 // TestFetchTLSWeb fetches every TLS host of the synthetic web with its CA
 // trusted (fetch.Options.CACerts) and checks the class of each failure
-// and the protocol of each success.
+// and the protocols of each success.
 func TestFetchTLSWeb(t *testing.T) {
 	srv := tlsWeb(t)
 	ca := srv.Web().CACertPEM()
@@ -51,13 +51,13 @@ func TestFetchTLSWeb(t *testing.T) {
 		name  string
 		host  string
 		opts  func(*fetch.Options)
-		proto string        // on success, the response's protocol
+		proto string        // on success, the TLS version the response's WARC-Protocol names after h2
 		class fetch.Class   // else the error's class
 		as    any           // and an error its chain holds
 		extra func() string // more to check; "" if fine
 	}{
-		{name: "https", host: "tls-https", proto: "HTTP/2.0"},
-		{name: "h2-only", host: "tls-h2-only", proto: "HTTP/2.0"},
+		{name: "https", host: "tls-https", proto: "tls/1.3"},
+		{name: "h2-only", host: "tls-h2-only", proto: "tls/1.3"},
 		{name: "expired", host: "tls-cert-expired", class: fetch.ClassCertificate, as: &ci,
 			extra: func() string { return reason(ci, x509.Expired) }},
 		{name: "not yet valid", host: "tls-cert-not-yet-valid", class: fetch.ClassCertificate, as: &ci,
@@ -67,7 +67,7 @@ func TestFetchTLSWeb(t *testing.T) {
 		{name: "unknown chain", host: "tls-cert-unknown-chain", class: fetch.ClassCertificate, as: &ua},
 		{name: "CA not trusted", host: "tls-https", opts: func(o *fetch.Options) { o.CACerts = nil },
 			class: fetch.ClassCertificate, as: &ua},
-		{name: "CA as the only root", host: "tls-h2-only", proto: "HTTP/2.0", opts: func(o *fetch.Options) {
+		{name: "CA as the only root", host: "tls-h2-only", proto: "tls/1.3", opts: func(o *fetch.Options) {
 			o.CACerts, o.TLSConfig = nil, &tls.Config{RootCAs: srv.Web().CACertPool()}
 		}},
 		{name: "no TLS at the host", host: strings.TrimSuffix(plain, ".trawl.test"), class: fetch.ClassTLS}, // net/http: "server gave HTTP response to HTTPS client"
@@ -101,8 +101,10 @@ func TestFetchTLSWeb(t *testing.T) {
 					if err != nil {
 						t.Fatalf("Fetch(%s): %v", u, err)
 					}
-					if resp.Status != 200 || !strings.HasPrefix(string(resp.RawResponseHeader), tc.proto+" 200") || len(resp.Body) == 0 {
-						t.Errorf("Fetch(%s) = %d, %q...; want %s 200 and a body", u, resp.Status, firstLine(resp.RawResponseHeader), tc.proto)
+					// HTTP/2, recorded in HTTP/1.1 form with no reason phrase.
+					if resp.Status != 200 || firstLine(resp.RawResponseHeader) != "HTTP/1.1 200 " || len(resp.Body) == 0 ||
+						strings.Join(resp.Protocols, " ") != "h2 "+tc.proto {
+						t.Errorf("Fetch(%s) = %d, %q..., Protocols %q; want \"HTTP/1.1 200 \", a body and [h2 %s]", u, resp.Status, firstLine(resp.RawResponseHeader), resp.Protocols, tc.proto)
 					}
 					resp.Release()
 					continue

@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/internal/testkit/warccheck"
 	"github.com/trawl-crawler/trawl/job"
@@ -47,8 +49,9 @@ type sentBody struct {
 
 // bodyWeb returns the bodies TestEveryBodyArchived serves: HTML, a
 // 5,009-byte PDF and a copy of it at a second URL, a PNG, plain text, a
-// gzip-coded JSON file, a binary past the cap and a PDF whose server
-// declares more than it sends.
+// gzip-coded JSON file, a zstd-coded page, the JSON file coded gzip then
+// zstd, a binary past the cap and a PDF whose server declares more than
+// it sends.
 func bodyWeb(t *testing.T) map[string]sentBody {
 	rng := rand.New(rand.NewPCG(10, 22))
 	random := func(n int) []byte {
@@ -71,15 +74,25 @@ func bodyWeb(t *testing.T) map[string]sentBody {
 	zw := gzip.NewWriter(&gz)
 	fmt.Fprintf(zw, `{"items": [%s1]}`, strings.Repeat("1, ", 2000))
 	zw.Close()
+	// zstd (RFC 9659), alone and over gzip: archived as transferred.
+	ze, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zs := ze.EncodeAll([]byte(`<html><body><p>zstd</p><a href="/">home</a></body></html>`), nil)
+	zgz := ze.EncodeAll(gz.Bytes(), nil)
+	ze.Close()
 	return map[string]sentBody{
-		"/":          {ctype: "text/html; charset=utf-8", body: []byte(`<html><body><p>files</p><a href="/doc.pdf">doc</a> <a href="/copy.pdf">copy</a></body></html>`)},
-		"/doc.pdf":   {ctype: "application/pdf", body: pdf},
-		"/copy.pdf":  {ctype: "application/pdf", body: pdf},
-		"/img.png":   {ctype: "image/png", body: pngBuf.Bytes()},
-		"/notes.txt": {ctype: "text/plain; charset=utf-8", body: []byte("plain text, read before and after the change\n")},
-		"/data.json": {ctype: "application/json", encoding: "gzip", body: gz.Bytes()},
-		"/big.bin":   {ctype: "application/octet-stream", body: random(3 * bodyWebCap), truncated: "length"},
-		"/cut.pdf":   {ctype: "application/pdf", body: pdf, cutAt: 3000, truncated: "disconnect"},
+		"/":           {ctype: "text/html; charset=utf-8", body: []byte(`<html><body><p>files</p><a href="/doc.pdf">doc</a> <a href="/copy.pdf">copy</a></body></html>`)},
+		"/doc.pdf":    {ctype: "application/pdf", body: pdf},
+		"/copy.pdf":   {ctype: "application/pdf", body: pdf},
+		"/img.png":    {ctype: "image/png", body: pngBuf.Bytes()},
+		"/notes.txt":  {ctype: "text/plain; charset=utf-8", body: []byte("plain text, read before and after the change\n")},
+		"/data.json":  {ctype: "application/json", encoding: "gzip", body: gz.Bytes()},
+		"/zstd.html":  {ctype: "text/html", encoding: "zstd", body: zs},
+		"/data2.json": {ctype: "application/json", encoding: "gzip, zstd", body: zgz},
+		"/big.bin":    {ctype: "application/octet-stream", body: random(3 * bodyWebCap), truncated: "length"},
+		"/cut.pdf":    {ctype: "application/pdf", body: pdf, cutAt: 3000, truncated: "disconnect"},
 	}
 }
 
@@ -200,6 +213,11 @@ func TestEveryBodyArchived(t *testing.T) {
 	}
 	if p := rep.Payloads(bodies); len(p) > 0 {
 		t.Errorf("warcio's reading of the payloads: %v", p)
+	}
+	for _, r := range rep.Responses {
+		if r.Protocols != "http/1.1" {
+			t.Errorf("%s: WARC-Protocol %q, want http/1.1", r.URI, r.Protocols)
+		}
 	}
 	for _, r := range rep.Unresolved(warc.ProfileIdenticalPayload) {
 		t.Errorf("revisit of %s does not resolve to %s at %s", r.URI, r.RefersToURI, r.RefersToDate)

@@ -361,6 +361,7 @@ func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, 
 		ResponseHeader: resp.RawResponseHeader,
 		Body:           resp.Body,
 		Truncated:      resp.Truncated,
+		Protocols:      resp.Protocols,
 	}
 	if hasSum && resp.Identity() {
 		ex.PayloadSHA256 = sum[:] // the payload is the body as transferred

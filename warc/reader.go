@@ -69,6 +69,19 @@ type HTTPHead struct {
 	Size int
 }
 
+// Values returns the values of every WARC header field named name (any
+// case), in order: a field that may be repeated, such as WARC-Protocol or
+// WARC-Concurrent-To. Nil if there is none.
+func (r *Record) Values(name string) []string {
+	var vs []string
+	for _, f := range r.Fields {
+		if strings.EqualFold(f[0], name) {
+			vs = append(vs, f[1])
+		}
+	}
+	return vs
+}
+
 // Get returns the value of the first WARC header field named name (any
 // case), or "".
 func (r *Record) Get(name string) string {

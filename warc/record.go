@@ -176,17 +176,34 @@ func headerEnd(msg []byte) int {
 
 // buildExchange builds the response and request records of ex, linked both
 // ways with WARC-Concurrent-To.
+//
+// Both records (a revisit too) carry one WARC-Protocol field per protocol
+// of ex.Protocols, highest layer first, as the IIPC's WARC-Protocol
+// extension has it (iipc/warc-specifications: specifications/
+// warc-extensions/warc-protocol.md, adopted from issue 42, whose
+// discussion settled on repeated fields rather than a comma-separated
+// list; Browsertrix, Common Crawl's Nutch and StormCrawler write them
+// so, and warcio.js reads them as one multi-valued field):
+//
+//	WARC-Protocol: h2
+//	WARC-Protocol: tls/1.3
+//
+// An HTTP/2 exchange is written in HTTP/1.1 form ("WARC Extensions for
+// HTTP/2", same repository): the field is what says it was h2.
 func buildExchange(ex *Exchange, date time.Time, infoID string) (resp, req *record) {
 	respID, reqID := newRecordID(), newRecordID()
 	d := date.UTC().Format(dateFormat)
 	common := func(id, other, ct string, extra int) []field {
-		fs := make([]field, 0, 8+extra)
+		fs := make([]field, 0, 8+len(ex.Protocols)+extra)
 		fs = append(fs,
 			field{"WARC-Record-ID", id},
 			field{"WARC-Date", d},
 			field{"WARC-Target-URI", ex.URL})
 		if ex.IP != "" {
 			fs = append(fs, field{"WARC-IP-Address", ex.IP})
+		}
+		for _, p := range ex.Protocols {
+			fs = append(fs, field{"WARC-Protocol", p})
 		}
 		return append(fs,
 			field{"WARC-Concurrent-To", other},

@@ -28,7 +28,8 @@
 // A response block is the status line and headers as received, CRLF, and the
 // body as transferred (content-encoding kept, transfer-encoding removed); a
 // request block is the request as sent. WARC-Block-Digest and
-// WARC-Payload-Digest are "sha256:" + base32. Response and request name each
+// WARC-Payload-Digest are "sha256:" + base32. Both records carry one
+// WARC-Protocol field per protocol the exchange names (h2, tls/1.3). Response and request name each
 // other in WARC-Concurrent-To and name the file's warcinfo in
 // WARC-Warcinfo-ID. A Location's Offset and Length are those of the
 // response's gzip member, so the member can be read on its own.
@@ -119,6 +120,12 @@ type Exchange struct {
 	// Truncated is "" or a WARC-Truncated reason: "length", "time",
 	// "disconnect" or "unspecified".
 	Truncated string
+	// Protocols are the protocols the exchange went over, highest layer
+	// first ("h2", "tls/1.3"), each written as a WARC-Protocol field of
+	// both records (see record.go). Nil: no such field. Each is a
+	// protocol id of the WARC-Protocol extension's form: lower-case
+	// letters, digits, '.', '/' and '-'.
+	Protocols []string
 	// PayloadSHA256, if set, is the SHA-256 of Body (32 bytes), which the
 	// caller has computed anyway: the writer then takes the payload digest
 	// from it instead of hashing Body again. The writer cannot tell a
@@ -859,7 +866,27 @@ func (ex *Exchange) validate() error {
 			return bad("IP: %v", err)
 		}
 	}
+	for _, p := range ex.Protocols {
+		if !isProtocolID(p) {
+			return bad("Protocols: %q is not a protocol id (lower-case letters, digits, '.', '/', '-')", p)
+		}
+	}
 	return nil
+}
+
+// isProtocolID reports whether p has the form of a WARC-Protocol id
+// ("http/1.1", "h2", "tls/1.3", "quic/1"): one protocol, no list.
+func isProtocolID(p string) bool {
+	if p == "" || len(p) > 32 {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '/' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // hasScheme reports whether u begins with an RFC 3986 scheme and ':'.

@@ -89,8 +89,15 @@ func sampleExchanges(t testing.TB) []*Exchange {
 	noIP.IP = ""
 	post := exchange("http://c.test/form?q=1", 200, "", []byte("ok"))
 	post.Request = []byte("POST /form?q=1 HTTP/1.1\r\nHost: c.test\r\nContent-Length: 7\r\n\r\na=1&b=2")
+	first := exchange("http://a.test/", 200, "Content-Type: text/html; charset=utf-8\r\n", []byte("<html><body><a href=/x>x</a></body></html>"))
+	first.Protocols = []string{"http/1.1"}
+	// An HTTP/2 exchange in HTTP/1.1 form, as the fetcher records one:
+	// no reason phrase, WARC-Protocol h2 then the TLS version.
+	h2 := exchange("https://d.test/h2", 200, "Content-Type: text/plain\r\n", []byte("over h2"))
+	h2.ResponseHeader = []byte("HTTP/1.1 200 \r\nContent-Length: 7\r\nContent-Type: text/plain\r\n\r\n")
+	h2.Protocols = []string{"h2", "tls/1.3"}
 	return []*Exchange{
-		exchange("http://a.test/", 200, "Content-Type: text/html; charset=utf-8\r\n", []byte("<html><body><a href=/x>x</a></body></html>")),
+		first,
 		exchange("http://a.test/image.bin", 200, "Content-Type: application/octet-stream\r\n", binary),
 		exchange("http://a.test/gz", 200, "Content-Type: text/plain\r\nContent-Encoding: gzip\r\n", gzipped(t, strings.Repeat("hello gzip ", 200))),
 		exchange("http://a.test/empty", 204, "", nil),
@@ -98,6 +105,7 @@ func sampleExchanges(t testing.TB) []*Exchange {
 		v6,
 		noIP,
 		post,
+		h2,
 	}
 }
 
@@ -290,6 +298,14 @@ func TestWriteRoundTrip(t *testing.T) {
 			if got := c.rec.headers.Get(c.name); got != c.want {
 				t.Errorf("exchange %d (%s) %s: %s = %q, want %q", i, ex.URL, c.rec.typ, c.name, got, c.want)
 			}
+		}
+		for _, rec := range []readRecord{resp, req} {
+			if got := rec.headers.GetAll("WARC-Protocol"); !slices.Equal(got, ex.Protocols) {
+				t.Errorf("exchange %d (%s) %s: WARC-Protocol %q, want %q", i, ex.URL, rec.typ, got, ex.Protocols)
+			}
+		}
+		if got := strings.Join(ex.Protocols, ", "); rep.Responses[i].Protocols != got {
+			t.Errorf("exchange %d (%s): warcio reads WARC-Protocol %q, want %q", i, ex.URL, rep.Responses[i].Protocols, got)
 		}
 		if !strings.HasPrefix(resp.headers.Get(gowarc.WarcRecordID), "<urn:uuid:") {
 			t.Errorf("WARC-Record-ID = %q, want <urn:uuid:...>", resp.headers.Get(gowarc.WarcRecordID))
@@ -976,4 +992,54 @@ func BenchmarkWrite(b *testing.B) {
 			}
 		})
 	})
+}
+
+// TestProtocols: each of Exchange.Protocols is a WARC-Protocol field of
+// both records, in order, read back by Reader.Values; a value that is no
+// protocol id (a list, upper case, a space) is refused.
+func TestProtocols(t *testing.T) {
+	w := newTestWriter(t, Options{})
+	for _, bad := range [][]string{{"h2, tls/1.3"}, {"HTTP/1.1"}, {""}, {"h2", "tls 1.3"}} {
+		ex := exchange("https://a.test/", 200, "", []byte("x"))
+		ex.Protocols = bad
+		if _, err := w.Write(ex); err == nil || !strings.Contains(err.Error(), "Protocols") {
+			t.Errorf("Write with Protocols %q: %v, want an error naming Protocols", bad, err)
+		}
+	}
+	ex := exchange("https://a.test/", 200, "", []byte("x"))
+	ex.Protocols = []string{"h2", "tls/1.3"}
+	if _, err := w.Write(ex); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(w.Files()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := NewReader(f, w.Files()[0])
+	var types []string
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, rec.Type)
+		want := ex.Protocols
+		if rec.Type == "warcinfo" {
+			want = nil
+		}
+		if got := rec.Values("WARC-Protocol"); !slices.Equal(got, want) {
+			t.Errorf("%s record: Values(WARC-Protocol) = %q, want %q", rec.Type, got, want)
+		}
+	}
+	if !slices.Equal(types, []string{"warcinfo", "response", "request"}) {
+		t.Errorf("records %q, want warcinfo, response, request", types)
+	}
+	validate(t, w.Files()...)
 }

@@ -12,7 +12,8 @@
 // WARC/1.1 with the mandatory fields; each record is its own gzip member
 // (members follow each other with no gap up to the end of the file); record
 // IDs are unique; WARC-Concurrent-To and WARC-Warcinfo-ID name records that
-// exist; a server-not-modified revisit has HTTP headers and no payload
+// exist; WARC-Protocol values are protocol ids, on no warcinfo record;
+// a server-not-modified revisit has HTTP headers and no payload
 // (nor payload digest); a response record's payload is as long as its
 // HTTP Content-Length unless it says WARC-Truncated.
 //
@@ -20,7 +21,7 @@
 //   {"files": N, "records": N, "byType": {"warcinfo": N, ...},
 //    "responses": [{"uri", "status", "file", "offset", "length", "payloadDigest",
 //                   "date", "truncated", "payloadLength", "payloadSHA256",
-//                   "declaredLength"}],
+//                   "declaredLength", "protocols"}],
 //    "revisits": [...], "errors": [...]}
 // and exits 1 if there is any error, 2 on bad usage.
 
@@ -133,6 +134,16 @@ async function validateFile(file, report, ids, refs) {
         if (ids.has(id)) errors.push(`${where}: duplicate WARC-Record-ID ${id}`);
         ids.add(id);
       }
+      // WARC-Protocol (the IIPC's extension): one protocol id per field,
+      // repeated for layers; never on a warcinfo record. The Headers class
+      // joins repeated fields with ", ".
+      const protocols = record.warcHeader("WARC-Protocol");
+      if (protocols !== null && protocols !== undefined) {
+        if (type === "warcinfo") errors.push(`${where}: WARC-Protocol on a warcinfo record`);
+        for (const p of protocols.split(", ")) {
+          if (!/^[a-z0-9][a-z0-9./-]*$/.test(p)) errors.push(`${where}: WARC-Protocol ${JSON.stringify(p)} is not a protocol id`);
+        }
+      }
       if (type === "request" || type === "response") {
         for (const name of ["WARC-Target-URI", "WARC-Warcinfo-ID", "WARC-Concurrent-To"]) {
           const v = record.warcHeader(name);
@@ -206,6 +217,7 @@ async function validateFile(file, report, ids, refs) {
           payloadLength: payload.length,
           payloadSHA256: payload.sha256,
           declaredLength: payload.declared,
+          protocols: record.warcHeader("WARC-Protocol") || "",
         });
       }
       if (type === "revisit") {

@@ -51,6 +51,9 @@ type Response struct {
 	// the status has no body (1xx, 204, 304). Validate reports a record
 	// whose payload is not that long and that has no WARC-Truncated.
 	DeclaredLength int64 `json:"declaredLength"`
+	// Protocols is WARC-Protocol as warcio reads it: its values joined
+	// with ", " when the field is repeated ("h2, tls/1.3"); "" if none.
+	Protocols string `json:"protocols"`
 }
 
 // Payloads checks the report's response and revisit records against what
