@@ -98,9 +98,9 @@ func TestPattern(t *testing.T) {
 		{"/*.jpg$", "/x/y.jpg?v=1", false},
 		{"/directory-b/images/*.jpg", "/directory-b/images/a.jpg", true},
 		{"/directory-b/images/*.jpg", "/directory-b/html/a.jpg", false},
-		{"/%7Efoo", "/~foo/bar", true},       // unreserved escapes decoded
+		{"/%7Efoo", "/~foo/bar", true},         // unreserved escapes decoded
 		{"/path/foo-%24", "/path/foo-$", true}, // a literal $ written escaped
-		{"/Case", "/case", false},             // case-sensitive
+		{"/Case", "/case", false},              // case-sensitive
 		{"/a*b*c", "/axxbyyc", true},
 		{"/a*b*c", "/axxcyyb", false},
 	} {
