@@ -103,3 +103,5 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+
+func robotsParse(b []byte) *robots.Robots { return robots.Parse(b) }
