@@ -25,8 +25,8 @@ func TestParseUsage(t *testing.T) {
 		{`train-ai=y, train-ai, search=n, search="n"`, true, nil},
 		{`train-ai;allow=n, train-ai=y`, true, map[string]Pref{"train-ai": Allow}},
 		{`train-ai;has;parameters="?"`, true, nil},
-		{"train-ai=N", true, nil},      // a token, but not n
-		{"train-ai=yes", true, nil},    // a token, but not y
+		{"train-ai=N", true, nil},   // a token, but not n
+		{"train-ai=yes", true, nil}, // a token, but not y
 		{"train-ai=(y n), search=n", true, map[string]Pref{"search": Deny}},
 		{"train-ai=1, search=?0, x=:AQ==:, d=@1, s=%\"caf%c3%a9\", n=-1.5", true, nil},
 		{"Train-AI=n", false, nil}, // keys are lower case
