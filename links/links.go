@@ -1,6 +1,6 @@
 // Package links extracts raw link references and page-level directives (base
-// href, canonical, title, meta robots) from an HTML document, and reads the
-// X-Robots-Tag response header.
+// href, canonical, title, meta robots, the use-stating meta elements) from an
+// HTML document, and reads the X-Robots-Tag response header.
 //
 // It is pure: no I/O, no global state, safe for concurrent use. It never
 // panics on malformed input, scans the whole body it is given, returns at most
@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 
@@ -32,6 +33,27 @@ const DefaultMaxLinks = 10000
 
 // MaxTitleBytes caps the length of Page.Title in bytes.
 const MaxTitleBytes = 1024
+
+// MaxMetas caps len(Page.Metas); MaxMetaContentBytes caps each content
+// kept (a longer one is cut on a UTF-8 boundary and marked Truncated).
+const (
+	MaxMetas            = 64
+	MaxMetaContentBytes = 4096
+)
+
+// Meta is one <meta name=... content=...> element that states how the
+// page may be used: name "robots", the agent's own name
+// (Options.Agent), "tdm-reservation" or "tdm-policy" (W3C TDMRep), each
+// compared ignoring ASCII case.
+type Meta struct {
+	// Name is the name attribute, trimmed, in its case as written.
+	Name string
+	// Content is the content attribute with entities decoded, in UTF-8,
+	// otherwise as written (not trimmed).
+	Content string
+	// Truncated is set when Content was cut at MaxMetaContentBytes.
+	Truncated bool
+}
 
 // Link is one outgoing reference found in a page.
 //
@@ -84,6 +106,10 @@ type Page struct {
 	// (both), case-insensitive, separated by commas or whitespace. Any
 	// matching meta element in the document sets them; none clears them.
 	NoIndex, NoFollow bool
+	// Metas are the use-stating <meta> elements (Meta) in document order,
+	// at most MaxMetas; those beyond are counted in MetasDropped.
+	Metas        []Meta
+	MetasDropped int
 	// SimHash is simhash.HTML of the body, if Options.SimHash asked for it.
 	SimHash uint64
 	// Content is the body's main text, as simhash.HTMLContent reads it, if
@@ -427,12 +453,34 @@ func (e *extractor) meta(a attrs) {
 		}
 		return
 	}
-	if !equivFold(name, "robots") && (e.opts.Agent == "" || !equivFold(name, e.opts.Agent)) {
+	robotsName := equivFold(name, "robots") || e.opts.Agent != "" && equivFold(name, e.opts.Agent)
+	if robotsName || equivFold(name, "tdm-reservation") || equivFold(name, "tdm-policy") {
+		e.keepMeta(name, a.content)
+	}
+	if !robotsName {
 		return
 	}
 	noIndex, noFollow := robotsDirectives(a.content)
 	e.page.NoIndex = e.page.NoIndex || noIndex
 	e.page.NoFollow = e.page.NoFollow || noFollow
+}
+
+// keepMeta records a use-stating meta element, within the caps.
+func (e *extractor) keepMeta(name, content []byte) {
+	if len(e.page.Metas) >= MaxMetas {
+		e.page.MetasDropped++
+		return
+	}
+	m := Meta{Name: string(name)}
+	if len(content) > MaxMetaContentBytes {
+		n := MaxMetaContentBytes
+		for n > 0 && !utf8.RuneStart(content[n]) {
+			n--
+		}
+		content, m.Truncated = content[:n], true
+	}
+	m.Content = string(content)
+	e.page.Metas = append(e.page.Metas, m)
 }
 
 // add appends l unless it is empty, has a skipped scheme, repeats a link

@@ -453,3 +453,39 @@ func TestXRobotsTagEmptyAgent(t *testing.T) {
 		t.Errorf("XRobotsTag(%q, \"\") = %v, %v, want true, false", values, ni, nf)
 	}
 }
+
+func TestMetas(t *testing.T) {
+	long := strings.Repeat("é", MaxMetaContentBytes) // 2 bytes a rune
+	body := `<html><head>
+<meta name="ROBOTS" content="noindex, noai">
+<meta name="description" content="not kept">
+<meta name="Trawl" content=" nofollow ">
+<meta name="otherbot" content="noindex">
+<meta name="tdm-reservation" content="1">
+<meta name=" tdm-policy " content="https://x.test/p.json?a=1&amp;b=2">
+<meta name="tdm-policy" content="` + long + `">
+</head></html>`
+	p := Extract([]byte(body), "trawl")
+	want := []Meta{
+		{Name: "ROBOTS", Content: "noindex, noai"},
+		{Name: "Trawl", Content: " nofollow "},
+		{Name: "tdm-reservation", Content: "1"},
+		{Name: "tdm-policy", Content: "https://x.test/p.json?a=1&b=2"},
+		{Name: "tdm-policy", Content: long[:MaxMetaContentBytes], Truncated: true},
+	}
+	if !reflect.DeepEqual(p.Metas, want) {
+		t.Errorf("Metas = %+v\nwant %+v", p.Metas, want)
+	}
+	if !p.NoIndex || !p.NoFollow {
+		t.Errorf("NoIndex, NoFollow = %v, %v", p.NoIndex, p.NoFollow)
+	}
+
+	var many strings.Builder
+	for range MaxMetas + 3 {
+		many.WriteString(`<meta name=robots content=all>`)
+	}
+	p = Extract([]byte(many.String()), "")
+	if len(p.Metas) != MaxMetas || p.MetasDropped != 3 {
+		t.Errorf("len(Metas), MetasDropped = %d, %d", len(p.Metas), p.MetasDropped)
+	}
+}

@@ -23,6 +23,10 @@ const MaxCrawlDelay = time.Minute
 // maxWarnings bounds the warnings kept for one file; the rest are counted.
 const maxWarnings = 100
 
+// MaxExtras bounds the extension lines (Extras) kept for one file; the rest
+// are counted in a warning.
+const MaxExtras = 1024
+
 // Robots is one parsed robots.txt file. The zero value and a nil *Robots
 // allow everything.
 type Robots struct {
@@ -31,6 +35,7 @@ type Robots struct {
 	star     []int            // groups naming "*"
 	sitemaps []string
 	warnings []string
+	extras   []Extra
 
 	// last caches the compiled rules of the most recently asked agent; a
 	// crawler asks with a single product token, so this is built once.
@@ -89,7 +94,9 @@ func directiveOf(key string) directive {
 // to the group(s) above them; rules before the first user-agent line are
 // ignored. Sitemap lines are global. Crawl-delay belongs to the current group.
 // Records other than user-agent, allow and disallow (crawl-delay, sitemap,
-// unknown keys) neither end nor split a group (RFC 9309 2.2.4).
+// unknown keys) neither end nor split a group (RFC 9309 2.2.4). Lines with
+// other keys (Content-Usage, Content-Signal, ...) change no rule; they are
+// kept as written, with the group they fall in (Extras).
 //
 // Two leniencies beyond RFC 9309 are kept because they can only make the
 // crawler more careful: a partial byte order mark (EF or EF BB) at the start
@@ -114,6 +121,7 @@ func Parse(body []byte) *Robots {
 		cur      = -1    // index of the current group, -1 before any user-agent
 		inAgents = false // the last group record was a user-agent line
 		dropped  = 0     // warnings beyond maxWarnings
+		extraN   = 0     // extension lines seen, kept or not
 		seenMap  = map[string]bool{}
 	)
 	warn := func(line int, format string, args ...any) {
@@ -129,6 +137,7 @@ func Parse(body []byte) *Robots {
 		lineNo++
 		var line []byte
 		line, body = nextLine(body)
+		raw := line
 		if i := indexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
@@ -219,8 +228,23 @@ func Parse(body []byte) *Robots {
 				g.crawlDelay, g.hasDelay = delay, true
 			}
 		default:
-			warn(lineNo, "unknown directive %q, ignored", clip(key))
+			// An extension line (Content-Usage, Content-Signal, ...): kept
+			// beside the rules, with its group, and matching is untouched.
+			if key == "" {
+				warn(lineNo, "empty key, ignored")
+				continue
+			}
+			extraN++
+			if len(r.extras) < MaxExtras {
+				r.extras = append(r.extras, Extra{Line: lineNo, Key: key, Value: value, Group: cur, Raw: string(raw)})
+			}
+			if !knownExtension(key) {
+				warn(lineNo, "unknown directive %q, ignored", clip(key))
+			}
 		}
+	}
+	if extraN > len(r.extras) {
+		r.warnings = append(r.warnings, fmt.Sprintf("%d extension lines beyond the first %d not kept", extraN-len(r.extras), MaxExtras))
 	}
 	if dropped > 0 {
 		r.warnings = append(r.warnings, fmt.Sprintf("%d more warnings not shown", dropped))
