@@ -10,7 +10,8 @@
 // crawls, read their counters, add seeds and edit exclusion patterns; the
 // host routes list hosts by state and crawl (paged by cursor, each call
 // bounded), show one host and set its policy; the node routes pause and
-// resume the whole node. GET /v1/stats is the whole node in one answer
+// resume the whole node. GET /v1/crawls/{id}/wacz streams a crawl's
+// archive as a WACZ file (export.go). GET /v1/stats is the whole node in one answer
 // (the dashboard's poll). Every route that changes anything needs the
 // bearer token (401 without it). GET /metrics is the Prometheus scrape
 // (package metrics), if Options.Metrics is set; GET / is the dashboard,
@@ -38,9 +39,12 @@ type Options struct {
 	// Node returns the node, or nil while it is still loading (then
 	// /readyz and the crawl routes answer 503). Required.
 	Node func() Node
-	// Token is the bearer token every route that changes anything needs.
-	// Empty: no such route can be used.
+	// Token is the bearer token every route that changes anything needs
+	// (and GET /v1/crawls/{id}/wacz). Empty: no such route can be used.
 	Token string
+	// DataDir is the node's data directory, whose WARC files GET
+	// /v1/crawls/{id}/wacz exports. Empty: that route answers 404.
+	DataDir string
 	// Metrics, if set, serves GET /metrics (package metrics).
 	Metrics http.Handler
 	// HostRanking, if set, ranks the busiest and slowest hosts for GET
@@ -75,9 +79,10 @@ func New(o Options) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, wire.Status{Status: "ready"})
 	})
-	c := &crawls{node: o.Node, token: o.Token}
+	c := &crawls{node: o.Node, token: o.Token, dataDir: o.DataDir}
 	c.register(mux)
 	c.registerSteering(mux)
+	c.registerExport(mux)
 	hosts{c}.register(mux)
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", o.Metrics)

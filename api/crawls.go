@@ -162,8 +162,9 @@ func viewOf(j *job.Job) wire.Crawl {
 // crawls serves the crawl routes over the node node() returns (nil until
 // the node is ready: 503).
 type crawls struct {
-	node  func() Node
-	token string
+	node    func() Node
+	token   string
+	dataDir string // for GET /v1/crawls/{id}/wacz; "" none
 }
 
 func (c *crawls) register(mux *http.ServeMux) {
@@ -194,11 +195,16 @@ func (c *crawls) register(mux *http.ServeMux) {
 
 // mutation requires the bearer token.
 func (c *crawls) mutation(h http.HandlerFunc) http.HandlerFunc {
+	return c.withToken("this route changes the node", h)
+}
+
+// withToken requires the bearer token; what says why in the 401.
+func (c *crawls) withToken(what string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || c.token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(c.token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="trawl"`)
-			writeError(w, http.StatusUnauthorized, "", "this route changes the node: it needs Authorization: Bearer TOKEN (the token trawl serve was given or wrote)")
+			writeError(w, http.StatusUnauthorized, "", what+": it needs Authorization: Bearer TOKEN (the token trawl serve was given or wrote)")
 			return
 		}
 		h(w, r)

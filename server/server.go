@@ -185,7 +185,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	// and to the host ranking (one shard lock, about 100 ns), which GET
 	// /v1/stats reads for the dashboard.
 	opts.OnFetch = node.ObserveAll(opts.OnFetch, m.ObserveFetch, func(ev node.FetchEvent) { hosts.Observe(ev.Host, ev.Duration) })
-	ao := api.Options{Token: token, Metrics: m.Handler(), HostRanking: hosts, Dashboard: dashboard.Handler(),
+	ao := api.Options{Token: token, DataDir: opts.DataDir, Metrics: m.Handler(), HostRanking: hosts, Dashboard: dashboard.Handler(),
 		Node: func() api.Node {
 			if v := view.Load(); v != nil {
 				return *v

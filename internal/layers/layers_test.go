@@ -19,7 +19,7 @@ var layers = []struct {
 	pkgs []string
 }{
 	{"libraries", []string{"urlnorm", "robots", "simhash", "links", "css", "scope", "sitemap",
-		"warc", "cdxj", "crawllog", "fetch", "hostpolicy", "job", "recrawl", "usagepref",
+		"warc", "cdxj", "wacz", "crawllog", "fetch", "hostpolicy", "job", "recrawl", "usagepref",
 		"internal/procstat", "internal/patternbudget", "internal/hostrank"}},
 	{"store core", []string{"internal/store", "internal/store/"}},
 	{"engine", []string{"frontier", "internal/frontierdb", "internal/outbox", "robotscache", "node", "node/"}},
