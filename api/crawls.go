@@ -60,6 +60,7 @@ func requestOf(s job.Spec) wire.CrawlRequest {
 	r.Limits.MaxPages, r.Limits.RobotsGiveUpS, r.Limits.MaxWaitS = s.MaxPages, ptr(s.RobotsGiveUp.Seconds()), ptr(s.MaxWait.Seconds())
 	r.Recrawl = recrawlOf(s)
 	r.Requisites = wire.Requisites{Reach: s.Requisites, MaxHops: s.RequisiteHops}
+	r.Usage = wire.Usage{Purpose: s.Purpose, OnDenied: s.OnDenied}
 	return r
 }
 
@@ -71,7 +72,7 @@ func specOf(r wire.CrawlRequest, def job.Spec) job.Spec {
 		MaxPages: r.Limits.MaxPages, Priority: r.Priority, RobotsGiveUp: secondsOr(r.Limits.RobotsGiveUpS, def.RobotsGiveUp), MaxWait: secondsOr(r.Limits.MaxWaitS, def.MaxWait),
 		Continuous: r.Continuous, RecrawlMin: seconds(r.Recrawl.MinS), RecrawlMax: seconds(r.Recrawl.MaxS),
 		RecrawlBudget: r.Recrawl.BudgetPerHour, RecrawlSchedule: r.Recrawl.Schedule,
-		Requisites: r.Requisites.Reach, RequisiteHops: r.Requisites.MaxHops}
+		Requisites: r.Requisites.Reach, RequisiteHops: r.Requisites.MaxHops, Purpose: r.Usage.Purpose, OnDenied: r.Usage.OnDenied}
 }
 
 // recrawlOf is s's recrawl bounds and budget on the wire.
@@ -104,7 +105,8 @@ var specPaths = map[string]string{"Name": "name", "Seeds": "seeds", "Domains": "
 	"KeepSessionIDs": "scope.keep_session_ids", "MaxPages": "limits.max_pages", "Priority": "priority",
 	"RobotsGiveUp": "limits.robots_give_up_s", "MaxWait": "limits.max_wait_s", "Continuous": "continuous",
 	"RecrawlMin": "recrawl.min_s", "RecrawlMax": "recrawl.max_s", "RecrawlBudget": "recrawl.budget_per_hour",
-	"RecrawlSchedule": "recrawl.schedule", "Requisites": "requisites.reach", "RequisiteHops": "requisites.max_hops"}
+	"RecrawlSchedule": "recrawl.schedule", "Requisites": "requisites.reach", "RequisiteHops": "requisites.max_hops",
+	"Purpose": "usage.purpose", "OnDenied": "usage.on_denied"}
 
 // seconds is s seconds as a Duration; beyond a Duration's range, the
 // nearest end of it (which job.Spec.Validate refuses).
@@ -155,6 +157,13 @@ func viewOf(j *job.Job) wire.Crawl {
 	}
 	if s := j.Spec; s.Requisites != "" {
 		v.Requisites = &wire.Requisites{Reach: s.Requisites, MaxHops: s.MaxRequisiteHops()}
+	}
+	if s := j.Spec; s.Purpose != "" {
+		onDenied := s.OnDenied
+		if onDenied == "" {
+			onDenied = job.DeniedMark
+		}
+		v.Usage = &wire.Usage{Purpose: s.Purpose, OnDenied: onDenied}
 	}
 	return v
 }

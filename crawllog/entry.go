@@ -39,6 +39,15 @@ type Entry struct {
 	Offset   int64         `json:"offset"`             // record offset in WARC; written only when WARC != "" (custom encoding)
 	Dropped  string        `json:"dropped,omitempty"`  // reason a URL was dropped without a fetch: "robots", "scope", "trap", "budget", "excluded", "unreachable", "robots-unavailable"
 	Detail   string        `json:"detail,omitempty"`   // a short human reason (e.g. the trap rule), optional
+	// Usage is what the capture's site says of the use of its content
+	// (usagepref.Summary), as "category=allow|deny" pairs of the
+	// categories it states, comma-separated, e.g.
+	// "ai-train=deny,search=allow"; "" when it states nothing.
+	Usage string `json:"usage,omitempty"`
+	// Denied is the crawl's purpose (job.Spec.Purpose) when the site
+	// denies it for this capture; such a capture is not archived (no
+	// WARC) when the crawl skips them.
+	Denied string `json:"denied,omitempty"`
 }
 
 // Dedup verdicts (Entry.Dedup). "" means the payload was archived as new,
@@ -138,6 +147,8 @@ func AppendJSON(dst []byte, e *Entry) []byte {
 	}
 	dst = appendField(dst, `,"dropped":`, e.Dropped)
 	dst = appendField(dst, `,"detail":`, e.Detail)
+	dst = appendField(dst, `,"usage":`, e.Usage)
+	dst = appendField(dst, `,"denied":`, e.Denied)
 	return append(dst, "}\n"...)
 }
 

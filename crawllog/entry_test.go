@@ -33,6 +33,8 @@ func TestAppendJSON(t *testing.T) {
 			`{"time":"2026-12-02T03:04:05.678Z","job":0,"url":"https://b.test/robots.txt","robots":true,"error":"dns","bytes":0,"duration_ms":3000.000,"depth":0}`},
 		{"drop, offset without WARC left out", Entry{Time: t0, Job: 2, URL: "http://c.test/cal/2026/12", Depth: 7, Offset: 55, Dropped: DropTrap, Detail: "shape run > 3"},
 			`{"time":"2026-12-02T03:04:05.678Z","job":2,"url":"http://c.test/cal/2026/12","bytes":0,"duration_ms":0.000,"depth":7,"dropped":"trap","detail":"shape run \u003e 3"}`},
+		{"usage stated, purpose denied, not archived", Entry{Time: t0, Job: 4, URL: "http://d.test/", Status: 200, Bytes: 3, Usage: "ai-train=deny,search=allow", Denied: "ai-train"},
+			`{"time":"2026-12-02T03:04:05.678Z","job":4,"url":"http://d.test/","status":200,"bytes":3,"duration_ms":0.000,"depth":0,"usage":"ai-train=deny,search=allow","denied":"ai-train"}`},
 		{"negative duration, local time", Entry{Time: time.Date(2026, 1, 1, 1, 0, 0, 999_999_999, time.FixedZone("x", 3600)), URL: "u", Duration: -1500 * time.Microsecond},
 			`{"time":"2026-01-01T00:00:00.999Z","job":0,"url":"u","bytes":0,"duration_ms":-1.500,"depth":0}`},
 		{"escapes", Entry{Time: t0, URL: "http://a.test/\"q\"\\\n\r\t\x00\x1f\x7f é\u2028\u2029\xff\xc3", Detail: "日本"},

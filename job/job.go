@@ -141,7 +141,36 @@ type Spec struct {
 	// or @import), and so on. 0 means DefaultRequisiteHops; set only with
 	// Requisites.
 	RequisiteHops int `json:"requisite_hops,omitempty"`
+
+	// Purpose is what the crawl's content is for, as sites state their
+	// wishes about it (package usagepref): PurposeArchive, PurposeSearch,
+	// PurposeAITrain or PurposeAIInput. A capture whose site's statements
+	// deny it is marked (its usage metadata record and crawl log line name
+	// the purpose denied) and, with OnDenied DeniedSkip, not archived. ""
+	// states none: every capture's statements are recorded, nothing is
+	// honoured.
+	Purpose string `json:"purpose,omitempty"`
+	// OnDenied is what a crawl with a Purpose does with a capture whose
+	// site denies it: DeniedMark (the default, "" means it) archives it,
+	// marked; DeniedSkip does not archive it (its links are still
+	// followed: the wish is about the use of the content). Set only with
+	// Purpose.
+	OnDenied string `json:"on_denied,omitempty"`
 }
+
+// The purposes of Spec.Purpose: the categories usagepref.Summary reads.
+const (
+	PurposeArchive = "archive"  // noarchive
+	PurposeSearch  = "search"   // Content-Usage search, Content-Signal search, noindex
+	PurposeAITrain = "ai-train" // Content-Usage train-ai, Content-Signal ai-train, noai, TDMRep
+	PurposeAIInput = "ai-input" // Content-Signal ai-input, noai
+)
+
+// What Spec.OnDenied does with a capture whose site denies the purpose.
+const (
+	DeniedMark = "mark" // archive it, marked as denied
+	DeniedSkip = "skip" // do not archive it
+)
 
 // The reaches of Spec.Requisites.
 const (
@@ -403,6 +432,17 @@ func (s Spec) check() fieldErrors {
 		errs.field("RequisiteHops", "%d: only a crawl that fetches requisites counts their hops: set {Requisites}", s.RequisiteHops)
 	case s.RequisiteHops < 0 || s.RequisiteHops > maxRequisiteHops:
 		errs.field("RequisiteHops", "%d: want 0 (the default, %d) up to %d", s.RequisiteHops, DefaultRequisiteHops, maxRequisiteHops)
+	}
+	switch s.Purpose {
+	case "", PurposeArchive, PurposeSearch, PurposeAITrain, PurposeAIInput:
+	default:
+		errs.field("Purpose", "%q is not a purpose: want %s, %s, %s or %s (or none)", s.Purpose, PurposeArchive, PurposeSearch, PurposeAITrain, PurposeAIInput)
+	}
+	switch {
+	case s.OnDenied != "" && s.Purpose == "":
+		errs.field("OnDenied", "%q: only a crawl that states its purpose honours what sites deny: set {Purpose}", s.OnDenied)
+	case s.OnDenied != "" && s.OnDenied != DeniedMark && s.OnDenied != DeniedSkip:
+		errs.field("OnDenied", "%q: want %s (archive and mark; the default) or %s (do not archive)", s.OnDenied, DeniedMark, DeniedSkip)
 	}
 	for i, p := range s.SessionParams {
 		if p == "" || strings.ContainsAny(p, "=&;/?# ") {

@@ -187,6 +187,9 @@ func TestValidateFieldErrors(t *testing.T) {
 		{Spec{Seeds: seed, Requisites: "page"}, "Requisites", -1, `"page" is not a reach: want host, site or any (or none)`},
 		{Spec{Seeds: seed, RequisiteHops: 2}, "RequisiteHops", -1, "2: only a crawl that fetches requisites counts their hops: set {Requisites}"},
 		{Spec{Seeds: seed, Requisites: RequisitesAny, RequisiteHops: 11}, "RequisiteHops", -1, "11: want 0 (the default, 3) up to 10"},
+		{Spec{Seeds: seed, Purpose: "training"}, "Purpose", -1, `"training" is not a purpose: want archive, search, ai-train or ai-input (or none)`},
+		{Spec{Seeds: seed, OnDenied: DeniedSkip}, "OnDenied", -1, `"skip": only a crawl that states its purpose honours what sites deny: set {Purpose}`},
+		{Spec{Seeds: seed, Purpose: PurposeAITrain, OnDenied: "drop"}, "OnDenied", -1, `"drop": want mark (archive and mark; the default) or skip (do not archive)`},
 	} {
 		err := c.spec.Validate()
 		fes := FieldErrors(err)

@@ -73,6 +73,9 @@ type verdict struct {
 	// notModified: a 304 to a conditional request, archived as a
 	// server-not-modified revisit of exact (if known)
 	notModified bool
+	// usage and denied: what the site says of the use of the capture,
+	// and the job's purpose if it denies it (usage.go)
+	usage, denied string
 }
 
 // response logs a fetch of it for j that got resp, archived at loc.
@@ -82,7 +85,11 @@ func (c *crawlLog) response(j *job.Job, it frontier.Item, robotsTxt bool, resp *
 	}
 	e := &crawllog.Entry{Time: c.now().UTC(), Job: j.ID, URL: resp.URL, Robots: robotsTxt,
 		Status: resp.Status, Bytes: int64(len(resp.Body)), MIME: resp.MediaType, Duration: resp.Duration,
-		Depth: it.Depth, Via: it.Via, Digest: v.digest, WARC: filepath.Base(loc.File), Offset: loc.Offset}
+		Depth: it.Depth, Via: it.Via, Digest: v.digest, WARC: filepath.Base(loc.File), Offset: loc.Offset,
+		Usage: v.usage, Denied: v.denied}
+	if loc.File == "" {
+		e.WARC = "" // not archived (a purpose the site denies)
+	}
 	switch resp.Truncated {
 	case "length":
 		e.Error = crawllog.ErrTooLarge

@@ -203,7 +203,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 	if !n.startPage(l, j) {
 		return
 	}
-	n.fetchPage(ctx, l, j, u)
+	n.fetchPage(ctx, l, j, u, v.Policy)
 }
 
 // setCrawlDelay tells the frontier host's Crawl-delay under p: none (0)
@@ -310,7 +310,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 		// Not released: the robots keeper is handed the body, and a
 		// robots.txt fetch per host is too rare to be worth the care.
 		sum, hasSum := payloadSum(resp)
-		loc, ok := n.archive(j, resp, sum, hasSum, nil, sum)
+		loc, ok := n.archive(j, resp, sum, hasSum, nil, sum, nil)
 		if !ok {
 			n.robots.Cancel(host, origin)
 			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
@@ -352,8 +352,9 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 // identical-payload-digest revisit warcSum is the payload's digest, which
 // the original's record has), and waits until it is on disk. A failure
 // stops the node.
-func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, hasSum bool, rv *warc.Revisit, warcSum [sha256.Size]byte) (warc.Location, bool) {
+func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, hasSum bool, rv *warc.Revisit, warcSum [sha256.Size]byte, meta *warc.Metadata) (warc.Location, bool) {
 	ex := &warc.Exchange{
+		Metadata:       meta,
 		URL:            resp.URL,
 		IP:             resp.IP.String(),
 		Date:           resp.Start,
@@ -469,7 +470,7 @@ func revisitOf(orig *dedup.Original) *warc.Revisit {
 	return &warc.Revisit{TargetURI: orig.URL, Date: orig.Date, RecordID: orig.RecordID}
 }
 
-func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *url.URL) {
+func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *url.URL, pol *robots.Policy) {
 	it := l.Item
 	prev := n.loadRecord(it)
 	start := n.opts.Now().UTC()
@@ -514,11 +515,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	}
 	sum, hasSum := payloadSum(resp)
 	warcSum, eligible, orig := n.contentSeen(resp, sum, hasSum)
-	loc, ok := n.archive(j, resp, sum, hasSum, revisitOf(orig), warcSum)
-	if !ok {
-		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
-		return
-	}
+	var loc warc.Location // where the capture is archived, once it is (below)
 	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start),
 		Refetch: fetchedBefore(prev)}
 	var (
@@ -535,6 +532,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		// alone: every other job has ended, so none may take this fetch
 		// (its leads are not kept, and a copy may go unparsed)
 		alone = !n.othersLive(j)
+		metas []links.Meta // the page's use-stating meta elements (usage.go)
 	)
 	// keep enters the page into the content-seen gates with its
 	// completion: the exact one for every complete 2xx archived in full,
@@ -579,7 +577,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 				break
 			}
 		}
-		page.links, page.requisites, text = n.extract(j, it, u, resp)
+		page.links, page.requisites, metas, text = n.extract(j, it, u, resp)
 		if text.read {
 			sim = &text.fp
 		}
@@ -602,6 +600,18 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		page.text = text
 	default:
 		page = &sharedPage{at: start, status: resp.Status}
+	}
+	// Archived once read: the page's statements on the use of its
+	// content go beside it, or keep it out (usage.go).
+	usage := n.usageOf(j, u, resp, pol, metas)
+	if usage.skip {
+		eligible = false // nothing archived: no original for the gate
+	} else {
+		var ok bool
+		if loc, ok = n.archive(j, resp, sum, hasSum, revisitOf(orig), warcSum, usage.record); !ok {
+			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
+			return
+		}
 	}
 	j.Stats.Pages.Add(1)
 	j.Stats.AddStatus(resp.Status)
@@ -631,7 +641,8 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		// can still queue them. Its other links are followed.
 		found = slices.DeleteFunc(found, func(c candidate) bool { return c.inRun })
 	}
-	n.clog.response(j, it, false, resp, loc, verdict{exact: orig, near: near, digest: digestOf(resp, sum, hasSum, eligible, warcSum)})
+	n.clog.response(j, it, false, resp, loc, verdict{exact: orig, near: near, digest: digestOf(resp, sum, hasSum, eligible, warcSum),
+		usage: usage.summary, denied: usage.denied})
 	obs := observation(resp, sim, sum, hasSum)
 	obs.Job = j.ID
 	if vals == (fetch.Validators{}) && resp.Truncated == "" && resp.DecodeErr == nil {
@@ -693,7 +704,7 @@ func (n *Node) notModified(l *frontier.Lease, j *job.Job, resp *fetch.Response, 
 		rv.TargetURI, rv.Date, rv.RecordID = capture.URL, capture.Date, capture.RecordID
 		orig = &capture
 	}
-	loc, ok := n.archive(j, resp, [sha256.Size]byte{}, false, rv, [sha256.Size]byte{})
+	loc, ok := n.archive(j, resp, [sha256.Size]byte{}, false, rv, [sha256.Size]byte{}, nil)
 	if !ok {
 		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 		return
@@ -918,21 +929,18 @@ const nearMinWords = 15
 // hops of its page) it also returns what the page embeds, or what a
 // stylesheet refers to. A requisite's own links are not followed: for
 // an item that is one (it.Requisite > 0) links is nil.
-func (n *Node) extract(j *job.Job, it frontier.Item, u *url.URL, resp *fetch.Response) (found, reqs []*url.URL, sim textPrint) {
+func (n *Node) extract(j *job.Job, it frontier.Item, u *url.URL, resp *fetch.Response) (found, reqs []*url.URL, metas []links.Meta, sim textPrint) {
 	wantReqs := it.Requisite < j.Spec.MaxRequisiteHops()
 	if wantReqs && isCSS(resp.MediaType) {
 		for _, r := range css.Refs(resp.Decoded, links.MaxRequisites) {
 			reqs = appendResolved(j, reqs, urlnorm.NewResolver(u), r.URL)
 		}
-		return nil, reqs, textPrint{}
+		return nil, reqs, nil, textPrint{}
 	}
 	if !isHTML(resp.MediaType) {
-		return nil, nil, textPrint{}
+		return nil, nil, nil, textPrint{}
 	}
 	_, noFollow := links.XRobotsTag(resp.Header.Values("X-Robots-Tag"), n.agent)
-	if noFollow && !wantReqs {
-		return nil, nil, textPrint{}
-	}
 	page := links.ExtractWith(resp.Decoded, links.Options{Agent: n.agent, SimHash: !noFollow, ContentType: resp.Header.Get("Content-Type"), Requisites: wantReqs})
 	base := u
 	if page.BaseHref != "" {
@@ -949,8 +957,9 @@ func (n *Node) extract(j *job.Job, it frontier.Item, u *url.URL, resp *fetch.Res
 			reqs = appendResolved(j, reqs, res, r.Ref)
 		}
 	}
+	metas = page.Metas
 	if noFollow {
-		return nil, reqs, textPrint{}
+		return nil, reqs, metas, textPrint{}
 	}
 	sim = textPrint{read: true, fp: page.SimHash, words: page.Content.Words(), content: page.Content}
 	if n.opts.NearResemblance >= 0 {
@@ -958,7 +967,7 @@ func (n *Node) extract(j *job.Job, it frontier.Item, u *url.URL, resp *fetch.Res
 		sim.judged = sim.gate.Words >= nearMinWords
 	}
 	if page.NoFollow || it.Requisite > 0 {
-		return nil, reqs, sim
+		return nil, reqs, metas, sim
 	}
 	found = make([]*url.URL, 0, len(page.Links))
 	for _, ln := range page.Links {
@@ -967,7 +976,7 @@ func (n *Node) extract(j *job.Job, it frontier.Item, u *url.URL, resp *fetch.Res
 		}
 		found = appendResolved(j, found, res, ln.Ref)
 	}
-	return found, reqs, sim
+	return found, reqs, metas, sim
 }
 
 // appendResolved appends ref, resolved by res and normalised, to out; a

@@ -241,6 +241,19 @@ func buildExchange(ex *Exchange, date time.Time, infoID string) (resp, req *reco
 	return resp, req
 }
 
+// buildMetadata builds the metadata record of ex (ex.Metadata set) about
+// its response record resp.
+func buildMetadata(ex *Exchange, resp *record, infoID string) *record {
+	return newRecord("metadata", []field{
+		{"WARC-Record-ID", newRecordID()},
+		{"WARC-Date", resp.get("WARC-Date")},
+		{"WARC-Target-URI", ex.URL},
+		{"WARC-Refers-To", resp.get("WARC-Record-ID")},
+		{"WARC-Warcinfo-ID", infoID},
+		{"Content-Type", ex.Metadata.ContentType},
+	}, -1, nil, ex.Metadata.Body)
+}
+
 // buildWarcinfo builds the warcinfo record that opens the file named name.
 func buildWarcinfo(name string, date time.Time, o *Options) *record {
 	var b strings.Builder

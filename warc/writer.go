@@ -140,6 +140,21 @@ type Exchange struct {
 	// digest at all (PayloadSHA256 must be nil): the block is the 304's
 	// status line and headers.
 	Revisit *Revisit
+	// Metadata, if set, is written as a third record, of type metadata
+	// (WARC 1.1 section 6.6), after the request: its block is Body, of
+	// ContentType, and it names the response (or revisit) record it
+	// describes in WARC-Refers-To, with the same WARC-Target-URI and
+	// WARC-Date.
+	Metadata *Metadata
+}
+
+// Metadata is a metadata record about an exchange's response.
+type Metadata struct {
+	// ContentType is the block's media type, e.g. "application/json".
+	// Required; no control characters.
+	ContentType string
+	// Body is the block. May be empty.
+	Body []byte
 }
 
 // Revisit names the archived response a revisit record refers to: always
@@ -348,13 +363,17 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 		date = w.opts.Now()
 	}
 	resp, req := buildExchange(ex, date, infoID)
+	recs := []*record{resp, req}
+	if ex.Metadata != nil {
+		recs = append(recs, buildMetadata(ex, resp, infoID))
+	}
 	enc := w.encoders.Get().(*encoder)
 	defer func() {
 		if enc.buf.Cap() <= maxPooledBuffer {
 			w.encoders.Put(enc)
 		}
 	}()
-	if err := enc.encode(resp, req); err != nil {
+	if err := enc.encode(recs...); err != nil {
 		return Location{}, fmt.Errorf("warc: write %s: %w", ex.URL, err)
 	}
 
@@ -379,9 +398,10 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 		// new warcinfo and compress again (the size may change slightly, so
 		// the rotation check runs again).
 		infoID = w.infoID
-		resp.set("WARC-Warcinfo-ID", infoID)
-		req.set("WARC-Warcinfo-ID", infoID)
-		if err := enc.encode(resp, req); err != nil {
+		for _, r := range recs {
+			r.set("WARC-Warcinfo-ID", infoID)
+		}
+		if err := enc.encode(recs...); err != nil {
 			return Location{}, fmt.Errorf("warc: write %s: %w", ex.URL, err)
 		}
 	}
@@ -396,7 +416,7 @@ func (w *Writer) Write(ex *Exchange) (Location, error) {
 	}
 	w.size += n
 	w.bytes.Add(n)
-	w.records.Add(2)
+	w.records.Add(int64(len(recs)))
 	w.exchanges++
 	w.written++
 	w.cur.last = w.written
@@ -841,6 +861,8 @@ func (ex *Exchange) validate() error {
 		return bad("Request has no empty line after its headers")
 	case ex.PayloadSHA256 != nil && len(ex.PayloadSHA256) != sha256.Size:
 		return bad("PayloadSHA256 is %d bytes, not a SHA-256 sum (%d)", len(ex.PayloadSHA256), sha256.Size)
+	case ex.Metadata != nil && (ex.Metadata.ContentType == "" || strings.ContainsFunc(ex.Metadata.ContentType, isCTL)):
+		return bad("Metadata.ContentType %q is empty or has a control character", ex.Metadata.ContentType)
 	}
 	if rv := ex.Revisit; rv != nil {
 		notModified := rv.Profile == ProfileServerNotModified

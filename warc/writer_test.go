@@ -1043,3 +1043,94 @@ func TestProtocols(t *testing.T) {
 	}
 	validate(t, w.Files()...)
 }
+
+// TestMetadataRecord: an exchange with Metadata gets a third record, of
+// type metadata, naming its response in WARC-Refers-To, with its body as
+// given; the Location is still the response's, and a strict reader takes
+// all three.
+func TestMetadataRecord(t *testing.T) {
+	w := newTestWriter(t, Options{})
+	ex := exchange("http://a.test/page", 200, "Content-Type: text/html\r\n", []byte("<p>x</p>"))
+	meta := []byte(`{"format":1,"signals":[]}`)
+	ex.Metadata = &Metadata{ContentType: "application/json", Body: meta}
+	loc, err := w.Write(ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := w.Write(exchange("http://a.test/other", 200, "", []byte("y")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(loc.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := NewReader(f, loc.File)
+	var types []string
+	var respID string
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, rec.Type)
+		switch {
+		case rec.Type == "response" && rec.TargetURI == "http://a.test/page":
+			respID = rec.ID
+			if rec.Offset != loc.Offset || rec.ID != loc.RecordID {
+				t.Errorf("response at %d+%d (%s), Location %+v", rec.Offset, rec.Length, rec.ID, loc)
+			}
+		case rec.Type == "metadata":
+			body, err := io.ReadAll(rd.Block())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.RefersTo != respID || rec.TargetURI != ex.URL || rec.ContentType != "application/json" || !bytes.Equal(body, meta) || rec.PayloadDigest != "" {
+				t.Errorf("metadata record: refers to %q (response %q), URI %q, type %q, body %q, payload digest %q",
+					rec.RefersTo, respID, rec.TargetURI, rec.ContentType, body, rec.PayloadDigest)
+			}
+		}
+	}
+	if want := []string{"warcinfo", "response", "request", "metadata", "response", "request"}; !slices.Equal(types, want) {
+		t.Errorf("records %q, want %q", types, want)
+	}
+	if plain.Offset <= loc.Offset+loc.Length {
+		t.Errorf("the next exchange at %d, within the first's records (%d+%d)", plain.Offset, loc.Offset, loc.Length)
+	}
+	// A strict reader of another project reads every record.
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	un := gowarc.NewUnmarshaler(gowarc.WithStrictValidation())
+	br := bufio.NewReader(f)
+	n := 0
+	for {
+		rec, _, val, err := un.Unmarshal(br)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("record %d: %v", n, err)
+		}
+		if len(val) > 0 {
+			t.Errorf("record %d (%s): %v", n, rec.Type(), val)
+		}
+		rec.Close()
+		n++
+	}
+	if n != 6 {
+		t.Errorf("strict reader read %d records, want 6", n)
+	}
+	bad := exchange("http://a.test/", 200, "", nil)
+	bad.Metadata = &Metadata{ContentType: "application/json\r\nX: y"}
+	if _, err := newTestWriter(t, Options{}).Write(bad); err == nil || !strings.Contains(err.Error(), "Metadata.ContentType") {
+		t.Errorf("a content type with CRLF: %v, want an error naming Metadata.ContentType", err)
+	}
+}

@@ -25,6 +25,15 @@ type CrawlRequest struct {
 	// Requisites, if Reach is set, fetches and archives what each page
 	// embeds.
 	Requisites Requisites `json:"requisites,omitzero"`
+	// Usage states what the crawl's content is for, and what to do with
+	// pages whose site denies it.
+	Usage Usage `json:"usage,omitzero"`
+}
+
+// Usage is a crawl's stated purpose (job.Spec.Purpose, OnDenied).
+type Usage struct {
+	Purpose  string `json:"purpose"`             // "archive", "search", "ai-train" or "ai-input"; "": none
+	OnDenied string `json:"on_denied,omitempty"` // "mark" (the default) or "skip"
 }
 
 // Requisites are a crawl's page requisites: the resources each page
@@ -81,6 +90,7 @@ type Crawl struct {
 	Continuous bool            `json:"continuous,omitempty"`
 	Recrawl    *Recrawl        `json:"recrawl,omitempty"`
 	Requisites *Requisites     `json:"requisites,omitempty"` // set for a crawl that fetches requisites only
+	Usage      *Usage          `json:"usage,omitempty"`      // set for a crawl that states its purpose only
 	Raw        json.RawMessage `json:"-"`                    // the body as the server sent it, for a crawl a call returned alone
 }
 

@@ -55,11 +55,14 @@ func (r *reachFlag) Set(v string) error {
 }
 func (r *reachFlag) IsBoolFlag() bool { return true }
 
-// registerRequisites registers --requisites and --requisite-hops into
-// spec: `trawl crawl`'s, `trawl demo`'s and `trawl crawls create`'s.
+// registerRequisites registers --requisites, --requisite-hops,
+// --purpose and --on-denied into spec: `trawl crawl`'s, `trawl demo`'s
+// and `trawl crawls create`'s.
 func registerRequisites(fs *flag.FlagSet, spec *job.Spec) {
 	fs.Var((*reachFlag)(&spec.Requisites), "requisites", "also fetch and archive what each page embeds (images, stylesheets and their fonts and imports, scripts, media, frames) from any host; =site: only from the page's registered domain, =host: only its host")
 	fs.IntVar(&spec.RequisiteHops, "requisite-hops", 0, "with --requisites, most references from a page to a resource, e.g. page -> stylesheet -> font is 2 (0: 3)")
+	fs.StringVar(&spec.Purpose, "purpose", "", "what the crawl's content is for (archive, search, ai-train or ai-input): pages whose site denies it (robots.txt Content-Usage/Content-Signal, X-Robots-Tag, robots meta, TDMRep) are marked, or with --on-denied skip not archived")
+	fs.StringVar(&spec.OnDenied, "on-denied", "", "with --purpose, what to do with a page whose site denies it: mark (archive it, marked; the default) or skip (do not archive it)")
 }
 
 // nodeEnv are the environment variables of the node's flags, for crawl
@@ -115,7 +118,7 @@ type crawlFlags struct {
 	shapeRun int
 	giveUp   time.Duration
 	maxWait  time.Duration
-	// reqs holds --requisites and --requisite-hops
+	// reqs holds --requisites, --requisite-hops, --purpose and --on-denied
 	reqs job.Spec
 	// src says where each flag's value came from (parseFlags), for errors
 	// that name a value set in the config file.
@@ -165,7 +168,8 @@ var specFlags = map[string]string{"Name": "--name", "Seeds": "seed", "Domains": 
 	"MaxDepth": "--max-depth", "MaxPages": "--max-pages", "MaxShapeRun": "--max-shape-run", "Priority": "--priority",
 	"RobotsGiveUp": "--robots-give-up", "MaxWait": "--max-wait", "Continuous": "--continuous",
 	"RecrawlMin": "--recrawl-min", "RecrawlMax": "--recrawl-max", "RecrawlBudget": "--recrawl-budget",
-	"RecrawlSchedule": "--recrawl-schedule", "Requisites": "--requisites", "RequisiteHops": "--requisite-hops"}
+	"RecrawlSchedule": "--recrawl-schedule", "Requisites": "--requisites", "RequisiteHops": "--requisite-hops",
+	"Purpose": "--purpose", "OnDenied": "--on-denied"}
 
 // checkSpec validates spec, a crawl's from the flags, and returns its
 // errors in the flags' words, one a line: "--max-depth -1 is negative:
@@ -248,6 +252,7 @@ func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
 	spec.Name, spec.Seeds, spec.Domains = "crawl", seeds, cf.domains
 	spec.MaxDepth, spec.MaxPages, spec.MaxShapeRun, spec.RobotsGiveUp, spec.MaxWait = cf.maxDepth, cf.maxPages, cf.shapeRun, cf.giveUp, cf.maxWait
 	spec.Requisites, spec.RequisiteHops = cf.reqs.Requisites, cf.reqs.RequisiteHops
+	spec.Purpose, spec.OnDenied = cf.reqs.Purpose, cf.reqs.OnDenied
 	o, err := cf.nodeFlags.options()
 	if err != nil {
 		return o, spec, err

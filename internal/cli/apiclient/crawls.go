@@ -16,6 +16,7 @@ type (
 	Limits       = wire.Limits
 	Recrawl      = wire.Recrawl
 	Requisites   = wire.Requisites
+	Usage        = wire.Usage
 	Freshness    = wire.Freshness
 	Created      = wire.Created
 	Crawl        = wire.Crawl

@@ -1,0 +1,231 @@
+package node
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/crawllog"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/usagepref"
+	"github.com/trawl-crawler/trawl/warc"
+)
+
+// usageSite serves pages whose site says, in each way it can, what their
+// content may be used for: a Content-Usage line of robots.txt for one
+// path, an X-Robots-Tag header, a TDMRep meta element; one page says
+// nothing.
+func usageSite(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := func(w http.ResponseWriter, body string) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<!doctype html>"+body)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\nContent-Usage: /no-ai/ train-ai=n\nContent-Signal: search=yes\n")
+		case "/index.html":
+			html(w, `<a href="/no-ai/a.html">a</a><a href="/headed.html">h</a><a href="/meta.html">m</a><a href="/plain.html">p</a>`)
+		case "/no-ai/a.html", "/plain.html":
+			html(w, "<p>page</p>")
+		case "/headed.html":
+			w.Header().Set("X-Robots-Tag", "noarchive")
+			html(w, "<p>headed</p>")
+		case "/meta.html":
+			html(w, `<meta name="tdm-reservation" content="1"><p>meta</p>`)
+		default:
+			http.NotFound(w, r)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// TestUsagePreferences: every capture whose site states something of the
+// use of its content has a metadata record naming its response, holding
+// the statements exactly as served, and a summary in its crawl log line;
+// a crawl whose purpose a site denies marks those captures or, skipping
+// them, archives none of them while still following their links.
+func TestUsagePreferences(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: crawls of a small site; the full suite runs it")
+	}
+	t.Parallel()
+	for _, c := range []struct {
+		name, purpose, onDenied string
+		archived                []string // pages with a response record
+		denied                  []string // pages whose crawl log line names the purpose denied
+	}{
+		{"no purpose", "", "", []string{"/index.html", "/no-ai/a.html", "/headed.html", "/meta.html", "/plain.html"}, nil},
+		{"ai-train, mark", job.PurposeAITrain, "", []string{"/index.html", "/no-ai/a.html", "/headed.html", "/meta.html", "/plain.html"},
+			[]string{"/meta.html", "/no-ai/a.html"}},
+		{"ai-train, skip", job.PurposeAITrain, job.DeniedSkip, []string{"/index.html", "/headed.html", "/plain.html"},
+			[]string{"/meta.html", "/no-ai/a.html"}},
+		{"archive, skip", job.PurposeArchive, job.DeniedSkip, []string{"/index.html", "/no-ai/a.html", "/meta.html", "/plain.html"},
+			[]string{"/headed.html"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			site := usageSite(t)
+			dir := t.TempDir()
+			n, err := Open(Options{DataDir: dir, MinDelay: 5 * time.Millisecond, Concurrency: 2, AllowNets: loopback, NoSitemaps: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer n.Close()
+			j, err := n.Submit(job.Spec{Seeds: []string{site + "/index.html"}, Purpose: c.purpose, OnDenied: c.onDenied})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.Start()
+			select {
+			case <-j.Ended():
+			case <-time.After(time.Minute):
+				t.Fatal("the crawl did not end")
+			}
+			if err := n.Close(); err != nil {
+				t.Fatal(err)
+			}
+			responses, metas := readUsageRecords(t, dir, site)
+			for _, p := range []string{"/index.html", "/no-ai/a.html", "/headed.html", "/meta.html", "/plain.html"} {
+				_, got := responses[p]
+				want := false
+				for _, a := range c.archived {
+					want = want || a == p
+				}
+				if got != want {
+					t.Errorf("%s: archived %v, want %v", p, got, want)
+				}
+			}
+			// Exactly as served, whatever the purpose (only archived
+			// captures carry a record).
+			wantSignals := map[string][]string{
+				"/no-ai/a.html": {"robots.txt Content-Usage /no-ai/ train-ai=n", "robots.txt Content-Signal search=yes"},
+				"/headed.html":  {"robots.txt Content-Signal search=yes", "header X-Robots-Tag noarchive"},
+				"/meta.html":    {"robots.txt Content-Signal search=yes", "meta tdm-reservation 1"},
+				"/plain.html":   {"robots.txt Content-Signal search=yes"},
+				"/index.html":   {"robots.txt Content-Signal search=yes"},
+			}
+			for p, rec := range metas {
+				if rec.refersTo != responses[p] {
+					t.Errorf("%s: metadata record refers to %q, its response is %q", p, rec.refersTo, responses[p])
+				}
+				var got []string
+				for _, s := range rec.prefs.Signals {
+					got = append(got, strings.TrimSpace(s.Source+" "+s.Name+" "+s.Value))
+				}
+				if strings.Join(got, "; ") != strings.Join(wantSignals[p], "; ") {
+					t.Errorf("%s: signals %q, want %q", p, got, wantSignals[p])
+				}
+			}
+			if len(metas) != len(c.archived) {
+				t.Errorf("%d metadata records, want one per archived capture (%d): every page's site states search=yes", len(metas), len(c.archived))
+			}
+			var denied []string
+			for _, e := range readLogEntries(t, dir) {
+				p := strings.TrimPrefix(e.URL, site)
+				if e.Denied != "" {
+					denied = append(denied, p)
+					if e.Denied != c.purpose {
+						t.Errorf("%s: denied %q, want the purpose %q", p, e.Denied, c.purpose)
+					}
+				}
+				if e.Status == 200 && p != "/robots.txt" && !strings.Contains(e.Usage, "search=allow") {
+					t.Errorf("%s: crawl log usage %q, want it to hold search=allow", p, e.Usage)
+				}
+				if p == "/no-ai/a.html" && !strings.Contains(e.Usage, "ai-train=deny") {
+					t.Errorf("%s: crawl log usage %q, want ai-train=deny", p, e.Usage)
+				}
+				if _, archived := responses[p]; e.Status == 200 && archived != (e.WARC != "") {
+					t.Errorf("%s: crawl log WARC %q, archived %v", p, e.WARC, archived)
+				}
+			}
+			if strings.Join(sortedCopy(denied), ",") != strings.Join(c.denied, ",") {
+				t.Errorf("denied in the crawl log: %q, want %q", denied, c.denied)
+			}
+		})
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for k := i + 1; k < len(out); k++ {
+			if out[k] < out[i] {
+				out[i], out[k] = out[k], out[i]
+			}
+		}
+	}
+	return out
+}
+
+type usageMeta struct {
+	refersTo string
+	prefs    usagepref.Preferences
+}
+
+// readUsageRecords returns, by path on site, the record ID of each
+// response (or revisit) record and each usage metadata record.
+func readUsageRecords(t *testing.T, dir, site string) (responses map[string]string, metas map[string]usageMeta) {
+	t.Helper()
+	responses, metas = map[string]string{}, map[string]usageMeta{}
+	files, _ := filepath.Glob(filepath.Join(dir, "warc", "*.warc.gz"))
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := warc.NewReader(f, name)
+		for {
+			rec, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := strings.TrimPrefix(rec.TargetURI, site)
+			switch rec.Type {
+			case "response", "revisit": // a page with another's payload is a revisit
+				responses[p] = rec.ID
+			case "metadata":
+				body, _ := io.ReadAll(rd.Block())
+				var m usageMeta
+				if err := json.Unmarshal(body, &m.prefs); err != nil || rec.ContentType != usageMediaType {
+					t.Errorf("%s: metadata record of type %q: %v", p, rec.ContentType, err)
+				}
+				m.refersTo = rec.RefersTo
+				metas[p] = m
+			}
+		}
+		f.Close()
+	}
+	return responses, metas
+}
+
+func readLogEntries(t *testing.T, dir string) []crawllog.Entry {
+	t.Helper()
+	var entries []crawllog.Entry
+	err := crawllog.Scan(filepath.Join(dir, logDir), crawllog.Filter{
+		OnBad: func(file string, line int, err error) { t.Errorf("crawl log %s:%d: %v", file, line, err) },
+	}, func(e crawllog.Entry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
