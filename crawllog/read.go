@@ -98,7 +98,11 @@ type Filter struct {
 	Status  string    // a status ("404"), a class ("4xx"), "error" (Entry.Error set) or "dropped"
 	Dedup   string    // "exact", "near", "any" (either) or "none" (neither)
 	Dropped string    // a drop reason, or "any"
-	Since   time.Time // entries at or after this time
+	// Usage: "any" (the site stated something of the use of the
+	// content), "denied" (it denies the crawl's purpose), or a
+	// "category=allow|deny" pair the entry's Usage holds ("ai-train=deny")
+	Usage string
+	Since time.Time // entries at or after this time
 	// OnBad, if set, is told of each malformed complete line, by file
 	// path and line number (from 1); the scan goes on. If nil, Scan counts
 	// them and returns a *BadLinesError at the end.
@@ -134,6 +138,10 @@ func (f Filter) Validate() error {
 	check("Dropped", f.Dropped, func(v string) bool {
 		return v == "any" || slices.Contains(DropReasons, v)
 	}, `"any" or one of `+strings.Join(DropReasons, ", "))
+	check("Usage", f.Usage, func(v string) bool {
+		cat, pref, ok := strings.Cut(v, "=")
+		return v == "any" || v == "denied" || ok && cat != "" && (pref == "allow" || pref == "deny")
+	}, `"any", "denied" or a category=allow|deny pair such as ai-train=deny`)
 	return errors.Join(errs...)
 }
 
@@ -166,6 +174,17 @@ func (f Filter) Match(e *Entry) bool {
 		return false
 	}
 	if f.Host != "" && !strings.EqualFold(hostOf(e.URL), stripPort(f.Host)) {
+		return false
+	}
+	if f.Usage != "" && !anyOf(f.Usage, func(v string) bool {
+		switch v {
+		case "any":
+			return e.Usage != ""
+		case "denied":
+			return e.Denied != ""
+		}
+		return slices.Contains(strings.Split(e.Usage, ","), v)
+	}) {
 		return false
 	}
 	return true

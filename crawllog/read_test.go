@@ -15,8 +15,8 @@ import (
 
 func TestFilterMatch(t *testing.T) {
 	fetch := Entry{Time: t0, Job: 2, URL: "http://WWW.A.test:8080/x", Status: 404}
-	revisit := Entry{Time: t0, Job: 1, URL: "https://b.test/", Status: 200, Dedup: DedupExact}
-	near := Entry{Time: t0, Job: 1, URL: "https://b.test/n", Status: 200, Dedup: DedupNear}
+	revisit := Entry{Time: t0, Job: 1, URL: "https://b.test/", Status: 200, Dedup: DedupExact, Usage: "ai-train=deny,search=allow", Denied: "ai-train"}
+	near := Entry{Time: t0, Job: 1, URL: "https://b.test/n", Status: 200, Dedup: DedupNear, Usage: "search=allow"}
 	same := Entry{Time: t0, Job: 1, URL: "https://b.test/s", Status: 304, Dedup: DedupNotModified, Original: "https://b.test/s"}
 	failed := Entry{Time: t0, Job: 1, URL: "http://[::1]:99/", Error: "timeout"}
 	cut := Entry{Time: t0, Job: 1, URL: "http://a.test/big", Status: 200, Error: ErrTooLarge}
@@ -46,6 +46,11 @@ func TestFilterMatch(t *testing.T) {
 		{"dropped other reason", Filter{Dropped: "scope"}, nil},
 		{"since", Filter{Since: t0.Add(time.Minute)}, []Entry{drop}},
 		{"since, at the time", Filter{Since: t0}, all},
+		{"usage any", Filter{Usage: "any"}, []Entry{revisit, near}},
+		{"usage denied", Filter{Usage: "denied"}, []Entry{revisit}},
+		{"usage pair", Filter{Usage: "search=allow"}, []Entry{revisit, near}},
+		{"usage pairs", Filter{Usage: "ai-train=deny,archive=deny"}, []Entry{revisit}},
+		{"usage other pair", Filter{Usage: "search=deny"}, nil},
 		{"all together", Filter{Job: 1, Host: "b.test", Status: "2xx", Dedup: "exact"}, []Entry{revisit}},
 	}
 	for _, tt := range tests {
@@ -73,8 +78,8 @@ func urls(es []Entry) []string {
 }
 
 func TestFilterValidate(t *testing.T) {
-	err := Filter{Status: "200,2x,abc", Dedup: "maybe", Dropped: "any,tired"}.Validate()
-	for _, want := range []string{`Status "2x"`, `Status "abc"`, `Dedup "maybe"`, `Dropped "tired"`} {
+	err := Filter{Status: "200,2x,abc", Dedup: "maybe", Dropped: "any,tired", Usage: "ai-train=maybe"}.Validate()
+	for _, want := range []string{`Status "2x"`, `Status "abc"`, `Dedup "maybe"`, `Dropped "tired"`, `Usage "ai-train=maybe"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate = %v, does not say %s", err, want)
 		}

@@ -39,6 +39,7 @@ func logFlags(fs *flag.FlagSet, o *logcmd.Options) {
 	fs.StringVar(&o.Status, "status", "", "only these statuses, comma-separated: a code (404), a class (5xx), error (the fetch failed or was cut) or dropped")
 	fs.StringVar(&o.Dedup, "dedup", "", "only this dedup verdict: exact, near, not-modified, any or none")
 	fs.StringVar(&o.Dropped, "dropped", "", "only URLs dropped for these reasons, comma-separated ("+strings.Join(crawllog.DropReasons, ", ")+"), or any")
+	fs.StringVar(&o.Usage, "usage", "", "only pages whose site states something of the use of its content: any, denied (the crawl's --purpose), or a category=allow|deny pair (ai-train=deny), comma-separated")
 	fs.StringVar(&o.Since, "since", "", "only entries from this time on: a `DURATION` ago (10m) or an RFC 3339 time")
 	fs.BoolVar(&o.Follow, "f", false, "follow: keep printing entries as they are written (same as --follow)")
 	fs.BoolVar(&o.Follow, "follow", false, "keep printing entries as they are written, until interrupted")

@@ -23,7 +23,7 @@ import (
 // Options are `trawl log`'s flags, and the clock --since counts from.
 type Options struct {
 	Data                                string // the data directory whose logs/ to read
-	Host, Status, Dedup, Dropped, Since string // filters, as the flags give them
+	Host, Status, Dedup, Dropped, Usage, Since string // filters, as the flags give them
 	Job                                 uint
 	Follow, JSON, Count                 bool
 	Now                                 func() time.Time
@@ -40,7 +40,7 @@ func Main(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	if o.Job > 1<<32-1 {
 		return usageErr("--job %d: not a job id", o.Job)
 	}
-	f := crawllog.Filter{Job: uint32(o.Job), Host: o.Host, Status: o.Status, Dedup: o.Dedup, Dropped: o.Dropped}
+	f := crawllog.Filter{Job: uint32(o.Job), Host: o.Host, Status: o.Status, Dedup: o.Dedup, Dropped: o.Dropped, Usage: o.Usage}
 	if err := f.Validate(); err != nil {
 		return usageErr("%s", flagNames(err))
 	}
@@ -127,7 +127,7 @@ func Main(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 // flagNames turns a Filter's Validate error into the flags' words.
 func flagNames(err error) string {
 	return strings.NewReplacer("crawllog: filter Status", "--status", "crawllog: filter Dedup", "--dedup",
-		"crawllog: filter Dropped", "--dropped", "\n", "; ").Replace(err.Error())
+		"crawllog: filter Dropped", "--dropped", "crawllog: filter Usage", "--usage", "\n", "; ").Replace(err.Error())
 }
 
 // parseSince reads --since: a duration before now, or an RFC 3339 time.
