@@ -93,11 +93,11 @@ const (
 // given must all match. Status, Dedup and Dropped take a comma-separated
 // list of values, any of which may match.
 type Filter struct {
-	Job     uint32    // the job's number
-	Host    string    // the URL's host, case-insensitive; ports are ignored on both sides
-	Status  string    // a status ("404"), a class ("4xx"), "error" (Entry.Error set) or "dropped"
-	Dedup   string    // "exact", "near", "any" (either) or "none" (neither)
-	Dropped string    // a drop reason, or "any"
+	Job     uint32 // the job's number
+	Host    string // the URL's host, case-insensitive; ports are ignored on both sides
+	Status  string // a status ("404"), a class ("4xx"), "error" (Entry.Error set) or "dropped"
+	Dedup   string // "exact", "near", "any" (either) or "none" (neither)
+	Dropped string // a drop reason, or "any"
 	// Usage: "any" (the site stated something of the use of the
 	// content), "denied" (it denies the crawl's purpose), or a
 	// "category=allow|deny" pair the entry's Usage holds ("ai-train=deny")

@@ -22,11 +22,11 @@ import (
 
 // Options are `trawl log`'s flags, and the clock --since counts from.
 type Options struct {
-	Data                                string // the data directory whose logs/ to read
+	Data                                       string // the data directory whose logs/ to read
 	Host, Status, Dedup, Dropped, Usage, Since string // filters, as the flags give them
-	Job                                 uint
-	Follow, JSON, Count                 bool
-	Now                                 func() time.Time
+	Job                                        uint
+	Follow, JSON, Count                        bool
+	Now                                        func() time.Time
 }
 
 // Main reads (or, with o.Follow, follows until ctx ends) the log and
