@@ -283,7 +283,7 @@ func (s *recrawlScheduler) reschedule(b *store.Batch, j *job.Job, it frontier.It
 		iv = nutchInterval(*p.nutch, s.lastInterval(it, prev), prev, *rec)
 	}
 	e.URL, e.Host, e.Due, e.Job = it.URL, it.Host, rec.LastFetch.Add(iv).Truncate(time.Second), owner.ID
-	e.Depth, e.ShapeRun, e.Level, e.Interval = it.Depth, it.ShapeRun, uint8(it.Level), iv
+	e.Depth, e.ShapeRun, e.Level, e.Interval, e.Requisite = it.Depth, it.ShapeRun, uint8(it.Level), iv, it.Requisite
 	e.LastFetch, e.Stated = rec.LastFetch.Truncate(time.Second), rec.Stated
 	if err := schedule.Put(b, e); err != nil {
 		s.log.Warn("recrawl schedule: put entry", "url", it.URL, "err", err)
@@ -465,7 +465,7 @@ func (s *recrawlScheduler) feedDue(now time.Time) {
 			s.log.Warn("recrawl schedule: mark entry fed", "url", e.URL, "err", err)
 			continue
 		}
-		items = append(items, frontier.Item{URL: e.URL, Host: e.Host, Job: e.Job, Depth: e.Depth, Level: int(e.Level), ShapeRun: e.ShapeRun})
+		items = append(items, frontier.Item{URL: e.URL, Host: e.Host, Job: e.Job, Depth: e.Depth, Level: int(e.Level), ShapeRun: e.ShapeRun, Requisite: e.Requisite})
 	}
 	if b.Count() == 0 {
 		b.Close()

@@ -59,6 +59,9 @@ type Entry struct {
 	// Censored reports that every interval of the page's own seen so far
 	// saw a change: Own is a lower bound on its rate, not an estimate.
 	Censored bool
+	// Requisite is the page's item's frontier.Item.Requisite: a resource
+	// another page embeds, this many references from it (0: a page).
+	Requisite int
 	// Stated is the interval the site states for the page (a sitemap's
 	// <changefreq>, urlstate.Record.Stated), 0 if none: the page's hint
 	// group for the group priors.
@@ -80,10 +83,12 @@ func (e Entry) Key() []byte { return store.DueKey(e.Due, e.Host, e.URL) }
 //	| last    | varint, Unix s of the last fetch               |
 //	| rate    | 4 B, float32 bits, big-endian                  |
 //	| fed     | varint, Unix s when handed to the frontier; 0  |
-//	| flags   | 1 B, bit 0: Learned, bit 1: Censored (absent in |
-//	|         | older entries)                                 |
+//	| flags   | 1 B, bit 0: Learned, bit 1: Censored, bit 2: a |
+//	|         | stated interval follows, bit 3: a requisite's  |
+//	|         | hops follow (absent in older entries)          |
 //	| own     | 4 B, float32 bits, big-endian (absent in older) |
-//	| stated  | uvarint, seconds; absent if none               |
+//	| stated  | uvarint, seconds (flags bit 2)                 |
+//	| hops    | uvarint, Entry.Requisite (flags bit 3)         |
 //	+---------+------------------------------------------------+
 //	| anything after this is ignored (fields added later)      |
 //	+----------------------------------------------------------+
@@ -114,10 +119,20 @@ func (e Entry) Value() []byte {
 	if e.Censored {
 		flags |= flagCensored
 	}
+	stated := e.Stated / time.Second
+	if stated > 0 {
+		flags |= flagStated
+	}
+	if e.Requisite > 0 {
+		flags |= flagRequisite
+	}
 	b = append(b, flags)
 	b = binary.BigEndian.AppendUint32(b, math.Float32bits(rate32(e.Own)))
-	if s := e.Stated / time.Second; s > 0 {
-		b = binary.AppendUvarint(b, uint64(min(s, maxStated)))
+	if stated > 0 {
+		b = binary.AppendUvarint(b, uint64(min(stated, maxStated)))
+	}
+	if e.Requisite > 0 {
+		b = binary.AppendUvarint(b, uint64(min(e.Requisite, maxField)))
 	}
 	return b
 }
@@ -134,10 +149,13 @@ func rate32(r float64) float32 {
 	return f
 }
 
-// The flags byte's bits: Entry.Learned and Entry.Censored.
+// The flags byte's bits: Entry.Learned and Entry.Censored; and whether a
+// stated interval and a requisite's hops follow the own rate.
 const (
-	flagLearned  = 1 << 0
-	flagCensored = 1 << 1
+	flagLearned   = 1 << 0
+	flagCensored  = 1 << 1
+	flagStated    = 1 << 2
+	flagRequisite = 1 << 3
 )
 
 func unix(t time.Time) int64 {
@@ -219,7 +237,8 @@ func Decode(key, value []byte) (Entry, error) {
 	}
 	e.Fed = fromUnix(sv("fed"))
 	if bad == "" && len(b) > 0 {
-		e.Learned, e.Censored, b = b[0]&flagLearned != 0, b[0]&flagCensored != 0, b[1:]
+		flags := b[0]
+		e.Learned, e.Censored, b = flags&flagLearned != 0, flags&flagCensored != 0, b[1:]
 		if len(b) >= 4 {
 			// Only what a group pools: an unreadable own rate is unknown,
 			// not a reason to lose the entry.
@@ -228,9 +247,12 @@ func Decode(key, value []byte) (Entry, error) {
 			}
 			b = b[4:]
 		}
-		// Like the own rate, a stated interval that does not read is none.
-		if x, n := binary.Uvarint(b); n > 0 && x <= maxStated {
+		if flags&flagStated != 0 {
+			x := uv("stated interval", maxStated)
 			e.Stated = time.Duration(x) * time.Second
+		}
+		if flags&flagRequisite != 0 {
+			e.Requisite = int(uv("requisite", maxField))
 		}
 	}
 	if bad != "" {

@@ -33,6 +33,8 @@ func TestRoundTrip(t *testing.T) {
 			Interval: 30 * 24 * time.Hour, LastFetch: t0.Add(-time.Hour), Rate: 1e6, Fed: t0.Add(time.Minute), Learned: true},
 		{URL: "http://d.test/", Host: "d.test", Due: t0, Learned: true, Own: 0.5, Stated: 7 * 24 * time.Hour},
 		{URL: "http://e.test/", Host: "e.test", Due: t0, Learned: true, Censored: true, Own: 2},
+		{URL: "http://e.test/i.png", Host: "e.test", Due: t0, Requisite: 2, Stated: time.Hour},
+		{URL: "http://e.test/j.png", Host: "e.test", Due: t0, Requisite: 1},
 	} {
 		got, err := Decode(e.Key(), e.Value())
 		if err != nil || !reflect.DeepEqual(got, e) {
@@ -67,11 +69,10 @@ func TestOlderAndNewerValues(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(newer, e) {
 		t.Errorf("with bytes after the stated interval: %+v, %v; want %+v", newer, err, e)
 	}
-	// A stated interval past its bound, or cut, is none; the entry kept.
+	// A stated interval past its bound, or cut, makes the entry malformed.
 	for _, tail := range [][]byte{{0x80}, {0xFF, 0xFF, 0xFF, 0xFF, 0x0F}} {
-		x, err := Decode(e.Key(), append(v[:len(v)-2:len(v)-2], tail...))
-		if want := e; err != nil || func() bool { want.Stated = 0; return !reflect.DeepEqual(x, want) }() {
-			t.Errorf("stated bytes %x: %+v, %v; want %+v without it", tail, x, err, e)
+		if _, err := Decode(e.Key(), append(v[:len(v)-2:len(v)-2], tail...)); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "stated interval") {
+			t.Errorf("stated bytes %x: %v, want ErrMalformed naming the stated interval", tail, err)
 		}
 	}
 }
