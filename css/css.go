@@ -53,7 +53,9 @@ func Refs(src []byte, limit int) []Ref {
 		seen[r] = true
 		out = append(out, r)
 	}
-	importNext := false // the last token was an @import at-keyword
+	importNext := false  // the last token was an @import at-keyword
+	inNamespace := false // within an @namespace rule, up to its ';'
+
 	// depth counts open parentheses; imageSet is the depth inside an
 	// image-set() (0 outside), whose strings at its own level are URLs.
 	depth, imageSet := 0, 0
@@ -74,8 +76,14 @@ func Refs(src []byte, limit int) []Ref {
 			case imageSet > 0 && depth == imageSet:
 				add(Ref{URL: strings.TrimSpace(t.value)})
 			}
+		case tokAtNamespace:
+			inNamespace = true
+		case tokSemicolon:
+			inNamespace = false
 		case tokURL:
-			add(Ref{URL: strings.TrimSpace(t.value), Import: importNext})
+			if !inNamespace {
+				add(Ref{URL: strings.TrimSpace(t.value), Import: importNext})
+			}
 		case tokFunction, tokOpen:
 			depth++
 			if t.kind == tokFunction && imageSet == 0 && isImageSet(t.value) {
@@ -113,11 +121,13 @@ const (
 	tokSpace
 	tokComment
 	tokString
-	tokURL      // url(...) unquoted, or url("...") / url('...')
-	tokAtImport // @import
-	tokFunction // a name and '(' (value: the name, decoded)
-	tokOpen     // '('
-	tokClose    // ')'
+	tokURL         // url(...) unquoted, or url("...") / url('...')
+	tokAtImport    // @import
+	tokAtNamespace // @namespace, whose url() names, never fetched
+	tokFunction    // a name and '(' (value: the name, decoded)
+	tokOpen        // '('
+	tokClose       // ')'
+	tokSemicolon
 	tokOther
 )
 
@@ -167,8 +177,11 @@ func (s *scanner) next() token {
 	case c == '@':
 		s.pos++
 		name := s.ident()
-		if strings.EqualFold(name, "import") {
+		switch {
+		case strings.EqualFold(name, "import"):
 			return token{kind: tokAtImport}
+		case strings.EqualFold(name, "namespace"):
+			return token{kind: tokAtNamespace}
 		}
 		return token{kind: tokOther}
 	case c == '\\' && validEscape(c, s.peek(1)), isNameStart(c), c == '-':
@@ -191,6 +204,9 @@ func (s *scanner) next() token {
 	case c == ')':
 		s.pos++
 		return token{kind: tokClose}
+	case c == ';':
+		s.pos++
+		return token{kind: tokSemicolon}
 	}
 	s.pos++
 	return token{kind: tokOther}

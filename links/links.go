@@ -301,7 +301,7 @@ type attrs struct {
 	href, src, rel, name, content, httpEquiv []byte
 	hasHref, hasSrc                          bool
 
-	srcset, imagesrcset, poster, data, typ, background, style []byte
+	srcset, imagesrcset, poster, data, typ, background, style, xlinkHref []byte
 }
 
 func readAttrs(z *html.Tokenizer, requisites bool) attrs {
@@ -325,6 +325,8 @@ func readAttrs(z *html.Tokenizer, requisites bool) attrs {
 				a.background = v
 			case "style":
 				a.style = v
+			case "xlink:href":
+				a.xlinkHref = v
 			}
 		}
 		switch string(k) {

@@ -16,7 +16,8 @@ import (
 //     and a preload's imagesrcset
 //   - video[src], video[poster], audio[src], track[src], embed[src],
 //     object[data], iframe[src], frame[src]
-//   - body, table, td and th[background]
+//   - body, table, td and th[background]; SVG image and use [href] or
+//     [xlink:href] (a sprite's symbol)
 //   - url() values of any element's style attribute, and url() values
 //     and @import rules of <style> elements (Tag "style"; an @import's
 //     Rel is "stylesheet")
@@ -35,7 +36,7 @@ const MaxRequisites = 1000
 var requisiteTags = map[string]string{
 	"img": "img", "source": "source", "input": "input", "script": "script", "video": "video",
 	"audio": "audio", "track": "track", "embed": "embed", "object": "object", "body": "body",
-	"table": "table", "td": "td", "th": "th", "style": "style",
+	"table": "table", "td": "td", "th": "th", "style": "style", "image": "image", "use": "use",
 }
 
 // requisiteRels are the link rel tokens whose href is a requisite.
@@ -70,6 +71,18 @@ func (e *extractor) requisites(tag string, a *attrs) {
 	case "object":
 		if len(a.data) > 0 {
 			e.addRequisite(Link{Ref: string(trimSpace(a.data)), Tag: tag})
+		}
+	case "image", "use":
+		// SVG's <image> and <use> (an icon sprite: sprite.svg#id) name
+		// theirs by href or the older xlink:href; HTML's obsolete <image>
+		// is an <img> to a browser.
+		switch {
+		case a.hasHref:
+			e.addRequisite(Link{Ref: string(trimSpace(a.href)), Tag: tag})
+		case len(a.xlinkHref) > 0:
+			e.addRequisite(Link{Ref: string(trimSpace(a.xlinkHref)), Tag: tag})
+		case a.hasSrc && tag == "image":
+			e.addRequisite(Link{Ref: string(trimSpace(a.src)), Tag: tag})
 		}
 	case "body", "table", "td", "th":
 		if len(a.background) > 0 {
@@ -166,16 +179,17 @@ func SrcsetURLs(v []byte) []string {
 		if ended {
 			continue
 		}
-		// Descriptors, up to a comma outside parentheses.
-		depth := 0
+		// Descriptors, up to a comma outside parentheses (which, as in
+		// HTML's tokenizer, do not nest: one ')' closes them).
+		inParens := false
 		for i < len(v) {
 			c := v[i]
 			i++
 			if c == '(' {
-				depth++
-			} else if c == ')' && depth > 0 {
-				depth--
-			} else if c == ',' && depth == 0 {
+				inParens = true
+			} else if c == ')' {
+				inParens = false
+			} else if c == ',' && !inParens {
 				break
 			}
 		}

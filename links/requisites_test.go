@@ -26,7 +26,8 @@ func TestRequisites(t *testing.T) {
 <noscript><img src="/img/noscript.png"></noscript>
 <img src="data:image/png;base64,AAAA"><img src="javascript:void(0)"><img src="/img/a.png"><img src="  ">
 <a href="/about.html"><img src="/img/in-link.png"></a>
-<svg><style>.x { fill: url(#grad) }</style></svg>
+<svg><style>.x { fill: url(#grad) }</style><image href="/img/svg-image.png"/><use xlink:href="/icons.svg#home"/></svg>
+<image src="/img/legacy.png">
 </body></html>`
 	p := ExtractWith([]byte(page), Options{Requisites: true})
 	var got []string
@@ -41,7 +42,7 @@ func TestRequisites(t *testing.T) {
 		"video /media/v.mp4", "video /media/poster.jpg", "source /media/v.webm", "track /media/v.vtt",
 		"audio /media/a.mp3", "embed /media/e.swf", "object /media/o.pdf", "input /img/submit.png",
 		"iframe /frame.html", "table /img/table.png", "td /img/td.png", "style /img/cell.png", "style /img/div.png",
-		"img /img/noscript.png", "img /img/in-link.png",
+		"img /img/noscript.png", "img /img/in-link.png", "image /img/svg-image.png", "use /icons.svg#home", "image /img/legacy.png",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("requisites:\n got %q\nwant %q", got, want)
@@ -96,6 +97,7 @@ func TestSrcsetURLs(t *testing.T) {
 		{"a.png, b.png", []string{"a.png", "b.png"}},
 		{"a.png,, b.png", []string{"a.png", "b.png"}}, // trailing commas end the candidate
 		{"a.png 1x (x, y), b.png 2x", []string{"a.png", "b.png"}},
+		{"a.png x((y), b.png 2x", []string{"a.png", "b.png"}}, // parentheses do not nest
 		{"data:image/png;base64,AA 1x, c.png 2x", []string{"data:image/png;base64,AA", "c.png"}},
 		{"\ta.png\n1x,\nb.png", []string{"a.png", "b.png"}},
 	} {

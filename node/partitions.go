@@ -57,7 +57,7 @@ func (n *Node) routeForeign(b *store.Batch, j *job.Job, urls []string, kept []ca
 		}
 		routed[i] = true
 		it := frontier.Item{URL: urls[i], Host: host, Job: j.ID, Depth: cd.depth, Level: level(cd),
-			Redirects: cd.redirects, ShapeRun: cd.shapeRun, Via: cd.via}
+			Redirects: cd.redirects, ShapeRun: cd.shapeRun, Via: cd.via, Requisite: cd.requisite}
 		if err := n.outbox.Add(b, it); err != nil {
 			return nil, fmt.Errorf("node: route %s: %w", it.URL, err)
 		}

@@ -28,7 +28,10 @@ import (
 // statements turned out to mean on this site), else the statement itself
 // (recrawl.HintPrior), before its section's: a site's word on one page
 // is closer to the page than what its neighbours showed, and a site whose
-// word is wrong is believed only until its pages have been seen. A hint
+// word is wrong is believed only until its pages have been seen. Only
+// where the origin's pages state two intervals or more: a site that gives
+// every page one value (the commonest sitemap) tells them no apart, and
+// its pages take their section's prior as if it had said nothing. A hint
 // group pools only pages seen unchanged at least once: a page changed at
 // every visit shows only that it changes at least that often, which is
 // no evidence against a statement that it changes faster (pooled, such
@@ -40,16 +43,22 @@ type groupPriors struct {
 	origins  map[string]recrawl.Prior
 	sections map[string]recrawl.Prior
 	hints    map[string]recrawl.Prior
+	// telling holds, for each origin whose pages' statements were
+	// counted, whether they state two intervals or more: only then does a
+	// statement tell pages apart (a site that states one value for every
+	// page says nothing its sections do not)
+	telling map[string]bool
 }
 
 // prior returns the prior of the page at url, which its site states to
-// change every stated (0: no statement): its hint group's if that has
-// enough learned pages, else the statement's; without one its section's
-// if the section has enough learned pages, else its origin's, else the
-// job's.
+// change every stated (0: no statement): where its origin's pages state
+// more than one interval (or before any scan), its hint group's if that
+// has enough learned pages, else the statement's; otherwise its
+// section's if the section has enough learned pages, else its origin's,
+// else the job's, as if it stated nothing.
 func (g *groupPriors) prior(url string, stated time.Duration) recrawl.Prior {
-	if stated > 0 {
-		origin, _ := groupsOf(url)
+	origin, section := groupsOf(url)
+	if stated > 0 && g.tells(origin) {
 		if pr, ok := g.hintPrior(origin, stated); ok {
 			return pr
 		}
@@ -58,7 +67,6 @@ func (g *groupPriors) prior(url string, stated time.Duration) recrawl.Prior {
 	if g == nil {
 		return recrawl.Prior{}
 	}
-	origin, section := groupsOf(url)
 	if pr, ok := g.sections[section]; ok {
 		return pr
 	}
@@ -66,6 +74,17 @@ func (g *groupPriors) prior(url string, stated time.Duration) recrawl.Prior {
 		return pr
 	}
 	return g.job
+}
+
+// tells reports whether origin's statements are to be believed: its
+// pages state two intervals or more, or none of its pages' statements
+// has been counted yet (nothing says they are all the same).
+func (g *groupPriors) tells(origin string) bool {
+	if g == nil {
+		return true
+	}
+	more, counted := g.telling[origin]
+	return more || !counted
 }
 
 func (g *groupPriors) hintPrior(origin string, stated time.Duration) (recrawl.Prior, bool) {
@@ -111,11 +130,33 @@ type priorPools struct {
 	origins  map[string]*recrawl.Pool
 	sections map[string]*recrawl.Pool
 	hints    map[string]*recrawl.Pool
+	// stated holds, per origin, the first interval its entries state and
+	// whether another was seen
+	stated map[string]statedSeen
+}
+
+type statedSeen struct {
+	first time.Duration
+	more  bool
 }
 
 // add counts the rate schedule entry e's page showed by itself, if it
-// was learned (an entry written before Own existed: its estimate).
+// was learned (an entry written before Own existed: its estimate), and
+// the interval it states.
 func (pp *priorPools) add(e schedule.Entry) {
+	if e.Stated > 0 {
+		origin, _ := groupsOf(e.URL)
+		if pp.stated == nil {
+			pp.stated = make(map[string]statedSeen)
+		}
+		seen, ok := pp.stated[origin]
+		switch {
+		case !ok:
+			pp.stated[origin] = statedSeen{first: e.Stated}
+		case seen.first != e.Stated && !seen.more:
+			pp.stated[origin] = statedSeen{first: seen.first, more: true}
+		}
+	}
 	r := e.Own
 	if r <= 0 {
 		r = e.Rate
@@ -153,7 +194,11 @@ func (pp *priorPools) add(e schedule.Entry) {
 
 // priors fits the pools' priors.
 func (pp *priorPools) priors() *groupPriors {
-	g := &groupPriors{job: pp.job.Prior(), origins: fit(pp.origins), sections: fit(pp.sections), hints: fit(pp.hints)}
+	g := &groupPriors{job: pp.job.Prior(), origins: fit(pp.origins), sections: fit(pp.sections), hints: fit(pp.hints),
+		telling: make(map[string]bool)}
+	for origin, seen := range pp.stated {
+		g.telling[origin] = seen.more
+	}
 	return g
 }
 

@@ -101,6 +101,18 @@ func TestHintGroups(t *testing.T) {
 	if got, want := none.prior("http://a.test/", time.Hour), recrawl.HintPrior(time.Hour); got != want {
 		t.Errorf("no priors fitted yet, page stating hourly: %+v, want the statement's %+v", got, want)
 	}
+	// A site that states one value for every page tells them no apart:
+	// its pages take their section's prior.
+	for _, u := range []string{"/news/a", "/news/b", "/news/c"} {
+		pp.add(schedule.Entry{URL: "http://c.test" + u, Rate: 6, Own: 6, Learned: true, Stated: day})
+	}
+	for _, u := range []string{"/old/a", "/old/b", "/old/c"} {
+		pp.add(schedule.Entry{URL: "http://c.test" + u, Rate: 0.001, Own: 0.001, Learned: true, Stated: day})
+	}
+	g = pp.priors()
+	if news, old := g.prior("http://c.test/news/new", day).Rate(), g.prior("http://c.test/old/new", day).Rate(); news < 1 || old > 0.01 {
+		t.Errorf("a site stating daily everywhere: news page prior rate %v, archive page %v; want their sections' (6, 0.001)", news, old)
+	}
 }
 
 // A group's prior is fitted to what its pages' own visits show, never to

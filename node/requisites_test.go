@@ -81,7 +81,7 @@ func startRequisiteSite(t *testing.T) *requisiteSite {
 </body></html>`, s.url["b"]))
 	s.files["a/page2.html"] = html(`<!doctype html><title>two</title><p>The second page shares an image.</p><img src="/img/a.png"><img src="/img/two.png">`)
 	s.files["a/frame.html"] = html(`<!doctype html><title>frame</title><img src="/img/frame.png"><a href="/from-frame.html">a link in a frame</a>`)
-	s.files["a/from-frame.html"] = html(`<!doctype html><p>not to be fetched: a frame's links are not followed</p>`)
+	s.files["a/from-frame.html"] = html(`<!doctype html><p>linked from a frame</p>`)
 	s.files["a/css/site.css"] = cssf(`@import "base.css"; body { background: url(../img/bg.png) }
 @font-face { font-family: F; src: url(/fonts/f.woff2) format("woff2"), url("/fonts/f.woff") format("woff") }`)
 	s.files["a/css/base.css"] = cssf(`p { background-image: url(/img/base-bg.png) }`)
@@ -157,19 +157,21 @@ func (s *requisiteSite) minGap(host string) time.Duration {
 // TestRequisites: a crawl that fetches requisites archives, once each,
 // everything its pages embed within reach and hops (stylesheets, what
 // they import and use, srcset and <picture> candidates, scripts, icons,
-// a frame and its images), each body whole as served; robots.txt and the
-// per-host gap hold for them as for pages; a frame's links and a
-// requisite's are not followed.
+// a frame's image), each body whole as served; robots.txt and the
+// per-host gap hold for them as for pages. A frame within the crawl's
+// scope is a page (requisites_edges_test.go has one outside it).
 func TestRequisites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: crawls of a site with requisites; the full suite runs it")
 	}
 	t.Parallel()
-	base := []string{"a/index.html", "a/page2.html"}
+	// The frame is in the crawl's scope: a page (links first), whose
+	// image is its own requisite and whose link is followed.
+	base := []string{"a/index.html", "a/page2.html", "a/frame.html", "a/from-frame.html"}
 	hop1 := []string{"a/css/site.css", "a/favicon.ico", "a/js/app.js", "a/css/inline-import.css", "a/img/h1.png",
 		"a/img/a.png", "a/img/a-480.png", "a/img/a-960.png", "a/img/p.webp", "a/img/p-2x.webp", "a/img/p.png",
-		"a/frame.html", "a/img/two.png"}
-	hop2 := []string{"a/css/base.css", "a/img/bg.png", "a/fonts/f.woff2", "a/fonts/f.woff", "a/img/imported.png", "a/img/frame.png"}
+		"a/img/two.png", "a/img/frame.png"}
+	hop2 := []string{"a/css/base.css", "a/img/bg.png", "a/fonts/f.woff2", "a/fonts/f.woff", "a/img/imported.png"}
 	hop3 := []string{"a/img/base-bg.png"}
 	cat := func(parts ...[]string) []string {
 		var out []string
@@ -187,8 +189,7 @@ func TestRequisites(t *testing.T) {
 	}{
 		{"any host, default hops", job.RequisitesAny, 0, cat(base, hop1, hop2, hop3, []string{"b/cdn/logo.png"})},
 		{"its site, two hops", job.RequisitesSite, 2, cat(base, hop1, hop2)},
-		// Without requisites a frame is a page, whose links are followed.
-		{"none", "", 0, cat(base, []string{"a/frame.html", "a/from-frame.html"})},
+		{"none", "", 0, cat(base)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

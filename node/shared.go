@@ -111,7 +111,7 @@ func (n *Node) sharedCopy(j *job.Job, it frontier.Item) (*sharedPage, urlstate.R
 		return nil, urlstate.Record{}
 	}
 	rec := n.loadRecord(it)
-	if !takes(j, rec, n.maxShareAge(j), n.opts.Now()) {
+	if j.Spec.Requisites != "" || !takes(j, rec, n.maxShareAge(j), n.opts.Now()) { // a shared page brings no requisites
 		return nil, rec
 	}
 	return pageOf(rec), rec

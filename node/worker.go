@@ -200,7 +200,7 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 		n.completeWith(l, j, frontier.Outcome{NotStarted: true}, nil, nil)
 		return
 	}
-	if !n.startPage(l, j) {
+	if l.Item.Requisite == 0 && !n.startPage(l, j) { // a page's resources are not pages
 		return
 	}
 	n.fetchPage(ctx, l, j, u, v.Policy)
@@ -564,7 +564,10 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		page = &sharedPage{at: start, status: resp.Status}
 		if orig != nil {
 			j.Stats.Revisits.Add(1)
-			o.Duplicate = orig.URL != it.URL // a refetch of the same URL is no duplicate
+			// A refetch of the same URL is no duplicate, nor is a
+			// requisite's copy (a placeholder image, a 2x file like the 1x):
+			// sites repeat resources, not pages.
+			o.Duplicate = orig.URL != it.URL && it.Requisite == 0
 			if _, sharded := n.contentIndex(); orig.Job == j.ID && alone && !(sharded && orig.URL == it.URL) {
 				// An exact copy of a page this job archived: its links are
 				// the job's already, so it is not parsed again. (While other
@@ -633,6 +636,18 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	if page != nil {
 		found = n.candidates(j, it, u, page)
 		reqs = n.requisites(j, it, u, page)
+		if it.Requisite > 0 {
+			// A requisite's redirect: a requisite still, of the same hops,
+			// within reach of the host that answered.
+			for _, cd := range found {
+				if j.Spec.RequisiteInReach(u.Host, cd.u.Host) {
+					reqs = append(reqs, cd)
+				} else {
+					j.Stats.OutOfScope.Add(1)
+				}
+			}
+			found = nil
+		}
 	}
 	if near != nil {
 		// A near duplicate's links to URLs of its own shape lead on to more
@@ -650,7 +665,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		// tells whether the host's validators follow its content.
 		n.checks.observe(it.Host, prev, obs)
 	}
-	if page != nil && !alone && !unparsed { // for other jobs to take (shared.go)
+	if page != nil && !alone && !unparsed && it.Requisite == 0 { // for other jobs to take (shared.go); a requisite's links were not read
 		obs.Leads, obs.HasLeads = page.leads(), true
 	}
 	if len(found) == 0 && len(reqs) == 0 {
@@ -659,10 +674,12 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		return
 	}
 	b := n.db.NewBatch()
-	add, err := n.admitRequisites(b, j, it, reqs)
+	// Links first: a frame the page also links to, within the job's
+	// scope, is a page (followed), not a requisite.
+	add, err := n.admitLinks(b, j, it, u, found, text)
 	if err == nil {
 		var more []frontier.Item
-		more, err = n.admitLinks(b, j, it, u, found, text)
+		more, err = n.admitRequisites(b, j, it, reqs)
 		add = append(add, more...)
 	}
 	if err != nil {
@@ -875,7 +892,7 @@ func (n *Node) requisites(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 	}
 	out := make([]candidate, 0, len(p.requisites))
 	for _, r := range p.requisites {
-		if !j.Spec.RequisiteInReach(u.Host, r.Host) {
+		if !j.Spec.RequisiteInReach(u.Host, r.Host) || !j.Scope.LengthOK(r.String()) {
 			j.Stats.OutOfScope.Add(1)
 			continue
 		}
@@ -932,7 +949,7 @@ const nearMinWords = 15
 func (n *Node) extract(j *job.Job, it frontier.Item, u *url.URL, resp *fetch.Response) (found, reqs []*url.URL, metas []links.Meta, sim textPrint) {
 	wantReqs := it.Requisite < j.Spec.MaxRequisiteHops()
 	if wantReqs && isCSS(resp.MediaType) {
-		for _, r := range css.Refs(resp.Decoded, links.MaxRequisites) {
+		for _, r := range css.Refs(resp.Decoded, maxSheetRefs) {
 			reqs = appendResolved(j, reqs, urlnorm.NewResolver(u), r.URL)
 		}
 		return nil, reqs, nil, textPrint{}
@@ -989,6 +1006,12 @@ func appendResolved(j *job.Job, out []*url.URL, res *urlnorm.Resolver, ref strin
 	}
 	return append(out, urlnorm.Normalize(t))
 }
+
+// maxSheetRefs bounds the references taken from one fetched stylesheet:
+// with a page's MaxRequisites and the hops, what one page can make the
+// crawl fetch stays bounded by their product, and a stylesheet is rarely
+// more than a few dozen fonts and images.
+const maxSheetRefs = 200
 
 // isCSS reports a stylesheet's media type.
 func isCSS(mediaType string) bool { return mediaType == "text/css" }

@@ -262,3 +262,11 @@ func countParams(q string) int {
 	}
 	return n
 }
+
+// LengthOK reports whether a URL of string form s is within r's
+// MaxURLLength: the one trap rule that also bounds what a page embeds
+// (node's requisites, which skip the others).
+func (r Rules) LengthOK(s string) bool {
+	max := limit(r.MaxURLLength, DefaultMaxURLLength)
+	return max <= 0 || len(s) <= max
+}

@@ -32,12 +32,26 @@ const (
 // which an item's errors wrap too).
 var ErrMalformed = outbox.ErrMalformed
 
-// AppendMessage appends a message holding items.
+// AppendMessage appends a message holding items: of version 1 when none
+// is a requisite, so that a member of the version before reads what this
+// one routes unless it is a requisite (which it would drop with the
+// message).
 func AppendMessage(dst []byte, items []frontier.Item) []byte {
-	dst = append(dst, version)
+	v1 := true
+	for _, it := range items {
+		v1 = v1 && it.Requisite <= 0
+	}
+	if v1 {
+		dst = append(dst, 1)
+	} else {
+		dst = append(dst, version)
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(items)))
 	for _, it := range items {
 		dst = outbox.AppendItem(dst, it)
+		if v1 {
+			dst = dst[:len(dst)-1] // Requisite 0, its last byte: not in version 1
+		}
 	}
 	return dst
 }

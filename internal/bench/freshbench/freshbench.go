@@ -405,6 +405,19 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 	sections := make([]recrawl.Prior, (n+sp-1)/sp)
 	priors := make([]recrawl.Prior, n)
 	useCF := name == TrawlCF
+	// As the node: statements count only where the site states more than
+	// one interval (the bench's web is one site).
+	telling := false
+	var first time.Duration
+	for _, h := range w.hint {
+		switch {
+		case h == 0:
+		case first == 0:
+			first = h
+		case h != first:
+			telling = true
+		}
+	}
 	solve := func() {
 		pools := make([]recrawl.Pool, len(sections))
 		hintPools := make(map[time.Duration]*recrawl.Pool)
@@ -432,7 +445,10 @@ func simulate(c Config, w web, pol *recrawl.Policy, name string, initial time.Du
 		}
 		for i := range priors {
 			priors[i] = sections[i/sp]
-			if h := w.hint[i]; useCF && h > 0 {
+			h := w.hint[i]
+			switch {
+			case !useCF || h == 0:
+			case telling:
 				priors[i] = recrawl.HintPrior(h)
 				if pl := hintPools[h]; pl != nil && pl.Prior().Rate() > 0 {
 					priors[i] = pl.Prior()
