@@ -50,7 +50,9 @@ func (o DurableOptions) withDefaults() DurableOptions {
 
 // seenMarker is the value written under a new store.SeenKey: the key is
 // the whole record. The per-URL record (store.URLKey, urlstate) is one per
-// URL for all jobs and is written only once the URL is fetched.
+// URL for all jobs and is written once the URL is fetched (or, for a page
+// a sitemap lists with a changefreq, when it is listed: the record then
+// holds only that).
 var seenMarker = []byte{}
 
 // Durable is the URL-seen gate over the store: a Bloom filter in memory in
