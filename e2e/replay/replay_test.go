@@ -114,9 +114,28 @@ func TestReplay(t *testing.T) {
 
 	live := map[string][]byte{}
 	for _, p := range pages {
-		shot, facts := renderLive(t, bctx, site.url+p.path)
+		shot, facts := renderLive(t, bctx, site.url+p.path, true)
 		checkFacts(t, "live "+p.path, facts, p.title)
 		live[p.path] = shot
+	}
+
+	// The control: the home page rendered live without one of its
+	// requisites differs from the whole page by more than maxDiffShare,
+	// so a replay that lacked it would fail.
+	for _, missing := range []string{"/img/crest.png", "/fonts/DejaVuSansMono-Oblique.ttf", "/css/base.css", "/img/paper.png"} {
+		site.withhold(missing)
+		shot, _ := renderLive(t, bctx, site.url+"/", false)
+		site.withhold("")
+		n, total, _, err := diff(live["/"], shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		share := float64(n) / float64(total)
+		t.Logf("control: / without %s differs in %d of %d pixels (%.2f %%)", missing, n, total, 100*share)
+		if share <= maxDiffShare {
+			t.Errorf("control: / without %s differs in only %.3f %% of its pixels, within the bound %.2f %%: the comparison cannot see it missing",
+				missing, 100*share, 100*maxDiffShare)
+		}
 	}
 
 	// From here on the site is gone: whatever reaches it escaped the
@@ -142,6 +161,13 @@ func TestReplay(t *testing.T) {
 				p.path, n, total, 100*share, 100*maxDiffShare, filepath.Join(arts, "replay-"+p.name+"-diff.png"))
 		}
 	}
+	// Every load of the replay's frame came from the service worker: none
+	// reached the server, to be reloaded until the worker takes over.
+	for _, r := range replay.requests() {
+		if strings.HasPrefix(r, "GET /replay/ ") {
+			t.Errorf("the replay's frame was loaded from the server, not the service worker: %q", r)
+		}
+	}
 	if esc := site.escaped(); len(esc) > 0 {
 		t.Errorf("requests reached the site during replay (escaped the archive): %q", esc)
 	}
@@ -164,10 +190,11 @@ func TestReplay(t *testing.T) {
 // site serves the files of a directory on loopback and logs each
 // request; once stopped, it answers 410 and logs them as escapes.
 type site struct {
-	url     string
-	mu      sync.Mutex
-	stopped bool
-	escapes []string
+	url      string
+	mu       sync.Mutex
+	stopped  bool
+	escapes  []string
+	withheld string // a path answered 404, for the control
 }
 
 func serveSite(t *testing.T, dir string) *site {
@@ -176,13 +203,20 @@ func serveSite(t *testing.T, dir string) *site {
 	files := http.FileServer(http.Dir(dir))
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		stopped := s.stopped
+		stopped, withheld := s.stopped, s.withheld == r.URL.Path
 		if stopped {
 			s.escapes = append(s.escapes, r.Method+" "+r.URL.String())
 		}
 		s.mu.Unlock()
-		if stopped {
+		// Every rendering asks again: none is drawn from the browser's
+		// cache of another.
+		w.Header().Set("Cache-Control", "no-store")
+		switch {
+		case stopped:
 			http.Error(w, "gone: the site is archived", http.StatusGone)
+			return
+		case withheld:
+			http.NotFound(w, r)
 			return
 		}
 		// Explicit types: the crawl archives them, and a replay serves
@@ -199,6 +233,13 @@ func serveSite(t *testing.T, dir string) *site {
 func (s *site) stop() {
 	s.mu.Lock()
 	s.stopped = true
+	s.mu.Unlock()
+}
+
+// withhold makes the site answer 404 for path ("": for none).
+func (s *site) withhold(path string) {
+	s.mu.Lock()
+	s.withheld = path
 	s.mu.Unlock()
 }
 
@@ -308,8 +349,9 @@ func crawlAndExport(t *testing.T, seed string) string {
 // /embed?url=U: a page whose whole viewport is the replay of U. It
 // returns the server's base URL. http://127.0.0.1 is a secure context,
 // so the service worker may register.
-func serveReplay(t *testing.T, rwp, archive string) string {
+func serveReplay(t *testing.T, rwp, archive string) *replayServer {
 	t.Helper()
+	rs := &replayServer{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ui.js", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, filepath.Join(rwp, "ui.js"))
@@ -327,10 +369,42 @@ func serveReplay(t *testing.T, rwp, archive string) string {
 <script src="/ui.js"></script>
 <style>html, body { margin: 0; padding: 0; overflow: hidden } replay-web-page { display: block; width: 100vw; height: 100vh }</style>
 </head><body>
-<replay-web-page source="/archive.wacz" url="%s" replaybase="/replay/" embed="replayonly"></replay-web-page>
+<template><replay-web-page source="/archive.wacz" url="%s" replaybase="/replay/" embed="replayonly"></replay-web-page></template>
+<script>
+// The service worker first, active before the replay's frame loads, so
+// that its first load is served by the worker.
+(async () => {
+	const reg = await navigator.serviceWorker.register("/replay/sw.js?serveIndex=1", {scope: "/replay/"});
+	const sw = reg.installing || reg.waiting || reg.active;
+	if (sw.state !== "activated") {
+		await new Promise((done) => sw.addEventListener("statechange", () => sw.state === "activated" && done()));
+	}
+	document.body.append(document.querySelector("template").content.cloneNode(true));
+})();
+</script>
 </body></html>`, html.EscapeString(r.URL.Query().Get("url")))
 	})
-	return "http://" + listen(t, mux)
+	rs.url = "http://" + listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rs.mu.Lock()
+		rs.log = append(rs.log, r.Method+" "+r.URL.Path+" "+r.Header.Get("Range"))
+		rs.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	return rs
+}
+
+// replayServer serves the replay and logs its requests, for a failure's
+// message.
+type replayServer struct {
+	url string
+	mu  sync.Mutex
+	log []string
+}
+
+func (rs *replayServer) requests() []string {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return slices.Clone(rs.log)
 }
 
 // facts are what a rendered document says of itself.
@@ -345,6 +419,7 @@ type facts struct {
 	FontCheck  bool     `json:"fontCheck"`  // document.fonts.check of the web font
 	Images     []string `json:"images"`     // currentSrc of each complete, decoded <img>
 	Broken     []string `json:"broken"`     // <img> not complete or of no natural width
+	Loaded     bool     `json:"loaded"`     // the load event has fired
 	Ready      bool     `json:"ready"`      // loaded, fonts and images done
 	StyleCount int      `json:"styleCount"` // document.styleSheets.length
 }
@@ -368,6 +443,7 @@ const factsJS = `(function(doc) {
 		fontCheck: doc.fonts.check('16px "Harbour Mono"'),
 		images: ok.map((i) => new URL(i.currentSrc).pathname),
 		broken: imgs.filter((i) => !ok.includes(i)).map((i) => i.currentSrc || i.src),
+		loaded: doc.readyState === "complete",
 		ready: doc.readyState === "complete" && doc.fonts.status === "loaded" && ok.length === imgs.length &&
 			faces.includes("Harbour Mono loaded"),
 		styleCount: doc.styleSheets.length,
@@ -452,8 +528,9 @@ func waitFor(ctx context.Context, d time.Duration, fn func() (bool, error)) erro
 }
 
 // renderLive opens u in a new tab and returns its screenshot once the
-// page has loaded its fonts and images and its rendering is stable.
-func renderLive(t *testing.T, bctx context.Context, u string) ([]byte, facts) {
+// page has loaded (with whole, its fonts and images too) and its
+// rendering is stable.
+func renderLive(t *testing.T, bctx context.Context, u string, whole bool) ([]byte, facts) {
 	t.Helper()
 	tctx, closeTab := chromedp.NewContext(bctx)
 	defer closeTab()
@@ -462,14 +539,38 @@ func renderLive(t *testing.T, bctx context.Context, u string) ([]byte, facts) {
 	}
 	var f facts
 	err := waitFor(tctx, 20*time.Second, func() (bool, error) {
-		err := evalJSON(tctx, "JSON.stringify("+factsJS+"(document))", &f)
-		return err == nil && f.Ready, err
+		err := evalJSON(tctx, "document.fonts.ready.then(() => JSON.stringify("+factsJS+"(document)))", &f)
+		return err == nil && (f.Ready || !whole && f.Loaded), err
 	})
 	if err != nil {
 		t.Fatalf("live %s: %v (last facts %+v)", u, err, f)
 	}
 	return stableShot(t, tctx, "live "+u, nil), f
 }
+
+// framesJS describes every frame reachable from the top document
+// (through shadow roots), with the text its shadow roots show, for a
+// failure's message.
+const framesJS = `JSON.stringify((function() {
+	const out = [];
+	function walk(root, depth) {
+		for (const el of root.querySelectorAll("*")) {
+			if (el.shadowRoot) {
+				out.push(depth + " <" + el.tagName.toLowerCase() + "> shadow text: " + el.shadowRoot.textContent.trim().slice(0, 300));
+				walk(el.shadowRoot, depth + "  ");
+			}
+			if (el.tagName !== "IFRAME") continue;
+			let doc;
+			try { doc = el.contentDocument; } catch (e) { out.push(depth + " iframe " + el.src + ": " + e); continue; }
+			out.push(depth + " iframe " + (doc ? doc.location.href + " " + doc.readyState +
+				" sw controller " + !!(el.contentWindow.navigator.serviceWorker && el.contentWindow.navigator.serviceWorker.controller) +
+				" html " + doc.documentElement.outerHTML.slice(0, 600) : el.src));
+			if (doc) walk(doc, depth + "  ");
+		}
+	}
+	walk(document, "");
+	return out.join("\n");
+})())`
 
 // findReplayJS finds the replayed document: the innermost frame, through
 // the embed's shadow roots and same-origin frames, whose path is a
@@ -502,12 +603,12 @@ const findReplayJS = `(function() {
 // renderReplay opens the replay of u in a new tab and returns the
 // screenshot of the replayed page's box once that page has loaded its
 // fonts and images and the rendering is stable.
-func renderReplay(t *testing.T, bctx context.Context, replay, u string) ([]byte, facts) {
+func renderReplay(t *testing.T, bctx context.Context, rs *replayServer, u string) ([]byte, facts) {
 	t.Helper()
 	tctx, closeTab := chromedp.NewContext(bctx)
 	defer closeTab()
 	if err := chromedp.Do(tctx, chromedp.EmulateViewport(viewW, viewH),
-		chromedp.Navigate(replay+"/embed?url="+url.QueryEscape(u))); err != nil {
+		chromedp.Navigate(rs.url+"/embed?url="+url.QueryEscape(u))); err != nil {
 		t.Fatalf("replay %s: %v", u, err)
 	}
 	var got struct {
@@ -526,7 +627,11 @@ func renderReplay(t *testing.T, bctx context.Context, replay, u string) ([]byte,
 		return err == nil && got.Facts.Ready, err
 	})
 	if err != nil {
-		t.Fatalf("replay %s: %v (last: %+v)", u, err, got)
+		var frames string
+		if ferr := evalJSON(tctx, framesJS, &frames); ferr != nil {
+			frames = ferr.Error()
+		}
+		t.Fatalf("replay %s: %v (last: %+v)\nframes: %s\nreplay server's log: %q", u, err, got, frames, rs.requests())
 	}
 	t.Logf("replay %s in frame %s at %v,%v %vx%v", u, got.Href, got.X, got.Y, got.W, got.H)
 	if got.W != viewW || got.H != viewH {
