@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The full test suite, from a fresh machine: installs what the tests need
 # (Node.js and the npm package warcio for independent WARC validation,
-# Chromium for the dashboard's browser test, nginx for the conditional GET
-# test against a real server, three Debian-packaged documentation trees
-# for the near-duplicate test on real sites, the Go modules), then runs go
-# vet and every test with the race detector. The browser test's screenshot
-# goes to $TRAWL_ARTIFACTS (default: test-artifacts/, not committed).
+# the npm package replaywebpage to replay a WACZ, Chromium for the
+# dashboard's browser test and the replay test, nginx for the conditional
+# GET test against a real server, three Debian-packaged documentation
+# trees for the near-duplicate test on real sites, the Go modules), then
+# runs go vet and every test with the race detector. The browser tests'
+# screenshots go to $TRAWL_ARTIFACTS (default: test-artifacts/, not
+# committed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -50,6 +52,8 @@ if [ -n "$doc_pkgs" ]; then
 fi
 echo "== npm ci tools/warcvalidate (warcio)"
 npm ci --prefix tools/warcvalidate --no-audit --no-fund --loglevel=error
+echo "== npm ci tools/replay (ReplayWeb.page, for the replay test)"
+npm ci --prefix tools/replay --ignore-scripts --no-audit --no-fund --loglevel=error
 
 echo "== go mod download"
 go mod download

@@ -30,7 +30,7 @@ var layers = []struct {
 
 // beside are the wings outside the layers: they may import any layer,
 // and only the command's layer imports them.
-var beside = []string{"internal/bench/", "internal/testkit/", "internal/layers", "e2e"}
+var beside = []string{"internal/bench/", "internal/testkit/", "internal/layers", "e2e", "e2e/"}
 
 type pkg struct {
 	ImportPath string
