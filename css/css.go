@@ -72,9 +72,9 @@ func Refs(src []byte, limit int) []Ref {
 		case tokString:
 			switch {
 			case importNext:
-				add(Ref{URL: strings.TrimSpace(t.value), Import: true})
+				add(Ref{URL: trimmed(t.value), Import: true})
 			case imageSet > 0 && depth == imageSet:
-				add(Ref{URL: strings.TrimSpace(t.value)})
+				add(Ref{URL: trimmed(t.value)})
 			}
 		case tokAtNamespace:
 			inNamespace = true
@@ -82,11 +82,11 @@ func Refs(src []byte, limit int) []Ref {
 			inNamespace = false
 		case tokURL:
 			if !inNamespace {
-				add(Ref{URL: strings.TrimSpace(t.value), Import: importNext})
+				add(Ref{URL: trimmed(t.value), Import: importNext})
 			}
 		case tokFunction, tokOpen:
 			depth++
-			if t.kind == tokFunction && imageSet == 0 && isImageSet(t.value) {
+			if t.kind == tokFunction && imageSet == 0 && t.imageSet {
 				imageSet = depth
 			}
 		case tokClose:
@@ -101,9 +101,13 @@ func Refs(src []byte, limit int) []Ref {
 }
 
 // isImageSet reports the functions whose strings are image URLs.
-func isImageSet(name string) bool {
-	return strings.EqualFold(name, "image-set") || strings.EqualFold(name, "-webkit-image-set")
+func isImageSet(name []byte) bool {
+	return bytes.EqualFold(name, []byte("image-set")) || bytes.EqualFold(name, []byte("-webkit-image-set"))
 }
+
+// trimmed is v as a string without surrounding ASCII whitespace (a
+// copy: the Ref outlives the source).
+func trimmed(v []byte) string { return string(bytes.TrimSpace(v)) }
 
 // skipped reports references that fetch nothing: data: URLs and
 // fragment-only ones (an SVG filter's "#id").
@@ -131,9 +135,13 @@ const (
 	tokOther
 )
 
+// token is one token; value (a string's or a url's, escapes decoded) is
+// a slice of the source where it holds no escape, so that the many
+// strings and names no reference needs cost no allocation.
 type token struct {
-	kind  tokKind
-	value string
+	kind     tokKind
+	value    []byte
+	imageSet bool // a tokFunction named image-set or -webkit-image-set
 }
 
 // scanner tokenises as much of CSS as finding references needs: what
@@ -178,24 +186,24 @@ func (s *scanner) next() token {
 		s.pos++
 		name := s.ident()
 		switch {
-		case strings.EqualFold(name, "import"):
+		case bytes.EqualFold(name, []byte("import")):
 			return token{kind: tokAtImport}
-		case strings.EqualFold(name, "namespace"):
+		case bytes.EqualFold(name, []byte("namespace")):
 			return token{kind: tokAtNamespace}
 		}
 		return token{kind: tokOther}
 	case c == '\\' && validEscape(c, s.peek(1)), isNameStart(c), c == '-':
 		name := s.ident()
-		if name == "" { // a lone '-'
+		if len(name) == 0 { // a lone '-'
 			s.pos++
 			return token{kind: tokOther}
 		}
 		if s.peek(0) == '(' {
 			s.pos++
-			if strings.EqualFold(name, "url") {
+			if bytes.EqualFold(name, []byte("url")) {
 				return s.url()
 			}
-			return token{kind: tokFunction, value: name}
+			return token{kind: tokFunction, imageSet: isImageSet(name)}
 		}
 		return token{kind: tokOther}
 	case c == '(':
@@ -213,45 +221,68 @@ func (s *scanner) next() token {
 }
 
 // ident consumes a name (identifier characters and escapes) and returns
-// it decoded.
-func (s *scanner) ident() string {
-	var b strings.Builder
-	for s.pos < len(s.src) {
+// it decoded: a slice of the source unless it holds an escape.
+func (s *scanner) ident() []byte {
+	start := s.pos
+	for s.pos < len(s.src) && isName(s.src[s.pos]) {
+		s.pos++
+	}
+	if s.pos >= len(s.src) || s.src[s.pos] != '\\' || !validEscape('\\', s.peek(1)) {
+		return s.src[start:s.pos]
+	}
+	b := append([]byte(nil), s.src[start:s.pos]...)
+	for s.pos < len(s.src) && len(b) <= maxURL {
 		c := s.src[s.pos]
 		switch {
 		case isName(c):
-			b.WriteByte(c)
+			b = append(b, c)
 			s.pos++
 		case c == '\\' && validEscape(c, s.peek(1)):
 			s.pos++
-			b.WriteString(s.escape())
+			b = append(b, s.escape()...)
 		default:
-			return b.String()
-		}
-		if b.Len() > maxURL {
-			return b.String()
+			return b
 		}
 	}
-	return b.String()
+	return b
 }
 
 // string consumes a string's body after its opening quote q and returns
 // it decoded; ok is false for a string ended by a newline (a bad string,
 // dropped) or by the end of input (kept, as CSS does).
-func (s *scanner) string(q byte) (v string, ok bool) {
-	var b strings.Builder
+func (s *scanner) string(q byte) (v []byte, ok bool) {
+	// Without an escape the value is a slice of the source.
+	start := s.pos
+	for s.pos < len(s.src) {
+		c := s.src[s.pos]
+		if c == q {
+			s.pos++
+			return s.src[start : s.pos-1], true
+		}
+		if c == '\n' || c == '\r' || c == '\f' {
+			return nil, false
+		}
+		if c == '\\' {
+			break
+		}
+		s.pos++
+	}
+	if s.pos >= len(s.src) {
+		return s.src[start:], true
+	}
+	b := bytes.NewBuffer(append([]byte(nil), s.src[start:s.pos]...))
 	for s.pos < len(s.src) {
 		c := s.src[s.pos]
 		switch {
 		case c == q:
 			s.pos++
-			return b.String(), true
+			return b.Bytes(), true
 		case c == '\n' || c == '\r' || c == '\f':
-			return "", false
+			return nil, false
 		case c == '\\':
 			s.pos++
 			if s.pos >= len(s.src) {
-				return b.String(), true
+				return b.Bytes(), true
 			}
 			if n := s.src[s.pos]; n == '\n' || n == '\f' {
 				s.pos++ // an escaped newline continues the string
@@ -271,7 +302,7 @@ func (s *scanner) string(q byte) (v string, ok bool) {
 			s.pos++
 		}
 	}
-	return b.String(), true
+	return b.Bytes(), true
 }
 
 // url consumes what follows "url(": a quoted string (then space and ')'),
@@ -290,20 +321,30 @@ func (s *scanner) url() token {
 		}
 		return token{kind: tokURL, value: v}
 	}
-	var b strings.Builder
+	// The value is a slice of the source up to the first escape, if any;
+	// from there it is built in b.
+	start, end := s.pos, s.pos
+	var b []byte
+	escaped := false
+	value := func() []byte {
+		if escaped {
+			return b
+		}
+		return s.src[start:end]
+	}
 	for s.pos < len(s.src) {
 		c := s.src[s.pos]
 		switch {
 		case c == ')':
 			s.pos++
-			return token{kind: tokURL, value: b.String()}
+			return token{kind: tokURL, value: value()}
 		case isSpace(c):
 			for s.pos < len(s.src) && isSpace(s.src[s.pos]) {
 				s.pos++
 			}
 			if s.peek(0) == ')' || s.pos >= len(s.src) {
 				s.pos++
-				return token{kind: tokURL, value: b.String()}
+				return token{kind: tokURL, value: value()}
 			}
 			s.skipTo(')')
 			return token{kind: tokOther}
@@ -315,16 +356,20 @@ func (s *scanner) url() token {
 				s.skipTo(')')
 				return token{kind: tokOther}
 			}
-			s.pos++
-			b.WriteString(s.escape())
-		default:
-			if b.Len() <= maxURL {
-				b.WriteByte(c)
+			if !escaped {
+				b, escaped = append([]byte(nil), s.src[start:end]...), true
 			}
 			s.pos++
+			b = append(b, s.escape()...)
+		default:
+			if escaped && len(b) <= maxURL {
+				b = append(b, c)
+			}
+			s.pos++
+			end = s.pos
 		}
 	}
-	return token{kind: tokURL, value: b.String()} // unclosed at the end of input: kept
+	return token{kind: tokURL, value: value()} // unclosed at the end of input: kept
 }
 
 // skipTo consumes up to and including the next c (escapes skipped), or
