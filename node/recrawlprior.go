@@ -43,10 +43,10 @@ type groupPriors struct {
 	origins  map[string]recrawl.Prior
 	sections map[string]recrawl.Prior
 	hints    map[string]recrawl.Prior
-	// telling holds, for each origin whose pages' statements were
-	// counted, whether they state two intervals or more: only then does a
-	// statement tell pages apart (a site that states one value for every
-	// page says nothing its sections do not)
+	// telling is false for each origin of which minUniform pages or more
+	// were counted, all stating one interval: its statements tell its
+	// pages no apart (a site that states one value for every page says
+	// nothing its sections do not); absent for the others
 	telling map[string]bool
 }
 
@@ -76,15 +76,14 @@ func (g *groupPriors) prior(url string, stated time.Duration) recrawl.Prior {
 	return g.job
 }
 
-// tells reports whether origin's statements are to be believed: its
-// pages state two intervals or more, or none of its pages' statements
-// has been counted yet (nothing says they are all the same).
+// tells reports whether origin's statements are to be believed: unless
+// minUniform of its pages or more were counted, all stating one interval.
 func (g *groupPriors) tells(origin string) bool {
 	if g == nil {
 		return true
 	}
-	more, counted := g.telling[origin]
-	return more || !counted
+	tells, judged := g.telling[origin]
+	return tells || !judged
 }
 
 func (g *groupPriors) hintPrior(origin string, stated time.Duration) (recrawl.Prior, bool) {
@@ -138,7 +137,13 @@ type priorPools struct {
 type statedSeen struct {
 	first time.Duration
 	more  bool
+	n     int // entries stating an interval
 }
+
+// minUniform is the fewest pages of an origin, all stating one interval,
+// from which the origin is taken to state one value everywhere: fewer
+// may be the first pages of a site whose others state other values.
+const minUniform = 8
 
 // add counts the rate schedule entry e's page showed by itself, if it
 // was learned (an entry written before Own existed: its estimate), and
@@ -150,12 +155,12 @@ func (pp *priorPools) add(e schedule.Entry) {
 			pp.stated = make(map[string]statedSeen)
 		}
 		seen, ok := pp.stated[origin]
-		switch {
-		case !ok:
-			pp.stated[origin] = statedSeen{first: e.Stated}
-		case seen.first != e.Stated && !seen.more:
-			pp.stated[origin] = statedSeen{first: seen.first, more: true}
+		if !ok {
+			seen.first = e.Stated
 		}
+		seen.more = seen.more || seen.first != e.Stated
+		seen.n++
+		pp.stated[origin] = seen
 	}
 	r := e.Own
 	if r <= 0 {
@@ -197,7 +202,9 @@ func (pp *priorPools) priors() *groupPriors {
 	g := &groupPriors{job: pp.job.Prior(), origins: fit(pp.origins), sections: fit(pp.sections), hints: fit(pp.hints),
 		telling: make(map[string]bool)}
 	for origin, seen := range pp.stated {
-		g.telling[origin] = seen.more
+		if !seen.more && seen.n >= minUniform {
+			g.telling[origin] = false // one value everywhere
+		}
 	}
 	return g
 }

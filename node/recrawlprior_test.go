@@ -109,6 +109,15 @@ func TestHintGroups(t *testing.T) {
 	for _, u := range []string{"/old/a", "/old/b", "/old/c"} {
 		pp.add(schedule.Entry{URL: "http://c.test" + u, Rate: 0.001, Own: 0.001, Learned: true, Stated: day})
 	}
+	// Six pages stating one value might be the first of a site stating
+	// several: still believed (their hint group's fit, the mean of both
+	// sections' rates, not the news section's).
+	if r := pp.priors().prior("http://c.test/news/new", day).Rate(); r < 2 || r > 4 {
+		t.Errorf("six pages stating daily: prior rate %v, want their hint group's (about 3)", r)
+	}
+	for _, u := range []string{"/old/d", "/old/e"} {
+		pp.add(schedule.Entry{URL: "http://c.test" + u, Rate: 0.001, Own: 0.001, Learned: true, Stated: day})
+	}
 	g = pp.priors()
 	if news, old := g.prior("http://c.test/news/new", day).Rate(), g.prior("http://c.test/old/new", day).Rate(); news < 1 || old > 0.01 {
 		t.Errorf("a site stating daily everywhere: news page prior rate %v, archive page %v; want their sections' (6, 0.001)", news, old)
