@@ -85,10 +85,9 @@ func (c *crawlLog) response(j *job.Job, it frontier.Item, robotsTxt bool, resp *
 	}
 	e := &crawllog.Entry{Time: c.now().UTC(), Job: j.ID, URL: resp.URL, Robots: robotsTxt,
 		Status: resp.Status, Bytes: int64(len(resp.Body)), MIME: resp.MediaType, Duration: resp.Duration,
-		Depth: it.Depth, Via: it.Via, Digest: v.digest, WARC: filepath.Base(loc.File), Offset: loc.Offset,
-		Usage: v.usage, Denied: v.denied}
-	if loc.File == "" {
-		e.WARC = "" // not archived (a purpose the site denies)
+		Depth: it.Depth, Via: it.Via, Digest: v.digest, Offset: loc.Offset, Usage: v.usage, Denied: v.denied}
+	if loc.File != "" { // none when not archived (a purpose the site denies)
+		e.WARC = filepath.Base(loc.File)
 	}
 	switch resp.Truncated {
 	case "length":

@@ -172,29 +172,26 @@ func (pp *priorPools) add(e schedule.Entry) {
 	est := recrawl.Estimate{Rate: recrawl.Rate(r), Intervals: 1}
 	pp.job.Add(est)
 	origin, section := groupsOf(e.URL)
-	groups := []struct {
-		m   *map[string]*recrawl.Pool
-		key string
-	}{{&pp.origins, origin}, {&pp.sections, section}}
+	addTo(&pp.origins, origin, est)
+	addTo(&pp.sections, section, est)
 	// A censored page (changed at every visit) is only a lower bound on
 	// its rate: it says nothing against what its site states.
 	if e.Stated > 0 && !e.Censored {
-		groups = append(groups, struct {
-			m   *map[string]*recrawl.Pool
-			key string
-		}{&pp.hints, hintGroup(origin, e.Stated)})
+		addTo(&pp.hints, hintGroup(origin, e.Stated), est)
 	}
-	for _, g := range groups {
-		if *g.m == nil {
-			*g.m = make(map[string]*recrawl.Pool)
-		}
-		pl := (*g.m)[g.key]
-		if pl == nil {
-			pl = &recrawl.Pool{}
-			(*g.m)[g.key] = pl
-		}
-		pl.Add(est)
+}
+
+// addTo adds est to the pool of group key in *m, making both if missing.
+func addTo(m *map[string]*recrawl.Pool, key string, est recrawl.Estimate) {
+	if *m == nil {
+		*m = make(map[string]*recrawl.Pool)
 	}
+	pl := (*m)[key]
+	if pl == nil {
+		pl = &recrawl.Pool{}
+		(*m)[key] = pl
+	}
+	pl.Add(est)
 }
 
 // priors fits the pools' priors.

@@ -100,19 +100,13 @@ func usageSummary(s usagepref.Summary) string {
 		name string
 		p    usagepref.Pref
 	}{{job.PurposeAITrain, s.AITrain}, {job.PurposeAIInput, s.AIInput}, {job.PurposeSearch, s.Search}, {job.PurposeArchive, s.Archive}} {
-		var v string
-		switch c.p {
-		case usagepref.Allow:
-			v = "allow"
-		case usagepref.Deny:
-			v = "deny"
-		default:
+		if c.p == usagepref.Unknown {
 			continue
 		}
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(c.name + "=" + v)
+		b.WriteString(c.name + "=" + c.p.String())
 	}
 	if r := s.TDMReservation; r != nil {
 		if b.Len() > 0 {

@@ -636,18 +636,6 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	if page != nil {
 		found = n.candidates(j, it, u, page)
 		reqs = n.requisites(j, it, u, page)
-		if it.Requisite > 0 {
-			// A requisite's redirect: a requisite still, of the same hops,
-			// within reach of the host that answered.
-			for _, cd := range found {
-				if j.Spec.RequisiteInReach(u.Host, cd.u.Host) {
-					reqs = append(reqs, cd)
-				} else {
-					j.Stats.OutOfScope.Add(1)
-				}
-			}
-			found = nil
-		}
 	}
 	if near != nil {
 		// A near duplicate's links to URLs of its own shape lead on to more
@@ -858,20 +846,19 @@ func (n *Node) location(j *job.Job, u *url.URL, location string) *url.URL {
 	return urlnorm.Normalize(t)
 }
 
-// candidates returns what job j is to consider after page answered its
-// item it (URL u): the redirect's target, or the page's links.
+// candidates returns the pages job j is to consider after page answered
+// its item it (URL u): the redirect's target, or the page's links. A
+// requisite leads to none (requisites).
 func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPage) []candidate {
+	if it.Requisite > 0 {
+		return nil // archived, not followed
+	}
 	if p.redirect != nil {
-		if it.Redirects+1 > n.opts.MaxRedirects {
-			j.Stats.AddError("redirect-chain")
+		if !n.redirectAllowed(j, it) {
 			return nil
 		}
-		// A redirect is not a link: depth, shape run and requisite hops
-		// stay the item's.
-		return []candidate{{u: p.redirect, via: it.URL, depth: it.Depth, redirects: it.Redirects + 1, shapeRun: it.ShapeRun, requisite: it.Requisite}}
-	}
-	if it.Requisite > 0 {
-		return nil // a requisite is archived, not followed
+		// A redirect is not a link: depth and shape run stay the item's.
+		return []candidate{{u: p.redirect, via: it.URL, depth: it.Depth, redirects: it.Redirects + 1, shapeRun: it.ShapeRun}}
 	}
 	// A link within the page's shape continues its run (runs.go): its
 	// run value is settled once the links out of the run are admitted.
@@ -883,22 +870,41 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 	return found
 }
 
-// requisites returns the resources page (the answer to item it, URL u)
-// embeds that job j fetches: within the job's hops of their page and its
-// reach of u's host (job.Spec.RequisiteInReach), at the page's depth.
+// requisites returns the resources job j fetches after page answered its
+// item it (URL u): what the page embeds, within the job's hops of their
+// page, or, for a requisite that redirects, its target (a requisite
+// still, of the same hops); each within the job's reach of u's host
+// (job.Spec.RequisiteInReach), at the page's depth.
 func (n *Node) requisites(j *job.Job, it frontier.Item, u *url.URL, p *sharedPage) []candidate {
-	if len(p.requisites) == 0 || it.Requisite+1 > j.Spec.MaxRequisiteHops() {
+	refs, hops, redirects := p.requisites, it.Requisite+1, 0
+	switch {
+	case p.redirect != nil && it.Requisite > 0:
+		if !n.redirectAllowed(j, it) {
+			return nil
+		}
+		refs, hops, redirects = []*url.URL{p.redirect}, it.Requisite, it.Redirects+1
+	case hops > j.Spec.MaxRequisiteHops():
 		return nil
 	}
-	out := make([]candidate, 0, len(p.requisites))
-	for _, r := range p.requisites {
+	var out []candidate
+	for _, r := range refs {
 		if !j.Spec.RequisiteInReach(u.Host, r.Host) || !j.Scope.LengthOK(r.String()) {
 			j.Stats.OutOfScope.Add(1)
 			continue
 		}
-		out = append(out, candidate{u: r, via: it.URL, depth: it.Depth, requisite: it.Requisite + 1})
+		out = append(out, candidate{u: r, via: it.URL, depth: it.Depth, redirects: redirects, requisite: hops})
 	}
 	return out
+}
+
+// redirectAllowed reports whether item it may follow one more redirect,
+// counting a chain too long for job j.
+func (n *Node) redirectAllowed(j *job.Job, it frontier.Item) bool {
+	if it.Redirects+1 > n.opts.MaxRedirects {
+		j.Stats.AddError("redirect-chain")
+		return false
+	}
+	return true
 }
 
 // admitRequisites passes the requisites reqs of item it through job j's
@@ -949,8 +955,9 @@ const nearMinWords = 15
 func (n *Node) extract(j *job.Job, it frontier.Item, u *url.URL, resp *fetch.Response) (found, reqs []*url.URL, metas []links.Meta, sim textPrint) {
 	wantReqs := it.Requisite < j.Spec.MaxRequisiteHops()
 	if wantReqs && isCSS(resp.MediaType) {
+		res := urlnorm.NewResolver(u)
 		for _, r := range css.Refs(resp.Decoded, maxSheetRefs) {
-			reqs = appendResolved(j, reqs, urlnorm.NewResolver(u), r.URL)
+			reqs = appendResolved(j, reqs, res, r.URL)
 		}
 		return nil, reqs, nil, textPrint{}
 	}
