@@ -54,6 +54,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/cdxj"
 	"github.com/trawl-crawler/trawl/crawllog"
+	"github.com/trawl-crawler/trawl/internal/atomicfile"
 	"github.com/trawl-crawler/trawl/warc"
 )
 
@@ -442,31 +443,17 @@ func copyFile(en *entry, f *warcFile) error {
 // directory, fsynced and renamed over path only once whole: path is
 // never left half-written. It replaces a file at path.
 func (e *Export) WriteFile(path string) (Result, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	var res Result
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 256<<10)
+		var err error
+		if res, err = e.Write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 	if err != nil {
 		return Result{}, fmt.Errorf("wacz: %w", err)
-	}
-	bw := bufio.NewWriterSize(tmp, 256<<10)
-	res, err := e.Write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-		return Result{}, fmt.Errorf("wacz: write %s: %w", path, err)
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return res, nil
 }

@@ -8,10 +8,10 @@ package indexcmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/trawl-crawler/trawl/cdxj"
+	"github.com/trawl-crawler/trawl/internal/atomicfile"
 	"github.com/trawl-crawler/trawl/warc"
 )
 
@@ -48,7 +48,7 @@ func Main(o Options, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	if err := writeFileAtomic(o.Out, func(w io.Writer) error { return cdxj.Write(w, lines) }); err != nil {
+	if err := atomicfile.Write(o.Out, func(w io.Writer) error { return cdxj.Write(w, lines) }); err != nil {
 		fmt.Fprintf(stderr, "trawl index: --out: %v\n", err)
 		return 1
 	}
@@ -82,29 +82,6 @@ func reindexData(data string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%d WARC files, %d index lines\n", len(files), lines)
 	return code
-}
-
-// writeFileAtomic writes path through a temporary file in its directory,
-// fsynced and renamed over it, so a reader sees the old or the new file.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	err = write(tmp)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-	}
-	return err
 }
 
 // Help is `trawl index --help`, before its flags.
