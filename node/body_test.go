@@ -241,6 +241,52 @@ type archivedPayload struct {
 func readPayloads(t *testing.T, files []string, bodies map[string][]byte) map[string][]archivedPayload {
 	t.Helper()
 	out := map[string][]archivedPayload{}
+	eachRecord(t, files, func(rec *warc.Record, block []byte) {
+		if rec.Type != "response" && rec.Type != "revisit" {
+			return
+		}
+		if rec.HTTP == nil {
+			t.Errorf("%s: %s record with no HTTP head: %v", rec.TargetURI, rec.Type, rec.HTTPErr)
+			return
+		}
+		a := archivedPayload{typ: rec.Type, truncated: rec.Get("WARC-Truncated"), payload: block[rec.HTTP.Size:]}
+		out[rec.TargetURI] = append(out[rec.TargetURI], a)
+		sent, known := bodies[rec.TargetURI]
+		if rec.Type == "revisit" {
+			if known && rec.PayloadDigest != warc.Digest(sum256(sent)) {
+				t.Errorf("%s: revisit's payload digest %s is not that of the %d bytes sent", rec.TargetURI, rec.PayloadDigest, len(sent))
+			}
+			return
+		}
+		if rec.PayloadDigest != warc.Digest(sum256(a.payload)) {
+			t.Errorf("%s: WARC-Payload-Digest %s is not that of its %d payload bytes", rec.TargetURI, rec.PayloadDigest, len(a.payload))
+		}
+		if !known {
+			declared := -1
+			for _, hf := range rec.HTTP.Header {
+				if strings.EqualFold(hf[0], "Content-Length") {
+					declared, _ = strconv.Atoi(strings.TrimSpace(hf[1]))
+				}
+			}
+			if declared >= 0 && declared != len(a.payload) && a.truncated == "" && rec.HTTP.Status != 304 && rec.HTTP.Status != 204 {
+				t.Errorf("%s: %d payload bytes under Content-Length %d, and no WARC-Truncated", rec.TargetURI, len(a.payload), declared)
+			}
+			return
+		}
+		switch {
+		case a.truncated == "" && !bytes.Equal(a.payload, sent):
+			t.Errorf("%s: payload of %d bytes is not the %d sent, and no WARC-Truncated", rec.TargetURI, len(a.payload), len(sent))
+		case a.truncated != "" && (len(a.payload) >= len(sent) || !bytes.HasPrefix(sent, a.payload)):
+			t.Errorf("%s: WARC-Truncated %q over %d payload bytes, not a shorter prefix of the %d sent", rec.TargetURI, a.truncated, len(a.payload), len(sent))
+		}
+	})
+	return out
+}
+
+// eachRecord reads every record of files with warc.Reader and calls fn
+// with it and its whole block; a file that does not read fails the test.
+func eachRecord(t *testing.T, files []string, fn func(rec *warc.Record, block []byte)) {
+	t.Helper()
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
@@ -256,55 +302,18 @@ func readPayloads(t *testing.T, files []string, bodies map[string][]byte) map[st
 				fh.Close()
 				t.Fatal(err)
 			}
-			if rec.Type != "response" && rec.Type != "revisit" {
-				continue
-			}
 			block, err := io.ReadAll(rd.Block())
 			if err != nil {
 				fh.Close()
 				t.Fatal(err)
 			}
-			if rec.HTTP == nil {
-				t.Errorf("%s: %s record with no HTTP head: %v", rec.TargetURI, rec.Type, rec.HTTPErr)
-				continue
-			}
-			a := archivedPayload{typ: rec.Type, truncated: rec.Get("WARC-Truncated"), payload: block[rec.HTTP.Size:]}
-			out[rec.TargetURI] = append(out[rec.TargetURI], a)
-			sent, known := bodies[rec.TargetURI]
-			if rec.Type == "revisit" {
-				if known && rec.PayloadDigest != warc.Digest(sum256(sent)) {
-					t.Errorf("%s: revisit's payload digest %s is not that of the %d bytes sent", rec.TargetURI, rec.PayloadDigest, len(sent))
-				}
-				continue
-			}
-			if rec.PayloadDigest != warc.Digest(sum256(a.payload)) {
-				t.Errorf("%s: WARC-Payload-Digest %s is not that of its %d payload bytes", rec.TargetURI, rec.PayloadDigest, len(a.payload))
-			}
-			if !known {
-				declared := -1
-				for _, hf := range rec.HTTP.Header {
-					if strings.EqualFold(hf[0], "Content-Length") {
-						declared, _ = strconv.Atoi(strings.TrimSpace(hf[1]))
-					}
-				}
-				if declared >= 0 && declared != len(a.payload) && a.truncated == "" && rec.HTTP.Status != 304 && rec.HTTP.Status != 204 {
-					t.Errorf("%s: %d payload bytes under Content-Length %d, and no WARC-Truncated", rec.TargetURI, len(a.payload), declared)
-				}
-				continue
-			}
-			switch {
-			case a.truncated == "" && !bytes.Equal(a.payload, sent):
-				t.Errorf("%s: payload of %d bytes is not the %d sent, and no WARC-Truncated", rec.TargetURI, len(a.payload), len(sent))
-			case a.truncated != "" && (len(a.payload) >= len(sent) || !bytes.HasPrefix(sent, a.payload)):
-				t.Errorf("%s: WARC-Truncated %q over %d payload bytes, not a shorter prefix of the %d sent", rec.TargetURI, a.truncated, len(a.payload), len(sent))
-			}
+			fn(rec, block)
 		}
 		if _, err := rd.End(); err != nil && err != io.EOF {
 			t.Error(err)
 		}
 		fh.Close()
 	}
-	return out
 }
 
 func sum256(b []byte) []byte {

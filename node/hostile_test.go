@@ -279,17 +279,7 @@ func hostileKindOf(rawURL string) string {
 // readCrawlLog returns every line of the crawl log a harness run wrote.
 func readCrawlLog(t *testing.T, h *harness) []crawllog.Entry {
 	t.Helper()
-	var entries []crawllog.Entry
-	err := crawllog.Scan(filepath.Join(h.opts.DataDir, logDir), crawllog.Filter{
-		OnBad: func(file string, line int, err error) { t.Errorf("crawl log %s:%d: %v", file, line, err) },
-	}, func(e crawllog.Entry) error {
-		entries = append(entries, e)
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("read crawl log: %v", err)
-	}
-	return entries
+	return readLogEntries(t, h.opts.DataDir)
 }
 
 // openFDs lists where this process's open descriptors point.

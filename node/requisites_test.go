@@ -1,13 +1,10 @@
 package node
 
 import (
-	"crypto/sha256"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -17,7 +14,6 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/job"
-	"github.com/trawl-crawler/trawl/warc"
 )
 
 // requisiteSite is a site whose pages embed resources of every kind
@@ -236,50 +232,24 @@ func TestRequisites(t *testing.T) {
 }
 
 // checkArchivedWhole reads every response record under dir's warc/ and
-// checks that its payload is the bytes the site served for its URL.
+// checks that its payload is the bytes the site served for its URL
+// (readPayloads).
 func checkArchivedWhole(t *testing.T, dir string, site *requisiteSite) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "warc", "*.warc.gz"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no WARC files: %v", err)
 	}
-	byURL := map[string]siteFile{}
+	bodies := map[string][]byte{}
 	for k, f := range site.files {
 		host, path, _ := strings.Cut(k, "/")
-		byURL[site.url[host]+"/"+path] = f
+		bodies[site.url[host]+"/"+path] = f.body
 	}
 	checked := 0
-	for _, name := range files {
-		fh, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
+	for u, recs := range readPayloads(t, files, bodies) {
+		if _, ok := bodies[u]; ok {
+			checked += len(recs)
 		}
-		rd := warc.NewReader(fh, name)
-		for {
-			rec, err := rd.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rec.Type != "response" || rec.HTTP == nil || rec.HTTP.Status != 200 {
-				continue
-			}
-			block, err := io.ReadAll(rd.Block())
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, ok := byURL[rec.TargetURI]
-			if !ok {
-				continue
-			}
-			if got, want := sha256.Sum256(block[rec.HTTP.Size:]), sha256.Sum256(f.body); got != want {
-				t.Errorf("%s: archived payload of %d bytes differs from the %d served", rec.TargetURI, len(block)-rec.HTTP.Size, len(f.body))
-			}
-			checked++
-		}
-		fh.Close()
 	}
 	if checked == 0 {
 		t.Error("no response record checked")

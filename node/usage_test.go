@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,36 +181,20 @@ func readUsageRecords(t *testing.T, dir, site string) (responses map[string]stri
 	t.Helper()
 	responses, metas = map[string]string{}, map[string]usageMeta{}
 	files, _ := filepath.Glob(filepath.Join(dir, "warc", "*.warc.gz"))
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
+	eachRecord(t, files, func(rec *warc.Record, block []byte) {
+		p := strings.TrimPrefix(rec.TargetURI, site)
+		switch rec.Type {
+		case "response", "revisit": // a page with another's payload is a revisit
+			responses[p] = rec.ID
+		case "metadata":
+			var m usageMeta
+			if err := json.Unmarshal(block, &m.prefs); err != nil || rec.ContentType != usageMediaType {
+				t.Errorf("%s: metadata record of type %q: %v", p, rec.ContentType, err)
+			}
+			m.refersTo = rec.RefersTo
+			metas[p] = m
 		}
-		rd := warc.NewReader(f, name)
-		for {
-			rec, err := rd.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := strings.TrimPrefix(rec.TargetURI, site)
-			switch rec.Type {
-			case "response", "revisit": // a page with another's payload is a revisit
-				responses[p] = rec.ID
-			case "metadata":
-				body, _ := io.ReadAll(rd.Block())
-				var m usageMeta
-				if err := json.Unmarshal(body, &m.prefs); err != nil || rec.ContentType != usageMediaType {
-					t.Errorf("%s: metadata record of type %q: %v", p, rec.ContentType, err)
-				}
-				m.refersTo = rec.RefersTo
-				metas[p] = m
-			}
-		}
-		f.Close()
-	}
+	})
 	return responses, metas
 }
 
