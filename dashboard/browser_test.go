@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,6 +23,7 @@ import (
 	"github.com/trawl-crawler/trawl/api"
 	"github.com/trawl-crawler/trawl/dashboard"
 	"github.com/trawl-crawler/trawl/internal/hostrank"
+	"github.com/trawl-crawler/trawl/internal/testkit/browser"
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
@@ -55,7 +54,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: Chromium drives the dashboard; the full suite runs it")
 	}
-	chromium := chromiumPath(t)
+	chromium := browser.ChromiumPath(t)
 	began := time.Now()
 
 	// A web whose crawl lasts far longer than the test: three big hosts
@@ -249,7 +248,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	path := filepath.Join(artifactDir(t), "dashboard.png")
+	path := filepath.Join(browser.ArtifactDir(t), "dashboard.png")
 	if err := os.WriteFile(path, shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +496,7 @@ func checkFleet(t *testing.T, bctx context.Context, n *node.Node, hosts *hostran
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	path := filepath.Join(artifactDir(t), "dashboard-fleet.png")
+	path := filepath.Join(browser.ArtifactDir(t), "dashboard-fleet.png")
 	if err := os.WriteFile(path, shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -514,55 +513,5 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// chromiumPath finds Debian's chromium (or Chrome), or fails the test:
-// CI installs it (scripts/test.sh), so its absence is an error, not a skip.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no chromium on PATH: install it (apt-get install -y chromium; scripts/test.sh does)")
-	return ""
-}
-
-// artifactDir is where the test keeps what a reviewer looks at after a
-// run: $TRAWL_ARTIFACTS, else test-artifacts/ at the repository's root
-// (git-ignored).
-func artifactDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("TRAWL_ARTIFACTS")
-	if dir == "" {
-		root, err := repoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir = filepath.Join(root, "test-artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// repoRoot is the nearest directory up from here that holds go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", errors.New("no go.mod above " + dir)
-		}
-		dir = up
 	}
 }

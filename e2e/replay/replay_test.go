@@ -12,7 +12,6 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -25,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"go.uber.org/goleak"
 
+	"github.com/trawl-crawler/trawl/internal/testkit/browser"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 	"github.com/trawl-crawler/trawl/wacz"
@@ -71,15 +71,15 @@ func TestReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: crawls a site and replays it in Chromium through ReplayWeb.page; the full suite runs it")
 	}
-	chromium := chromiumPath(t)
-	root := repoRoot(t)
+	chromium := browser.ChromiumPath(t)
+	root := browser.RepoRoot(t)
 	rwp := filepath.Join(root, "tools", "replay", "node_modules", "replaywebpage")
 	for _, f := range []string{"ui.js", "sw.js"} {
 		if _, err := os.Stat(filepath.Join(rwp, f)); err != nil {
 			t.Fatalf("ReplayWeb.page missing (%v): run npm ci --prefix tools/replay (scripts/test.sh does)", err)
 		}
 	}
-	arts := artifactDir(t, root)
+	arts := browser.ArtifactDir(t)
 
 	site := serveSite(t, filepath.Join("testdata", "site"))
 	archive := crawlAndExport(t, site.url)
@@ -662,49 +662,4 @@ func stableShot(t *testing.T, ctx context.Context, what string, clip *page.Viewp
 		t.Fatalf("%s: screenshot: %v", what, err)
 	}
 	return shot
-}
-
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no chromium on PATH: install it (apt-get install -y chromium; scripts/test.sh does)")
-	return ""
-}
-
-// artifactDir is where the test keeps what a reviewer looks at after a
-// run: $TRAWL_ARTIFACTS, else test-artifacts/ at the repository's root
-// (git-ignored).
-func artifactDir(t *testing.T, root string) string {
-	t.Helper()
-	dir := os.Getenv("TRAWL_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(root, "test-artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// repoRoot is the nearest directory up from here that holds go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = up
-	}
 }
