@@ -75,29 +75,7 @@ func TestBrotli(t *testing.T) {
 			len(resp.Body), len(bodies["/bomb"]), len(resp.Decoded), 256<<10, resp.Truncated, resp.DecodeErr)
 	}
 
-	resp, err = get(t, f, srv.URL+"/corrupt")
-	if err != nil {
-		t.Fatalf("Fetch corrupt: %v", err)
-	}
-	if resp.DecodeErr == nil || resp.Decoded != nil || !bytes.Equal(resp.Body, bodies["/corrupt"]) || resp.Truncated != "" ||
-		!strings.Contains(resp.DecodeErr.Error(), "brotli") {
-		t.Errorf("corrupt: DecodeErr = %v, Decoded = %q, len(Body) = %d, Truncated = %q; want a brotli error and the body kept",
-			resp.DecodeErr, resp.Decoded, len(resp.Body), resp.Truncated)
-	}
-	// The pooled reader that failed decodes the next body as well.
-	resp, err = get(t, f, srv.URL+"/page")
-	if err != nil || !bytes.Equal(resp.Decoded, page) || resp.DecodeErr != nil {
-		t.Errorf("page after corrupt: %v, DecodeErr %v", err, resp.DecodeErr)
-	}
-
-	resp, err = get(t, short, srv.URL+"/varied")
-	if err != nil {
-		t.Fatalf("Fetch varied: %v", err)
-	}
-	if resp.Truncated != "length" || resp.DecodeErr != nil || len(resp.Decoded) == 0 || !bytes.HasPrefix(varied, resp.Decoded) {
-		t.Errorf("cut short: Truncated = %q, DecodeErr = %v, len(Decoded) = %d; want \"length\", nil and a prefix of the page",
-			resp.Truncated, resp.DecodeErr, len(resp.Decoded))
-	}
+	checkCodingFaults(t, f, short, srv.URL, "brotli", bodies["/corrupt"], page, varied)
 }
 
 // TestBrotliWindow reads the window a stream declares as the encoder
@@ -133,5 +111,35 @@ func TestBrotliDecodeAllocs(t *testing.T) {
 	t.Logf("%d bytes allocated per decode of a %d-byte page (%d on the wire)", per, len(page), len(body))
 	if per > 32<<10 {
 		t.Errorf("%d bytes allocated per decode, want at most 32 KiB", per)
+	}
+}
+
+// checkCodingFaults checks a content coding's faults against the server
+// at base: /corrupt (its bytes corrupt) fails to decode with an error
+// naming coding and keeps the body as sent; the pooled decoder that
+// failed then decodes /page whole; /varied cut by short's MaxBodyBytes
+// decodes to a prefix of varied, marked "length".
+func checkCodingFaults(t *testing.T, f, short *Fetcher, base, coding string, corrupt, page, varied []byte) {
+	t.Helper()
+	resp, err := get(t, f, base+"/corrupt")
+	if err != nil {
+		t.Fatalf("Fetch corrupt: %v", err)
+	}
+	if resp.DecodeErr == nil || resp.Decoded != nil || !bytes.Equal(resp.Body, corrupt) || resp.Truncated != "" ||
+		!strings.Contains(resp.DecodeErr.Error(), coding) {
+		t.Errorf("corrupt: DecodeErr = %v, Decoded = %q, len(Body) = %d, Truncated = %q; want a %s error and the body kept",
+			resp.DecodeErr, resp.Decoded, len(resp.Body), resp.Truncated, coding)
+	}
+	resp, err = get(t, f, base+"/page")
+	if err != nil || !bytes.Equal(resp.Decoded, page) || resp.DecodeErr != nil {
+		t.Errorf("page after corrupt: %v, DecodeErr %v", err, resp.DecodeErr)
+	}
+	resp, err = get(t, short, base+"/varied")
+	if err != nil {
+		t.Fatalf("Fetch varied: %v", err)
+	}
+	if resp.Truncated != "length" || resp.DecodeErr != nil || len(resp.Decoded) == 0 || !bytes.HasPrefix(varied, resp.Decoded) {
+		t.Errorf("cut by MaxBodyBytes: Truncated = %q, DecodeErr = %v, len(Decoded) = %d; want \"length\", nil and a prefix of the page",
+			resp.Truncated, resp.DecodeErr, len(resp.Decoded))
 	}
 }

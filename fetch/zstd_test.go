@@ -134,29 +134,7 @@ func TestZstd(t *testing.T) {
 		t.Errorf("window8: %v, DecodeErr %v, Decoded %q; want 10 a's", err, resp.DecodeErr, resp.Decoded)
 	}
 
-	resp, err = get(t, f, srv.URL+"/corrupt")
-	if err != nil {
-		t.Fatalf("Fetch corrupt: %v", err)
-	}
-	if resp.DecodeErr == nil || resp.Decoded != nil || !bytes.Equal(resp.Body, bodies["/corrupt"]) || resp.Truncated != "" ||
-		!strings.Contains(resp.DecodeErr.Error(), "zstd") {
-		t.Errorf("corrupt: DecodeErr = %v, Decoded = %q, len(Body) = %d, Truncated = %q; want a zstd error and the body kept",
-			resp.DecodeErr, resp.Decoded, len(resp.Body), resp.Truncated)
-	}
-	// A pooled decoder that failed decodes the next body as well.
-	resp, err = get(t, f, srv.URL+"/page")
-	if err != nil || !bytes.Equal(resp.Decoded, page) || resp.DecodeErr != nil {
-		t.Errorf("page after corrupt: %v, DecodeErr %v", err, resp.DecodeErr)
-	}
-
-	resp, err = get(t, short, srv.URL+"/varied")
-	if err != nil {
-		t.Fatalf("Fetch varied: %v", err)
-	}
-	if resp.Truncated != "length" || resp.DecodeErr != nil || len(resp.Decoded) == 0 || !bytes.HasPrefix(varied, resp.Decoded) {
-		t.Errorf("cut by MaxBodyBytes: Truncated = %q, DecodeErr = %v, len(Decoded) = %d; want \"length\", nil and a prefix of the page",
-			resp.Truncated, resp.DecodeErr, len(resp.Decoded))
-	}
+	checkCodingFaults(t, f, short, srv.URL, "zstd", bodies["/corrupt"], page, varied)
 
 	// A server that declares the whole stream and sends half of it.
 	cut := bodies["/varied"][:len(bodies["/varied"])/2]
