@@ -54,11 +54,7 @@ func (n *Node) usageOf(j *job.Job, u *url.URL, resp *fetch.Response, pol *robots
 	if pol != nil {
 		rb = pol.Robots()
 	}
-	pq := u.EscapedPath()
-	if u.RawQuery != "" || u.ForceQuery {
-		pq += "?" + u.RawQuery
-	}
-	p := usagepref.Gather(usagepref.Input{Agent: n.agent, PathQuery: pq, Robots: rb, Header: resp.Header, Metas: metas})
+	p := usagepref.Gather(usagepref.Input{Agent: n.agent, PathQuery: u.RequestURI(), Robots: rb, Header: resp.Header, Metas: metas})
 	if len(p.Signals) == 0 {
 		return usageVerdict{}
 	}
