@@ -116,6 +116,7 @@ type Node struct {
 	recentPrints dedup.Recent
 
 	sitemaps *sitemapReader    // each job's reading of each origin's sitemaps (sitemaps.go)
+	tdm      *tdmFiles         // each origin's TDMRep file (tdmrep.go)
 	recrawl  *recrawlScheduler // the continuous jobs' recrawl schedule (recrawl.go)
 	checks   validatorChecks   // which hosts' validators lie (validatorcheck.go)
 	outbox   *outbox.Outbox    // URLs for partitions served elsewhere (Options.Partitioned; partitions.go)
@@ -255,6 +256,7 @@ func Open(opts Options) (*Node, error) {
 	n.state, n.db, n.frontier, n.queue, n.seen = st, st.DB, st.Frontier, st.Queue, st.Seen
 	n.recrawl = newRecrawlScheduler(n, st, opts, n.stop)
 	n.sitemaps = newSitemapReader(n, n.recrawl, st.DB, n.shared, n.clog, n.agent, opts)
+	n.tdm = newTDMFiles(st.DB, opts.NoTDMRep)
 	if n.dedup, err = dedup.New(st.DB); err != nil {
 		return fail(err)
 	}

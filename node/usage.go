@@ -10,6 +10,7 @@ import (
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/links"
 	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/urlnorm"
 	"github.com/trawl-crawler/trawl/usagepref"
 	"github.com/trawl-crawler/trawl/warc"
 )
@@ -22,8 +23,8 @@ import (
 // a summary in its crawl log line. A crawl that states its purpose
 // (job.Spec.Purpose) marks the captures whose site denies it and, with
 // job.DeniedSkip, does not archive them; their links are followed all the
-// same. /.well-known/tdmrep.json is not fetched (yet): its rules are
-// left out.
+// same. The origin's /.well-known/tdmrep.json is fetched before its pages
+// (tdmrep.go); its rule for the capture is one more signal.
 
 // usageRecord is the block of a capture's usage metadata record: the
 // signals as served and their summary (usagepref.Preferences, whose JSON
@@ -54,7 +55,8 @@ func (n *Node) usageOf(j *job.Job, u *url.URL, resp *fetch.Response, pol *robots
 	if pol != nil {
 		rb = pol.Robots()
 	}
-	p := usagepref.Gather(usagepref.Input{Agent: n.agent, PathQuery: u.RequestURI(), Robots: rb, Header: resp.Header, Metas: metas})
+	tdm := n.tdmRules(urlnorm.HostKey(u), u.Scheme+"://"+u.Host)
+	p := usagepref.Gather(usagepref.Input{Agent: n.agent, PathQuery: u.RequestURI(), Robots: rb, Header: resp.Header, Metas: metas, TDMRep: tdm})
 	if len(p.Signals) == 0 {
 		return usageVerdict{}
 	}

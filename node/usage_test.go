@@ -6,7 +6,9 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,12 +18,31 @@ import (
 	"github.com/trawl-crawler/trawl/warc"
 )
 
+// usageTDMRep is usageSite's /.well-known/tdmrep.json: the first rule
+// that matches a path applies, so /tdm/open.html is open and the rest of
+// /tdm/ reserved.
+const usageTDMRep = `[
+  {"location": "/tdm/open.html", "tdm-reservation": 0},
+  {"location": "/tdm/*",   "tdm-reservation": 1, "tdm-policy": "https://policy.test/tdm.json"}
+]`
+
+// usageRule is rule i of usageTDMRep exactly as served.
+func usageRule(i int) string {
+	lines := strings.Split(usageTDMRep, "\n")
+	return strings.TrimSuffix(strings.TrimSpace(lines[1+i]), ",")
+}
+
 // usageSite serves pages whose site says, in each way it can, what their
 // content may be used for: a Content-Usage line of robots.txt for one
-// path, an X-Robots-Tag header, a TDMRep meta element; one page says
-// nothing.
-func usageSite(t *testing.T) string {
+// path, an X-Robots-Tag header, a TDMRep meta element, a tdmrep.json for
+// two pages; one page says nothing. It returns the site and the paths
+// requested, in order.
+func usageSite(t *testing.T) (string, func() []string) {
 	t.Helper()
+	var (
+		mu        sync.Mutex
+		requested []string
+	)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -31,12 +52,19 @@ func usageSite(t *testing.T) string {
 		io.WriteString(w, "<!doctype html>"+body)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requested = append(requested, r.URL.Path)
+		mu.Unlock()
 		switch r.URL.Path {
 		case "/robots.txt":
 			io.WriteString(w, "User-agent: *\nAllow: /\nContent-Usage: /no-ai/ train-ai=n\nContent-Signal: search=yes\n")
+		case "/.well-known/tdmrep.json":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, usageTDMRep)
 		case "/index.html":
-			html(w, `<a href="/no-ai/a.html">a</a><a href="/headed.html">h</a><a href="/meta.html">m</a><a href="/plain.html">p</a>`)
-		case "/no-ai/a.html", "/plain.html":
+			html(w, `<a href="/no-ai/a.html">a</a><a href="/headed.html">h</a><a href="/meta.html">m</a><a href="/plain.html">p</a>`+
+				`<a href="/tdm/a.html">t</a><a href="/tdm/open.html">o</a>`)
+		case "/no-ai/a.html", "/plain.html", "/tdm/a.html", "/tdm/open.html":
 			html(w, "<p>page</p>")
 		case "/headed.html":
 			w.Header().Set("X-Robots-Tag", "noarchive")
@@ -49,35 +77,41 @@ func usageSite(t *testing.T) string {
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(requested)
+	}
 }
 
 // TestUsagePreferences: every capture whose site states something of the
 // use of its content has a metadata record naming its response, holding
 // the statements exactly as served, and a summary in its crawl log line;
 // a crawl whose purpose a site denies marks those captures or, skipping
-// them, archives none of them while still following their links.
+// them, archives none of them while still following their links. The
+// origin's tdmrep.json is fetched once, after robots.txt and before any
+// page, and archived; its first matching rule applies.
 func TestUsagePreferences(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: crawls of a small site; the full suite runs it")
 	}
 	t.Parallel()
+	all := []string{"/index.html", "/no-ai/a.html", "/headed.html", "/meta.html", "/plain.html", "/tdm/a.html", "/tdm/open.html"}
 	for _, c := range []struct {
 		name, purpose, onDenied string
 		archived                []string // pages with a response record
 		denied                  []string // pages whose crawl log line names the purpose denied
 	}{
-		{"no purpose", "", "", []string{"/index.html", "/no-ai/a.html", "/headed.html", "/meta.html", "/plain.html"}, nil},
-		{"ai-train, mark", job.PurposeAITrain, "", []string{"/index.html", "/no-ai/a.html", "/headed.html", "/meta.html", "/plain.html"},
-			[]string{"/meta.html", "/no-ai/a.html"}},
-		{"ai-train, skip", job.PurposeAITrain, job.DeniedSkip, []string{"/index.html", "/headed.html", "/plain.html"},
-			[]string{"/meta.html", "/no-ai/a.html"}},
-		{"archive, skip", job.PurposeArchive, job.DeniedSkip, []string{"/index.html", "/no-ai/a.html", "/meta.html", "/plain.html"},
+		{"no purpose", "", "", all, nil},
+		{"ai-train, mark", job.PurposeAITrain, "", all, []string{"/meta.html", "/no-ai/a.html", "/tdm/a.html"}},
+		{"ai-train, skip", job.PurposeAITrain, job.DeniedSkip, []string{"/index.html", "/headed.html", "/plain.html", "/tdm/open.html"},
+			[]string{"/meta.html", "/no-ai/a.html", "/tdm/a.html"}},
+		{"archive, skip", job.PurposeArchive, job.DeniedSkip, []string{"/index.html", "/no-ai/a.html", "/meta.html", "/plain.html", "/tdm/a.html", "/tdm/open.html"},
 			[]string{"/headed.html"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			site := usageSite(t)
+			site, requested := usageSite(t)
 			dir := t.TempDir()
 			n, err := Open(Options{DataDir: dir, MinDelay: 5 * time.Millisecond, Concurrency: 2, AllowNets: loopback, NoSitemaps: true})
 			if err != nil {
@@ -98,7 +132,13 @@ func TestUsagePreferences(t *testing.T) {
 				t.Fatal(err)
 			}
 			responses, metas := readUsageRecords(t, dir, site)
-			for _, p := range []string{"/index.html", "/no-ai/a.html", "/headed.html", "/meta.html", "/plain.html"} {
+			if got := requested(); len(got) != len(all)+2 || got[0] != "/robots.txt" || got[1] != "/.well-known/tdmrep.json" {
+				t.Errorf("requests %q: want robots.txt, tdmrep.json, then each page once", got)
+			}
+			if _, ok := responses["/.well-known/tdmrep.json"]; !ok {
+				t.Error("tdmrep.json not archived")
+			}
+			for _, p := range all {
 				_, got := responses[p]
 				want := false
 				for _, a := range c.archived {
@@ -111,11 +151,13 @@ func TestUsagePreferences(t *testing.T) {
 			// Exactly as served, whatever the purpose (only archived
 			// captures carry a record).
 			wantSignals := map[string][]string{
-				"/no-ai/a.html": {"robots.txt Content-Usage /no-ai/ train-ai=n", "robots.txt Content-Signal search=yes"},
-				"/headed.html":  {"robots.txt Content-Signal search=yes", "header X-Robots-Tag noarchive"},
-				"/meta.html":    {"robots.txt Content-Signal search=yes", "meta tdm-reservation 1"},
-				"/plain.html":   {"robots.txt Content-Signal search=yes"},
-				"/index.html":   {"robots.txt Content-Signal search=yes"},
+				"/no-ai/a.html":  {"robots.txt Content-Usage /no-ai/ train-ai=n", "robots.txt Content-Signal search=yes"},
+				"/headed.html":   {"robots.txt Content-Signal search=yes", "header X-Robots-Tag noarchive"},
+				"/meta.html":     {"robots.txt Content-Signal search=yes", "meta tdm-reservation 1"},
+				"/plain.html":    {"robots.txt Content-Signal search=yes"},
+				"/index.html":    {"robots.txt Content-Signal search=yes"},
+				"/tdm/open.html": {"robots.txt Content-Signal search=yes", "tdmrep.json " + usageRule(0)},
+				"/tdm/a.html":    {"robots.txt Content-Signal search=yes", "tdmrep.json " + usageRule(1)},
 			}
 			for p, rec := range metas {
 				if rec.refersTo != responses[p] {
@@ -123,7 +165,7 @@ func TestUsagePreferences(t *testing.T) {
 				}
 				var got []string
 				for _, s := range rec.prefs.Signals {
-					got = append(got, strings.TrimSpace(s.Source+" "+s.Name+" "+s.Value))
+					got = append(got, strings.Join(slices.DeleteFunc([]string{s.Source, s.Name, s.Value}, func(f string) bool { return f == "" }), " "))
 				}
 				if strings.Join(got, "; ") != strings.Join(wantSignals[p], "; ") {
 					t.Errorf("%s: signals %q, want %q", p, got, wantSignals[p])
@@ -141,8 +183,17 @@ func TestUsagePreferences(t *testing.T) {
 						t.Errorf("%s: denied %q, want the purpose %q", p, e.Denied, c.purpose)
 					}
 				}
+				if p == tdmRepPath {
+					if e.Detail != "tdmrep.json: 2 rules" || e.WARC == "" {
+						t.Errorf("tdmrep.json crawl log line: detail %q, WARC %q", e.Detail, e.WARC)
+					}
+					continue
+				}
 				if e.Status == 200 && p != "/robots.txt" && !strings.Contains(e.Usage, "search=allow") {
 					t.Errorf("%s: crawl log usage %q, want it to hold search=allow", p, e.Usage)
+				}
+				if want := map[string]string{"/tdm/a.html": "tdm=1", "/tdm/open.html": "tdm=0", "/no-ai/a.html": "ai-train=deny"}[p]; want != "" && !strings.Contains(e.Usage, want) {
+					t.Errorf("%s: crawl log usage %q, want %s", p, e.Usage, want)
 				}
 				if p == "/no-ai/a.html" && !strings.Contains(e.Usage, "ai-train=deny") {
 					t.Errorf("%s: crawl log usage %q, want ai-train=deny", p, e.Usage)

@@ -184,6 +184,11 @@ func (n *Node) handle(ctx context.Context, l *frontier.Lease) {
 		// Kept by an earlier run: the frontier may not know its Crawl-delay.
 		n.setCrawlDelay(l.Item.Host, v.Policy)
 	}
+	// The origin's TDMRep file (tdmrep.go): fetched in this lease's slot
+	// when not known or stale, and the item goes back to the queue.
+	if n.tdmTurn(ctx, l, j, origin, v.Policy) {
+		return
+	}
 	// Sitemaps (sitemaps.go): while the job has sitemap files of this
 	// origin left to read, this lease's slot fetches the next one and its
 	// item goes back to the queue. A map lookup once they are done.

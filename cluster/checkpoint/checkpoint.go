@@ -77,7 +77,7 @@ const (
 var Kinds = []store.Kind{
 	store.KindHost, store.KindQueue, store.KindURL, store.KindRobots, store.KindSeen,
 	store.KindHeld, store.KindPolicy, store.KindSitemap, store.KindDue, store.KindJobPart,
-	store.KindProgress,
+	store.KindProgress, store.KindTDMRep,
 }
 
 // Header describes a checkpoint.

@@ -40,7 +40,7 @@ func fill(t *testing.T, db *store.DB, hosts []string, tag string) {
 		v := []byte(tag + " " + h)
 		for _, k := range [][]byte{
 			store.HostKey(h), store.QueueKey(h, 1, 7), store.URLKey(h, u), store.RobotsKey(h, "http://"+h+":80"),
-			store.SeenKey(3, h, u), store.HeldKey(h, 3, 1, 9), store.PolicyKey(h), store.SitemapKey(h, 3, "http://"+h+":80"),
+			store.SeenKey(3, h, u), store.HeldKey(h, 3, 1, 9), store.PolicyKey(h), store.SitemapKey(h, 3, "http://"+h+":80"), store.TDMRepKey(h, "http://"+h+":80"),
 			store.DueKey(due, h, u), store.JobPartKey(partition.Of(h), uint32(i)), // a job per host: a key per host and kind
 		} {
 			b.Set(k, v)

@@ -85,6 +85,7 @@ type nodeFlags struct {
 	dupAllow    int
 	nearRes     float64
 	noSitemaps  bool
+	noTDMRep    bool
 	sourceAddr  string
 	fetchTO     time.Duration
 }
@@ -105,6 +106,7 @@ func (nf *nodeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&nf.sourceAddr, "source-addr", "", "send every fetch from this local IP address (one of this machine's; default: the system picks)")
 	fs.DurationVar(&nf.fetchTO, "fetch-timeout", node.DefaultFetchTimeout, "longest one fetch (robots.txt, sitemap or page) may take, connection to last byte")
 	fs.BoolVar(&nf.noSitemaps, "no-sitemaps", false, "read no sitemaps (by default each host's robots.txt Sitemap: files and /sitemap.xml are read before its pages)")
+	fs.BoolVar(&nf.noTDMRep, "no-tdmrep", false, "fetch no TDMRep files (by default each origin's /.well-known/tdmrep.json is fetched once a day before its pages, archived, and its rule recorded with each capture's usage statements)")
 }
 
 // crawlFlags are the flags shared by crawl and demo: the node's and the
@@ -274,6 +276,7 @@ func (nf *nodeFlags) options() (node.Options, error) {
 		DuplicateAllowance: nf.dupAllow,
 		NearResemblance:    nf.nearRes,
 		NoSitemaps:         nf.noSitemaps,
+		NoTDMRep:           nf.noTDMRep,
 		FetchTimeout:       nf.fetchTO,
 	}
 	if nf.fetchTO < 0 {

@@ -107,6 +107,10 @@ const PreviousFormatVersion uint32 = 3
 //	                      (to the end): the job's progress through the
 //	                      origin's sitemaps (value: package node,
 //	                      sitemaps.go). Added within version 3, like 'o'.
+//	kind 'f' TDMRep file: suffix = origin "scheme://host:port" (to the
+//	                      end): the origin's /.well-known/tdmrep.json as
+//	                      last fetched (value: package node, tdmrep.go).
+//	                      Added within version 3, like 'o'.
 //
 //	recrawl schedule (per partition, ordered by due time; added within
 //	version 3: a store without such keys reads as before):
@@ -229,12 +233,13 @@ const (
 	KindSitemap     Kind = 'e'
 	KindOutbox      Kind = 'x'
 	KindProgress    Kind = 'g'
+	KindTDMRep      Kind = 'f'
 )
 
 // perHost reports whether keys of kind k carry a partition and a host.
 func (k Kind) perHost() bool {
 	switch k {
-	case KindHost, KindQueue, KindURL, KindRobots, KindSeen, KindHeld, KindPolicy, KindSitemap:
+	case KindHost, KindQueue, KindURL, KindRobots, KindSeen, KindHeld, KindPolicy, KindSitemap, KindTDMRep:
 		return true
 	}
 	return false
@@ -278,6 +283,8 @@ func (k Kind) String() string {
 		return "outbox"
 	case KindProgress:
 		return "progress"
+	case KindTDMRep:
+		return "tdmrep"
 	}
 	return fmt.Sprintf("kind(%#x)", byte(k))
 }
@@ -296,7 +303,7 @@ const heldSuffixLen = jobLen + queueSuffixLen
 
 // Key is a decoded key. Only the fields of its Kind are set: Name for meta;
 // Part and Host for every per-host kind; Level and Seq for queue and held
-// items; URL for URL state and seen keys; Origin for robots and sitemaps;
+// items; URL for URL state and seen keys; Origin for robots, TDMRep and sitemaps;
 // Job for seen, held, sitemaps, job and job counter keys; Part and Job for
 // job partition counters.
 type Key struct {
@@ -354,6 +361,8 @@ func (k Key) Encode() []byte {
 		return DueKey(k.Due, k.Host, k.URL)
 	case KindSitemap:
 		return SitemapKey(k.Host, k.Job, k.Origin)
+	case KindTDMRep:
+		return TDMRepKey(k.Host, k.Origin)
 	case KindOutbox:
 		return OutboxKey(k.Part, k.Seq)
 	}
@@ -415,6 +424,12 @@ func AppendURLKey(dst []byte, host, url string) []byte {
 // ("scheme://host:port") whose politeness key is host.
 func RobotsKey(host, origin string) []byte {
 	return append(appendHostPrefix(make([]byte, 0, 4+len(host)+len(origin)), KindRobots, host), origin...)
+}
+
+// TDMRepKey returns the key of the TDMRep file (/.well-known/tdmrep.json)
+// of origin ("scheme://host:port") whose politeness key is host.
+func TDMRepKey(host, origin string) []byte {
+	return append(appendHostPrefix(make([]byte, 0, 4+len(host)+len(origin)), KindTDMRep, host), origin...)
 }
 
 // SeenKey returns the key that records that job has seen url, a canonical
@@ -695,7 +710,7 @@ func DecodeKey(key []byte) (Key, error) {
 		if k.URL, err = ExpandURL(k.Host, suffix); err != nil {
 			return Key{}, malformed(key, err.Error())
 		}
-	case KindRobots:
+	case KindRobots, KindTDMRep:
 		k.Origin = string(suffix)
 	case KindSeen:
 		if len(suffix) < jobLen {

@@ -1,0 +1,196 @@
+package node
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/trawl-crawler/trawl/fetch"
+	"github.com/trawl-crawler/trawl/job"
+	"github.com/trawl-crawler/trawl/usagepref"
+	"github.com/trawl-crawler/trawl/warc"
+)
+
+// TestTDMAnswer: what each answer to a fetch of tdmrep.json means, and
+// that its stored record gives the same file back.
+func TestTDMAnswer(t *testing.T) {
+	now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	good := `[{"location": "/", "tdm-reservation": 1}]`
+	long := "[" + strings.Repeat(" ", usagepref.MaxTDMRepBytes) + "]"
+	for _, c := range []struct {
+		name     string
+		resp     *fetch.Response // nil: no answer
+		next     time.Duration   // from now
+		rules    int
+		fileErr  string // the file's Error; "-": no file
+		bodySize int
+	}{
+		{"file", &fetch.Response{Status: 200, Decoded: []byte(good)}, tdmTTL, 1, "", len(good)},
+		{"no JSON array", &fetch.Response{Status: 200, Decoded: []byte(`{"location": "/"}`)}, tdmTTL, 0, "not a JSON array", 17},
+		{"cut off", &fetch.Response{Status: 200, Decoded: []byte(good[:10]), Truncated: "disconnect"}, tdmTTL, 0, "body cut off", 10},
+		{"undecodable", &fetch.Response{Status: 200, Decoded: nil, DecodeErr: errors.New("bad gzip")}, tdmTTL, 0, "body cut off", 0},
+		{"too long", &fetch.Response{Status: 200, Decoded: []byte(long)}, tdmTTL, 0, "longer than", usagepref.MaxTDMRepBytes + 1},
+		{"too long, cut by the fetcher", &fetch.Response{Status: 200, Decoded: []byte(long[:usagepref.MaxTDMRepBytes+1]), Truncated: "length"}, tdmTTL, 0, "longer than", usagepref.MaxTDMRepBytes + 1},
+		{"small cap", &fetch.Response{Status: 200, Decoded: []byte(good[:10]), Truncated: "length"}, tdmTTL, 0, "body cut off", 10},
+		{"not found", &fetch.Response{Status: 404, Decoded: []byte("nope")}, tdmTTL, 0, "-", 0},
+		{"redirect", &fetch.Response{Status: 301, Location: "https://a.test/.well-known/tdmrep.json"}, tdmTTL, 0, "-", 0},
+		{"unavailable", &fetch.Response{Status: 503}, tdmRetry, 0, "-", 0},
+		{"too many requests", &fetch.Response{Status: 429}, tdmRetry, 0, "-", 0},
+		{"no answer", nil, tdmRetry, 0, "-", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var err error
+			if c.resp == nil {
+				err = errors.New("connection refused")
+			}
+			f := tdmAnswer(c.resp, err, now)
+			g, derr := decodeTDMFile(f.encode())
+			if derr != nil {
+				t.Fatal(derr)
+			}
+			for _, x := range []struct {
+				which string
+				f     tdmFile
+			}{{"answer", f}, {"stored", g}} {
+				if !x.f.at.Equal(now) || !x.f.next.Equal(now.Add(c.next)) {
+					t.Errorf("%s: fetched %v, next %v; want %v, %v", x.which, x.f.at, x.f.next, now, now.Add(c.next))
+				}
+				if len(x.f.body) != c.bodySize {
+					t.Errorf("%s: body of %d bytes kept, want %d", x.which, len(x.f.body), c.bodySize)
+				}
+				switch {
+				case c.fileErr == "-":
+					if x.f.file != nil {
+						t.Errorf("%s: a file %+v, want none", x.which, x.f.file)
+					}
+				case x.f.file == nil:
+					t.Errorf("%s: no file", x.which)
+				case len(x.f.file.Rules) != c.rules || !strings.Contains(x.f.file.Error, c.fileErr) || (c.fileErr == "") != (x.f.file.Error == ""):
+					t.Errorf("%s: %d rules, error %q; want %d, %q", x.which, len(x.f.file.Rules), x.f.file.Error, c.rules, c.fileErr)
+				}
+			}
+		})
+	}
+	for _, bad := range [][]byte{nil, {2}, {tdmRecordVersion, 1}, (&tdmFile{body: []byte("abc")}).encode()[:7]} {
+		if _, err := decodeTDMFile(bad); !errors.Is(err, errTDMRecord) {
+			t.Errorf("decode %q: %v, want a malformed record", bad, err)
+		}
+	}
+}
+
+// tdmSite serves robots.txt (robotsTxt), a tdmrep.json reserving /r/ and
+// two pages, and counts the requests of each path.
+func tdmSite(t *testing.T, robotsTxt string) (string, func(path string) int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		count = map[string]int{}
+	)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		count[r.URL.Path]++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, robotsTxt)
+		case tdmRepPath:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `[{"location": "/r/", "tdm-reservation": 1}]`)
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<!doctype html><a href="/r/x.html">x</a>`)
+		case "/r/x.html":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<!doctype html><p>reserved</p>`)
+		default:
+			http.NotFound(w, r)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String(), func(path string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return count[path]
+	}
+}
+
+// TestTDMRepKeptAcrossRuns: an origin's tdmrep.json is fetched once a day
+// whatever the number of jobs and runs: a job of a later run of the node
+// applies the file the first run fetched. A robots.txt that disallows it
+// keeps it unfetched, and the pages are crawled all the same.
+func TestTDMRepKeptAcrossRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: crawls of a small site; the full suite runs it")
+	}
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		robotsTxt string
+		fetches   int    // of tdmrep.json
+		usage     string // the crawl log's usage of /r/x.html
+	}{
+		{"allowed", "User-agent: *\nAllow: /\n", 1, "ai-train=deny,tdm=1"},
+		{"disallowed", "User-agent: *\nDisallow: /.well-known/\n", 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			site, count := tdmSite(t, c.robotsTxt)
+			dir := t.TempDir()
+			for run := range 2 {
+				n, err := Open(Options{DataDir: dir, MinDelay: 5 * time.Millisecond, AllowNets: loopback, NoSitemaps: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				j, err := n.Submit(job.Spec{Seeds: []string{site + "/"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n.Start()
+				select {
+				case <-j.Ended():
+				case <-time.After(time.Minute):
+					t.Fatalf("run %d: the crawl did not end", run)
+				}
+				if err := n.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if got := count("/r/x.html"); got != run+1 {
+					t.Fatalf("run %d: /r/x.html fetched %d times, want %d (once a job)", run, got, run+1)
+				}
+				var usage []string
+				for _, e := range readLogEntries(t, dir) {
+					if e.Job == j.ID && e.URL == site+"/r/x.html" {
+						usage = append(usage, e.Usage)
+					}
+				}
+				if len(usage) != 1 || usage[0] != c.usage {
+					t.Errorf("run %d: crawl log usage of /r/x.html %q, want [%q]", run, usage, c.usage)
+				}
+			}
+			if got := count(tdmRepPath); got != c.fetches {
+				t.Errorf("tdmrep.json fetched %d times in two runs, want %d", got, c.fetches)
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "warc", "*.warc.gz"))
+			archived := 0
+			eachRecord(t, files, func(rec *warc.Record, _ []byte) {
+				if rec.Type == "response" && rec.TargetURI == site+tdmRepPath {
+					archived++
+				}
+			})
+			if archived != c.fetches {
+				t.Errorf("tdmrep.json archived %d times, want %d", archived, c.fetches)
+			}
+		})
+	}
+}
