@@ -60,7 +60,7 @@ func requestOf(s job.Spec) wire.CrawlRequest {
 	r.Limits.MaxPages, r.Limits.RobotsGiveUpS, r.Limits.MaxWaitS = s.MaxPages, ptr(s.RobotsGiveUp.Seconds()), ptr(s.MaxWait.Seconds())
 	r.Recrawl = recrawlOf(s)
 	r.Requisites = wire.Requisites{Reach: s.Requisites, MaxHops: s.RequisiteHops}
-	r.Usage = wire.Usage{Purpose: s.Purpose, OnDenied: s.OnDenied}
+	r.Usage = wire.Usage{Purpose: s.Purpose, OnDenied: s.OnDenied, TDMRep: s.TDMRep}
 	return r
 }
 
@@ -72,7 +72,7 @@ func specOf(r wire.CrawlRequest, def job.Spec) job.Spec {
 		MaxPages: r.Limits.MaxPages, Priority: r.Priority, RobotsGiveUp: secondsOr(r.Limits.RobotsGiveUpS, def.RobotsGiveUp), MaxWait: secondsOr(r.Limits.MaxWaitS, def.MaxWait),
 		Continuous: r.Continuous, RecrawlMin: seconds(r.Recrawl.MinS), RecrawlMax: seconds(r.Recrawl.MaxS),
 		RecrawlBudget: r.Recrawl.BudgetPerHour, RecrawlSchedule: r.Recrawl.Schedule,
-		Requisites: r.Requisites.Reach, RequisiteHops: r.Requisites.MaxHops, Purpose: r.Usage.Purpose, OnDenied: r.Usage.OnDenied}
+		Requisites: r.Requisites.Reach, RequisiteHops: r.Requisites.MaxHops, Purpose: r.Usage.Purpose, OnDenied: r.Usage.OnDenied, TDMRep: r.Usage.TDMRep}
 }
 
 // recrawlOf is s's recrawl bounds and budget on the wire.
@@ -106,7 +106,7 @@ var specPaths = map[string]string{"Name": "name", "Seeds": "seeds", "Domains": "
 	"RobotsGiveUp": "limits.robots_give_up_s", "MaxWait": "limits.max_wait_s", "Continuous": "continuous",
 	"RecrawlMin": "recrawl.min_s", "RecrawlMax": "recrawl.max_s", "RecrawlBudget": "recrawl.budget_per_hour",
 	"RecrawlSchedule": "recrawl.schedule", "Requisites": "requisites.reach", "RequisiteHops": "requisites.max_hops",
-	"Purpose": "usage.purpose", "OnDenied": "usage.on_denied"}
+	"Purpose": "usage.purpose", "OnDenied": "usage.on_denied", "TDMRep": "usage.tdmrep"}
 
 // seconds is s seconds as a Duration; beyond a Duration's range, the
 // nearest end of it (which job.Spec.Validate refuses).
@@ -158,12 +158,12 @@ func viewOf(j *job.Job) wire.Crawl {
 	if s := j.Spec; s.Requisites != "" {
 		v.Requisites = &wire.Requisites{Reach: s.Requisites, MaxHops: s.MaxRequisiteHops()}
 	}
-	if s := j.Spec; s.Purpose != "" {
+	if s := j.Spec; s.Purpose != "" || s.TDMRep {
 		onDenied := s.OnDenied
-		if onDenied == "" {
+		if onDenied == "" && s.Purpose != "" {
 			onDenied = job.DeniedMark
 		}
-		v.Usage = &wire.Usage{Purpose: s.Purpose, OnDenied: onDenied}
+		v.Usage = &wire.Usage{Purpose: s.Purpose, OnDenied: onDenied, TDMRep: s.ReadsTDMRep()}
 	}
 	return v
 }

@@ -156,7 +156,18 @@ type Spec struct {
 	// followed: the wish is about the use of the content). Set only with
 	// Purpose.
 	OnDenied string `json:"on_denied,omitempty"`
+	// TDMRep fetches each origin's /.well-known/tdmrep.json (W3C TDM
+	// Reservation Protocol) before its pages, archives it, and records its
+	// rule for each capture with the capture's other statements: one
+	// request per origin a day, shared by every job that reads it. A
+	// crawl for PurposeAITrain reads it whatever this says (ReadsTDMRep):
+	// a TDM reservation speaks to that purpose.
+	TDMRep bool `json:"tdmrep,omitempty"`
 }
+
+// ReadsTDMRep reports whether the job reads each origin's TDMRep file:
+// asked for (TDMRep), or implied by its purpose (PurposeAITrain).
+func (s Spec) ReadsTDMRep() bool { return s.TDMRep || s.Purpose == PurposeAITrain }
 
 // The purposes of Spec.Purpose: the categories usagepref.Summary reads.
 const (

@@ -256,7 +256,7 @@ func Open(opts Options) (*Node, error) {
 	n.state, n.db, n.frontier, n.queue, n.seen = st, st.DB, st.Frontier, st.Queue, st.Seen
 	n.recrawl = newRecrawlScheduler(n, st, opts, n.stop)
 	n.sitemaps = newSitemapReader(n, n.recrawl, st.DB, n.shared, n.clog, n.agent, opts)
-	n.tdm = newTDMFiles(st.DB, opts.NoTDMRep)
+	n.tdm = newTDMFiles(st.DB)
 	if n.dedup, err = dedup.New(st.DB); err != nil {
 		return fail(err)
 	}

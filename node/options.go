@@ -171,11 +171,6 @@ type Options struct {
 	// gzipped bodies (application/x-gzip, application/gzip,
 	// application/octet-stream) are downloaded too, for gzipped sitemaps.
 	NoSitemaps bool
-	// NoTDMRep turns TDMRep files off. By default each origin's
-	// /.well-known/tdmrep.json is fetched once a day, in the host's slot
-	// before its pages, archived, and its rule for each capture recorded
-	// beside the capture's other usage statements (tdmrep.go, usage.go).
-	NoTDMRep bool
 	// Partitioned makes the node one of a fleet: it serves the partitions
 	// it is given at run time (ServePartition, ReleasePartition; package
 	// cluster/fleet drives them) and none at start. URLs it finds for a

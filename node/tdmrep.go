@@ -22,17 +22,19 @@ import (
 )
 
 // TDMRep files (W3C TDM Reservation Protocol, "TDM File on the Origin
-// Server"). Once an origin's robots.txt applies, the first lease of the
-// origin fetches its /.well-known/tdmrep.json in the host's slot (as
-// robots.txt and sitemaps are fetched: the lease's item goes back to the
-// queue, and the request counts towards the host's gap), archives it and
-// keeps what it says for every capture of the origin (usageOf, through
-// usagepref.Input.TDMRep), for every job, until it is fetched again a day
-// later. Options.NoTDMRep turns this off.
+// Server"), for jobs that read them (job.Spec.ReadsTDMRep: asked for, or
+// a crawl for AI training). Once an origin's robots.txt applies, the
+// first lease of such a job fetches the origin's /.well-known/tdmrep.json
+// in the host's slot (as robots.txt and sitemaps are fetched: the lease's
+// item goes back to the queue, and the request counts towards the host's
+// gap), archives it and keeps what it says for every capture of the
+// origin (usageOf, through usagepref.Input.TDMRep) by every job that
+// reads it, until it is fetched again a day later. Off by default: it is
+// one more request per origin, which only some crawls need.
 //
-//	handle ── robots Apply ──▶ tdmFiles.turn: origin's file known and fresh?
-//	    yes (a map lookup) ──▶ sitemaps, the page
-//	    no ──▶ fetch /.well-known/tdmrep.json ▶ WARC ▶ crawl log ▶
+//	handle ── robots Apply ──▶ tdmTurn: job reads TDMRep, origin's file stale?
+//	    no (a map lookup) ──▶ sitemaps, the page
+//	    yes ──▶ fetch /.well-known/tdmrep.json ▶ WARC ▶ crawl log ▶
 //	           usagepref.ParseTDMRep ▶ store.TDMRepKey, in the lease's
 //	           completion batch
 //
@@ -188,16 +190,15 @@ func tdmAnswer(resp *fetch.Response, err error, now time.Time) tdmFile {
 // a cache of the store. Safe for concurrent use; mu is never held during
 // I/O.
 type tdmFiles struct {
-	off bool // Options.NoTDMRep
-	db  *store.DB
+	db *store.DB
 
 	mu   sync.Mutex
 	m    map[string]*tdmFile // by origin
 	busy map[string]bool     // origins whose file a lease is fetching
 }
 
-func newTDMFiles(db *store.DB, off bool) *tdmFiles {
-	return &tdmFiles{off: off, db: db, m: make(map[string]*tdmFile), busy: make(map[string]bool)}
+func newTDMFiles(db *store.DB) *tdmFiles {
+	return &tdmFiles{db: db, m: make(map[string]*tdmFile), busy: make(map[string]bool)}
 }
 
 // get returns what is known of origin's file (politeness key host): from
@@ -268,10 +269,11 @@ func (t *tdmFiles) settle(origin string, f *tdmFile) {
 	delete(t.busy, origin)
 }
 
-// tdmRules is origin's TDMRep file for usageOf (politeness key host):
-// nil if none is known.
-func (n *Node) tdmRules(host, origin string) *usagepref.TDMRep {
-	if n.tdm.off {
+// tdmRules is origin's TDMRep file for a capture of job j, for usageOf
+// (politeness key host): nil if j does not read TDMRep files or none is
+// known.
+func (n *Node) tdmRules(j *job.Job, host, origin string) *usagepref.TDMRep {
+	if !j.Spec.ReadsTDMRep() {
 		return nil
 	}
 	f, err := n.tdm.get(host, origin)
@@ -282,11 +284,12 @@ func (n *Node) tdmRules(host, origin string) *usagepref.TDMRep {
 }
 
 // tdmTurn is handle's hook once origin's robots.txt (p) applies to l:
-// while origin's TDMRep file is not known or is stale, l's slot fetches
-// it, l is completed (its item goes back to the queue) and tdmTurn
-// reports true. For an origin whose file is fresh it costs a map lookup.
+// if l's job j reads TDMRep files and origin's is not known or is stale,
+// l's slot fetches it, l is completed (its item goes back to the queue)
+// and tdmTurn reports true. For an origin whose file is fresh it costs a
+// map lookup.
 func (n *Node) tdmTurn(ctx context.Context, l *frontier.Lease, j *job.Job, origin string, p *robots.Policy) bool {
-	if n.tdm.off {
+	if !j.Spec.ReadsTDMRep() {
 		return false
 	}
 	host := l.Item.Host

@@ -128,7 +128,8 @@ func tdmSite(t *testing.T, robotsTxt string) (string, func(path string) int) {
 // TestTDMRepKeptAcrossRuns: an origin's tdmrep.json is fetched once a day
 // whatever the number of jobs and runs: a job of a later run of the node
 // applies the file the first run fetched. A robots.txt that disallows it
-// keeps it unfetched, and the pages are crawled all the same.
+// keeps it unfetched, and the pages are crawled all the same; a job that
+// does not read TDMRep files neither fetches nor applies it.
 func TestTDMRepKeptAcrossRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: crawls of a small site; the full suite runs it")
@@ -137,11 +138,14 @@ func TestTDMRepKeptAcrossRuns(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		robotsTxt string
+		spec      job.Spec
 		fetches   int    // of tdmrep.json
 		usage     string // the crawl log's usage of /r/x.html
 	}{
-		{"allowed", "User-agent: *\nAllow: /\n", 1, "ai-train=deny,tdm=1"},
-		{"disallowed", "User-agent: *\nDisallow: /.well-known/\n", 0, ""},
+		{"allowed", "User-agent: *\nAllow: /\n", job.Spec{TDMRep: true}, 1, "ai-train=deny,tdm=1"},
+		{"allowed, ai-train", "User-agent: *\nAllow: /\n", job.Spec{Purpose: job.PurposeAITrain}, 1, "ai-train=deny,tdm=1"},
+		{"disallowed", "User-agent: *\nDisallow: /.well-known/\n", job.Spec{TDMRep: true}, 0, ""},
+		{"not read", "User-agent: *\nAllow: /\n", job.Spec{}, 0, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -152,7 +156,9 @@ func TestTDMRepKeptAcrossRuns(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				j, err := n.Submit(job.Spec{Seeds: []string{site + "/"}})
+				spec := c.spec
+				spec.Seeds = []string{site + "/"}
+				j, err := n.Submit(spec)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -23,8 +23,9 @@ import (
 // a summary in its crawl log line. A crawl that states its purpose
 // (job.Spec.Purpose) marks the captures whose site denies it and, with
 // job.DeniedSkip, does not archive them; their links are followed all the
-// same. The origin's /.well-known/tdmrep.json is fetched before its pages
-// (tdmrep.go); its rule for the capture is one more signal.
+// same. For a job that reads TDMRep files, the origin's
+// /.well-known/tdmrep.json is fetched before its pages (tdmrep.go); its
+// rule for the capture is one more signal.
 
 // usageRecord is the block of a capture's usage metadata record: the
 // signals as served and their summary (usagepref.Preferences, whose JSON
@@ -55,7 +56,7 @@ func (n *Node) usageOf(j *job.Job, u *url.URL, resp *fetch.Response, pol *robots
 	if pol != nil {
 		rb = pol.Robots()
 	}
-	tdm := n.tdmRules(urlnorm.HostKey(u), u.Scheme+"://"+u.Host)
+	tdm := n.tdmRules(j, urlnorm.HostKey(u), u.Scheme+"://"+u.Host)
 	p := usagepref.Gather(usagepref.Input{Agent: n.agent, PathQuery: u.RequestURI(), Robots: rb, Header: resp.Header, Metas: metas, TDMRep: tdm})
 	if len(p.Signals) == 0 {
 		return usageVerdict{}

@@ -88,9 +88,10 @@ func usageSite(t *testing.T) (string, func() []string) {
 // use of its content has a metadata record naming its response, holding
 // the statements exactly as served, and a summary in its crawl log line;
 // a crawl whose purpose a site denies marks those captures or, skipping
-// them, archives none of them while still following their links. The
-// origin's tdmrep.json is fetched once, after robots.txt and before any
-// page, and archived; its first matching rule applies.
+// them, archives none of them while still following their links. For a
+// crawl that reads TDMRep files, the origin's tdmrep.json is fetched
+// once, after robots.txt and before any page, and archived; its first
+// matching rule applies.
 func TestUsagePreferences(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: crawls of a small site; the full suite runs it")
@@ -118,7 +119,7 @@ func TestUsagePreferences(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer n.Close()
-			j, err := n.Submit(job.Spec{Seeds: []string{site + "/index.html"}, Purpose: c.purpose, OnDenied: c.onDenied})
+			j, err := n.Submit(job.Spec{Seeds: []string{site + "/index.html"}, Purpose: c.purpose, OnDenied: c.onDenied, TDMRep: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,4 +263,104 @@ func readLogEntries(t *testing.T, dir string) []crawllog.Entry {
 		t.Fatal(err)
 	}
 	return entries
+}
+
+// TestUsageOfNotModified: a 304 to a recrawl's conditional fetch carries
+// what its site says too: the revisit record is followed by a usage
+// record referring to it, from robots.txt, the origin's tdmrep.json and
+// the 304's own header fields.
+func TestUsageOfNotModified(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: recrawls of a one-page site; the full suite runs it")
+	}
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\nContent-Signal: search=yes\n")
+		case "/p.html":
+			w.Header().Set("ETag", `"v1"`)
+			w.Header().Set("X-Robots-Tag", "noai")
+			if r.Header.Get("If-None-Match") == `"v1"` {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<!doctype html><p>the same</p>")
+		default:
+			http.NotFound(w, r)
+		}
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	site := "http://" + ln.Addr().String()
+	dir := t.TempDir()
+	n, err := Open(Options{DataDir: dir, MinDelay: 5 * time.Millisecond, AllowNets: loopback, NoSitemaps: true,
+		RecrawlTick: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	j, err := n.Submit(job.Spec{Seeds: []string{site + "/p.html"}, Continuous: true, RecrawlMin: time.Second, RecrawlMax: time.Second,
+		Purpose: job.PurposeAIInput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+	waitFor(t, time.Minute, "two 304s", func() bool { return j.Stats.NotModified.Load() >= 2 })
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "warc", "*.warc.gz"))
+	revisits := map[string]bool{}
+	var metas []usageMeta
+	eachRecord(t, files, func(rec *warc.Record, block []byte) {
+		switch {
+		case rec.Type == "revisit" && rec.Profile == warc.ProfileServerNotModified:
+			revisits[rec.ID] = true
+		case rec.Type == "metadata" && rec.TargetURI == site+"/p.html":
+			var m usageMeta
+			if err := json.Unmarshal(block, &m.prefs); err != nil {
+				t.Error(err)
+			}
+			m.refersTo = rec.RefersTo
+			metas = append(metas, m)
+		}
+	})
+	if len(revisits) < 2 {
+		t.Fatalf("%d server-not-modified revisits, want 2 or more", len(revisits))
+	}
+	of304 := 0
+	for _, m := range metas {
+		if !revisits[m.refersTo] {
+			continue
+		}
+		of304++
+		var got []string
+		for _, s := range m.prefs.Signals {
+			got = append(got, s.Source+" "+s.Name+" "+s.Value)
+		}
+		if want := "robots.txt Content-Signal search=yes; header X-Robots-Tag noai"; strings.Join(got, "; ") != want {
+			t.Errorf("a 304's usage record: %q, want %q", got, want)
+		}
+	}
+	if of304 != len(revisits) {
+		t.Errorf("%d usage records refer to the %d 304 revisits, want one each", of304, len(revisits))
+	}
+	denied := 0
+	for _, e := range readLogEntries(t, dir) {
+		if e.Status == http.StatusNotModified {
+			if e.Usage != "ai-train=deny,ai-input=deny,search=allow" || e.Denied != job.PurposeAIInput {
+				t.Errorf("a 304's crawl log line: usage %q, denied %q", e.Usage, e.Denied)
+			}
+			denied++
+		}
+	}
+	if denied < 2 {
+		t.Errorf("%d 304s in the crawl log, want 2 or more", denied)
+	}
 }

@@ -515,7 +515,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 	}
 	defer resp.Release() // nothing below keeps the body past this call
 	if resp.NotModified {
-		n.notModified(l, j, resp, prev)
+		n.notModified(l, j, u, pol, resp, prev)
 		return
 	}
 	sum, hasSum := payloadSum(resp)
@@ -694,7 +694,7 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 // fingerprint's owner) that does not know it is backed by the node's own
 // store, which holds the originals this node archived (cluster/fpshard
 // keeps a copy of each) and those of partitions it serves or served.
-func (n *Node) notModified(l *frontier.Lease, j *job.Job, resp *fetch.Response, prev urlstate.Record) {
+func (n *Node) notModified(l *frontier.Lease, j *job.Job, u *url.URL, pol *robots.Policy, resp *fetch.Response, prev urlstate.Record) {
 	it := l.Item
 	rv := &warc.Revisit{Profile: warc.ProfileServerNotModified}
 	var orig *dedup.Original
@@ -714,15 +714,22 @@ func (n *Node) notModified(l *frontier.Lease, j *job.Job, resp *fetch.Response, 
 		rv.TargetURI, rv.Date, rv.RecordID = capture.URL, capture.Date, capture.RecordID
 		orig = &capture
 	}
-	loc, ok := n.archive(j, resp, [sha256.Size]byte{}, false, rv, [sha256.Size]byte{}, nil)
-	if !ok {
-		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
-		return
+	// What the 304's site says (usage.go): robots.txt, the origin's
+	// tdmrep.json and the 304's own header fields; the page's meta
+	// elements are its earlier capture's.
+	usage := n.usageOf(j, u, resp, pol, nil)
+	var loc warc.Location
+	if !usage.skip {
+		var ok bool
+		if loc, ok = n.archive(j, resp, [sha256.Size]byte{}, false, rv, [sha256.Size]byte{}, usage.record); !ok {
+			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
+			return
+		}
 	}
 	j.Stats.Pages.Add(1)
 	j.Stats.NotModified.Add(1)
 	j.Stats.AddStatus(resp.Status)
-	n.clog.response(j, it, false, resp, loc, verdict{notModified: true, exact: orig})
+	n.clog.response(j, it, false, resp, loc, verdict{notModified: true, exact: orig, usage: usage.summary, denied: usage.denied})
 	obs := observation(resp, nil, [sha256.Size]byte{}, false)
 	obs.Job = j.ID
 	o := frontier.Outcome{Status: resp.Status, ResponseTime: resp.Duration, RetryAfter: retryAfter(resp.Header, resp.Start), Refetch: true}

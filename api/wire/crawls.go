@@ -34,6 +34,9 @@ type CrawlRequest struct {
 type Usage struct {
 	Purpose  string `json:"purpose"`             // "archive", "search", "ai-train" or "ai-input"; "": none
 	OnDenied string `json:"on_denied,omitempty"` // "mark" (the default) or "skip"
+	// TDMRep reads each origin's /.well-known/tdmrep.json (one request a
+	// day per origin) and records its rules; always with purpose "ai-train".
+	TDMRep bool `json:"tdmrep,omitempty"`
 }
 
 // Requisites are a crawl's page requisites: the resources each page

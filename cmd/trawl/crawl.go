@@ -56,13 +56,14 @@ func (r *reachFlag) Set(v string) error {
 func (r *reachFlag) IsBoolFlag() bool { return true }
 
 // registerRequisites registers --requisites, --requisite-hops,
-// --purpose and --on-denied into spec: `trawl crawl`'s, `trawl demo`'s
+// --purpose, --on-denied and --tdmrep into spec: `trawl crawl`'s, `trawl demo`'s
 // and `trawl crawls create`'s.
 func registerRequisites(fs *flag.FlagSet, spec *job.Spec) {
 	fs.Var((*reachFlag)(&spec.Requisites), "requisites", "also fetch and archive what each page embeds (images, stylesheets and their fonts and imports, scripts, media, frames) from any host; =site: only from the page's registered domain, =host: only its host")
 	fs.IntVar(&spec.RequisiteHops, "requisite-hops", 0, "with --requisites, most references from a page to a resource, e.g. page -> stylesheet -> font is 2 (0: 3)")
 	fs.StringVar(&spec.Purpose, "purpose", "", "what the crawl's content is for (archive, search, ai-train or ai-input): pages whose site denies it (robots.txt Content-Usage/Content-Signal, X-Robots-Tag, robots meta, TDMRep) are marked, or with --on-denied skip not archived")
 	fs.StringVar(&spec.OnDenied, "on-denied", "", "with --purpose, what to do with a page whose site denies it: mark (archive it, marked; the default) or skip (do not archive it)")
+	fs.BoolVar(&spec.TDMRep, "tdmrep", false, "fetch each origin's /.well-known/tdmrep.json (TDM reservations) before its pages, archive it and record its rule with each page's usage statements: one request per origin a day (always with --purpose ai-train)")
 }
 
 // nodeEnv are the environment variables of the node's flags, for crawl
@@ -85,7 +86,6 @@ type nodeFlags struct {
 	dupAllow    int
 	nearRes     float64
 	noSitemaps  bool
-	noTDMRep    bool
 	sourceAddr  string
 	fetchTO     time.Duration
 }
@@ -106,7 +106,6 @@ func (nf *nodeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&nf.sourceAddr, "source-addr", "", "send every fetch from this local IP address (one of this machine's; default: the system picks)")
 	fs.DurationVar(&nf.fetchTO, "fetch-timeout", node.DefaultFetchTimeout, "longest one fetch (robots.txt, sitemap or page) may take, connection to last byte")
 	fs.BoolVar(&nf.noSitemaps, "no-sitemaps", false, "read no sitemaps (by default each host's robots.txt Sitemap: files and /sitemap.xml are read before its pages)")
-	fs.BoolVar(&nf.noTDMRep, "no-tdmrep", false, "fetch no TDMRep files (by default each origin's /.well-known/tdmrep.json is fetched once a day before its pages, archived, and its rule recorded with each capture's usage statements)")
 }
 
 // crawlFlags are the flags shared by crawl and demo: the node's and the
@@ -120,7 +119,7 @@ type crawlFlags struct {
 	shapeRun int
 	giveUp   time.Duration
 	maxWait  time.Duration
-	// reqs holds --requisites, --requisite-hops, --purpose and --on-denied
+	// reqs holds --requisites, --requisite-hops, --purpose, --on-denied and --tdmrep
 	reqs job.Spec
 	// src says where each flag's value came from (parseFlags), for errors
 	// that name a value set in the config file.
@@ -171,7 +170,7 @@ var specFlags = map[string]string{"Name": "--name", "Seeds": "seed", "Domains": 
 	"RobotsGiveUp": "--robots-give-up", "MaxWait": "--max-wait", "Continuous": "--continuous",
 	"RecrawlMin": "--recrawl-min", "RecrawlMax": "--recrawl-max", "RecrawlBudget": "--recrawl-budget",
 	"RecrawlSchedule": "--recrawl-schedule", "Requisites": "--requisites", "RequisiteHops": "--requisite-hops",
-	"Purpose": "--purpose", "OnDenied": "--on-denied"}
+	"Purpose": "--purpose", "OnDenied": "--on-denied", "TDMRep": "--tdmrep"}
 
 // checkSpec validates spec, a crawl's from the flags, and returns its
 // errors in the flags' words, one a line: "--max-depth -1 is negative:
@@ -254,7 +253,7 @@ func (cf *crawlFlags) options(seeds []string) (node.Options, job.Spec, error) {
 	spec.Name, spec.Seeds, spec.Domains = "crawl", seeds, cf.domains
 	spec.MaxDepth, spec.MaxPages, spec.MaxShapeRun, spec.RobotsGiveUp, spec.MaxWait = cf.maxDepth, cf.maxPages, cf.shapeRun, cf.giveUp, cf.maxWait
 	spec.Requisites, spec.RequisiteHops = cf.reqs.Requisites, cf.reqs.RequisiteHops
-	spec.Purpose, spec.OnDenied = cf.reqs.Purpose, cf.reqs.OnDenied
+	spec.Purpose, spec.OnDenied, spec.TDMRep = cf.reqs.Purpose, cf.reqs.OnDenied, cf.reqs.TDMRep
 	o, err := cf.nodeFlags.options()
 	if err != nil {
 		return o, spec, err
@@ -276,7 +275,6 @@ func (nf *nodeFlags) options() (node.Options, error) {
 		DuplicateAllowance: nf.dupAllow,
 		NearResemblance:    nf.nearRes,
 		NoSitemaps:         nf.noSitemaps,
-		NoTDMRep:           nf.noTDMRep,
 		FetchTimeout:       nf.fetchTO,
 	}
 	if nf.fetchTO < 0 {

@@ -170,7 +170,7 @@ func (cr *Create) Run(ctx context.Context, c *apiclient.Client, o Options, args 
 		Recrawl: apiclient.Recrawl{MinS: spec.RecrawlMin.Seconds(), MaxS: spec.RecrawlMax.Seconds(),
 			BudgetPerHour: spec.RecrawlBudget, Schedule: spec.RecrawlSchedule},
 		Requisites: apiclient.Requisites{Reach: spec.Requisites, MaxHops: spec.RequisiteHops},
-		Usage:      apiclient.Usage{Purpose: spec.Purpose, OnDenied: spec.OnDenied}}
+		Usage:      apiclient.Usage{Purpose: spec.Purpose, OnDenied: spec.OnDenied, TDMRep: spec.TDMRep}}
 	created, err := c.CreateCrawl(ctx, req)
 	if err != nil || o.answer(w, created.Raw) {
 		return err

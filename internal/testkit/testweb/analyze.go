@@ -37,7 +37,9 @@ type AnalyzeOptions struct {
 	// holds sitemap-only pages (see ReachableWithSitemaps). Requests for
 	// sitemap files (/sitemap.xml and the web's own sitemap paths) are
 	// never Extra: a crawler may look for /sitemap.xml as it does for
-	// robots.txt.
+	// robots.txt. Nor are requests for the other files a crawler may ask
+	// every host for (isSiteFile: /.well-known/tdmrep.json); those are
+	// held to robots.txt and to one request each, as pages are.
 	Sitemaps bool
 }
 
@@ -310,7 +312,7 @@ func (rep *Report) analyzeRobots(h *host, reqs []Request, hr *HostReport, counts
 		case h.robots.disallowed(pq, rep.opts.Agent):
 			rep.RobotsViolations = append(rep.RobotsViolations, Violation{q, key, "disallowed by robots.txt"})
 		case !rep.Reachable[page] && kind == "" && h.hostile == notHostile && counts[key] == 1 &&
-			!isSitemapPath(pq):
+			!isSitemapPath(pq) && !isSiteFile(pq):
 			rep.Extra = append(rep.Extra, page)
 		}
 	}

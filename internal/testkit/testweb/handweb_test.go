@@ -181,6 +181,9 @@ func TestAnalyze(t *testing.T) {
 			rq("a.t.test", "/nf", 70, 75, 200), rq("a.t.test", "/calendar/2025/01", 90, 95, 200), rq("a.t.test", "/calendar/2025/02", 110, 115, 200)),
 			AnalyzeOptions{}, counts{maxConc: 1, outOfScope: 2, extra: 1, traps: 2, missing: len(all) - 2, problems: 3}},
 		{"coverage", politeA, AnalyzeOptions{MinCoverage: 0.5}, counts{maxConc: 1, missing: len(all) - 2, problems: 1}},
+		{"a TDMRep file is no extra, but is held to robots.txt and one request", append(slices.Clone(politeA), rq("a.t.test", "/.well-known/tdmrep.json", 60, 65, 404),
+			rq("a.t.test", "/.well-known/tdmrep.json", 80, 85, 404)),
+			AnalyzeOptions{}, counts{maxConc: 1, repeats: 1, missing: len(all) - 2, problems: 1}},
 	} {
 		tc.opts.Seeds = []string{"http://a.t.test/"}
 		tc.opts.Agent = "trawl"
