@@ -91,7 +91,7 @@ func (ts *templates) print(host string, c *simhash.Content) simhash.Print {
 // near-duplicate gate (as the page at url, archived by job). It returns
 // the pages to enter again once the template is learned: those entered
 // before, with its blocks left out (those left with fewer than minWords
-// words are not).
+// words are not). add does not keep c: an early page is kept as a clone.
 func (ts *templates) add(host string, c *simhash.Content, entered bool, url string, job uint32, minWords int) []reprint {
 	if len(c.Blocks()) == 0 {
 		return nil
@@ -118,8 +118,9 @@ func (ts *templates) add(host string, c *simhash.Content, entered bool, url stri
 	ht.t.Add(c)
 	if ht.t.Pages() < simhash.TemplateMinPages {
 		if entered {
-			ht.early = append(ht.early, earlyPage{url: url, job: job, content: c})
-			ts.earlyBytes += c.Size()
+			kept := c.Clone() // the caller releases c
+			ht.early = append(ht.early, earlyPage{url: url, job: job, content: kept})
+			ts.earlyBytes += kept.Size()
 			for e := ts.lru.Back(); e != nil && ts.earlyBytes > maxEarlyBytes; e = e.Prev() {
 				ts.dropEarly(e.Value.(*hostTemplate))
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"golang.org/x/net/html/atom"
@@ -74,6 +75,27 @@ type Content struct {
 	heading, desc     uint64
 }
 
+// Release gives c's memory back for reuse by later Builders. c must not
+// be used after: it reads as a page without text. A Content kept beyond
+// its page (a sample, a cache) is kept as a Clone, never Released.
+func (c *Content) Release() {
+	if c == nil {
+		return
+	}
+	putWords(c.words)
+	c.words, c.blocks = nil, nil
+}
+
+// Clone returns a copy of c that owns its memory, sized to fit.
+func (c *Content) Clone() *Content {
+	if c == nil {
+		return nil
+	}
+	d := *c
+	d.words, d.blocks = slices.Clone(c.words), slices.Clone(c.blocks)
+	return &d
+}
+
 // Words returns the number of words of the main text.
 func (c *Content) Words() int {
 	if c == nil {
@@ -133,13 +155,72 @@ func (c *Content) SimHash() uint64 {
 // it are not read (a long article has 5,000 words; a page of a book's
 // length is known by its beginning), so that a page of endless text costs
 // bounded memory (128 KiB of hashes).
-const MaxWords = 1 << 14
+const MaxWords = 1 << maxWordClass
+
+// Word buffers. A Builder takes its buffer of word hashes from pools of
+// size classes (powers of two from 1<<minWordClass words to MaxWords),
+// and a Content gives it back on Release: a crawler that reads page after
+// page then reuses warm memory instead of asking the heap for a large
+// fresh buffer a page (tens of KiB, whose zeroing and first touch cost
+// more than hashing the page's words). A Content never released is
+// collected as any other.
+const minWordClass = 10
+
+// maxWordClass is log2(MaxWords).
+const maxWordClass = 14
+
+// wordPools holds the free buffers of each class, as *[]uint64 of length 0.
+var wordPools [maxWordClass - minWordClass + 1]sync.Pool
+
+// wordClass is the index of the smallest class holding n words
+// (1 <= n <= MaxWords).
+func wordClass(n int) int {
+	if n <= 1<<minWordClass {
+		return 0
+	}
+	return bits.Len(uint(n-1)) - minWordClass
+}
+
+// getWords returns an empty buffer with room for at least n words (at
+// most MaxWords).
+func getWords(n int) []uint64 {
+	c := wordClass(max(1, min(n, MaxWords)))
+	if p, ok := wordPools[c].Get().(*[]uint64); ok {
+		return (*p)[:0]
+	}
+	return make([]uint64, 0, 1<<(c+minWordClass))
+}
+
+// putWords gives w back to its class's pool; a buffer of no class (not
+// from getWords) is left to the collector.
+func putWords(w []uint64) {
+	n := cap(w)
+	if n < 1<<minWordClass || n > MaxWords || n&(n-1) != 0 {
+		return
+	}
+	w = w[:0]
+	wordPools[wordClass(n)].Put(&w)
+}
+
+// growWords returns w with room for at least n more words, moved to a
+// buffer of a larger class if it has not (the old one goes back).
+func growWords(w []uint64, n int) []uint64 {
+	if cap(w)-len(w) >= n {
+		return w
+	}
+	nw := append(getWords(max(len(w)+n, 2*cap(w))), w...)
+	putWords(w)
+	return nw
+}
 
 // word adds the hash of one word to the block being read.
 func (c *content) word(h uint64) {
 	c.finishAttrs()
 	if len(c.words) >= MaxWords {
 		return
+	}
+	if len(c.words) == cap(c.words) {
+		c.words = growWords(c.words, 1)
 	}
 	c.words = append(c.words, h)
 	if c.inLink > 0 || c.wordInLink {

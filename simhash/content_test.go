@@ -362,3 +362,62 @@ func TestResemblanceCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseAndClone: a Content's buffer goes back to the pools on
+// Release and the next Builder reuses it; a Clone taken before is not
+// touched by that reuse, and reads as the original did.
+func TestReleaseAndClone(t *testing.T) {
+	page := func(word string, n int) []byte {
+		var b strings.Builder
+		b.WriteString("<html><title>A page</title><body><main>")
+		for i := range n {
+			fmt.Fprintf(&b, "<p>%s %d and some more words of %s text</p>\n", word, i, word)
+		}
+		b.WriteString("</main></body></html>")
+		return []byte(b.String())
+	}
+	for _, n := range []int{1, 100, 700, 5000} { // classes 1K to 16K words (cut at MaxWords)
+		a := HTMLContent(page("alpha", n))
+		want := a.Print(nil)
+		words, blocks := a.Words(), len(a.Blocks())
+		kept := a.Clone()
+		a.Release()
+		if a.Words() != 0 || len(a.Blocks()) != 0 {
+			t.Fatalf("%d: a released Content reads %d words, %d blocks; want none", n, a.Words(), len(a.Blocks()))
+		}
+		for range 4 { // take the buffer back, and write over it
+			b := HTMLContent(page("beta", n))
+			b.Release()
+		}
+		if got := kept.Print(nil); got != want || kept.Words() != words || len(kept.Blocks()) != blocks {
+			t.Errorf("%d: the clone reads %+v (%d words, %d blocks) after its original's buffer was reused; want %+v (%d, %d)",
+				n, got, kept.Words(), len(kept.Blocks()), want, words, blocks)
+		}
+		if kept.Words() > MaxWords {
+			t.Errorf("%d: %d words kept, more than MaxWords", n, kept.Words())
+		}
+	}
+	var nilContent *Content
+	nilContent.Release()
+	if nilContent.Clone() != nil {
+		t.Error("Clone of a nil Content is not nil")
+	}
+}
+
+// TestWordClasses: every request is served by the smallest class that
+// holds it, and only buffers of a class go back to the pools.
+func TestWordClasses(t *testing.T) {
+	for _, c := range []struct{ n, capacity int }{{1, 1024}, {1024, 1024}, {1025, 2048}, {5000, 8192}, {MaxWords, MaxWords}, {MaxWords + 9, MaxWords}} {
+		if w := getWords(c.n); cap(w) != c.capacity || len(w) != 0 {
+			t.Errorf("getWords(%d): len %d cap %d, want 0 and %d", c.n, len(w), cap(w), c.capacity)
+		}
+	}
+	w := growWords(append(getWords(1), 1, 2, 3), 2000)
+	if cap(w) != 2048 || len(w) != 3 || w[2] != 3 {
+		t.Errorf("growWords: len %d cap %d, want 3 words kept in a buffer of 2048", len(w), cap(w))
+	}
+	putWords(make([]uint64, 0, 1000)) // of no class: left to the collector
+	if w := getWords(1000); cap(w) != 1024 {
+		t.Errorf("a buffer of no class was pooled: got cap %d", cap(w))
+	}
+}

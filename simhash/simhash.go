@@ -520,8 +520,8 @@ func (b *Builder) Tag(name []byte, end bool) atom.Atom {
 // knows the document's size (a word per 10 bytes of HTML, say) spares the
 // Builder growing its buffer.
 func (b *Builder) Grow(n int) {
-	if n = min(n, MaxWords); cap(b.c.words)-len(b.c.words) < n {
-		b.c.words = append(make([]uint64, 0, len(b.c.words)+n), b.c.words...)
+	if n = min(n, MaxWords-len(b.c.words)); n > 0 {
+		b.c.words = growWords(b.c.words, n)
 	}
 }
 
