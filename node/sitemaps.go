@@ -260,7 +260,7 @@ type sitemapNode interface {
 	fetchSitemapFile(ctx context.Context, l *frontier.Lease, j *job.Job, fileURL string, su *url.URL, o *frontier.Outcome) (fetchedSitemap, bool)
 	admitListed(b *store.Batch, j *job.Job, fileURL string, depth int, pages []sitemap.Entry, home string) ([]frontier.Item, error)
 	complete(l *frontier.Lease, o frontier.Outcome)
-	completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b *store.Batch, add []frontier.Item)
+	completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b *store.Batch, add []frontier.Item) bool
 	fail(err error)
 	othersLive(j *job.Job) bool
 }

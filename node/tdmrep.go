@@ -54,9 +54,11 @@ import (
 // other leases of the origin go on without it (a host fetched by one
 // lease at a time, the default, never meets this). The record is stored
 // with the completion of the lease that fetched the file, so a restart
-// neither fetches a fresh file again nor forgets it. The cache holds at
-// most maxTDMFiles origins, past which those with no fetch in progress
-// are dropped and read again from the store when needed.
+// neither fetches a fresh file again nor forgets it. The cache holds the
+// parsed files only (the body is in the store), at most maxTDMFiles
+// origins and about maxTDMBytes; past either, origins with no fetch in
+// progress are dropped until a quarter is free, and read again from the
+// store when needed.
 
 // Timing and bounds of TDMRep files.
 const (
@@ -66,8 +68,11 @@ const (
 	// tdmRetry is how long after an unavailable answer (429, 5xx, no
 	// answer) the file is asked for again.
 	tdmRetry = time.Hour
-	// maxTDMFiles bounds the origins whose file is held in memory.
+	// maxTDMFiles and maxTDMBytes bound the origins whose file is held in
+	// memory and the size of their parsed files (tdmFile.size): a file
+	// may hold up to 256 KiB of rules.
 	maxTDMFiles = 100_000
+	maxTDMBytes = 64 << 20
 )
 
 // tdmRepPath is where an origin serves its TDMRep file.
@@ -80,7 +85,22 @@ type tdmFile struct {
 	next   time.Time         // when it is fetched again; zero: never looked for
 	status int               // the answer's status; 0: none
 	cut    bool              // the body was cut off
-	body   []byte            // a 2xx answer's decoded body, at most usagepref.MaxTDMRepBytes+1 bytes
+	// body is a 2xx answer's decoded body, at most
+	// usagepref.MaxTDMRepBytes+1 bytes, between the fetch (or the store)
+	// and the record (or the parse); never kept in the cache
+	body []byte
+}
+
+// size is about how many bytes of memory f holds.
+func (f *tdmFile) size() int {
+	n := 128 + len(f.body)
+	if f.file != nil {
+		n += len(f.file.Error)
+		for _, r := range f.file.Rules {
+			n += 160 + len(r.Raw) + 2*len(r.Location) + len(r.Policy) + len(r.Error)
+		}
+	}
+	return n
 }
 
 // fresh reports whether f applies at now.
@@ -192,9 +212,10 @@ func tdmAnswer(resp *fetch.Response, err error, now time.Time) tdmFile {
 type tdmFiles struct {
 	db *store.DB
 
-	mu   sync.Mutex
-	m    map[string]*tdmFile // by origin
-	busy map[string]bool     // origins whose file a lease is fetching
+	mu    sync.Mutex
+	m     map[string]*tdmFile // by origin
+	bytes int                 // the size of the files in m
+	busy  map[string]bool     // origins whose file a lease is fetching
 }
 
 func newTDMFiles(db *store.DB) *tdmFiles {
@@ -217,11 +238,12 @@ func (t *tdmFiles) get(host, origin string) (*tdmFile, error) {
 	case err != nil:
 		return f, err
 	default:
-		if g, err := decodeTDMFile(v); err != nil {
+		g, err := decodeTDMFile(v)
+		if err != nil {
 			return f, err
-		} else {
-			f = &g
 		}
+		g.body = nil // parsed
+		f = &g
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -232,25 +254,39 @@ func (t *tdmFiles) get(host, origin string) (*tdmFile, error) {
 	return f, nil
 }
 
-// put keeps f as origin's, first dropping every origin with no fetch in
-// progress if the map is full. t.mu must be held.
+// put keeps f (without its body) as origin's; past maxTDMFiles or
+// maxTDMBytes it first drops origins with no fetch in progress until a
+// quarter of each is free. t.mu must be held.
 func (t *tdmFiles) put(origin string, f *tdmFile) {
-	if _, ok := t.m[origin]; !ok && len(t.m) >= maxTDMFiles {
-		for o := range t.m {
-			if !t.busy[o] {
-				delete(t.m, o)
-			}
-		}
+	f.body = nil
+	if old := t.m[origin]; old != nil {
+		t.bytes -= old.size()
 	}
 	t.m[origin] = f
+	t.bytes += f.size()
+	if len(t.m) <= maxTDMFiles && t.bytes <= maxTDMBytes {
+		return
+	}
+	for o, g := range t.m {
+		if len(t.m) <= maxTDMFiles*3/4 && t.bytes <= maxTDMBytes*3/4 {
+			break
+		}
+		if o != origin && !t.busy[o] {
+			t.bytes -= g.size()
+			delete(t.m, o)
+		}
+	}
 }
 
-// claim reports whether the caller is to fetch origin's file now (f is
-// not fresh at now and no other lease fetches it), and marks it busy if
-// so.
+// claim reports whether the caller is to fetch origin's file now (what
+// the cache holds of it, else f, is not fresh at now, and no other lease
+// fetches it), and marks it busy if so.
 func (t *tdmFiles) claim(origin string, f *tdmFile, now time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if cur := t.m[origin]; cur != nil {
+		f = cur // another lease may have settled it since f was read
+	}
 	if f.fresh(now) || t.busy[origin] {
 		return false
 	}
@@ -258,8 +294,8 @@ func (t *tdmFiles) claim(origin string, f *tdmFile, now time.Time) bool {
 	return true
 }
 
-// settle records f as origin's (once its record is durable) and ends the
-// claim.
+// settle records f as origin's (once its record is durable; nil leaves
+// what the cache holds) and ends the claim.
 func (t *tdmFiles) settle(origin string, f *tdmFile) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -323,7 +359,10 @@ func (n *Node) tdmTurn(ctx context.Context, l *frontier.Lease, j *job.Job, origi
 // fetchTDMRep fetches origin's TDMRep file (at u) in l's slot, archives
 // and logs the answer, and completes l with the file's record.
 func (n *Node) fetchTDMRep(ctx context.Context, l *frontier.Lease, j *job.Job, host, origin string, u *url.URL) {
-	var kept *tdmFile // what settles the claim: nil leaves the file as it was
+	var (
+		kept   *tdmFile // what settles the claim: nil leaves the file as it was
+		answer *tdmFile // what the answer says, for the crawl log
+	)
 	defer func() { n.tdm.settle(origin, kept) }()
 	start := n.opts.Now()
 	resp, err := n.fetcher.Fetch(ctx, &fetch.Request{URL: u})
@@ -350,15 +389,17 @@ func (n *Node) fetchTDMRep(ctx context.Context, l *frontier.Lease, j *job.Job, h
 			return
 		}
 		o.Status, o.ResponseTime, o.RetryAfter = resp.Status, resp.Duration, retryAfter(resp.Header, resp.Start)
-		defer func() { n.logTDMRep(j, logIt, resp, loc, digestOf(resp, sum, hasSum, false, sum), kept) }()
+		defer func() { n.logTDMRep(j, logIt, resp, loc, digestOf(resp, sum, hasSum, false, sum), answer) }()
 	}
 	f := tdmAnswer(resp, err, n.opts.Now().UTC())
+	answer = &f
 	b := n.db.NewBatch()
 	if err := b.Set(store.TDMRepKey(host, origin), f.encode()); err != nil {
 		n.opts.Logger.Warn("store TDMRep file record", "origin", origin, "err", err)
 	}
-	n.completeWith(l, j, o, b, nil)
-	kept = &f
+	if n.completeWith(l, j, o, b, nil) {
+		kept = &f // durable: a restart reads the same
+	}
 }
 
 // logTDMRep writes the crawl log line of a fetched TDMRep file f.

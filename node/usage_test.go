@@ -364,3 +364,93 @@ func TestUsageOfNotModified(t *testing.T) {
 		t.Errorf("%d 304s in the crawl log, want 2 or more", denied)
 	}
 }
+
+// TestSkippedPageIsAskedAgainWhole: a page its own meta element denies to
+// a crawl that skips such pages is not archived, and its validators are
+// not kept: each recrawl asks unconditionally and judges the whole page
+// again, so no 304 (which has no meta elements) is archived as a revisit
+// of a capture that is not in the archive. From a review, which found
+// the page denied on its 200 and not on the 304s that followed.
+func TestSkippedPageIsAskedAgainWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: recrawls of a one-page site; the full suite runs it")
+	}
+	t.Parallel()
+	var (
+		mu                 sync.Mutex
+		asked, conditional int
+	)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+		case "/p.html":
+			mu.Lock()
+			asked++
+			if r.Header.Get("If-None-Match") != "" {
+				conditional++
+			}
+			mu.Unlock()
+			w.Header().Set("ETag", `"v1"`)
+			if r.Header.Get("If-None-Match") == `"v1"` {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<!doctype html><meta name="robots" content="noai"><p>the same</p>`)
+		default:
+			http.NotFound(w, r)
+		}
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	site := "http://" + ln.Addr().String()
+	dir := t.TempDir()
+	n, err := Open(Options{DataDir: dir, MinDelay: 5 * time.Millisecond, AllowNets: loopback, NoSitemaps: true,
+		RecrawlTick: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	_, err = n.Submit(job.Spec{Seeds: []string{site + "/p.html"}, Continuous: true, RecrawlMin: time.Second, RecrawlMax: time.Second,
+		Purpose: job.PurposeAITrain, OnDenied: job.DeniedSkip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Start()
+	waitFor(t, time.Minute, "three fetches of the page", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return asked >= 3
+	})
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if conditional != 0 {
+		t.Errorf("%d of %d requests of a page never archived were conditional", conditional, asked)
+	}
+	mu.Unlock()
+	files, _ := filepath.Glob(filepath.Join(dir, "warc", "*.warc.gz"))
+	eachRecord(t, files, func(rec *warc.Record, _ []byte) {
+		if rec.TargetURI == site+"/p.html" {
+			t.Errorf("a %s record of a page the crawl skips", rec.Type)
+		}
+	})
+	lines := 0
+	for _, e := range readLogEntries(t, dir) {
+		if e.URL == site+"/p.html" {
+			lines++
+			if e.Status != http.StatusOK || e.Denied != job.PurposeAITrain || e.WARC != "" {
+				t.Errorf("crawl log: status %d, denied %q, WARC %q; want 200, denied ai-train, not archived", e.Status, e.Denied, e.WARC)
+			}
+		}
+	}
+	if lines < 3 {
+		t.Errorf("%d crawl log lines of the page, want 3 or more", lines)
+	}
+}

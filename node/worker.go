@@ -37,13 +37,15 @@ func (n *Node) complete(l *frontier.Lease, o frontier.Outcome) {
 
 // completeWith ends a lease of job j, queues add (whose seen keys are in
 // b, if b is not nil), stores j's tally and returns once all of it is
-// durable. Then it sees whether j is done.
+// durable. Then it sees whether j is done. It reports whether b was
+// committed: not when the lease had expired and b held nothing to queue,
+// nor when the commit failed (and the node with it).
 //
 // The tally written is the job's running total, taken under tallyMu
 // together with the frontier's Complete: batches attached to completions
 // commit in the order Complete took them, so the stored totals never go
 // back, whichever worker's batch commits last.
-func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b *store.Batch, add []frontier.Item) {
+func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b *store.Batch, add []frontier.Item) (committed bool) {
 	if j != nil && b == nil {
 		b = n.db.NewBatch()
 	}
@@ -78,7 +80,7 @@ func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b
 			if b != nil {
 				b.Close()
 			}
-			return
+			return false
 		}
 		if b != nil {
 			// Through n.add: a partition released meanwhile has its
@@ -90,12 +92,13 @@ func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b
 	}
 	if err := <-done; err != nil {
 		n.fail(fmt.Errorf("node: record completion of %s: %w", l.Item.URL, err))
-		return
+		return false
 	}
 	n.routed()
 	if j != nil {
 		n.checkDone(j)
 	}
+	return b != nil
 }
 
 // handle processes one lease from start to Complete.
@@ -662,6 +665,12 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		// tells whether the host's validators follow its content.
 		n.checks.observe(it.Host, prev, obs)
 	}
+	if usage.skip {
+		// Not archived: a recrawl asks again unconditionally, so that its
+		// answer is judged whole (a 304 has no meta elements) and a 304
+		// never stands for a capture that is not in the archive.
+		obs.ETag, obs.LastModified = "", ""
+	}
 	if page != nil && !alone && !unparsed && it.Requisite == 0 { // for other jobs to take (shared.go); a requisite's links were not read
 		obs.Leads, obs.HasLeads = page.leads(), true
 	}
@@ -940,9 +949,9 @@ func (n *Node) admitRequisites(b *store.Batch, j *job.Job, it frontier.Item, req
 // textPrint is what the pass that extracts a page's links read of its
 // main text (simhash.Builder).
 type textPrint struct {
-	read    bool   // the page was read: the fields below are its
-	fp      uint64 // the SimHash of its main text, which its URL's record keeps
-	words   int    // words of main text
+	read  bool   // the page was read: the fields below are its
+	fp    uint64 // the SimHash of its main text, which its URL's record keeps
+	words int    // words of main text
 	// content is the main text, for the template of its host
 	// (templates.add); released by fetchPage once that has read it
 	content *simhash.Content

@@ -119,13 +119,13 @@ func (k robotsKind) disallowed(pq, agent string) bool {
 	return false
 }
 
-// isRobotsPath reports whether a canonical path is one of the robots files.
 // isSiteFile reports whether pq (canonical) is a file a crawler may ask
 // every host for, beside robots.txt and sitemaps, though nothing links to
 // it: the TDMRep file (W3C TDM Reservation Protocol). The web serves none
 // (a 404).
 func isSiteFile(pq string) bool { return pq == "/.well-known/tdmrep.json" }
 
+// isRobotsPath reports whether a canonical path is one of the robots files.
 func isRobotsPath(pq string) bool {
 	return pq == "/robots.txt" || pq == "/robots-real.txt"
 }
