@@ -91,9 +91,11 @@ func (ts *templates) print(host string, c *simhash.Content) simhash.Print {
 // near-duplicate gate (as the page at url, archived by job). It returns
 // the pages to enter again once the template is learned: those entered
 // before, with its blocks left out (those left with fewer than minWords
-// words are not). add does not keep c: an early page is kept as a clone.
+// words are not). add takes c: it keeps it as an early page (released
+// when let go) or releases it before it returns.
 func (ts *templates) add(host string, c *simhash.Content, entered bool, url string, job uint32, minWords int) []reprint {
 	if len(c.Blocks()) == 0 {
+		c.Release()
 		return nil
 	}
 	ts.mu.Lock()
@@ -118,15 +120,17 @@ func (ts *templates) add(host string, c *simhash.Content, entered bool, url stri
 	ht.t.Add(c)
 	if ht.t.Pages() < simhash.TemplateMinPages {
 		if entered {
-			kept := c.Clone() // the caller releases c
-			ht.early = append(ht.early, earlyPage{url: url, job: job, content: kept})
-			ts.earlyBytes += kept.Size()
+			ht.early = append(ht.early, earlyPage{url: url, job: job, content: c})
+			ts.earlyBytes += c.Size()
 			for e := ts.lru.Back(); e != nil && ts.earlyBytes > maxEarlyBytes; e = e.Prev() {
 				ts.dropEarly(e.Value.(*hostTemplate))
 			}
+			return nil
 		}
+		c.Release()
 		return nil
 	}
+	c.Release()
 	var out []reprint
 	for _, p := range ht.early {
 		pr := p.content.PrintWith(&ht.t)
@@ -138,10 +142,12 @@ func (ts *templates) add(host string, c *simhash.Content, entered bool, url stri
 	return out
 }
 
-// dropEarly lets go of the early pages of ht.
+// dropEarly lets go of the early pages of ht (their text goes back to
+// simhash's pools).
 func (ts *templates) dropEarly(ht *hostTemplate) {
 	for _, p := range ht.early {
 		ts.earlyBytes -= p.content.Size()
+		p.content.Release()
 	}
 	ht.early = nil
 }

@@ -53,12 +53,12 @@ func TestTemplatesReprint(t *testing.T) {
 func TestTemplatesBounded(t *testing.T) {
 	t.Parallel()
 	var ts templates
-	// Every host gets the same two pages: read once (a Content is not
-	// changed by the gate), they are counted per host all the same.
+	// Every host gets the same two pages, read once: add takes the page
+	// it is given, so each host is given a copy.
 	pages := [2]*simhash.Content{templatedPage("p0", 3000), templatedPage("p1", 3000)}
 	for h := range maxTemplateHosts + 100 {
 		for _, page := range pages {
-			ts.add(fmt.Sprintf("h%d.test", h), page, true, "u", 1, nearMinWords)
+			ts.add(fmt.Sprintf("h%d.test", h), page.Clone(), true, "u", 1, nearMinWords)
 		}
 		if ts.earlyBytes > maxEarlyBytes {
 			t.Fatalf("after %d hosts, %d bytes of early pages, want at most %d", h+1, ts.earlyBytes, maxEarlyBytes)

@@ -605,11 +605,11 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 			}
 		}
 		if text.read && orig == nil && near == nil && n.opts.NearResemblance >= 0 {
+			// It takes the page's text: keeps it, or lets its buffer go.
 			reprints = n.templates.add(u.Host, text.content, text.judged, it.URL, j.ID, nearMinWords)
+		} else {
+			text.content.Release() // its buffer goes to the next page
 		}
-		// Nothing reads the page's text past here (templates keeps a
-		// clone of what it keeps): its buffer goes to the next page.
-		text.content.Release()
 		text.content = nil
 		text.dup = text.dup || o.Duplicate
 		page.text = text
@@ -953,7 +953,7 @@ type textPrint struct {
 	fp    uint64 // the SimHash of its main text, which its URL's record keeps
 	words int    // words of main text
 	// content is the main text, for the template of its host
-	// (templates.add); released by fetchPage once that has read it
+	// (templates.add, which takes it); released by fetchPage otherwise
 	content *simhash.Content
 	// gate: the near-duplicate gate's print of it, its host's template left
 	// out (templates); judged: the gate applies (it is on, and gate has at

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"time"
 
@@ -70,6 +71,40 @@ type Result struct {
 	// from a CPU profile of the crawl: sampled, so it adds up to a little
 	// less than the rusage figure.
 	StageCPUMsPerPage map[string]float64 `json:"stage_cpu_ms_per_page"`
+	// PagesPerCPUSec is pages per second of one busy core: the crawler's
+	// throughput per core, 1000 / CPUMsPerPage.
+	PagesPerCPUSec float64 `json:"pages_per_cpu_s"`
+	// From the Go runtime over the crawl (runtime/metrics): heap
+	// allocations per page (objects and bytes), GC cycles, and the time
+	// goroutines waited on contended sync.Mutex and RWMutex locks per
+	// page (summed over goroutines: waiting is not CPU, but a lock held
+	// long enough to make workers wait shows here).
+	AllocsPerPage      float64 `json:"allocs_per_page"`
+	AllocBytesPerPage  float64 `json:"alloc_bytes_per_page"`
+	GCCycles           uint64  `json:"gc_cycles"`
+	MutexWaitMsPerPage float64 `json:"mutex_wait_ms_per_page"`
+}
+
+// runtimeFigures are the runtime/metrics Result reports.
+var runtimeFigures = []string{"/gc/heap/allocs:objects", "/gc/heap/allocs:bytes", "/gc/cycles/total:gc-cycles", "/sync/mutex/wait/total:seconds"}
+
+// readRuntime returns runtimeFigures' values now, as float64.
+func readRuntime() []float64 {
+	s := make([]metrics.Sample, len(runtimeFigures))
+	for i, name := range runtimeFigures {
+		s[i].Name = name
+	}
+	metrics.Read(s)
+	out := make([]float64, len(s))
+	for i, m := range s {
+		switch m.Value.Kind() {
+		case metrics.KindUint64:
+			out[i] = float64(m.Value.Uint64())
+		case metrics.KindFloat64:
+			out[i] = m.Value.Float64()
+		}
+	}
+	return out
 }
 
 // Options are `trawl bench crawl`'s flags, and the trawl binary that
@@ -154,7 +189,7 @@ func Main(o Options, stdout, stderr io.Writer) int {
 		cpu   float64
 	}
 	var samples []sample
-	cpu0 := procstat.SelfCPU()
+	cpu0, rt0 := procstat.SelfCPU(), readRuntime()
 	start := time.Now()
 	stopSampling := make(chan struct{})
 	sampled := make(chan struct{})
@@ -182,7 +217,10 @@ func Main(o Options, stdout, stderr io.Writer) int {
 	err = errors.Join(j.Err(), n.Close())
 	sum := n.Summary(j.ID)
 	wall := time.Since(start).Seconds()
-	cpu := (procstat.SelfCPU() - cpu0).Seconds()
+	cpu, rt := (procstat.SelfCPU() - cpu0).Seconds(), readRuntime()
+	for i := range rt {
+		rt[i] -= rt0[i]
+	}
 	close(stopSampling)
 	<-sampled
 	pprof.StopCPUProfile()
@@ -233,6 +271,9 @@ func Main(o Options, stdout, stderr io.Writer) int {
 	}
 	if sum.Pages > 0 {
 		r.CPUMsPerPage = cpu * 1000 / float64(sum.Pages)
+		r.PagesPerCPUSec = float64(sum.Pages) / cpu
+		pg := float64(sum.Pages)
+		r.AllocsPerPage, r.AllocBytesPerPage, r.GCCycles, r.MutexWaitMsPerPage = rt[0]/pg, rt[1]/pg, uint64(rt[2]), rt[3]*1000/pg
 		for st, d := range stages {
 			r.StageCPUMsPerPage[st] = d.Seconds() * 1000 / float64(sum.Pages)
 		}
@@ -266,7 +307,9 @@ func Main(o Options, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  wall          %.2f s\n", r.Seconds)
 	fmt.Fprintf(stdout, "  pages/s       %.0f\n", r.PagesPerSec)
 	fmt.Fprintf(stdout, "  CPU           %.2f s (%.2f CPUs busy)\n", r.CPUSeconds, r.CPUsBusy)
-	fmt.Fprintf(stdout, "  CPU-ms/page   %.3f\n", r.CPUMsPerPage)
+	fmt.Fprintf(stdout, "  CPU-ms/page   %.3f (%.0f pages per CPU-second)\n", r.CPUMsPerPage, r.PagesPerCPUSec)
+	fmt.Fprintf(stdout, "  allocations   %.0f a page, %.0f KB a page; %d GC cycles\n", r.AllocsPerPage, r.AllocBytesPerPage/1e3, r.GCCycles)
+	fmt.Fprintf(stdout, "  lock waits    %.3f ms a page (contended mutexes, summed over goroutines)\n", r.MutexWaitMsPerPage)
 	fmt.Fprintf(stdout, "  MB/s          %.1f\n", r.MBPerSec)
 	fmt.Fprintf(stdout, "  bulk (90%%)    %.2f s, %.0f pages/s, crawler %.2f CPUs busy\n", r.BulkSeconds, r.BulkPagesPerSec, r.BulkCPUsBusy)
 	fmt.Fprintf(stdout, "  web server    %.2f CPU-s in its own process (%.3f ms/page)\n", r.ServerCPUSec, r.ServerCPUSec*1000/float64(max(r.Pages, 1)))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,6 +79,13 @@ func TestBenchCrawlEnds(t *testing.T) {
 	if r.CPUMsPerPage <= 0 || r.CPUSeconds <= 0 || !r.ServerProcess || r.ServerCPUSec <= 0 {
 		t.Errorf("figures missing: cpu_ms_per_page %v, cpu_s %v, server process %v, server cpu %v",
 			r.CPUMsPerPage, r.CPUSeconds, r.ServerProcess, r.ServerCPUSec)
+	}
+	// Every page allocates (a body, a record); a KiB a page is far below
+	// what a page of the web costs, so a figure under it was not read.
+	if r.AllocsPerPage < 1 || r.AllocBytesPerPage < 1024 || r.MutexWaitMsPerPage < 0 ||
+		math.Abs(r.PagesPerCPUSec*r.CPUMsPerPage-1000) > 1e-6 {
+		t.Errorf("runtime figures: %v allocations and %v bytes a page, %v ms of lock waits a page, %v pages per CPU-second at %v CPU-ms/page",
+			r.AllocsPerPage, r.AllocBytesPerPage, r.MutexWaitMsPerPage, r.PagesPerCPUSec, r.CPUMsPerPage)
 	}
 }
 
