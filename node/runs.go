@@ -93,7 +93,7 @@ func (n *Node) newText(it frontier.Item, u *url.URL, text textPrint, via *viaTex
 		return false
 	}
 	v, err := url.Parse(it.Via)
-	if err != nil || scope.Shape(v) != scope.Shape(u) {
+	if err != nil || !scope.SameShape(v, u) {
 		return false
 	}
 	return textYields(text, via)

@@ -887,10 +887,9 @@ func (n *Node) candidates(j *job.Job, it frontier.Item, u *url.URL, p *sharedPag
 	}
 	// A link within the page's shape continues its run (runs.go): its
 	// run value is settled once the links out of the run are admitted.
-	shape := scope.Shape(u)
 	found := make([]candidate, len(p.links))
 	for i, t := range p.links {
-		found[i] = candidate{u: t, via: it.URL, depth: it.Depth + 1, inRun: scope.Shape(t) == shape}
+		found[i] = candidate{u: t, via: it.URL, depth: it.Depth + 1, inRun: scope.SameShape(t, u)}
 	}
 	return found
 }

@@ -1,6 +1,7 @@
 package scope
 
 import (
+	"bytes"
 	"fmt"
 	"net/url"
 )
@@ -15,25 +16,41 @@ const DefaultMaxShapeRun = 3
 // link to URLs of their own shape; so do the pages of a paginated
 // listing, which end.
 func Shape(u *url.URL) string {
-	s := u.Host + u.EscapedPath()
-	if u.RawQuery != "" {
-		s += "?" + u.RawQuery
-	}
-	b := make([]byte, 0, len(s))
+	var buf [256]byte
+	return string(appendShape(buf[:0], u))
+}
+
+// SameShape reports whether a and b have one Shape, without building
+// either (a page's links are each compared with it).
+func SameShape(a, b *url.URL) bool {
+	var ba, bb [256]byte
+	return bytes.Equal(appendShape(ba[:0], a), appendShape(bb[:0], b))
+}
+
+// appendShape appends u's Shape to dst.
+func appendShape(dst []byte, u *url.URL) []byte {
 	inDigits := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= '0' && c <= '9' {
-			if !inDigits {
-				b = append(b, '#')
+	add := func(s string) {
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c >= '0' && c <= '9' {
+				if !inDigits {
+					dst = append(dst, '#')
+				}
+				inDigits = true
+				continue
 			}
-			inDigits = true
-			continue
+			inDigits = false
+			dst = append(dst, c)
 		}
-		inDigits = false
-		b = append(b, c)
 	}
-	return string(b)
+	add(u.Host)
+	add(u.EscapedPath())
+	if u.RawQuery != "" {
+		add("?")
+		add(u.RawQuery)
+	}
+	return dst
 }
 
 // A shape run is a chain of links between pages of one Shape: the months
@@ -78,7 +95,7 @@ func NextShapeRun(fromRun int, yielded bool) int {
 // fromRun, yielded as NextShapeRun takes it) to target: 0 if from is nil
 // (a seed) or target's shape differs from the page's.
 func ShapeRun(from *url.URL, fromRun int, target *url.URL, yielded bool) int {
-	if from != nil && Shape(from) == Shape(target) {
+	if from != nil && SameShape(from, target) {
 		return NextShapeRun(fromRun, yielded)
 	}
 	return 0

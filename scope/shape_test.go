@@ -2,6 +2,7 @@ package scope
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +27,20 @@ func TestShape(t *testing.T) {
 		if got := Shape(mustURL(t, tt.in)); got != tt.want {
 			t.Errorf("Shape(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+		for _, other := range tests {
+			a, b := mustURL(t, tt.in), mustURL(t, other.in)
+			if got, want := SameShape(a, b), tt.want == other.want; got != want {
+				t.Errorf("SameShape(%q, %q) = %v, want %v", tt.in, other.in, got, want)
+			}
+		}
+	}
+	long := mustURL(t, "http://a.test/"+strings.Repeat("x1", 300)) // past SameShape's stack buffers
+	if !SameShape(long, mustURL(t, "http://a.test/"+strings.Repeat("x9", 300))) {
+		t.Error("SameShape of two long URLs of one shape is false")
+	}
+	a, b := mustURL(t, tests[0].in), mustURL(t, tests[1].in)
+	if n := testing.AllocsPerRun(100, func() { SameShape(a, b) }); n != 0 {
+		t.Errorf("SameShape allocates: %v allocations", n)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"maps"
@@ -59,7 +60,16 @@ func newRecordID() string {
 	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails (Go 1.24+)
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
-	return fmt.Sprintf("<urn:uuid:%x-%x-%x-%x-%x>", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+	const prefix = "<urn:uuid:"
+	b := make([]byte, 0, len(prefix)+36+1)
+	b = append(b, prefix...)
+	for i, part := range [...][]byte{u[0:4], u[4:6], u[6:8], u[8:10], u[10:16]} {
+		if i > 0 {
+			b = append(b, '-')
+		}
+		b = hex.AppendEncode(b, part)
+	}
+	return string(append(b, '>'))
 }
 
 // newRecord returns a record of type typ with fields, then Content-Length
