@@ -1,8 +1,15 @@
-// Package htmltok tokenizes an HTML document held whole in memory, giving
-// the token stream that golang.org/x/net/html's Tokenizer gives of the same
-// bytes, several times faster: text runs are skipped with bytes.IndexByte
-// and tags are read in place instead of byte by byte through an io.Reader.
-// links.ExtractWith and simhash read every fetched page with it.
+// Package htmltok tokenizes an HTML document, giving the token stream that
+// golang.org/x/net/html's Tokenizer gives of the same bytes, several times
+// faster: text runs are skipped with bytes.IndexByte and tags are read in
+// place instead of byte by byte through an io.Reader. links.ExtractWith
+// and simhash read every fetched page with it.
+//
+// A document held whole (New) is read where it is. One read from an
+// io.Reader (NewReader, for a page converted to UTF-8 as it is read) is
+// read through a window that holds at least the token being read: a
+// token that runs into the window's end is read again from its start once
+// the window holds more, so the tokens do not depend on how the reader
+// cuts the document.
 //
 // Its job and invariants:
 //
@@ -24,9 +31,11 @@
 //     unchanged, until the next call to Next; callers must not modify it.
 //   - The Raw slices of the tokens before the ErrorToken partition the
 //     document (up to where a bounded token stopped the reading).
-//   - Time is linear in the document's size, memory is the Tokenizer and a
-//     buffer of at most a few times the longest decoded token; it never
-//     panics.
+//   - Time is linear in the document's size (a token read again after a
+//     refill is at most half the window, which the refill filled at least
+//     half anew), memory is the Tokenizer, the window of a reader (twice
+//     the longest token at most), and a buffer of at most a few times the
+//     longest decoded token; it never panics.
 //
 // Written from the WHATWG HTML tokenization rules and the observed
 // behaviour of x/net/html; the character references are decoded with the
@@ -59,6 +68,14 @@ type Tokenizer struct {
 	pos int // where the next token starts
 	err error
 	tt  html.TokenType
+
+	// r, when not nil, is the rest of the document past buf, which is a
+	// window into it; rerr is what r's last read returned (nil while it
+	// has more to give). short is set when a token ran into the window's
+	// end before r had given everything: it is read again after a refill.
+	r     io.Reader
+	rerr  error
+	short bool
 
 	// The current token is buf[raw0:raw1]; its data (text, comment or
 	// doctype content, or tag name) is buf[data0:data1] until Text or
@@ -94,8 +111,23 @@ func New(doc []byte) *Tokenizer {
 	return z
 }
 
+// windowBytes is the size a reader's window starts at.
+const windowBytes = 32 << 10
+
+// NewReader returns a Tokenizer of the document r gives, without a bound
+// on tokens. It reads r through a window of 32 KiB, grown to hold the
+// longest token. A read error other than io.EOF ends the document there,
+// and is what Err returns at its end.
+func NewReader(r io.Reader) *Tokenizer {
+	return newReader(r, windowBytes)
+}
+
+func newReader(r io.Reader, window int) *Tokenizer {
+	return &Tokenizer{r: r, buf: make([]byte, 0, max(window, 1))}
+}
+
 // Reset makes z tokenize doc from its start, keeping its bound (SetMaxBuf)
-// and its buffers.
+// and its buffers; a Tokenizer of a reader becomes one of doc.
 func (z *Tokenizer) Reset(doc []byte) {
 	*z = Tokenizer{
 		buf:       doc,
@@ -141,6 +173,44 @@ func (z *Tokenizer) Raw() []byte { return z.buf[z.raw0:z.raw1] }
 // Next reads the next token and returns its type; ErrorToken at the end
 // (Err tells why), and on every call after.
 func (z *Tokenizer) Next() html.TokenType {
+	for {
+		rawTag := z.rawTag
+		tt := z.next()
+		if !z.short {
+			return tt
+		}
+		// The token ran into the end of the window: read it again with
+		// more of the document in.
+		z.short = false
+		z.rawTag = rawTag
+		z.pos = z.raw0
+		z.refill()
+	}
+}
+
+// refill moves the token being read (buf[pos:]) to the start of the
+// window, doubling the window if it takes more than half, and fills the
+// rest from r.
+func (z *Tokenizer) refill() {
+	live := len(z.buf) - z.pos
+	win := z.buf[:cap(z.buf)]
+	if 2*live > cap(z.buf) {
+		win = make([]byte, 2*cap(z.buf))
+	}
+	copy(win, z.buf[z.pos:])
+	n, err := io.ReadFull(z.r, win[live:])
+	switch err {
+	case nil:
+	case io.ErrUnexpectedEOF:
+		z.rerr = io.EOF
+	default:
+		z.rerr = err
+	}
+	z.buf, z.pos = win[:live+n], 0
+}
+
+// next is Next, once the window holds the token (or not: short).
+func (z *Tokenizer) next() html.TokenType {
 	start := z.pos
 	z.raw0, z.raw1, z.data0, z.data1 = start, start, start, start
 	z.attrs = z.attrs[:0]
@@ -178,12 +248,21 @@ func (z *Tokenizer) Next() html.TokenType {
 }
 
 // fail ends the reading: the current token could not read the byte at lim.
-// It returns where the token's raw bytes end.
+// It returns where the token's raw bytes end. If lim is only the end of
+// a reader's window, the token is short instead: Next reads it again.
 func (z *Tokenizer) fail() int {
+	if z.r != nil && z.rerr == nil && z.lim == len(z.buf) {
+		z.short = true
+		return z.stop
+	}
 	if z.err == nil {
-		z.err = io.EOF
-		if z.lim < len(z.buf) {
+		switch {
+		case z.lim < len(z.buf):
 			z.err = html.ErrBufferExceeded
+		case z.rerr != nil:
+			z.err = z.rerr
+		default:
+			z.err = io.EOF
 		}
 	}
 	return z.stop

@@ -2,10 +2,12 @@ package htmltok
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"golang.org/x/net/html"
 )
@@ -91,6 +93,26 @@ func ours(doc []byte, maxBuf int) *Tokenizer {
 	return z
 }
 
+// oursReader reads doc through a window of the given size, in reads of
+// at most 3 bytes: tokens run into the window's end again and again.
+func oursReader(doc []byte, maxBuf, window int) *Tokenizer {
+	z := newReader(&trickle{doc}, window)
+	z.SetMaxBuf(maxBuf)
+	return z
+}
+
+// trickle gives its bytes at most 3 at a time.
+type trickle struct{ b []byte }
+
+func (t *trickle) Read(p []byte) (int, error) {
+	if len(t.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 3)], t.b)
+	t.b = t.b[n:]
+	return n, nil
+}
+
 // diff returns the first line where want and got differ, or "".
 func diff(want, got []string) string {
 	for i := range max(len(want), len(got)) {
@@ -151,6 +173,12 @@ func TestSameTokens(t *testing.T) {
 				if d := diff(want, got); d != "" {
 					t.Errorf("%q (mode %d, maxBuf %d): %s", s, mode, maxBuf, d)
 				}
+				for _, window := range []int{1, 2, 7, 64} {
+					got := walk(oursReader([]byte(s), maxBuf, window), mode)
+					if d := diff(want, got); d != "" {
+						t.Errorf("%q (mode %d, maxBuf %d, window %d): %s", s, mode, maxBuf, window, d)
+					}
+				}
 			}
 		}
 	}
@@ -172,6 +200,11 @@ func FuzzSameTokens(f *testing.F) {
 		got := walk(ours(doc, maxBuf), int(mode)%modes)
 		if d := diff(want, got); d != "" {
 			t.Fatalf("%q (mode %d, maxBuf %d): %s", doc, int(mode)%modes, maxBuf, d)
+		}
+		window := 1 + int(bound)%37
+		got = walk(oursReader(doc, maxBuf, window), int(mode)%modes)
+		if d := diff(want, got); d != "" {
+			t.Fatalf("%q (mode %d, maxBuf %d, window %d): %s", doc, int(mode)%modes, maxBuf, window, d)
 		}
 		if !bytes.Equal(in, doc) {
 			t.Fatalf("%q: the document was modified", in)
@@ -352,5 +385,31 @@ func TestReuse(t *testing.T) {
 	var zero Tokenizer
 	if tt := zero.Next(); tt != html.ErrorToken || zero.Err() != io.EOF {
 		t.Fatalf("zero Tokenizer: %v, %v", tt, zero.Err())
+	}
+}
+
+// TestReaderError checks that a read error ends the document there and is
+// Err's at the end, as with x/net/html.
+func TestReaderError(t *testing.T) {
+	boom := errors.New("boom")
+	r := io.MultiReader(strings.NewReader("a<b c=d>e"), iotest.ErrReader(boom))
+	want := `"a" <b c="d"> "e" error(boom)`
+	if got := render(html.NewTokenizer(r)); got != want {
+		t.Fatalf("x/net/html: %s, want %s", got, want)
+	}
+	r = io.MultiReader(strings.NewReader("a<b c=d>e"), iotest.ErrReader(boom))
+	if got := render(newReader(r, 4)); got != want {
+		t.Fatalf("htmltok: %s, want %s", got, want)
+	}
+}
+
+// TestLongTokenFromReader checks that a token longer than the window
+// grows it, and that a document read through a window has the tokens of
+// the same document held whole.
+func TestLongTokenFromReader(t *testing.T) {
+	doc := []byte("<p title='" + strings.Repeat("x", 100000) + "'>" + strings.Repeat("<a href=y>z</a>", 5000) + "<!--" + strings.Repeat("-", 70000) + "-->")
+	want := walk(New(doc), rawNoscript)
+	if got := walk(NewReader(bytes.NewReader(doc)), rawNoscript); diff(want, got) != "" {
+		t.Fatal(diff(want, got))
 	}
 }
