@@ -304,6 +304,7 @@ const (
 	valEnd              // ends an unquoted attribute value: space and >
 	letter              // ASCII letter
 	alnum               // ASCII letter or digit
+	decoded             // \r, NUL or '&': Text or TagAttr may change it
 )
 
 var class = func() (t [256]uint8) {
@@ -320,6 +321,9 @@ var class = func() (t [256]uint8) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] |= alnum
 	}
+	t['\r'] |= decoded
+	t[0] |= decoded
+	t['&'] |= decoded
 	return t
 }()
 

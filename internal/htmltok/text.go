@@ -84,12 +84,23 @@ func (z *Tokenizer) key(s []byte) []byte {
 // attribute value if attr): s itself if that changes nothing, otherwise a
 // slice of z.scratch, which grows but is not overwritten until Next.
 func (z *Tokenizer) decode(s []byte, nul, unescape, attr bool) []byte {
-	first := bytes.IndexByte(s, '\r')
-	if nul {
-		first = minIndex(first, bytes.IndexByte(s, 0))
-	}
-	if unescape {
-		first = minIndex(first, bytes.IndexByte(s, '&'))
+	first := -1
+	if len(s) < 64 {
+		// One pass costs less than three calls of IndexByte here.
+		for i, c := range s {
+			if class[c]&decoded != 0 && (c == '\r' || c == 0 && nul || c == '&' && unescape) {
+				first = i
+				break
+			}
+		}
+	} else {
+		first = bytes.IndexByte(s, '\r')
+		if nul {
+			first = minIndex(first, bytes.IndexByte(s, 0))
+		}
+		if unescape {
+			first = minIndex(first, bytes.IndexByte(s, '&'))
+		}
 	}
 	if first < 0 {
 		return s
