@@ -20,11 +20,13 @@
 //     token reaches the bound; see SetMaxBuf). Raw text elements (script,
 //     with the escape states of the script data state, style, xmp,
 //     iframe, noembed, noframes, noscript, plaintext) and RCDATA elements
-//     (textarea, title) end exactly where x/net/html ends them, including
-//     its departures from the WHATWG tokenizer (an attribute repeated
-//     under another case is dropped, a '<' that starts no tag in escaped
-//     script data returns to plain script data, EOF inside a tag ends the
-//     stream with no token). The differential fuzz test holds it to that.
+//     (textarea, title) end exactly where x/net/html ends them, and its
+//     departures from the WHATWG tokenizer are kept: a '<' that starts no
+//     tag in escaped script data returns to plain script data, "</>" is
+//     an empty comment, comments and doctypes have their character
+//     references decoded, a tag is self-closing unless the last attribute
+//     kept ends in its "/", and "<![CDATA[" opens a bogus comment
+//     everywhere. The differential fuzz tests hold it to that.
 //   - The document is never modified. Raw returns a slice of it; Text,
 //     TagName and TagAttr return a slice of it when nothing needs decoding,
 //     otherwise a slice of a buffer the Tokenizer owns. Either stays valid,
@@ -37,11 +39,12 @@
 //     the longest token at most), and a buffer of at most a few times the
 //     longest decoded token; it never panics.
 //
-// Written from the WHATWG HTML tokenization rules and the observed
-// behaviour of x/net/html; the character references are decoded with the
-// same rules (legacy references without ';' in text, not in attribute
-// values before '=' or when only a prefix names a character), named ones
-// outside a small table of common names looked up with html.UnescapeString.
+// It is written from the WHATWG HTML tokenization rules, with x/net/html's
+// behaviour where it differs, not copied from it. Character references
+// are decoded by the same rules (in text, a legacy name without ';', or
+// only a prefix of the name; in attribute values, neither, and no name
+// without ';' before '='), names outside a small table of common ones
+// looked up with html.UnescapeString.
 package htmltok
 
 import (
