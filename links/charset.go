@@ -52,14 +52,24 @@ func Decode(body []byte, contentType string) (text []byte, encoding string) {
 }
 
 // Reader is Decode's text as a reader over body that converts as it is
-// read, holding a few KiB whatever the size of body; ExtractWith reads
-// pages so.
+// read, holding a few KiB whatever the size of body.
 func Reader(body []byte, contentType string) (text io.Reader, encoding string) {
+	text1, converted, name := source(body, contentType)
+	if converted != nil {
+		return converted, name
+	}
+	return bytes.NewReader(text1), name
+}
+
+// source is Decode's text without a copy of body: either body's bytes
+// that are the text in UTF-8 already (text), or a reader that converts
+// body as it is read (converted); ExtractWith reads pages so.
+func source(body []byte, contentType string) (text []byte, converted io.Reader, encoding string) {
 	dec, rest, name := choose(body, contentType)
 	if dec == nil {
-		return bytes.NewReader(rest), name
+		return rest, nil, name
 	}
-	return transform.NewReader(bytes.NewReader(rest), dec), name
+	return nil, transform.NewReader(bytes.NewReader(rest), dec), name
 }
 
 // choose returns the decoder of body's encoding (Decode's order) and

@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/trawl-crawler/trawl/internal/htmltok"
 	"github.com/trawl-crawler/trawl/simhash"
 )
 
@@ -197,9 +198,16 @@ func ExtractWith(body []byte, opts Options) Page {
 		sim.Grow(len(body) / 10)
 		e.sim = sim
 	}
-	text, enc := Reader(body, opts.ContentType)
+	// A body in UTF-8 is tokenized where it is; one in another encoding
+	// is converted as the tokenizer reads it, never held whole twice.
+	var z *htmltok.Tokenizer
+	text, converted, enc := source(body, opts.ContentType)
+	if converted != nil {
+		z = simhash.NewReaderTokenizer(converted)
+	} else {
+		z = simhash.NewTokenizer(text)
+	}
 	e.page.Encoding = enc
-	z := simhash.NewReaderTokenizer(text)
 	for {
 		tt := z.Next()
 		wantTitle, wantStyle := e.wantTitle, e.wantStyle
@@ -304,7 +312,7 @@ type attrs struct {
 	srcset, imagesrcset, poster, data, typ, background, style, xlinkHref []byte
 }
 
-func readAttrs(z *html.Tokenizer, requisites bool) attrs {
+func readAttrs(z *htmltok.Tokenizer, requisites bool) attrs {
 	var a attrs
 	for more := true; more; {
 		var k, v []byte
@@ -350,7 +358,7 @@ func readAttrs(z *html.Tokenizer, requisites bool) attrs {
 // tagName returns the lower-cased name of the current start or end tag, read
 // from the raw token into buf, or nil if it is longer than buf (no tag of
 // interest is). Unlike Tokenizer.TagName it does not allocate.
-func tagName(z *html.Tokenizer, buf *[8]byte) []byte {
+func tagName(z *htmltok.Tokenizer, buf *[8]byte) []byte {
 	raw := z.Raw()
 	i := 1 // skip "<"
 	if i < len(raw) && raw[i] == '/' {
@@ -372,7 +380,7 @@ func tagName(z *html.Tokenizer, buf *[8]byte) []byte {
 }
 
 // startTag handles a start tag whose lower-cased name is name (tagName).
-func (e *extractor) startTag(z *html.Tokenizer, name []byte, selfClosing bool) {
+func (e *extractor) startTag(z *htmltok.Tokenizer, name []byte, selfClosing bool) {
 	// Link tags map to constant strings so that Links share them instead of
 	// each carrying a copy.
 	var tag string

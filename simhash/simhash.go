@@ -50,6 +50,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/trawl-crawler/trawl/internal/htmltok"
 )
 
 // FNV-1a 64 parameters (http://www.isthe.com/chongo/tech/comp/fnv/).
@@ -324,7 +326,7 @@ func Text(text []byte) uint64 {
 }
 
 // HTML returns the SimHash of the main text of an HTML document
-// (Content.SimHash), read as UTF-8 with html.Tokenizer in one pass (no
+// (Content.SimHash), read as UTF-8 with NewTokenizer in one pass (no
 // tree is built). What is main text is the Builder's rule. A document
 // without main text gives 0. Markup alone, such as attributes other than
 // class, id and role, whitespace or script contents, never changes the
@@ -358,30 +360,37 @@ func HTMLContent(doc []byte) *Content {
 // MaxTokenBytes bounds one token of a page (a text run, a comment, a tag
 // with its attributes) that HTML and links.ExtractWith read: a longer token
 // ends the reading, and what follows it is neither fingerprinted nor
-// searched for links. x/net/html buffers a whole token, so without a bound
-// a decoded compression bomb of 50 MiB of NULs cost 256 MiB in doubling
-// buffers, and as much again turning each NUL into U+FFFD (measured in the
-// hostile crawl's memory profile). No ordinary page comes near: the bound is
-// 16 times an inline script of a large application.
+// searched for links. It was set when pages were read with x/net/html's
+// tokenizer, which buffers a whole token: without a bound a decoded
+// compression bomb of 50 MiB of NULs cost 256 MiB in doubling buffers, and
+// as much again turning each NUL into U+FFFD (measured in the hostile
+// crawl's memory profile). htmltok reads tokens in place, but decodes a
+// token's text into a buffer of its own, and stops where x/net/html did,
+// so fingerprints and links stay what they were. No ordinary page comes
+// near: the bound is 16 times an inline script of a large application.
 const MaxTokenBytes = 4 << 20
 
 // NewTokenizer returns the tokenizer HTML and links.ExtractWith read doc
-// with: bounded to MaxTokenBytes per token, so that both stop at the same
-// place.
-func NewTokenizer(doc []byte) *html.Tokenizer {
-	return NewReaderTokenizer(bytes.NewReader(doc))
-}
-
-// NewReaderTokenizer is NewTokenizer reading the document from r. Only the
-// token being read is held, so a reader that converts as it goes (from
-// another encoding to UTF-8) costs no copy of the document.
-func NewReaderTokenizer(r io.Reader) *html.Tokenizer {
-	z := html.NewTokenizer(r)
+// (UTF-8) with: bounded to MaxTokenBytes per token, so that both stop at
+// the same place. It gives the tokens x/net/html's Tokenizer gives
+// (internal/htmltok).
+func NewTokenizer(doc []byte) *htmltok.Tokenizer {
+	z := htmltok.New(doc)
 	z.SetMaxBuf(MaxTokenBytes)
 	return z
 }
 
-func (b *Builder) html(z *html.Tokenizer) uint64 {
+// NewReaderTokenizer is NewTokenizer reading the document from r. Only a
+// window holding the token being read is kept, so a reader that converts
+// as it goes (from another encoding to UTF-8) costs no copy of the
+// document.
+func NewReaderTokenizer(r io.Reader) *htmltok.Tokenizer {
+	z := htmltok.NewReader(r)
+	z.SetMaxBuf(MaxTokenBytes)
+	return z
+}
+
+func (b *Builder) html(z *htmltok.Tokenizer) uint64 {
 	for {
 		tt := z.Next()
 		switch tt {
@@ -466,7 +475,7 @@ func (b *Builder) init() {
 	}
 }
 
-// Text adds a text token's unescaped text (html.Tokenizer.Text).
+// Text adds a text token's unescaped text (htmltok.Tokenizer.Text).
 func (b *Builder) Text(text []byte) {
 	if b.skip == 0 {
 		b.init()
@@ -530,7 +539,7 @@ func (b *Builder) Grow(n int) {
 func (b *Builder) WantsAttrs() bool { return b.c.wantAttrs }
 
 // Attr adds an attribute of the start tag just added, its key lower-cased
-// (html.Tokenizer.TagAttr), when WantsAttrs.
+// (htmltok.Tokenizer.TagAttr), when WantsAttrs.
 func (b *Builder) Attr(key, val []byte) { b.c.attr(key, val) }
 
 // isDescription reports whether a meta element's name, less HTML
