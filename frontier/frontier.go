@@ -315,7 +315,7 @@ func (f *Frontier) Add(attach any, items ...Item) <-chan error {
 			return done
 		}
 	}
-	ch := &Change{Attach: attach}
+	ch := &Change{Attach: attach, Put: make([]Item, 0, len(items))}
 	f.put(ch, items)
 	f.signal()
 	return f.write(ch)

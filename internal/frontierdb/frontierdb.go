@@ -18,6 +18,7 @@ package frontierdb
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,7 @@ type Store struct {
 	itMu             sync.Mutex
 	it               *pebble.Iterator
 	itLower, itUpper []byte
+	readBuf          []frontier.Item // Read's items before they are handed out
 
 	mu     sync.Mutex
 	closed bool
@@ -517,7 +519,15 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 	// The slices given to SetBounds must live until the next SetBounds.
 	s.itLower, s.itUpper = lower, upper
 	it.SetBounds(s.itLower, s.itUpper)
-	out := make([]frontier.Item, 0, min(n, 64))
+	// Items are gathered in a buffer kept for the next Read (under itMu)
+	// and handed out in a slice of their number: the caller keeps it
+	// (the frontier makes it the host's window), and a slice of n items,
+	// most of them never filled, was the largest allocation of a lease.
+	out := s.readBuf[:0]
+	defer func() {
+		clear(out)
+		s.readBuf = out[:0]
+	}()
 	for ok := it.First(); ok && len(out) < n; ok = it.Next() {
 		_, lvl, seq, err := store.DecodeQueueKey(it.Key())
 		if err != nil {
@@ -531,7 +541,7 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 		out = append(out, item)
 	}
 	if err := it.Error(); err != nil {
-		return out, err
+		return slices.Clone(out), err
 	}
 	for _, x := range mem {
 		if len(out) >= n {
@@ -541,7 +551,10 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 			out = append(out, x)
 		}
 	}
-	return out, nil
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return slices.Clone(out), nil
 }
 
 // iterator returns the shared queue iterator, made anew if there is none
