@@ -16,6 +16,8 @@
 package frontierdb
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -528,16 +530,22 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 		clear(out)
 		s.readBuf = out[:0]
 	}()
+	// Every key within the bounds is the host's at level: its seq is
+	// its last 8 bytes (decoding the whole key made a string of the host
+	// for each item).
+	prefix := lower[:len(lower)-8]
 	for ok := it.First(); ok && len(out) < n; ok = it.Next() {
-		_, lvl, seq, err := store.DecodeQueueKey(it.Key())
-		if err != nil {
-			return out, fmt.Errorf("frontierdb: read %s: %w", host, err)
+		key := it.Key()
+		if len(key) != len(lower) || !bytes.HasPrefix(key, prefix) {
+			_, _, _, err := store.DecodeQueueKey(key)
+			return slices.Clone(out), fmt.Errorf("frontierdb: read %s: queue key %q out of place: %v", host, key, err)
 		}
+		seq := binary.BigEndian.Uint64(key[len(prefix):])
 		item, err := decodeItem(host, it.Value())
 		if err != nil {
-			return out, fmt.Errorf("frontierdb: read %s seq %d: %w", host, seq, err)
+			return slices.Clone(out), fmt.Errorf("frontierdb: read %s seq %d: %w", host, seq, err)
 		}
-		item.Host, item.Level, item.Seq = host, int(lvl), seq
+		item.Host, item.Level, item.Seq = host, level, seq
 		out = append(out, item)
 	}
 	if err := it.Error(); err != nil {
