@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/batchrepr"
 )
 
 // Sorted groups. ApplyGroup hands Pebble a group's writes sorted by key.
@@ -31,11 +32,11 @@ import (
 // every key it covers, so a group holding one (or any write other than a
 // set or a point deletion) is applied in its own order.
 
-// sortEntry is one write of a group: its key and value point into the
-// group's batches, which outlive the merge.
+// sortEntry is one write of a group: its key, and its whole record as
+// the batch encodes it (kind, key, value), both pointing into the group's
+// batches, which outlive the merge.
 type sortEntry struct {
-	key, value []byte
-	kind       pebble.InternalKeyKind
+	key, record []byte
 }
 
 // sortKey is what the sort moves: the first 8 bytes of an entry's key
@@ -75,9 +76,10 @@ func (db *DB) mergeSorted(bs []*Batch, size, count int) (*pebble.Batch, bool) {
 	}()
 	entries, keys := slices.Grow(buf.entries, count), slices.Grow(buf.keys, count)
 	for _, b := range bs {
-		r := b.b.Reader()
+		r := batchrepr.Read(b.b.Repr())
 		for {
-			kind, key, value, ok, err := r.Next()
+			rest := r
+			kind, key, _, ok, err := r.Next()
 			if err != nil {
 				buf.entries = entries
 				return nil, false
@@ -92,7 +94,7 @@ func (db *DB) mergeSorted(bs []*Batch, size, count int) (*pebble.Batch, bool) {
 				return nil, false
 			}
 			keys = append(keys, sortKey{prefix: prefix8(key), prefix2: prefix8(key[min(8, len(key)):]), i: int32(len(entries))})
-			entries = append(entries, sortEntry{key: key, value: value, kind: kind})
+			entries = append(entries, sortEntry{key: key, record: rest[:len(rest)-len(r)]})
 		}
 	}
 	buf.entries, buf.keys = entries, keys
@@ -108,19 +110,17 @@ func (db *DB) mergeSorted(bs []*Batch, size, count int) (*pebble.Batch, bool) {
 		}
 		return cmp.Compare(a.i, b.i)
 	})
-	merged := db.pdb.NewBatchWithSize(size)
+	// The records are copied whole into a batch of their own (one copy
+	// each: building it write by write cost as much as the sort).
+	data := make([]byte, batchrepr.HeaderLen, size)
 	for _, k := range keys {
-		e := &entries[k.i]
-		var err error
-		if e.kind == pebble.InternalKeyKindSet {
-			err = merged.Set(e.key, e.value, nil)
-		} else {
-			err = merged.Delete(e.key, nil)
-		}
-		if err != nil {
-			merged.Close()
-			return nil, false
-		}
+		data = append(data, entries[k.i].record...)
+	}
+	batchrepr.SetCount(data, uint32(len(keys)))
+	merged := db.pdb.NewBatch()
+	if err := merged.SetRepr(data); err != nil {
+		merged.Close()
+		return nil, false
 	}
 	return merged, true
 }
