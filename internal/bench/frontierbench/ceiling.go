@@ -75,13 +75,13 @@ func measureCeilings(c Config) (Ceilings, error) {
 
 	urls := min(c.URLs, ceilingURLs)
 	var batches []*store.Batch
-	var buf, val []byte
+	var val []byte
 	for lo := 0; lo < urls; lo += c.Batch {
 		b := db.NewBatch()
 		batches = append(batches, b)
 		parts := map[partition.ID]int{}
 		for u := lo; u < min(urls, lo+c.Batch); u++ {
-			url, host := urlAt(buf, u, c.Hosts)
+			url, host := urlAt(u, c.Hosts)
 			// A queue item as frontierdb lays it out: version, job,
 			// depth, redirects, attempts, shape run, via (none),
 			// host-relative URL.
@@ -107,7 +107,7 @@ func measureCeilings(c Config) (Ceilings, error) {
 	n := min(c.Leases, ceilingCompletions)
 	batches = batches[:0]
 	for i := range n {
-		_, host := urlAt(nil, i, c.Hosts)
+		_, host := urlAt(i, c.Hosts)
 		b := db.NewBatch()
 		batches = append(batches, b)
 		if err := errors.Join(b.Delete(store.QueueKey(host, 0, uint64(i))), b.Set(store.HostKey(host), hostRecord(i)), b.Set(store.JobPartKey(partition.Of(host), job), jobCounters(urls-i))); err != nil {
