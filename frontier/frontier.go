@@ -229,7 +229,11 @@ func (f *Frontier) restoreHost(hs HostState) *hostState {
 
 // state is h's durable state.
 func (f *Frontier) state(h *hostState) HostState {
-	queued := make([]int, maxLevels)
+	return f.stateIn(h, make([]int, maxLevels))
+}
+
+// stateIn is state with its counts per level in queued, of maxLevels.
+func (f *Frontier) stateIn(h *hostState, queued []int) HostState {
 	for l, n := range h.total {
 		queued[l] = int(n)
 	}
