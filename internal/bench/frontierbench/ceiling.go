@@ -45,14 +45,16 @@ type Ceilings struct {
 // completions whose batches a ceiling builds before it starts the clock,
 // so that memory stays bounded (about 80 bytes of batch a URL: 160 MB at
 // the bound, held only while the ceilings are measured, after the state
-// is closed). Up to ceilingURLs the raw ingest takes as many URLs as the
-// enqueue phase: the store then grows, flushes and compacts as the
-// frontier's did (a ceiling of 300,000 URLs into an empty store ran 10 to
-// 30% faster than one of the 1,000,000 a run enqueued). Past it the
-// ceiling is that of the first ceilingURLs, an overestimate.
+// is closed). Up to them a ceiling takes as many as its phase: the raw
+// ingest's store then grows, flushes and compacts as the frontier's did
+// (a ceiling of 300,000 URLs into an empty store ran 3% and 33% faster
+// than one of the 1,000,000 a run enqueued, in two alternated pairs), and
+// 30,000 completions, 0.2 s at tmpfs speed, were too short to measure
+// through a busy machine's noise. Past the bounds a ceiling is that of
+// the first ones, an overestimate.
 const (
 	ceilingURLs        = 2_000_000
-	ceilingCompletions = 30_000
+	ceilingCompletions = 100_000
 )
 
 // measureCeilings measures c's ceilings in a scratch store beside c.Dir,
@@ -104,6 +106,7 @@ func measureCeilings(c Config) (Ceilings, error) {
 	}
 	out.IngestPerSec = float64(urls) / secs
 
+	settle(db)
 	n := min(c.Leases, ceilingCompletions)
 	batches = batches[:0]
 	for i := range n {
@@ -119,6 +122,15 @@ func measureCeilings(c Config) (Ceilings, error) {
 	}
 	out.CompletePerSec = float64(n) / secs
 	return out, db.Close()
+}
+
+// settle waits, at most a minute, until db flushes and compacts nothing,
+// so that a ceiling does not pay for the background work of the one
+// before it.
+func settle(db *store.DB) {
+	for deadline := time.Now().Add(time.Minute); db.Busy() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // hostRecord is a host state of the size frontierdb writes at a
