@@ -123,6 +123,7 @@ type Frontier struct {
 	refillers int      // refiller goroutines running
 	reading   int      // items being read: counted against WindowBudget
 	spare     int      // hosts holding an item read past WindowBudget (hostState.spare)
+	starving  bool     // a Lease found nothing to hand out since the last lease: spare reads may go (readSize)
 	// Host counts kept as hosts change, for Stats.
 	active     int // hosts with items queued or in flight (hostState.active)
 	parkedN    int // entries of ipParked

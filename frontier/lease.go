@@ -162,6 +162,13 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 			f.run(h)
 		}
 		if f.runnable.Len() == 0 {
+			if len(f.refillQ) > 0 && f.reading == 0 {
+				// Nothing to hand out, nothing being read, and hosts
+				// wait for their windows: let them read past the budget
+				// (readSize).
+				f.starving = true
+				f.kick()
+			}
 			return nil, f.wait(now)
 		}
 		h := f.runnable.top()
@@ -283,6 +290,7 @@ func (f *Frontier) lease(h *hostState, it Item, now time.Time) *Lease {
 		prevNext: h.nextAllowed,
 		ip:       f.ip(h),
 	}
+	f.starving = false
 	h.inFlight++
 	h.leased++
 	f.inFlight++
