@@ -123,6 +123,7 @@ type Frontier struct {
 	refillers int      // refiller goroutines running
 	reading   int      // items being read: counted against WindowBudget
 	spare     int      // hosts holding an item read past WindowBudget (hostState.spare)
+	starving  bool     // a Lease found nothing to hand out since the last lease: spare reads may go (readSize)
 	// Host counts kept as hosts change, for Stats.
 	active     int // hosts with items queued or in flight (hostState.active)
 	parkedN    int // entries of ipParked
@@ -229,7 +230,11 @@ func (f *Frontier) restoreHost(hs HostState) *hostState {
 
 // state is h's durable state.
 func (f *Frontier) state(h *hostState) HostState {
-	queued := make([]int, maxLevels)
+	return f.stateIn(h, make([]int, maxLevels))
+}
+
+// stateIn is state with its counts per level in queued, of maxLevels.
+func (f *Frontier) stateIn(h *hostState, queued []int) HostState {
 	for l, n := range h.total {
 		queued[l] = int(n)
 	}
@@ -315,7 +320,7 @@ func (f *Frontier) Add(attach any, items ...Item) <-chan error {
 			return done
 		}
 	}
-	ch := &Change{Attach: attach}
+	ch := &Change{Attach: attach, Put: make([]Item, 0, len(items))}
 	f.put(ch, items)
 	f.signal()
 	return f.write(ch)

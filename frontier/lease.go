@@ -130,11 +130,13 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 	f.expire(now)
 	// ch gathers what is met on the way: dead hosts' items drained, items
 	// of paused jobs held, of cancelled jobs dropped. Its durability is
-	// not waited for.
-	ch := &Change{}
+	// not waited for. It is copied to the heap only if written: most
+	// leases meet nothing.
+	var ch Change
 	defer func() {
 		if len(ch.Del) > 0 || len(ch.Hold) > 0 || len(ch.Hosts) > 0 || len(f.touched) > 0 {
-			f.write(ch)
+			w := ch
+			f.write(&w)
 		}
 	}()
 	f.runAt = f.clock.mono(now)
@@ -145,11 +147,11 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 		for f.ready.Len() > 0 {
 			h := f.ready.top()
 			if h.dead {
-				f.drain(h, ch)
+				f.drain(h, &ch)
 				continue
 			}
 			if h.sweeping {
-				f.sweepHost(h, ch)
+				f.sweepHost(h, &ch)
 				continue
 			}
 			if h.nextAllowed > f.runAt {
@@ -160,6 +162,13 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 			f.run(h)
 		}
 		if f.runnable.Len() == 0 {
+			if len(f.refillQ) > 0 && f.reading == 0 {
+				// Nothing to hand out, nothing being read, and hosts
+				// wait for their windows: let them read past the budget
+				// (readSize).
+				f.starving = true
+				f.kick()
+			}
 			return nil, f.wait(now)
 		}
 		h := f.runnable.top()
@@ -169,7 +178,7 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 			continue
 		}
 		if why := f.budgetSpent(h); why != 0 {
-			f.kill(h, ch, why)
+			f.kill(h, &ch, why)
 			ch.Hosts = append(ch.Hosts, f.state(h))
 			continue
 		}
@@ -177,7 +186,7 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 			f.park(h)
 			continue
 		}
-		it, ok := f.takeActive(h, ch)
+		it, ok := f.takeActive(h, &ch)
 		if !ok {
 			f.schedule(h)
 			continue
@@ -281,6 +290,7 @@ func (f *Frontier) lease(h *hostState, it Item, now time.Time) *Lease {
 		prevNext: h.nextAllowed,
 		ip:       f.ip(h),
 	}
+	f.starving = false
 	h.inFlight++
 	h.leased++
 	f.inFlight++
@@ -393,7 +403,9 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 	} else if o.Duplicate {
 		h.dups++
 	}
-	ch := &Change{Attach: attach, Hosts: []HostState{}}
+	c := new(completion)
+	ch := &c.ch
+	ch.Attach, ch.Del, ch.Hosts, ch.Jobs = attach, c.del[:0], c.hosts[:0], c.jobs[:0]
 	j := f.job(l.Item.Job)
 	j.inFlight--
 	var retry []Item
@@ -424,10 +436,22 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 	}
 	f.put(ch, add)
 	f.put(ch, retry)
-	ch.Hosts = append(ch.Hosts, f.state(h))
+	ch.Hosts = append(ch.Hosts, f.stateIn(h, c.queued[:]))
 	f.schedule(h)
 	f.signal()
 	return f.write(ch), nil
+}
+
+// completion is the Change of a Complete with room for what most
+// completions write (the lease's item deleted, its host's state, the
+// counters of its job in the host's partition) in one allocation, made
+// under the frontier's lock, instead of five.
+type completion struct {
+	ch     Change
+	del    [1]Item
+	hosts  [1]HostState
+	queued [maxLevels]int
+	jobs   [1]JobState
 }
 
 func (f *Frontier) removeLease(l *Lease) {

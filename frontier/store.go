@@ -37,7 +37,9 @@ type Store interface {
 	// Read returns up to n items of host's queue at level whose Seq is
 	// greater than after, in Seq order, without removing them. The
 	// frontier calls it without its lock held, from its refillers, and it
-	// must see every change written before the call (Write's order).
+	// must see every change written before the call (Write's order). The
+	// slice returned is the caller's: the frontier keeps it as the
+	// host's window.
 	Read(host string, level int, after uint64, n int) ([]Item, error)
 	// ReadHeld returns up to n held items of job (Change.Hold) that come
 	// after the item after in the store's order (nil: from the first), in

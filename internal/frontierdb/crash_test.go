@@ -269,3 +269,154 @@ func TestCrashKeepsJobCounts(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashKeepsCompletions completes leases of a few hosts in a row, so
+// that the committer's groups (sorted by key before they are applied, see
+// store.ApplyGroup) hold several completions of one host, each writing the
+// host's state, and crashes the store at several moments. After each
+// crash: every acknowledged completion is durable (its item is gone); the
+// completions that survived are a prefix of the order they were made in;
+// and each host's stored state is the one its last surviving completion
+// wrote, never an older one (a stale clock winning would break the
+// host's gap across a restart).
+func TestCrashKeepsCompletions(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, crashAt := range []int{0, 5, 60, 200, 301, 333} {
+		t.Run(fmt.Sprint(crashAt), func(t *testing.T) {
+			mem := vfs.NewCrashableMem()
+			opts := store.Options{FS: mem, Logger: quiet, CacheSize: 1 << 20}
+			db := storetest.OpenDir(t, "/state", opts)
+			s := New(db, Options{MaxGroup: 16})
+			c := newClock(time.Unix(1e9, 0))
+			f, err := frontier.New(frontier.Options{Store: s, Now: c.now, MinDelay: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const hosts, perHost = 3, 120
+			var items []frontier.Item
+			for i := range hosts * perHost {
+				h := fmt.Sprintf("h%d.test", i%hosts)
+				items = append(items, frontier.Item{URL: fmt.Sprintf("http://%s/%d", h, i), Host: h})
+			}
+			if err := <-f.Add(nil, items...); err != nil {
+				t.Fatal(err)
+			}
+			type completion struct {
+				url, host string
+				next      time.Time // the host's next allowed time it wrote
+			}
+			var (
+				mu           sync.Mutex
+				acked        = map[string]bool{}
+				wg           sync.WaitGroup
+				done         []completion
+				pending      []<-chan struct{} // the completions in flight, oldest first
+				crashed      *vfs.MemFS
+				ackedAtCrash []string
+			)
+			for len(done) < hosts*perHost {
+				if len(done) == crashAt {
+					mu.Lock()
+					for u := range acked {
+						ackedAtCrash = append(ackedAtCrash, u)
+					}
+					mu.Unlock()
+					crashed = mem.CrashClone(vfs.CrashCloneCfg{})
+				}
+				// At most 24 in flight, as a node's workers keep them:
+				// the committer groups what arrives meanwhile.
+				if len(pending) >= 24 {
+					<-pending[0]
+					pending = pending[1:]
+				}
+				l, _ := f.Lease()
+				if l == nil {
+					select {
+					case <-f.Changed():
+					case <-time.After(5 * time.Second):
+						t.Fatalf("no lease after %d completions: %+v", len(done), f.Stats())
+					}
+					continue
+				}
+				c.advance(time.Millisecond)
+				ch, err := f.Complete(l, frontier.Outcome{Status: 200}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				done = append(done, completion{l.Item.URL, l.Item.Host, c.now()})
+				recorded := make(chan struct{})
+				pending = append(pending, recorded)
+				wg.Add(1)
+				go func(u string) {
+					defer wg.Done()
+					defer close(recorded)
+					if err := <-ch; err == nil {
+						mu.Lock()
+						acked[u] = true
+						mu.Unlock()
+					}
+				}(l.Item.URL)
+			}
+			wg.Wait()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+
+			db, err = store.Open("/state", store.Options{FS: crashed, Logger: quiet, CacheSize: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			queued := map[string]bool{}
+			it, err := db.NewIter(store.KindPrefix(store.KindQueue))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for ok := it.First(); ok; ok = it.Next() {
+				host, _, _, err := store.DecodeQueueKey(it.Key())
+				if err != nil {
+					t.Fatal(err)
+				}
+				item, err := decodeItem(host, it.Value())
+				if err != nil {
+					t.Fatal(err)
+				}
+				queued[item.URL] = true
+			}
+			it.Close()
+			for _, u := range ackedAtCrash {
+				if queued[u] {
+					t.Errorf("acknowledged completion of %s lost in the crash", u)
+				}
+			}
+			survived := 0
+			for survived < len(done) && !queued[done[survived].url] {
+				survived++
+			}
+			for i := survived; i < len(done); i++ {
+				if !queued[done[i].url] {
+					t.Fatalf("completion %d (%s) survived the crash but completion %d did not", i, done[i].url, survived)
+				}
+			}
+			want := map[string]time.Time{}
+			for _, d := range done[:survived] {
+				want[d.host] = d.next
+			}
+			for h, next := range want {
+				v, err := db.Get(store.HostKey(h))
+				if err != nil {
+					t.Fatalf("host %s: %v", h, err)
+				}
+				st, err := decodeHostState(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !st.NextAllowed.Equal(next) {
+					t.Errorf("host %s after the crash: next allowed %v, want %v (its last surviving completion's)", h, st.NextAllowed, next)
+				}
+			}
+			t.Logf("crash after %d completions: %d acknowledged before, %d survived", crashAt, len(ackedAtCrash), survived)
+		})
+	}
+}

@@ -16,8 +16,11 @@
 package frontierdb
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,6 +75,7 @@ type Store struct {
 	itMu             sync.Mutex
 	it               *pebble.Iterator
 	itLower, itUpper []byte
+	readBuf          []frontier.Item // Read's items before they are handed out
 
 	mu     sync.Mutex
 	closed bool
@@ -517,21 +521,35 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 	// The slices given to SetBounds must live until the next SetBounds.
 	s.itLower, s.itUpper = lower, upper
 	it.SetBounds(s.itLower, s.itUpper)
-	out := make([]frontier.Item, 0, min(n, 64))
+	// Items are gathered in a buffer kept for the next Read (under itMu)
+	// and handed out in a slice of their number: the caller keeps it
+	// (the frontier makes it the host's window), and a slice of n items,
+	// most of them never filled, was the largest allocation of a lease.
+	out := s.readBuf[:0]
+	defer func() {
+		clear(out)
+		s.readBuf = out[:0]
+	}()
+	// Every key within the bounds is the host's at level: its seq is
+	// its last 8 bytes (decoding the whole key made a string of the host
+	// for each item).
+	prefix := lower[:len(lower)-8]
 	for ok := it.First(); ok && len(out) < n; ok = it.Next() {
-		_, lvl, seq, err := store.DecodeQueueKey(it.Key())
-		if err != nil {
-			return out, fmt.Errorf("frontierdb: read %s: %w", host, err)
+		key := it.Key()
+		if len(key) != len(lower) || !bytes.HasPrefix(key, prefix) {
+			_, _, _, err := store.DecodeQueueKey(key)
+			return slices.Clone(out), fmt.Errorf("frontierdb: read %s: queue key %q out of place: %v", host, key, err)
 		}
+		seq := binary.BigEndian.Uint64(key[len(prefix):])
 		item, err := decodeItem(host, it.Value())
 		if err != nil {
-			return out, fmt.Errorf("frontierdb: read %s seq %d: %w", host, seq, err)
+			return slices.Clone(out), fmt.Errorf("frontierdb: read %s seq %d: %w", host, seq, err)
 		}
-		item.Host, item.Level, item.Seq = host, int(lvl), seq
+		item.Host, item.Level, item.Seq = host, level, seq
 		out = append(out, item)
 	}
 	if err := it.Error(); err != nil {
-		return out, err
+		return slices.Clone(out), err
 	}
 	for _, x := range mem {
 		if len(out) >= n {
@@ -541,7 +559,10 @@ func (s *Store) Read(host string, level int, after uint64, n int) ([]frontier.It
 			out = append(out, x)
 		}
 	}
-	return out, nil
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return slices.Clone(out), nil
 }
 
 // iterator returns the shared queue iterator, made anew if there is none

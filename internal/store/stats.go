@@ -55,3 +55,15 @@ func (c *commitTimes) stats() Stats {
 
 // Stats returns the store's commit counts. It takes no lock.
 func (db *DB) Stats() Stats { return db.commits.stats() }
+
+// Busy reports whether the store is flushing a memtable or compacting
+// tables in the background (benchmarks wait for it to settle).
+func (db *DB) Busy() bool {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return false
+	}
+	m := db.pdb.Metrics()
+	return m.Compact.NumInProgress > 0 || m.Flush.NumInProgress > 0
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
 
 // Ceilings are what the frontier's durable phases work against, measured
@@ -21,27 +22,39 @@ type Ceilings struct {
 	// FsyncsPerSec is how many 4 KiB append+fsync rounds one goroutine
 	// makes per second in the data directory: the disk's sync latency.
 	FsyncsPerSec float64 `json:"fsyncs_per_s"`
-	// IngestPerSec is raw store ingest of the enqueue phase's writes: per
-	// URL its seen key and a queue item of the same layout and size, and
-	// per batch a host record per host, in batches of Config.Batch URLs,
-	// built before the clock starts and committed without a sync by
-	// Workers goroutines, timed until one SyncWAL after the last: what
-	// Pebble takes of these writes with no seen gate, no frontier, no
-	// waiting for fsyncs.
+	// IngestPerSec is raw store ingest of the enqueue phase's writes, as
+	// frontierdb commits them: per URL its seen key and its queue item (the
+	// same layout and size), and per batch the job's counters of each
+	// partition its hosts fall in (queueing writes no host state: Load
+	// derives a host's counts and next seq from its queue). Batches of
+	// Config.Batch URLs, built before the clock starts and committed
+	// without a sync by Workers goroutines, timed until one SyncWAL after
+	// the last: what Pebble takes of these writes with no seen gate, no
+	// frontier, no waiting for fsyncs.
 	IngestPerSec float64 `json:"ingest_urls_per_s"`
-	// CompletePerSec is raw store commits shaped as lease completions (a
-	// queue item deleted, a host record and a URL record set), built
-	// before the clock starts, one per synced commit, by Workers x
-	// InFlight goroutines (Pebble groups their syncs).
+	// CompletePerSec is raw store commits shaped as the lease phase's
+	// completions (a queue item deleted, the host's state and the job's
+	// counters of its partition set; the phase completes with no URL
+	// record attached), built before the clock starts, one per synced
+	// commit, by Workers x InFlight goroutines (Pebble groups their
+	// syncs).
 	CompletePerSec float64 `json:"raw_completions_per_s"`
 }
 
 // ceilingURLs and ceilingCompletions bound the URLs (ingest) and the
 // completions whose batches a ceiling builds before it starts the clock,
-// so that memory stays small.
+// so that memory stays bounded (about 80 bytes of batch a URL: 160 MB at
+// the bound, held only while the ceilings are measured, after the state
+// is closed). Up to them a ceiling takes as many as its phase: the raw
+// ingest's store then grows, flushes and compacts as the frontier's did
+// (a ceiling of 300,000 URLs into an empty store ran 3% and 33% faster
+// than one of the 1,000,000 a run enqueued, in two alternated pairs), and
+// 30,000 completions, 0.2 s at tmpfs speed, were too short to measure
+// through a busy machine's noise. Past the bounds a ceiling is that of
+// the first ones, an overestimate.
 const (
-	ceilingURLs        = 300_000
-	ceilingCompletions = 30_000
+	ceilingURLs        = 2_000_000
+	ceilingCompletions = 100_000
 )
 
 // measureCeilings measures c's ceilings in a scratch store beside c.Dir,
@@ -64,24 +77,25 @@ func measureCeilings(c Config) (Ceilings, error) {
 
 	urls := min(c.URLs, ceilingURLs)
 	var batches []*store.Batch
-	var buf, val []byte
+	var val []byte
 	for lo := 0; lo < urls; lo += c.Batch {
 		b := db.NewBatch()
 		batches = append(batches, b)
-		hosts := map[string]bool{}
+		parts := map[partition.ID]int{}
 		for u := lo; u < min(urls, lo+c.Batch); u++ {
-			url, host := urlAt(buf, u, c.Hosts)
+			url, host := urlAt(u, c.Hosts)
 			// A queue item as frontierdb lays it out: version, job,
-			// depth, redirects, attempts, shape run, host-relative URL.
-			val = append(val[:0], 2, byte(job), 1, 0, 0, 0)
+			// depth, redirects, attempts, shape run, via (none),
+			// host-relative URL.
+			val = append(val[:0], 3, byte(job), 1, 0, 0, 0, 0)
 			val = store.AppendURL(val, host, url)
 			if err := errors.Join(b.Set(store.SeenKey(job, host, url), nil), b.Set(store.QueueKey(host, 0, uint64(u)), val)); err != nil {
 				return out, err
 			}
-			hosts[host] = true
+			parts[partition.Of(host)]++
 		}
-		for host := range hosts {
-			if err := b.Set(store.HostKey(host), hostRecord(len(hosts))); err != nil {
+		for p, n := range parts {
+			if err := b.Set(store.JobPartKey(p, job), jobCounters(lo+n)); err != nil {
 				return out, err
 			}
 		}
@@ -92,14 +106,14 @@ func measureCeilings(c Config) (Ceilings, error) {
 	}
 	out.IngestPerSec = float64(urls) / secs
 
+	settle(db)
 	n := min(c.Leases, ceilingCompletions)
 	batches = batches[:0]
 	for i := range n {
-		url, host := urlAt(nil, i, c.Hosts)
+		_, host := urlAt(i, c.Hosts)
 		b := db.NewBatch()
 		batches = append(batches, b)
-		// A URL record: version, flags, fetch time, status, digests.
-		if err := errors.Join(b.Delete(store.QueueKey(host, 0, uint64(i))), b.Set(store.HostKey(host), hostRecord(1)), b.Set(store.URLKey(host, url), make([]byte, 56))); err != nil {
+		if err := errors.Join(b.Delete(store.QueueKey(host, 0, uint64(i))), b.Set(store.HostKey(host), hostRecord(i)), b.Set(store.JobPartKey(partition.Of(host), job), jobCounters(urls-i))); err != nil {
 			return out, err
 		}
 	}
@@ -110,12 +124,28 @@ func measureCeilings(c Config) (Ceilings, error) {
 	return out, db.Close()
 }
 
-// hostRecord is a host state of the size frontierdb writes.
+// settle waits, at most a minute, until db flushes and compacts nothing,
+// so that a ceiling does not pay for the background work of the one
+// before it.
+func settle(db *store.DB) {
+	for deadline := time.Now().Add(time.Minute); db.Busy() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// hostRecord is a host state of the size frontierdb writes at a
+// completion (19 bytes: version, next allowed time, counts, four levels).
 func hostRecord(seed int) []byte {
-	v := make([]byte, 24)
-	v[0] = 1
-	binary.BigEndian.PutUint64(v[8:], uint64(seed))
+	v := make([]byte, 19)
+	v[0] = 4
+	binary.BigEndian.PutUint64(v[1:], uint64(seed))
 	return v
+}
+
+// jobCounters is a job's counters of one partition as frontierdb writes
+// them: version, stored, held, dropped.
+func jobCounters(stored int) []byte {
+	return append(binary.AppendUvarint([]byte{1}, uint64(stored)), 0, 0)
 }
 
 // rawCommits commits batches from goroutines goroutines, each commit

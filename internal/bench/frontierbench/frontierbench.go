@@ -253,9 +253,8 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	if secs, err = parallelBatchesFunc(c, c.Known, func(lo, hi int) []string {
 		rnd := rand.New(rand.NewPCG(uint64(lo), rng.Add(1)))
 		urls := make([]string, hi-lo)
-		var buf []byte
 		for i := range urls {
-			urls[i], _ = urlAt(buf, rnd.IntN(c.URLs), c.Hosts)
+			urls[i], _ = urlAt(rnd.IntN(c.URLs), c.Hosts)
 		}
 		return urls
 	}, func(lo, hi int, urls []string) error {
@@ -338,9 +337,8 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 func parallelBatches(c Config, n int, fn func(lo, hi int, urls []string) error) (float64, error) {
 	return parallelBatchesFunc(c, n, func(lo, hi int) []string {
 		urls := make([]string, hi-lo)
-		var buf []byte
 		for i := range urls {
-			urls[i], _ = urlAt(buf, lo+i, c.Hosts)
+			urls[i], _ = urlAt(lo+i, c.Hosts)
 		}
 		return urls
 	}, fn)
@@ -392,7 +390,6 @@ func enqueuePhase(c Config, st *node.State) (float64, error) {
 				inflight[w] = pending
 				mu.Unlock()
 			}()
-			var buf []byte
 			urls := make([]string, 0, c.Batch)
 			hosts := make([]string, 0, c.Batch)
 			for {
@@ -403,7 +400,7 @@ func enqueuePhase(c Config, st *node.State) (float64, error) {
 				hi := min(c.URLs, lo+c.Batch)
 				urls, hosts = urls[:0], hosts[:0]
 				for i := lo; i < hi; i++ {
-					u, h := urlAt(buf, i, c.Hosts)
+					u, h := urlAt(i, c.Hosts)
 					urls, hosts = append(urls, u), append(hosts, h)
 				}
 				b := st.DB.NewBatch()

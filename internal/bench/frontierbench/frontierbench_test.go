@@ -24,7 +24,7 @@ func TestURLAt(t *testing.T) {
 		{123456789, 100_000_000, "http://h23456789.bench.test/p/123456789", "h23456789.bench.test"},
 	}
 	for _, tt := range tests {
-		url, host := urlAt(nil, tt.i, tt.hosts)
+		url, host := urlAt(tt.i, tt.hosts)
 		if url != tt.url || host != tt.host {
 			t.Errorf("urlAt(%d, %d) = %q, %q, want %q, %q", tt.i, tt.hosts, url, host, tt.url, tt.host)
 		}

@@ -14,9 +14,11 @@ import (
 )
 
 // urlAt is URL i of the synthetic set: host i mod hosts, path i. URLs are
-// made from their index when needed, never all held at once.
-func urlAt(buf []byte, i, hosts int) (url, host string) {
-	buf = append(buf[:0], "http://h"...)
+// made from their index when needed, never all held at once, in a buffer
+// on the stack: one allocation, the URL's.
+func urlAt(i, hosts int) (url, host string) {
+	var a [64]byte
+	buf := append(a[:0], "http://h"...)
 	buf = appendPadded(buf, i%hosts, 7)
 	buf = append(buf, ".bench.test/p/"...)
 	buf = strconv.AppendInt(buf, int64(i), 10)

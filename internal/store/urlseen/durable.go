@@ -301,6 +301,10 @@ func (d *Durable) AddBatch(b *store.Batch, job uint32, urls []string) (isNew []b
 		ks := string(key)
 		s.pending[ks] = struct{}{}
 		s.mu.Unlock()
+		if staged == nil {
+			// Room for every URL left: when one is new, most are.
+			staged = make([]stagedKey, 0, len(urls)-i)
+		}
 		staged = append(staged, stagedKey{part, ks})
 		isNew[i] = true
 	}
