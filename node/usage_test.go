@@ -274,37 +274,9 @@ func TestUsageOfNotModified(t *testing.T) {
 		t.Skip("-short: recrawls of a one-page site; the full suite runs it")
 	}
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/robots.txt":
-			io.WriteString(w, "User-agent: *\nAllow: /\nContent-Signal: search=yes\n")
-		case "/p.html":
-			w.Header().Set("ETag", `"v1"`)
-			w.Header().Set("X-Robots-Tag", "noai")
-			if r.Header.Get("If-None-Match") == `"v1"` {
-				w.WriteHeader(http.StatusNotModified)
-				return
-			}
-			w.Header().Set("Content-Type", "text/html")
-			io.WriteString(w, "<!doctype html><p>the same</p>")
-		default:
-			http.NotFound(w, r)
-		}
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	site := "http://" + ln.Addr().String()
+	site := etagSite(t, "User-agent: *\nAllow: /\nContent-Signal: search=yes\n", "<!doctype html><p>the same</p>", "noai", nil)
 	dir := t.TempDir()
-	n, err := Open(Options{DataDir: dir, MinDelay: 5 * time.Millisecond, AllowNets: loopback, NoSitemaps: true,
-		RecrawlTick: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n := openRecrawling(t, dir)
 	j, err := n.Submit(job.Spec{Seeds: []string{site + "/p.html"}, Continuous: true, RecrawlMin: time.Second, RecrawlMax: time.Second,
 		Purpose: job.PurposeAIInput})
 	if err != nil {
@@ -380,43 +352,18 @@ func TestSkippedPageIsAskedAgainWhole(t *testing.T) {
 		mu                 sync.Mutex
 		asked, conditional int
 	)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/robots.txt":
-			io.WriteString(w, "User-agent: *\nAllow: /\n")
-		case "/p.html":
+	site := etagSite(t, "User-agent: *\nAllow: /\n", `<!doctype html><meta name="robots" content="noai"><p>the same</p>`, "",
+		func(r *http.Request) {
 			mu.Lock()
+			defer mu.Unlock()
 			asked++
 			if r.Header.Get("If-None-Match") != "" {
 				conditional++
 			}
-			mu.Unlock()
-			w.Header().Set("ETag", `"v1"`)
-			if r.Header.Get("If-None-Match") == `"v1"` {
-				w.WriteHeader(http.StatusNotModified)
-				return
-			}
-			w.Header().Set("Content-Type", "text/html")
-			io.WriteString(w, `<!doctype html><meta name="robots" content="noai"><p>the same</p>`)
-		default:
-			http.NotFound(w, r)
-		}
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	site := "http://" + ln.Addr().String()
+		})
 	dir := t.TempDir()
-	n, err := Open(Options{DataDir: dir, MinDelay: 5 * time.Millisecond, AllowNets: loopback, NoSitemaps: true,
-		RecrawlTick: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
-	_, err = n.Submit(job.Spec{Seeds: []string{site + "/p.html"}, Continuous: true, RecrawlMin: time.Second, RecrawlMax: time.Second,
+	n := openRecrawling(t, dir)
+	_, err := n.Submit(job.Spec{Seeds: []string{site + "/p.html"}, Continuous: true, RecrawlMin: time.Second, RecrawlMax: time.Second,
 		Purpose: job.PurposeAITrain, OnDenied: job.DeniedSkip})
 	if err != nil {
 		t.Fatal(err)
@@ -453,4 +400,54 @@ func TestSkippedPageIsAskedAgainWhole(t *testing.T) {
 	if lines < 3 {
 		t.Errorf("%d crawl log lines of the page, want 3 or more", lines)
 	}
+}
+
+// etagSite serves robots.txt (robotsTxt) and one page, /p.html: body
+// with ETag "v1", a 304 to If-None-Match "v1", and the X-Robots-Tag
+// xRobots (if not "") on both. seen, if not nil, is called with each
+// request of the page. It returns the site's origin.
+func etagSite(t *testing.T, robotsTxt, body, xRobots string, seen func(*http.Request)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, robotsTxt)
+		case "/p.html":
+			if seen != nil {
+				seen(r)
+			}
+			w.Header().Set("ETag", `"v1"`)
+			if xRobots != "" {
+				w.Header().Set("X-Robots-Tag", xRobots)
+			}
+			if r.Header.Get("If-None-Match") == `"v1"` {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, body)
+		default:
+			http.NotFound(w, r)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// openRecrawling opens a node in dir that looks for due pages every 50
+// ms, closed at the test's end.
+func openRecrawling(t *testing.T, dir string) *Node {
+	t.Helper()
+	n, err := Open(Options{DataDir: dir, MinDelay: 5 * time.Millisecond, AllowNets: loopback, NoSitemaps: true,
+		RecrawlTick: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
 }
