@@ -17,6 +17,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/robots"
+	"github.com/trawl-crawler/trawl/urlnorm"
 	"github.com/trawl-crawler/trawl/usagepref"
 	"github.com/trawl-crawler/trawl/warc"
 )
@@ -305,14 +306,15 @@ func (t *tdmFiles) settle(origin string, f *tdmFile) {
 	delete(t.busy, origin)
 }
 
-// tdmRules is origin's TDMRep file for a capture of job j, for usageOf
-// (politeness key host): nil if j does not read TDMRep files or none is
-// known.
-func (n *Node) tdmRules(j *job.Job, host, origin string) *usagepref.TDMRep {
+// tdmRules is the TDMRep file of u's origin for a capture of job j, for
+// usageOf: nil if j does not read TDMRep files (then at no cost: it runs
+// for every capture) or none is known.
+func (n *Node) tdmRules(j *job.Job, u *url.URL) *usagepref.TDMRep {
 	if !j.Spec.ReadsTDMRep() {
 		return nil
 	}
-	f, err := n.tdm.get(host, origin)
+	origin := u.Scheme + "://" + u.Host
+	f, err := n.tdm.get(urlnorm.HostKey(u), origin)
 	if err != nil {
 		n.opts.Logger.Warn("read TDMRep file record", "origin", origin, "err", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/links"
 	"github.com/trawl-crawler/trawl/robots"
-	"github.com/trawl-crawler/trawl/urlnorm"
 	"github.com/trawl-crawler/trawl/usagepref"
 	"github.com/trawl-crawler/trawl/warc"
 )
@@ -56,7 +55,7 @@ func (n *Node) usageOf(j *job.Job, u *url.URL, resp *fetch.Response, pol *robots
 	if pol != nil {
 		rb = pol.Robots()
 	}
-	tdm := n.tdmRules(j, urlnorm.HostKey(u), u.Scheme+"://"+u.Host)
+	tdm := n.tdmRules(j, u)
 	p := usagepref.Gather(usagepref.Input{Agent: n.agent, PathQuery: u.RequestURI(), Robots: rb, Header: resp.Header, Metas: metas, TDMRep: tdm})
 	if len(p.Signals) == 0 {
 		return usageVerdict{}

@@ -81,23 +81,7 @@ func TestCrashKeepsAPrefix(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			present := map[string]bool{}
-			it, err := db.NewIter(store.KindPrefix(store.KindQueue))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for ok := it.First(); ok; ok = it.Next() {
-				host, _, _, err := store.DecodeQueueKey(it.Key())
-				if err != nil {
-					t.Fatal(err)
-				}
-				item, err := decodeItem(host, it.Value())
-				if err != nil {
-					t.Fatal(err)
-				}
-				present[item.URL] = true
-			}
-			it.Close()
+			present := queuedURLs(t, db)
 			gap := -1
 			for i, u := range urls {
 				if !present[u] && gap < 0 {
@@ -368,23 +352,7 @@ func TestCrashKeepsCompletions(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			queued := map[string]bool{}
-			it, err := db.NewIter(store.KindPrefix(store.KindQueue))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for ok := it.First(); ok; ok = it.Next() {
-				host, _, _, err := store.DecodeQueueKey(it.Key())
-				if err != nil {
-					t.Fatal(err)
-				}
-				item, err := decodeItem(host, it.Value())
-				if err != nil {
-					t.Fatal(err)
-				}
-				queued[item.URL] = true
-			}
-			it.Close()
+			queued := queuedURLs(t, db)
 			for _, u := range ackedAtCrash {
 				if queued[u] {
 					t.Errorf("acknowledged completion of %s lost in the crash", u)
@@ -419,4 +387,27 @@ func TestCrashKeepsCompletions(t *testing.T) {
 			t.Logf("crash after %d completions: %d acknowledged before, %d survived", crashAt, len(ackedAtCrash), survived)
 		})
 	}
+}
+
+// queuedURLs returns the URLs of every queue item in db.
+func queuedURLs(t *testing.T, db *store.DB) map[string]bool {
+	t.Helper()
+	urls := map[string]bool{}
+	it, err := db.NewIter(store.KindPrefix(store.KindQueue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		host, _, _, err := store.DecodeQueueKey(it.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		item, err := decodeItem(host, it.Value())
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls[item.URL] = true
+	}
+	return urls
 }
