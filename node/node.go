@@ -197,7 +197,7 @@ func Open(opts Options) (*Node, error) {
 			OnDrop:       n.frontierDropped,
 			Partitioned:  opts.Partitioned,
 		},
-		Seen: urlseen.DurableOptions{ExpectedURLs: opts.ExpectedURLs},
+		Seen: urlseen.DurableOptions{ExpectedURLs: opts.ExpectedURLs, MaxFilterBytes: opts.MaxSeenFilterBytes},
 	}
 	warcOpts := warc.Options{
 		Dir:         filepath.Join(opts.DataDir, "warc"),

@@ -153,10 +153,17 @@ type Options struct {
 	// take to finish (and be archived and recorded) before they are cut
 	// off. Default 5s; negative means none.
 	StopGrace time.Duration
-	// ExpectedURLs sizes the URL-seen Bloom filter, and the one over the
-	// per-URL records (State.Fetched): about 12 MB each at the default,
-	// 10 million.
+	// ExpectedURLs sizes the URL-seen Bloom filter, and the ones over the
+	// per-URL records and payload digests (State): about 12 MB each at
+	// the default, 10 million. A crawl that outgrows it keeps its false-
+	// positive rate (the filters grow in layers within the run, and are
+	// rebuilt at start-up for twice the keys in the store).
 	ExpectedURLs uint
+	// MaxSeenFilterBytes caps each of those filters' growth within a run
+	// (package urlseen, DurableOptions.MaxFilterBytes): past it a filter
+	// answers "maybe" more and more often, each settled by a store read.
+	// Zero: no cap.
+	MaxSeenFilterBytes int64
 	// SharedPages is how many recently read sitemap files are kept in
 	// memory while other jobs have not ended, so that a file wanted by
 	// several jobs is fetched once (pages are shared through their

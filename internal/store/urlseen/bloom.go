@@ -18,7 +18,8 @@ import (
 // at a 1% target, 0.14% at 0.1%; TestBlockedBloomRates).
 //
 // It is never written to disk: it is rebuilt from the store at start-up,
-// so its hash may be seeded per process.
+// so its hash may be seeded per process. It does not grow: filter (a
+// list of them) does.
 type blockedBloom struct {
 	blocks []block
 	seed   maphash.Seed
@@ -34,10 +35,17 @@ const bloomK = 7
 // newBlockedBloom returns a filter sized for n keys at false-positive rate
 // p (in (0, 1)).
 func newBlockedBloom(n uint, p float64) *blockedBloom {
-	// The classic size, -n ln p / ln² 2 bits, plus 5% for blocking.
+	return &blockedBloom{blocks: make([]block, bloomBytes(n, p)/blockBytes), seed: maphash.MakeSeed()}
+}
+
+// blockBytes is the size of a block.
+const blockBytes = 64
+
+// bloomBytes is the size of a blockedBloom for n keys at rate p: the
+// classic -n ln p / ln² 2 bits, plus 5% for blocking, in whole blocks.
+func bloomBytes(n uint, p float64) int64 {
 	bits := 1.05 * float64(max(n, 1)) * -math.Log(p) / (math.Ln2 * math.Ln2)
-	nblocks := max(1, uint64(math.Ceil(bits/512)))
-	return &blockedBloom{blocks: make([]block, nblocks), seed: maphash.MakeSeed()}
+	return max(1, int64(math.Ceil(bits/512))) * blockBytes
 }
 
 // positions returns the block and the k bit positions in it for hash h.

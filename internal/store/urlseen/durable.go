@@ -20,8 +20,16 @@ type DurableOptions struct {
 	// holds more URLs than this gets a filter sized for twice them.
 	ExpectedURLs uint
 	// FalsePositiveRate is the filter's target rate at ExpectedURLs, in
-	// (0, 1). If zero, DefaultFalsePositiveRate.
+	// (0, 1). If zero, DefaultFalsePositiveRate. Past ExpectedURLs the
+	// filter grows in layers and its rate stays below twice this (see
+	// filter).
 	FalsePositiveRate float64
+	// MaxFilterBytes caps the filter's growth within a run: past it the
+	// filter answers "maybe" more and more often (each settled by a store
+	// read) instead of taking more memory. Zero: no cap. The filter made
+	// at start-up, for ExpectedURLs or twice the keys in the store, is
+	// made whatever the cap.
+	MaxFilterBytes int64
 }
 
 // Defaults for DurableOptions.
@@ -32,10 +40,14 @@ const (
 
 // Validate reports every bad field of o by name.
 func (o DurableOptions) Validate() error {
+	var errs []error
 	if o.FalsePositiveRate < 0 || o.FalsePositiveRate >= 1 {
-		return fmt.Errorf("urlseen: DurableOptions.FalsePositiveRate = %v, want in (0, 1)", o.FalsePositiveRate)
+		errs = append(errs, fmt.Errorf("urlseen: DurableOptions.FalsePositiveRate = %v, want in (0, 1)", o.FalsePositiveRate))
 	}
-	return nil
+	if o.MaxFilterBytes < 0 {
+		errs = append(errs, fmt.Errorf("urlseen: DurableOptions.MaxFilterBytes = %d, want >= 0 (0: no cap)", o.MaxFilterBytes))
+	}
+	return errors.Join(errs...)
 }
 
 func (o DurableOptions) withDefaults() DurableOptions {
@@ -71,7 +83,7 @@ var seenMarker = []byte{}
 // under a stripe lock only, so they never block URLs of other partitions.
 type Durable struct {
 	db      *store.DB
-	filter  *blockedBloom
+	filter  *filter
 	n       atomic.Int64
 	stripes [partition.Count]stripe
 }
@@ -136,13 +148,14 @@ func NewDurable(db *store.DB, opts DurableOptions) (*Durable, error) {
 	}
 	size := opts.ExpectedURLs
 	for {
-		d.filter = newBlockedBloom(size, opts.FalsePositiveRate)
+		d.filter = newFilter(size, opts.FalsePositiveRate, opts.MaxFilterBytes)
 		n, err := d.load()
 		if err != nil {
 			return nil, err
 		}
 		if n <= size {
 			d.n.Store(int64(n))
+			d.filter.grow()
 			return d, nil
 		}
 		size = 2 * n // the store outgrew the filter: rescan into a bigger one
@@ -163,7 +176,7 @@ func (d *Durable) load() (uint, error) {
 			it.Close()
 			return 0, fmt.Errorf("urlseen: load seen URLs: malformed key %q", k)
 		}
-		d.filter.testAndAdd(d.filter.hashBytes(k))
+		d.filter.testAndAdd(d.filter.hash(k))
 		n++
 	}
 	if err := it.Close(); err != nil {
@@ -200,7 +213,7 @@ func (d *Durable) LoadPartition(p partition.ID) error {
 	}
 	var added int64
 	for it.First(); it.Valid(); it.Next() {
-		if !d.filter.testAndAdd(d.filter.hashBytes(it.Key())) {
+		if !d.filter.testAndAdd(d.filter.hash(it.Key())) {
 			added++
 		}
 	}
@@ -210,6 +223,13 @@ func (d *Durable) LoadPartition(p partition.ID) error {
 	}
 	return nil
 }
+
+// FilterBytes is the memory the Bloom filter's bits take, and
+// FilterLayers the layers it has grown to (1 within ExpectedURLs).
+func (d *Durable) FilterBytes() int64 { return d.filter.bytes() }
+
+// FilterLayers: see FilterBytes.
+func (d *Durable) FilterLayers() int { return d.filter.count() }
 
 // Len implements Set: the number of URLs in the store or staged in batches
 // (an estimate once partitions moved: see LoadPartition).
@@ -274,7 +294,7 @@ func (d *Durable) AddBatch(b *store.Batch, job uint32, urls []string) (isNew []b
 		key = store.AppendSeenKey(key[:0], job, host, u)
 
 		s.mu.Lock()
-		maybe := d.filter.testAndAdd(d.filter.hashBytes(key))
+		maybe := d.filter.testAndAdd(d.filter.hash(key))
 		if maybe {
 			_, pending := s.pending[string(key)]
 			seen := pending || s.cached(key)
@@ -329,7 +349,7 @@ func (d *Durable) MaybeSeen(job uint32, url string) bool {
 	if err != nil {
 		return false
 	}
-	return d.filter.test(d.filter.hashBytes(store.SeenKey(job, host, url)))
+	return d.filter.test(d.filter.hash(store.SeenKey(job, host, url)))
 }
 
 // stagedKey is a seen key written into a batch not yet done, and its

@@ -145,7 +145,7 @@ func partitionOf(t *testing.T, u string) int {
 func TestDurableFalsePositives(t *testing.T) {
 	db := openStore(t, vfs.NewMem(), "/s")
 	defer db.Close()
-	d := newDurable(t, db, DurableOptions{ExpectedURLs: 1, FalsePositiveRate: 0.5})
+	d := newDurable(t, db, DurableOptions{ExpectedURLs: 1, FalsePositiveRate: 0.5, MaxFilterBytes: 1}) // no room to grow
 	const n = 3000
 	urls := make([]string, n)
 	for i := range urls {
@@ -232,8 +232,8 @@ func TestDurableReopen(t *testing.T) {
 	if d.Len() != n {
 		t.Errorf("Len() after reopen = %d, want %d", d.Len(), n)
 	}
-	if bits := uint(len(d.filter.blocks)) * 512; bits < 2*n*9 { // sized for 2n, not the 100 asked for
-		t.Errorf("filter has %d bits after loading %d URLs, want a filter sized for %d", bits, n, 2*n)
+	if bits := uint(d.FilterBytes()) * 8; bits < 2*n*9 || d.FilterLayers() != 1 { // sized for 2n, not the 100 asked for
+		t.Errorf("filter has %d bits in %d layers after loading %d URLs, want one layer sized for %d", bits, d.FilterLayers(), n, 2*n)
 	}
 	for _, u := range urls {
 		if !inFilter(t, d, u) {
@@ -331,6 +331,12 @@ func TestDurableOptionsValidate(t *testing.T) {
 			t.Errorf("Validate(FalsePositiveRate %v) = %v, want an error naming it", rate, err)
 		}
 	}
+	if err := (DurableOptions{MaxFilterBytes: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "MaxFilterBytes") {
+		t.Errorf("Validate(MaxFilterBytes -1) = %v, want an error naming it", err)
+	}
+	if err := (DurableOptions{MaxFilterBytes: 1 << 30, FalsePositiveRate: 0.001}).Validate(); err != nil {
+		t.Errorf("Validate(good options) = %v", err)
+	}
 }
 
 // inFilter reports whether u's store key may be in d's filter.
@@ -340,7 +346,7 @@ func inFilter(t *testing.T, d *Durable, u string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d.filter.test(d.filter.hashBytes(store.SeenKey(0, host, u)))
+	return d.filter.test(d.filter.hash(store.SeenKey(0, host, u)))
 }
 
 // TestMaybeSeen: the filter's answer for URLs added, new and malformed.
@@ -365,5 +371,57 @@ func TestMaybeSeen(t *testing.T) {
 		if got := d.MaybeSeen(c.job, c.url); got != c.want {
 			t.Errorf("MaybeSeen(%d, %q) = %v, want %v", c.job, c.url, got, c.want)
 		}
+	}
+}
+
+// TestDurableOutgrowsExpected: a gate that takes 20 times the URLs it was
+// sized for still answers "certainly new" for all but about 2% of new URLs
+// (each "maybe" costs a store read), where a filter of fixed size would
+// answer "maybe" for nearly all of them; after a restart the filter is one
+// layer again, sized from the store.
+func TestDurableOutgrowsExpected(t *testing.T) {
+	fs := vfs.NewMem()
+	db := openStore(t, fs, "/s")
+	const expected, n = 1000, 20_000
+	d := newDurable(t, db, DurableOptions{ExpectedURLs: expected})
+	for start := 0; start < n; start += 500 {
+		urls := make([]string, 500)
+		for i := range urls {
+			urls[i] = fmt.Sprintf("http://h%d.test/in/%d", (start+i)%53, start+i)
+		}
+		b := db.NewBatch()
+		got, err := d.AddBatch(b, 0, urls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, isNew := range got {
+			if !isNew {
+				t.Fatalf("new URL %s reported seen", urls[i])
+			}
+		}
+		if err := db.CommitNoSync(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	maybeRate := func(d *Durable) float64 {
+		maybe := 0
+		for i := range n {
+			if d.MaybeSeen(0, fmt.Sprintf("http://h%d.test/out/%d", i%53, i)) {
+				maybe++
+			}
+		}
+		return float64(maybe) / n
+	}
+	if rate := maybeRate(d); rate > 0.025 || d.FilterLayers() < 5 {
+		t.Errorf("after %d URLs in a gate sized for %d: %d layers, %.4f of new URLs answered maybe; want at least 5 layers and below 0.025", n, expected, d.FilterLayers(), rate)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openStore(t, fs, "/s")
+	defer db.Close()
+	d = newDurable(t, db, DurableOptions{ExpectedURLs: expected})
+	if rate := maybeRate(d); rate > 0.015 || d.FilterLayers() != 1 || d.Len() != n {
+		t.Errorf("after a restart: %d layers, %d URLs, %.4f of new URLs answered maybe; want 1 layer, %d URLs, below 0.015", d.FilterLayers(), d.Len(), rate, n)
 	}
 }

@@ -19,13 +19,13 @@ import (
 // commits. Keys deleted from the store stay in the filter (a needless
 // read, never a wrong answer). Safe for concurrent use.
 type KeyFilter struct {
-	f *blockedBloom
+	f *filter
 }
 
 // NewKeyFilter loads the keys of kind in db into a filter sized as the
 // seen gate's is, by opts: for opts.ExpectedURLs keys, or for twice the
-// keys in db if it holds more, at opts.FalsePositiveRate. Past its size
-// the filter only answers "maybe" more often.
+// keys in db if it holds more, at opts.FalsePositiveRate. Past that size
+// it grows as the seen gate's does, up to opts.MaxFilterBytes.
 func NewKeyFilter(db *store.DB, kind store.Kind, opts DurableOptions) (*KeyFilter, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -33,12 +33,13 @@ func NewKeyFilter(db *store.DB, kind store.Kind, opts DurableOptions) (*KeyFilte
 	opts = opts.withDefaults()
 	size := opts.ExpectedURLs
 	for {
-		k := &KeyFilter{f: newBlockedBloom(size, opts.FalsePositiveRate)}
+		k := &KeyFilter{f: newFilter(size, opts.FalsePositiveRate, opts.MaxFilterBytes)}
 		n, err := k.load(db, kind)
 		if err != nil {
 			return nil, err
 		}
 		if n <= size {
+			k.f.grow()
 			return k, nil
 		}
 		size = 2 * n // the store outgrew the filter: rescan into a bigger one
@@ -62,7 +63,7 @@ func (k *KeyFilter) loadPrefix(db *store.DB, prefix []byte) (uint, error) {
 	}
 	var n uint
 	for it.First(); it.Valid(); it.Next() {
-		k.f.testAndAdd(k.f.hashBytes(it.Key()))
+		k.f.testAndAdd(k.f.hash(it.Key()))
 		n++
 	}
 	return n, it.Close()
@@ -79,8 +80,11 @@ func (k *KeyFilter) LoadPartition(db *store.DB, kind store.Kind, p partition.ID)
 }
 
 // MayHave reports whether the store may hold key (false: certainly not).
-func (k *KeyFilter) MayHave(key []byte) bool { return k.f.test(k.f.hashBytes(key)) }
+func (k *KeyFilter) MayHave(key []byte) bool { return k.f.test(k.f.hash(key)) }
+
+// FilterBytes is the memory the filter's bits take.
+func (k *KeyFilter) FilterBytes() int64 { return k.f.bytes() }
 
 // Add records that key is about to be written; call it before the batch
 // that writes key commits.
-func (k *KeyFilter) Add(key []byte) { k.f.testAndAdd(k.f.hashBytes(key)) }
+func (k *KeyFilter) Add(key []byte) { k.f.testAndAdd(k.f.hash(key)) }
