@@ -33,6 +33,18 @@ type State struct {
 	Digests *urlseen.KeyFilter
 	// Resumed reports that the store held an earlier run's state.
 	Resumed bool
+	// Opened is how long OpenState spent on each part: start-up reads
+	// every seen key, URL record key and digest key (the filters) and
+	// every queue key (the frontier's per-host counts).
+	Opened OpenTimes
+}
+
+// OpenTimes is how long each part of OpenState took.
+type OpenTimes struct {
+	Store    time.Duration // opening the store (its log replayed)
+	Seen     time.Duration // the URL-seen gate's filter, from the seen keys
+	Filters  time.Duration // the filters over URL records and digests
+	Frontier time.Duration // host states, queue counts and job counters
 }
 
 // StateOptions configures OpenState.
@@ -85,15 +97,22 @@ func OpenState(o StateOptions) (*State, error) {
 	}
 	_, statErr := o.FS.Stat(o.Dir)
 	s := &State{Resumed: statErr == nil}
+	t := time.Now()
+	lap := func(d *time.Duration) {
+		now := time.Now()
+		*d, t = now.Sub(t), now
+	}
 	db, err := store.Open(o.Dir, o.storeOptions())
 	if err != nil {
 		return nil, fmt.Errorf("node: open state: %w", err)
 	}
 	s.DB = db
+	lap(&s.Opened.Store)
 	if s.Seen, err = urlseen.NewDurable(db, o.Seen); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("node: load seen URLs: %w", err)
 	}
+	lap(&s.Opened.Seen)
 	if s.Fetched, err = urlseen.NewKeyFilter(db, store.KindURL, o.Seen); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("node: load URL records: %w", err)
@@ -102,6 +121,7 @@ func OpenState(o StateOptions) (*State, error) {
 		db.Close()
 		return nil, fmt.Errorf("node: load payload digests: %w", err)
 	}
+	lap(&s.Opened.Filters)
 	s.Queue = frontierdb.New(db, frontierdb.Options{})
 	fo := o.Frontier
 	fo.Store = s.Queue
@@ -109,6 +129,7 @@ func OpenState(o StateOptions) (*State, error) {
 		s.Close()
 		return nil, err
 	}
+	lap(&s.Opened.Frontier)
 	return s, nil
 }
 

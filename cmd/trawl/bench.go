@@ -155,6 +155,8 @@ func benchFrontierFlags(fset *flag.FlagSet, o *frontierbench.Options) {
 	fset.StringVar(&c.ProfilePhase, "profile-phase", "", "profile only this phase: seen-new, enqueue, seen-known, startup or lease (default: the whole run)")
 	fset.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile, taken with N URLs queued, to this file")
 	fset.StringVar(&o.LeaseMemProfile, "memprofile-lease", "", "write a heap profile, taken after the lease+complete phase, to this file")
+	fset.Int64Var(&c.ProjectURLs, "project-urls", 1_000_000_000, "URLs to project the measured footprint to (RAM, disk, start-up of one node; 0: no projection)")
+	fset.Int64Var(&c.ProjectHosts, "project-hosts", 50_000_000, "hosts to project the measured footprint to (0: no projection)")
 }
 
 func benchFreshnessFlags(fset *flag.FlagSet, o *freshbench.Options) {

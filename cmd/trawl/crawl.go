@@ -18,6 +18,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/cli/config"
 	"github.com/trawl-crawler/trawl/internal/cli/crawlrun"
 	"github.com/trawl-crawler/trawl/internal/cli/linefile"
+	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 	"github.com/trawl-crawler/trawl/warc"
@@ -88,6 +89,7 @@ type nodeFlags struct {
 	noSitemaps  bool
 	sourceAddr  string
 	fetchTO     time.Duration
+	expected    uint
 }
 
 func (nf *nodeFlags) register(fs *flag.FlagSet) {
@@ -105,6 +107,7 @@ func (nf *nodeFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&nf.nearRes, "near-resemblance", node.DefaultNearResemblance, "a page whose main text resembles an archived page's at least this much (share of shared word pairs, its host's template left out) is recorded as a near-duplicate (above 0 to 1; -1: no near-duplicate gate)")
 	fs.StringVar(&nf.sourceAddr, "source-addr", "", "send every fetch from this local IP address (one of this machine's; default: the system picks)")
 	fs.DurationVar(&nf.fetchTO, "fetch-timeout", node.DefaultFetchTimeout, "longest one fetch (robots.txt, sitemap or page) may take, connection to last byte")
+	fs.UintVar(&nf.expected, "expected-urls", urlseen.DefaultExpectedURLs, "URLs the URL-seen gate's Bloom filters are sized for (about 1.3 bytes a URL for each of three); a crawl that outgrows it keeps working, its filters grow")
 	fs.BoolVar(&nf.noSitemaps, "no-sitemaps", false, "read no sitemaps (by default each host's robots.txt Sitemap: files and /sitemap.xml are read before its pages)")
 }
 
@@ -276,6 +279,10 @@ func (nf *nodeFlags) options() (node.Options, error) {
 		NearResemblance:    nf.nearRes,
 		NoSitemaps:         nf.noSitemaps,
 		FetchTimeout:       nf.fetchTO,
+		ExpectedURLs:       nf.expected,
+	}
+	if nf.expected < 1 {
+		return o, fmt.Errorf("--expected-urls %d: want at least 1 (the filters grow past it; 10000000 by default)", nf.expected)
 	}
 	if nf.fetchTO < 0 {
 		return o, fmt.Errorf("--fetch-timeout %v is negative", nf.fetchTO)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -605,5 +606,36 @@ func TestNewStoreVersion(t *testing.T) {
 	}
 	if v, err := db.Get(MetaKey(metaVersion)); err != nil || binary.BigEndian.Uint32(v) != FormatVersion {
 		t.Errorf("Get(meta version) = %x, %v", v, err)
+	}
+}
+
+// TestDiskUsage: committed keys, still in the memtable, are counted by
+// kind once written out; a kind with 20 times the keys takes more room, a
+// kind with no keys none.
+func TestDiskUsage(t *testing.T) {
+	db := mustOpen(t, "/s", memOpts(vfs.NewMem()))
+	defer db.Close()
+	b := db.NewBatch()
+	val := bytes.Repeat([]byte("v"), 100)
+	for i := range 2000 {
+		host := fmt.Sprintf("h%d.test", i%50)
+		b.Set(QueueKey(host, 0, uint64(i)), val)
+		if i%20 == 0 {
+			b.Set(HostKey(host+fmt.Sprint(i)), val)
+		}
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	use, err := db.DiskUsage(KindQueue, KindHost, KindSeen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if use[KindHost] == 0 || use[KindQueue] < 5*use[KindHost] || use[KindSeen] != 0 {
+		t.Errorf("DiskUsage = queue %d, host %d, seen %d bytes; want host > 0, queue over 5x host (20x the keys), seen 0", use[KindQueue], use[KindHost], use[KindSeen])
+	}
+	db.Close()
+	if _, err := db.DiskUsage(KindQueue); !errors.Is(err, ErrClosed) {
+		t.Errorf("DiskUsage on a closed store = %v, want ErrClosed", err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/procstat"
+	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 	"github.com/trawl-crawler/trawl/node"
 )
@@ -55,6 +56,10 @@ type Result struct {
 	// Ceilings are measured after the phases, in the same run and on the
 	// same disk (see Ceilings).
 	Ceilings
+	// Footprint is measured along the phases; Projection extends it to
+	// Config.ProjectURLs and ProjectHosts (nil if they are 0).
+	Footprint
+	Projection *Projection `json:"projection,omitempty"`
 }
 
 // Config is one run of the benchmark. It has no defaults: every count must
@@ -91,6 +96,9 @@ type Config struct {
 	// lease+complete phase (windows refilled, records written). Nil: no
 	// profile.
 	LeaseHeapProfile io.Writer
+	// ProjectURLs and ProjectHosts, if both > 0, are the crawl the
+	// measured footprint is projected to (Result.Projection).
+	ProjectURLs, ProjectHosts int64
 }
 
 // phases are the names of Run's phases, in order.
@@ -109,6 +117,9 @@ func (c Config) Validate() error {
 		if f.v < 1 {
 			errs = append(errs, fmt.Errorf("frontierbench: %s = %d, want >= 1", f.name, f.v))
 		}
+	}
+	if c.ProjectURLs < 0 || c.ProjectHosts < 0 {
+		errs = append(errs, fmt.Errorf("frontierbench: ProjectURLs = %d, ProjectHosts = %d, want >= 0 (0: no projection)", c.ProjectURLs, c.ProjectHosts))
 	}
 	if c.ProfilePhase != "" && !slices.Contains(phases, c.ProfilePhase) {
 		errs = append(errs, fmt.Errorf("frontierbench: ProfilePhase = %q, want one of %s", c.ProfilePhase, strings.Join(phases, ", ")))
@@ -164,6 +175,7 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	if err := c.Validate(); err != nil {
 		return r, err
 	}
+	r.HeapBaseBytes = heapLive()
 	st, err := openState(c.Dir, c.URLs)
 	if err != nil {
 		return r, err
@@ -275,6 +287,12 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	}
 	r.SeenKnownChecked, r.SeenKnownPerSec = c.Known, float64(c.Known)/secs
 	r.StoreBytes = dirSize(c.Dir)
+	use, err := st.DB.DiskUsage(store.KindQueue, store.KindSeen)
+	if err != nil {
+		return r, fmt.Errorf("frontierbench: disk usage: %w", err)
+	}
+	r.DiskQueueBytesPerURL = float64(use[store.KindQueue]) / float64(c.URLs)
+	r.DiskSeenBytesPerURL = float64(use[store.KindSeen]) / float64(c.URLs)
 
 	// 5. start-up with N queued.
 	if err := enter("startup", "restart with %d URLs queued", c.URLs); err != nil {
@@ -300,6 +318,13 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 		r.RSSStartupPeak = procstat.Bytes("VmHWM")
 	}
 	r.RSSStartupBytes = settledRSS()
+	r.StartupStoreSeconds = st.Opened.Store.Seconds()
+	r.StartupSeenSeconds = st.Opened.Seen.Seconds()
+	r.StartupFiltersSeconds = st.Opened.Filters.Seconds()
+	r.StartupFrontierSeconds = st.Opened.Frontier.Seconds()
+	r.HeapStartupBytes = heapLive()
+	r.FilterBytes = st.Seen.FilterBytes() + st.Fetched.FilterBytes() + st.Digests.FilterBytes()
+	r.HeapPerHost = float64(max(0, r.HeapStartupBytes-r.HeapBaseBytes-r.FilterBytes)) / float64(c.Hosts)
 
 	// 6. lease+complete.
 	if err := enter("lease", "lease+complete of %d URLs", c.Leases); err != nil {
@@ -311,6 +336,15 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	}
 	r.LeaseCompleted, r.LeaseCompletePerS = n, float64(n)/secs
 	r.RSSLeaseBytes = settledRSS()
+	// Every completion was acknowledged, so committed: count the host
+	// records they wrote.
+	if r.HostRecords, err = st.DB.Count(store.KindPrefix(store.KindHost)); err != nil {
+		return r, fmt.Errorf("frontierbench: host records: %w", err)
+	}
+	if use, err = st.DB.DiskUsage(store.KindHost); err != nil {
+		return r, fmt.Errorf("frontierbench: disk usage: %w", err)
+	}
+	r.DiskHostBytesPerHost = float64(use[store.KindHost]) / float64(max(r.HostRecords, 1))
 	if c.LeaseHeapProfile != nil {
 		if err := pprof.WriteHeapProfile(c.LeaseHeapProfile); err != nil {
 			return r, fmt.Errorf("frontierbench: heap profile after leasing: %w", err)
@@ -328,6 +362,10 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	}
 	if r.Ceilings, err = measureCeilings(c); err != nil {
 		return r, fmt.Errorf("frontierbench: ceilings: %w", err)
+	}
+	if c.ProjectURLs > 0 && c.ProjectHosts > 0 {
+		p := Project(r, c.ProjectURLs, c.ProjectHosts)
+		r.Projection = &p
 	}
 	return r, nil
 }

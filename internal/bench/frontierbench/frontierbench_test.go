@@ -3,11 +3,14 @@ package frontierbench
 import (
 	"bytes"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 )
 
 func TestMain(m *testing.M) {
@@ -74,7 +77,10 @@ func TestRun(t *testing.T) {
 		t.Errorf("Run counts = %+v, want %+v", got, want)
 	}
 	for name, v := range map[string]float64{"SeenNewPerSec": r.SeenNewPerSec, "SeenKnownPerSec": r.SeenKnownPerSec, "EnqueuePerSec": r.EnqueuePerSec, "LeaseCompletePerS": r.LeaseCompletePerS, "StartupSeconds": r.StartupSeconds, "StoreBytes": float64(r.StoreBytes),
-		"FsyncsPerSec": r.FsyncsPerSec, "IngestPerSec": r.IngestPerSec, "CompletePerSec": r.CompletePerSec} {
+		"FsyncsPerSec": r.FsyncsPerSec, "IngestPerSec": r.IngestPerSec, "CompletePerSec": r.CompletePerSec,
+		"DiskQueueBytesPerURL": r.DiskQueueBytesPerURL, "DiskSeenBytesPerURL": r.DiskSeenBytesPerURL, "DiskHostBytesPerHost": r.DiskHostBytesPerHost,
+		"HostRecords": float64(r.HostRecords), "HeapStartupBytes": float64(r.HeapStartupBytes), "FilterBytes": float64(r.FilterBytes),
+		"StartupSeenSeconds": r.StartupSeenSeconds, "StartupFrontierSeconds": r.StartupFrontierSeconds} {
 		if v <= 0 {
 			t.Errorf("Result.%s = %v, want > 0", name, v)
 		}
@@ -84,11 +90,56 @@ func TestRun(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", want, progress.String())
 		}
 	}
+	if r.Projection != nil {
+		t.Errorf("Projection = %+v with no ProjectURLs, want nil", r.Projection)
+	}
+	if r.HostRecords > 70 {
+		t.Errorf("HostRecords = %d, want at most the 70 hosts", r.HostRecords)
+	}
 	if cpu.Len() == 0 || heap.Len() == 0 || leaseHeap.Len() == 0 {
 		t.Errorf("profiles: CPU %d bytes, heap %d bytes, heap after leasing %d bytes, want all > 0", cpu.Len(), heap.Len(), leaseHeap.Len())
 	}
 
 	if _, err := Run(small(dir), io.Discard); err == nil || !strings.Contains(err.Error(), "want an empty one") {
 		t.Errorf("Run on a used store = %v, want a refusal", err)
+	}
+}
+
+// TestProject: the projection is the measured footprint, linear in URLs
+// and hosts, with the fixed part kept.
+func TestProject(t *testing.T) {
+	r := Result{URLs: 1000, Hosts: 100, RSSStartupBytes: 100 << 20}
+	r.Footprint = Footprint{
+		DiskQueueBytesPerURL: 30, DiskSeenBytesPerURL: 20, DiskHostBytesPerHost: 40,
+		FilterBytes: 1 << 20, HeapPerHost: 1000,
+		StartupStoreSeconds: 0.5, StartupSeenSeconds: 0.001, StartupFrontierSeconds: 0.002,
+	}
+	p := Project(r, 1_000_000, 10_000)
+	if want := int64(100<<20 - 1<<20 - 100*1000); p.FixedBytes != want {
+		t.Errorf("FixedBytes = %d, want %d (RSS less filters less hosts)", p.FixedBytes, want)
+	}
+	if p.HostBytes != 10_000*1000 {
+		t.Errorf("HostBytes = %d, want %d", p.HostBytes, 10_000*1000)
+	}
+	if want := 3 * urlseen.FilterSize(1_000_000, urlseen.DefaultFalsePositiveRate); p.FilterBytes != want {
+		t.Errorf("FilterBytes = %d, want %d", p.FilterBytes, want)
+	}
+	if p.RAMBytes != p.FixedBytes+p.FilterBytes+p.HostBytes {
+		t.Errorf("RAMBytes = %d, want the sum of its parts", p.RAMBytes)
+	}
+	if want := int64(50*1_000_000 + 40*10_000); p.DiskBytes != want {
+		t.Errorf("DiskBytes = %d, want %d", p.DiskBytes, want)
+	}
+	// Per URL: 3 x 1 µs (seen keys, URL records, digests) + 2 µs (queue).
+	if want := 0.5 + 5e-6*1_000_000; math.Abs(p.StartupSeconds-want) > 1e-9 {
+		t.Errorf("StartupSeconds = %v, want %v", p.StartupSeconds, want)
+	}
+	var out bytes.Buffer
+	r.Projection = &p
+	Print(&out, r)
+	for _, want := range []string{"disk per queued URL", "heap per host", "projection for 1000000 URLs over 10000 hosts", "RAM", "start-up"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("Print lacks %q:\n%s", want, out.String())
+		}
 	}
 }

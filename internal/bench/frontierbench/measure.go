@@ -95,4 +95,5 @@ func Print(w io.Writer, r Result) {
 	fmt.Fprintf(w, "  %-28s %12.0f /s  (one goroutine, 4 KiB appends)\n", "fsync", r.FsyncsPerSec)
 	fmt.Fprintf(w, "  %-28s %12.0f /s  enqueue is %s of it\n", "raw ingest of enqueue writes", r.IngestPerSec, frac(r.EnqueuePerSec, r.IngestPerSec))
 	fmt.Fprintf(w, "  %-28s %12.0f /s  lease+complete is %s of it\n", "raw completion commits", r.CompletePerSec, frac(r.LeaseCompletePerS, r.CompletePerSec))
+	printFootprint(w, r)
 }

@@ -139,3 +139,8 @@ func (f *filter) bytes() int64 {
 
 // count is the number of layers.
 func (f *filter) count() int { return len(*f.layers.Load()) }
+
+// FilterSize is the memory one filter layer takes for keys keys at
+// false-positive rate rate (in (0, 1)): what a gate opened on a store of
+// keys/2 keys, or sized for keys, takes (benchmarks' projections).
+func FilterSize(keys uint, rate float64) int64 { return bloomBytes(keys, rate) }
