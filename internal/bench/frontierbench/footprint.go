@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 
+	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 )
 
@@ -16,7 +17,13 @@ type Footprint struct {
 	DiskQueueBytesPerURL float64 `json:"disk_queue_bytes_per_url"` // the queue keys after enqueue, over URLs
 	DiskSeenBytesPerURL  float64 `json:"disk_seen_bytes_per_url"`  // the seen keys after enqueue, over URLs
 	DiskHostBytesPerHost float64 `json:"disk_host_bytes_per_host"` // host records after leasing, over the hosts that have one
-	HostRecords          int     `json:"host_records"`             // hosts with a record after leasing
+	// RawQueueBytesPerURL and RawSeenBytesPerURL are the keys' and values'
+	// own bytes, before compression: the bench's synthetic URLs, numbered
+	// and alike, compress far better than the web's, so the disk figures
+	// above are a floor and these a ceiling.
+	RawQueueBytesPerURL float64 `json:"raw_queue_bytes_per_url"`
+	RawSeenBytesPerURL  float64 `json:"raw_seen_bytes_per_url"`
+	HostRecords         int     `json:"host_records"` // hosts with a record after leasing
 	// HeapBaseBytes is the Go heap before the state is opened, and
 	// HeapStartupBytes after the restart with N queued (both live, after a
 	// collection); FilterBytes is the three filters' part of the latter.
@@ -48,8 +55,11 @@ type Projection struct {
 	FilterBytes int64 `json:"filter_bytes"` // three filters, each sized for URLs at 1% (--expected-urls URLs)
 	HostBytes   int64 `json:"host_bytes"`   // HeapPerHost x Hosts
 	// DiskBytes is a queue key and a seen key per URL and a host record
-	// per host (no URL records, WARC files or logs).
-	DiskBytes int64 `json:"disk_bytes"`
+	// per host (no URL records, WARC files or logs), as the run's keys
+	// compressed; RawDiskBytes the same uncompressed (see
+	// Footprint.RawQueueBytesPerURL).
+	DiskBytes    int64 `json:"disk_bytes"`
+	RawDiskBytes int64 `json:"raw_disk_bytes"`
 	// StartupSeconds reads every key again: per URL a seen key, a queue
 	// key (at the frontier's measured rate per queued URL, which includes
 	// its hosts), and a URL record and a payload digest (at the seen
@@ -67,6 +77,7 @@ func Project(r Result, urls, hosts int64) Projection {
 	p.HostBytes = int64(f.HeapPerHost * float64(hosts))
 	p.RAMBytes = p.FixedBytes + p.FilterBytes + p.HostBytes
 	p.DiskBytes = int64((f.DiskQueueBytesPerURL+f.DiskSeenBytesPerURL)*float64(urls) + f.DiskHostBytesPerHost*float64(hosts))
+	p.RawDiskBytes = int64((f.RawQueueBytesPerURL+f.RawSeenBytesPerURL)*float64(urls) + f.DiskHostBytesPerHost*float64(hosts))
 	if r.URLs > 0 {
 		perURL := (3*f.StartupSeenSeconds + f.StartupFrontierSeconds) / float64(r.URLs)
 		p.StartupSeconds = f.StartupStoreSeconds + perURL*float64(urls)
@@ -87,8 +98,8 @@ func printFootprint(w io.Writer, r Result) {
 	f := r.Footprint
 	perURL := func(s float64) string { return fmt.Sprintf("%.2f µs a URL", 1e6*s/float64(max(r.URLs, 1))) }
 	fmt.Fprintf(w, "footprint measured in the same run:\n")
-	fmt.Fprintf(w, "  %-28s %10.1f B   (queue keys, as stored: compressed)\n", "disk per queued URL", f.DiskQueueBytesPerURL)
-	fmt.Fprintf(w, "  %-28s %10.1f B\n", "disk per seen URL", f.DiskSeenBytesPerURL)
+	fmt.Fprintf(w, "  %-28s %10.1f B   (queue keys as stored, compressed; %.1f B uncompressed)\n", "disk per queued URL", f.DiskQueueBytesPerURL, f.RawQueueBytesPerURL)
+	fmt.Fprintf(w, "  %-28s %10.1f B   (%.1f B uncompressed)\n", "disk per seen URL", f.DiskSeenBytesPerURL, f.RawSeenBytesPerURL)
 	fmt.Fprintf(w, "  %-28s %10.1f B   (%d hosts with one)\n", "disk per host record", f.DiskHostBytesPerHost, f.HostRecords)
 	fmt.Fprintf(w, "  %-28s %10.0f B   (Go heap after start-up, less the filters, over hosts: an upper bound)\n", "heap per host", f.HeapPerHost)
 	fmt.Fprintf(w, "  %-28s %10s     (3 filters, %.1f bits a URL)\n", "Bloom filters", mibs(f.FilterBytes), 8*float64(f.FilterBytes)/float64(max(r.URLs, 1)))
@@ -100,9 +111,26 @@ func printFootprint(w io.Writer, r Result) {
 	}
 	fmt.Fprintf(w, "projection for %d URLs over %d hosts on one node (linear in the figures above):\n", p.URLs, p.Hosts)
 	fmt.Fprintf(w, "  %-28s %10s     = fixed %s + filters %s + hosts %s\n", "RAM", gibs(p.RAMBytes), mibs(p.FixedBytes), gibs(p.FilterBytes), gibs(p.HostBytes))
-	fmt.Fprintf(w, "  %-28s %10s     (a queue and a seen key per URL, a record per host; no URL records, WARCs or logs)\n", "disk", gibs(p.DiskBytes))
+	fmt.Fprintf(w, "  %-28s %10s     (%s uncompressed: a queue and a seen key per URL, a record per host; no URL records, WARCs or logs)\n", "disk", gibs(p.DiskBytes), gibs(p.RawDiskBytes))
 	fmt.Fprintf(w, "  %-28s %10.0f s   (every seen key, queue key, URL record and digest read again)\n", "start-up", p.StartupSeconds)
 }
 
 func mibs(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 func gibs(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+
+// keyValueBytes is the sum of the lengths of the keys of kind and their
+// values, by one scan.
+func keyValueBytes(db *store.DB, kind store.Kind) (int64, error) {
+	it, err := db.NewIter(store.KindPrefix(kind))
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		n += int64(len(it.Key()) + len(it.Value()))
+	}
+	if err := it.Close(); err != nil {
+		return 0, fmt.Errorf("frontierbench: scan %c keys: %w", kind, err)
+	}
+	return n, nil
+}

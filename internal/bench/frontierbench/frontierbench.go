@@ -293,6 +293,16 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	}
 	r.DiskQueueBytesPerURL = float64(use[store.KindQueue]) / float64(c.URLs)
 	r.DiskSeenBytesPerURL = float64(use[store.KindSeen]) / float64(c.URLs)
+	queueBytes, err := keyValueBytes(st.DB, store.KindQueue)
+	if err != nil {
+		return r, err
+	}
+	seenBytes, err := keyValueBytes(st.DB, store.KindSeen)
+	if err != nil {
+		return r, err
+	}
+	r.RawQueueBytesPerURL = float64(queueBytes) / float64(c.URLs)
+	r.RawSeenBytesPerURL = float64(seenBytes) / float64(c.URLs)
 
 	// 5. start-up with N queued.
 	if err := enter("startup", "restart with %d URLs queued", c.URLs); err != nil {

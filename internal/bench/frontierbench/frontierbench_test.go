@@ -79,6 +79,7 @@ func TestRun(t *testing.T) {
 	for name, v := range map[string]float64{"SeenNewPerSec": r.SeenNewPerSec, "SeenKnownPerSec": r.SeenKnownPerSec, "EnqueuePerSec": r.EnqueuePerSec, "LeaseCompletePerS": r.LeaseCompletePerS, "StartupSeconds": r.StartupSeconds, "StoreBytes": float64(r.StoreBytes),
 		"FsyncsPerSec": r.FsyncsPerSec, "IngestPerSec": r.IngestPerSec, "CompletePerSec": r.CompletePerSec,
 		"DiskQueueBytesPerURL": r.DiskQueueBytesPerURL, "DiskSeenBytesPerURL": r.DiskSeenBytesPerURL, "DiskHostBytesPerHost": r.DiskHostBytesPerHost,
+		"RawQueueBytesPerURL": r.RawQueueBytesPerURL, "RawSeenBytesPerURL": r.RawSeenBytesPerURL,
 		"HostRecords": float64(r.HostRecords), "HeapStartupBytes": float64(r.HeapStartupBytes), "FilterBytes": float64(r.FilterBytes),
 		"StartupSeenSeconds": r.StartupSeenSeconds, "StartupFrontierSeconds": r.StartupFrontierSeconds} {
 		if v <= 0 {
@@ -111,6 +112,7 @@ func TestProject(t *testing.T) {
 	r := Result{URLs: 1000, Hosts: 100, RSSStartupBytes: 100 << 20}
 	r.Footprint = Footprint{
 		DiskQueueBytesPerURL: 30, DiskSeenBytesPerURL: 20, DiskHostBytesPerHost: 40,
+		RawQueueBytesPerURL: 90, RawSeenBytesPerURL: 60,
 		FilterBytes: 1 << 20, HeapPerHost: 1000,
 		StartupStoreSeconds: 0.5, StartupSeenSeconds: 0.001, StartupFrontierSeconds: 0.002,
 	}
@@ -129,6 +131,9 @@ func TestProject(t *testing.T) {
 	}
 	if want := int64(50*1_000_000 + 40*10_000); p.DiskBytes != want {
 		t.Errorf("DiskBytes = %d, want %d", p.DiskBytes, want)
+	}
+	if want := int64(150*1_000_000 + 40*10_000); p.RawDiskBytes != want {
+		t.Errorf("RawDiskBytes = %d, want %d", p.RawDiskBytes, want)
 	}
 	// Per URL: 3 x 1 µs (seen keys, URL records, digests) + 2 µs (queue).
 	if want := 0.5 + 5e-6*1_000_000; math.Abs(p.StartupSeconds-want) > 1e-9 {
