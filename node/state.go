@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -35,15 +36,17 @@ type State struct {
 	Resumed bool
 	// Opened is how long OpenState spent on each part: start-up reads
 	// every seen key, URL record key and digest key (the filters) and
-	// every queue key (the frontier's per-host counts).
+	// every queue key (the frontier's per-host counts), the parts side by
+	// side.
 	Opened OpenTimes
 }
 
-// OpenTimes is how long each part of OpenState took.
+// OpenTimes is how long each part of OpenState took. The store is opened
+// first; the other parts run at the same time.
 type OpenTimes struct {
 	Store    time.Duration // opening the store (its log replayed)
 	Seen     time.Duration // the URL-seen gate's filter, from the seen keys
-	Filters  time.Duration // the filters over URL records and digests
+	Filters  time.Duration // the filters over URL records and digests (the longer)
 	Frontier time.Duration // host states, queue counts and job counters
 }
 
@@ -97,39 +100,47 @@ func OpenState(o StateOptions) (*State, error) {
 	}
 	_, statErr := o.FS.Stat(o.Dir)
 	s := &State{Resumed: statErr == nil}
-	t := time.Now()
-	lap := func(d *time.Duration) {
-		now := time.Now()
-		*d, t = now.Sub(t), now
-	}
+	t0 := time.Now()
 	db, err := store.Open(o.Dir, o.storeOptions())
 	if err != nil {
 		return nil, fmt.Errorf("node: open state: %w", err)
 	}
 	s.DB = db
-	lap(&s.Opened.Store)
-	if s.Seen, err = urlseen.NewDurable(db, o.Seen); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("node: load seen URLs: %w", err)
-	}
-	lap(&s.Opened.Seen)
-	if s.Fetched, err = urlseen.NewKeyFilter(db, store.KindURL, o.Seen); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("node: load URL records: %w", err)
-	}
-	if s.Digests, err = urlseen.NewKeyFilter(db, store.KindDigest, o.Seen); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("node: load payload digests: %w", err)
-	}
-	lap(&s.Opened.Filters)
+	s.Opened.Store = time.Since(t0)
+	// The filters and the frontier read disjoint keys (start-up reads
+	// every seen key, URL record, digest and queue key): side by side.
 	s.Queue = frontierdb.New(db, frontierdb.Options{})
 	fo := o.Frontier
 	fo.Store = s.Queue
-	if s.Frontier, err = frontier.New(fo); err != nil {
+	var seenErr, fetchedErr, digestsErr, frontierErr error
+	var wg sync.WaitGroup
+	timed := func(d *time.Duration, f func()) {
+		wg.Go(func() {
+			t := time.Now()
+			f()
+			*d = time.Since(t)
+		})
+	}
+	var fetchedTime, digestsTime time.Duration
+	timed(&s.Opened.Seen, func() { s.Seen, seenErr = urlseen.NewDurable(db, o.Seen) })
+	timed(&fetchedTime, func() { s.Fetched, fetchedErr = urlseen.NewKeyFilter(db, store.KindURL, o.Seen) })
+	timed(&digestsTime, func() { s.Digests, digestsErr = urlseen.NewKeyFilter(db, store.KindDigest, o.Seen) })
+	timed(&s.Opened.Frontier, func() { s.Frontier, frontierErr = frontier.New(fo) })
+	wg.Wait()
+	s.Opened.Filters = max(fetchedTime, digestsTime)
+	if seenErr != nil {
+		seenErr = fmt.Errorf("node: load seen URLs: %w", seenErr)
+	}
+	if fetchedErr != nil {
+		fetchedErr = fmt.Errorf("node: load URL records: %w", fetchedErr)
+	}
+	if digestsErr != nil {
+		digestsErr = fmt.Errorf("node: load payload digests: %w", digestsErr)
+	}
+	if err := errors.Join(seenErr, fetchedErr, digestsErr, frontierErr); err != nil {
 		s.Close()
 		return nil, err
 	}
-	lap(&s.Opened.Frontier)
 	return s, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -424,4 +425,43 @@ func TestDurableOutgrowsExpected(t *testing.T) {
 	if rate := maybeRate(d); rate > 0.015 || d.FilterLayers() != 1 || d.Len() != n {
 		t.Errorf("after a restart: %d layers, %d URLs, %.4f of new URLs answered maybe; want 1 layer, %d URLs, below 0.015", d.FilterLayers(), d.Len(), rate, n)
 	}
+}
+
+// TestDurableLoadsEveryPartition: start-up reads the partitions' key
+// ranges side by side; whatever the split (GOMAXPROCS), every partition's
+// keys reach the filter, the first and the last included.
+func TestDurableLoadsEveryPartition(t *testing.T) {
+	fs := vfs.NewMem()
+	db := openStore(t, fs, "/s")
+	var urls []string
+	for _, p := range []partition.ID{0, 1, 63, 64, 85, 86, 127, 128, 170, 171, 254, 255} {
+		for i := 0; ; i++ {
+			if host := fmt.Sprintf("h%d.test", i); partition.Of(host) == p {
+				urls = append(urls, "http://"+host+"/", "http://"+host+"/x")
+				break
+			}
+		}
+	}
+	d := newDurable(t, db, DurableOptions{ExpectedURLs: 100})
+	b := db.NewBatch()
+	if _, err := d.AddBatch(b, 0, urls); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3, 7, 300} {
+		runtime.GOMAXPROCS(procs)
+		d := newDurable(t, db, DurableOptions{ExpectedURLs: 100})
+		if d.Len() != len(urls) {
+			t.Errorf("GOMAXPROCS %d: Len() = %d after loading, want %d", procs, d.Len(), len(urls))
+		}
+		for _, u := range urls {
+			if !inFilter(t, d, u) {
+				t.Errorf("GOMAXPROCS %d: %s not loaded into the filter", procs, u)
+			}
+		}
+	}
+	db.Close()
 }
