@@ -7,11 +7,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"sort"
+	"time"
+
+	"github.com/trawl-crawler/trawl/internal/memlimit"
 )
 
 // command is one subcommand: run gets the arguments after its name.
@@ -30,16 +33,10 @@ func register(name, summary string, run func(args []string, stdout, stderr io.Wr
 	commands[name] = command{summary: summary, run: run}
 }
 
-// defaultMemoryLimit is the Go heap's soft limit unless GOMEMLIMIT sets
-// another: with Pebble's block cache and memtables (outside the Go heap)
-// the process stays under 1 GiB, and the garbage collector works harder
-// instead of letting the heap double before each cycle.
-const defaultMemoryLimit = 768 << 20
-
 func main() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemoryLimit)
-	}
+	// The Go heap's soft limit follows its live heap from a floor of
+	// 768 MiB, unless GOMEMLIMIT is set (package memlimit).
+	go memlimit.Keep(context.Background(), 5*time.Second)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

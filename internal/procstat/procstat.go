@@ -74,3 +74,27 @@ func SelfCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// MachineMemory is the memory this process may use, in bytes: the
+// machine's (MemTotal of /proc/meminfo), or its cgroup's limit if that is
+// lower (cgroup v2 memory.max). 0 if neither can be read.
+func MachineMemory() int64 {
+	var total int64
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+				if err == nil {
+					total = kb << 10
+				}
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if lim, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && lim > 0 && (total == 0 || lim < total) {
+			total = lim
+		}
+	}
+	return total
+}
