@@ -682,6 +682,7 @@ func (s *Store) loadHosts(hostPrefix, queuePrefix []byte, fn func(frontier.HostS
 	defer qit.Close()
 	hOK, qOK := hit.First(), qit.First()
 	var hk, qk store.Key
+	var first []byte // the current host's first queue key
 	decode := func(valid bool, key []byte, into *store.Key) (bool, error) {
 		if !valid {
 			return false, nil
@@ -714,16 +715,29 @@ func (s *Store) loadHosts(hostPrefix, queuePrefix []byte, fn func(frontier.HostS
 		default:
 			h.Host = qk.Host
 		}
-		// The host's queue keys, if any, follow in the same order.
-		for qOK && qk.Host == h.Host {
-			for len(h.Queued) <= int(qk.Level) {
-				h.Queued = append(h.Queued, 0)
-			}
-			h.Queued[qk.Level]++
-			h.NextSeq = max(h.NextSeq, qk.Seq)
-			qOK = qit.Next()
-			if qOK, err = decode(qOK, qit.Key(), &qk); err != nil {
-				return err
+		// The host's queue keys, if any, follow in the same order: the
+		// first is decoded, the others only compared with it (start-up
+		// reads every queue key; decoding each cost a host string, its
+		// partition hash and a fifth of the frontier's start-up).
+		if qOK && qk.Host == h.Host {
+			first = append(first[:0], qit.Key()...)
+			level, seq := qk.Level, qk.Seq
+			for {
+				for len(h.Queued) <= int(level) {
+					h.Queued = append(h.Queued, 0)
+				}
+				h.Queued[level]++
+				h.NextSeq = max(h.NextSeq, seq)
+				if qOK = qit.Next(); !qOK {
+					break
+				}
+				var same bool
+				if level, seq, same = store.SameQueueHost(first, qit.Key()); !same {
+					if qOK, err = decode(qOK, qit.Key(), &qk); err != nil {
+						return err
+					}
+					break
+				}
 			}
 		}
 		if err := fn(h); err != nil {

@@ -497,3 +497,66 @@ func TestCloseWhileWriting(t *testing.T) {
 		t.Logf("round %d: %d of %d writes refused after Close", round, closedSeen.Load(), writers*perWriter)
 	}
 }
+
+// TestLoadCounts: Load counts each host's queue keys per level and finds
+// its highest seq, for hosts with and without a host record, many hosts
+// to a partition, hosts whose names are prefixes of one another and a
+// host with a record but no queue; the counts agree with a count made by
+// decoding every key.
+func TestLoadCounts(t *testing.T) {
+	db, s := open(t, t.TempDir())
+	defer db.Close()
+	defer s.Close()
+	b := db.NewBatch()
+	want := map[string]frontier.HostState{}
+	hosts := []string{"a.test", "a.tes", "a.testa", "b.test", "recorded.test", "only-record.test"}
+	for i := range 200 {
+		hosts = append(hosts, fmt.Sprintf("h%d.test", i))
+	}
+	for i, h := range hosts {
+		if h == "recorded.test" || h == "only-record.test" || i%7 == 0 {
+			if err := b.Set(store.HostKey(h), appendHostState(nil, frontier.HostState{Host: h, CrawlDelay: time.Second})); err != nil {
+				t.Fatal(err)
+			}
+			want[h] = frontier.HostState{Host: h}
+		}
+		if h == "only-record.test" {
+			continue
+		}
+		hs := frontier.HostState{Host: h}
+		for j := range 1 + i%9 {
+			level, seq := uint8(j%3), uint64(10*j+i%4)
+			if err := b.Set(store.QueueKey(h, level, seq), []byte{1}); err != nil {
+				t.Fatal(err)
+			}
+			for len(hs.Queued) <= int(level) {
+				hs.Queued = append(hs.Queued, 0)
+			}
+			hs.Queued[level]++
+			hs.NextSeq = max(hs.NextSeq, seq)
+		}
+		want[h] = hs
+	}
+	if err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]frontier.HostState{}
+	if err := s.Load(func(h frontier.HostState) error {
+		if _, dup := got[h.Host]; dup {
+			t.Errorf("host %s loaded twice", h.Host)
+		}
+		got[h.Host] = h
+		return nil
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("Load gave %d hosts, want %d", len(got), len(want))
+	}
+	for h, w := range want {
+		g := got[h]
+		if fmt.Sprint(g.Queued) != fmt.Sprint(w.Queued) || g.NextSeq != w.NextSeq {
+			t.Errorf("%s: Queued %v, NextSeq %d; want %v, %d", h, g.Queued, g.NextSeq, w.Queued, w.NextSeq)
+		}
+	}
+}

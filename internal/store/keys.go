@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -775,6 +776,19 @@ func DecodeQueueKey(key []byte) (host string, level uint8, seq uint64, err error
 		return "", 0, 0, err
 	}
 	return k.Host, k.Level, k.Seq, nil
+}
+
+// SameQueueHost reports whether next is a queue key of the same partition
+// and host as first, a queue key already decoded, and if so returns next's
+// level and seq: for a scan over many queue keys of one host, without
+// decoding the host again (its bytes are compared with first's, separator
+// included).
+func SameQueueHost(first, next []byte) (level uint8, seq uint64, ok bool) {
+	n := len(first) - queueSuffixLen
+	if n < 1 || len(next) != len(first) || !bytes.Equal(next[:n], first[:n]) {
+		return 0, 0, false
+	}
+	return next[n], binary.BigEndian.Uint64(next[n+1:]), true
 }
 
 // DecodeURLKey decodes a URL state key into the host and the canonical URL.

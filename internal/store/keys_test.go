@@ -253,3 +253,39 @@ func TestFingerprintRanges(t *testing.T) {
 		t.Error("FingerprintPartition of a host key: ok")
 	}
 }
+
+// TestSameQueueHost: a queue key of the same host is read without
+// decoding; any other key is not taken for one.
+func TestSameQueueHost(t *testing.T) {
+	first := QueueKey("a.test", 1, 5)
+	for _, tc := range []struct {
+		name  string
+		next  []byte
+		level uint8
+		seq   uint64
+		ok    bool
+	}{
+		{"same host, other level and seq", QueueKey("a.test", 2, 1<<40+9), 2, 1<<40 + 9, true},
+		{"same key", QueueKey("a.test", 1, 5), 1, 5, true},
+		{"other host, same length", QueueKey("b.test", 1, 6), 0, 0, false},
+		{"host one letter longer", QueueKey("a.testx", 1, 6), 0, 0, false},
+		{"host a prefix", QueueKey("a.tes", 1, 6), 0, 0, false},
+		{"host record", HostKey("a.test"), 0, 0, false},
+		{"held key", HeldKey("a.test", 0, 1, 6), 0, 0, false},
+		{"empty", nil, 0, 0, false},
+	} {
+		level, seq, ok := SameQueueHost(first, tc.next)
+		if level != tc.level || seq != tc.seq || ok != tc.ok {
+			t.Errorf("%s: SameQueueHost = %d, %d, %v; want %d, %d, %v", tc.name, level, seq, ok, tc.level, tc.seq, tc.ok)
+		}
+		if ok {
+			host, l, s, err := DecodeQueueKey(tc.next)
+			if err != nil || host != "a.test" || l != level || s != seq {
+				t.Errorf("%s: DecodeQueueKey = %q, %d, %d, %v; SameQueueHost disagrees", tc.name, host, l, s, err)
+			}
+		}
+	}
+	if _, _, ok := SameQueueHost(nil, QueueKey("a.test", 1, 5)); ok {
+		t.Errorf("SameQueueHost(nil first) = ok")
+	}
+}
