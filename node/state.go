@@ -109,6 +109,10 @@ func OpenState(o StateOptions) (*State, error) {
 	s.Opened.Store = time.Since(t0)
 	// The filters and the frontier read disjoint keys (start-up reads
 	// every seen key, URL record, digest and queue key): side by side.
+	// Except in a store of the previous format version, whose upgrade the
+	// frontier's load commits: there the filters are loaded first, so
+	// that a store they cannot read is left as it was, for the binary
+	// that wrote it.
 	s.Queue = frontierdb.New(db, frontierdb.Options{})
 	fo := o.Frontier
 	fo.Store = s.Queue
@@ -121,11 +125,15 @@ func OpenState(o StateOptions) (*State, error) {
 			*d = time.Since(t)
 		})
 	}
+	loadFrontier := func() { s.Frontier, frontierErr = frontier.New(fo) }
+	upgrade := db.NeedsUpgrade()
 	var fetchedTime, digestsTime time.Duration
 	timed(&s.Opened.Seen, func() { s.Seen, seenErr = urlseen.NewDurable(db, o.Seen) })
 	timed(&fetchedTime, func() { s.Fetched, fetchedErr = urlseen.NewKeyFilter(db, store.KindURL, o.Seen) })
 	timed(&digestsTime, func() { s.Digests, digestsErr = urlseen.NewKeyFilter(db, store.KindDigest, o.Seen) })
-	timed(&s.Opened.Frontier, func() { s.Frontier, frontierErr = frontier.New(fo) })
+	if !upgrade {
+		timed(&s.Opened.Frontier, loadFrontier)
+	}
 	wg.Wait()
 	s.Opened.Filters = max(fetchedTime, digestsTime)
 	if seenErr != nil {
@@ -137,7 +145,12 @@ func OpenState(o StateOptions) (*State, error) {
 	if digestsErr != nil {
 		digestsErr = fmt.Errorf("node: load payload digests: %w", digestsErr)
 	}
-	if err := errors.Join(seenErr, fetchedErr, digestsErr, frontierErr); err != nil {
+	err = errors.Join(seenErr, fetchedErr, digestsErr)
+	if upgrade && err == nil {
+		timed(&s.Opened.Frontier, loadFrontier)
+		wg.Wait()
+	}
+	if err := errors.Join(err, frontierErr); err != nil {
 		s.Close()
 		return nil, err
 	}
