@@ -31,29 +31,30 @@ func fillFilter(t *testing.T, f *filter, n int) {
 	}
 }
 
-// TestFilterGrows: a filter that takes 16 times the keys it was sized for
-// keeps its false-positive rate below twice the target, where a filter
-// that cannot grow answers "maybe" for nearly every new key (each a store
-// read in the seen gate). Its memory per key is logged.
+// TestFilterGrows: a filter that takes up to 127 times the keys it was
+// sized for keeps its false-positive rate below twice the target (127
+// times fills 7 layers: every layer full, the worst point), where a
+// filter that cannot grow answers "maybe" for nearly every new key (each
+// a store read in the seen gate). Its memory per key is logged.
 func TestFilterGrows(t *testing.T) {
-	const n0, p = 10_000, 0.01
-	for _, times := range []int{1, 2, 16} {
-		f := newFilter(n0, p, 0)
+	const p, n0 = 0.01, 2_500
+	for _, times := range []int{1, 2, 16, 127} {
+		f := newFilter(uint(n0), p, 0)
 		f.grow()
 		fillFilter(t, f, times*n0)
-		rate := fpRate(f, 200_000)
+		rate := fpRate(f, 100_000)
 		if rate > 2*p {
 			t.Errorf("%dx the expected keys: false-positive rate %.4f, want below %v (twice the target)", times, rate, 2*p)
 		}
 		// Layers of 1, 2, 4, ... times n0: 16 n0 keys need 5 (15 n0 fit in 4).
-		want := map[int]int{1: 1, 2: 2, 16: 5}[times]
+		want := map[int]int{1: 1, 2: 2, 16: 5, 127: 7}[times]
 		if got := f.count(); got != want {
 			t.Errorf("%dx the expected keys: %d layers, want %d", times, got, want)
 		}
 		t.Logf("%2dx the expected keys: %d layers, false-positive rate %.4f, %.1f bits a key", times, f.count(), rate, float64(8*f.bytes())/float64(times*n0))
 	}
 
-	fixed := newFilter(n0, p, 0) // never switched to growing, as while loading
+	fixed := newFilter(uint(n0), p, 0) // never switched to growing, as while loading
 	fillFilter(t, fixed, 16*n0)
 	if rate := fpRate(fixed, 20_000); rate < 0.5 || fixed.count() != 1 {
 		t.Errorf("a filter that may not grow, at 16x its keys: %d layers, false-positive rate %.4f; want 1 layer and a rate above 0.5 (else this test shows nothing)", fixed.count(), rate)
@@ -65,8 +66,8 @@ func TestFilterGrows(t *testing.T) {
 func TestFilterCap(t *testing.T) {
 	const n0, p = 2_000, 0.01
 	one := bloomBytes(n0, p)
-	two := one + bloomBytes(2*n0, p/2) // the first two layers
-	three := two + bloomBytes(4*n0, p/4)
+	two := one + bloomBytes(2*n0, layerRate(p, 1)) // the first two layers
+	three := two + bloomBytes(4*n0, layerRate(p, 2))
 	for _, tc := range []struct {
 		maxBytes   int64
 		wantLayers int
