@@ -35,8 +35,9 @@ func register(name, summary string, run func(args []string, stdout, stderr io.Wr
 
 func main() {
 	// The Go heap's soft limit follows its live heap from a floor of
-	// 768 MiB, unless GOMEMLIMIT is set (package memlimit).
-	go memlimit.Keep(context.Background(), 5*time.Second)
+	// 768 MiB, up to a share of the memory the process may use, unless
+	// GOMEMLIMIT is set (package memlimit).
+	go memlimit.Keep(context.Background(), time.Second)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -13,19 +13,25 @@ import (
 func TestLimit(t *testing.T) {
 	const mib = 1 << 20
 	for _, tc := range []struct {
-		live, floor, ceiling, want int64
+		live                 int64
+		gogc                 int
+		floor, ceiling, want int64
 	}{
-		{100 * mib, 768 * mib, 16000 * mib, 768 * mib},     // small crawl: the floor
-		{384 * mib, 768 * mib, 16000 * mib, 768 * mib},     // twice the live heap is the floor
-		{1000 * mib, 768 * mib, 16000 * mib, 2000 * mib},   // past it: twice the live heap
-		{12000 * mib, 768 * mib, 16000 * mib, 16000 * mib}, // at most the ceiling
-		{12000 * mib, 768 * mib, 0, 24000 * mib},           // no ceiling known
-		{100 * mib, 768 * mib, 512 * mib, 768 * mib},       // a ceiling below the floor is ignored
-		{0, 768 * mib, 16000 * mib, 768 * mib},
+		{100 * mib, 100, 768 * mib, 16000 * mib, 768 * mib},     // small crawl: the floor
+		{384 * mib, 100, 768 * mib, 16000 * mib, 768 * mib},     // twice the live heap is the floor
+		{1000 * mib, 100, 768 * mib, 16000 * mib, 2000 * mib},   // past it: twice the live heap
+		{12000 * mib, 100, 768 * mib, 16000 * mib, 16000 * mib}, // at most the ceiling
+		{12000 * mib, 100, 768 * mib, 0, 24000 * mib},           // no ceiling known
+		{100 * mib, 100, 768 * mib, 512 * mib, 512 * mib},       // a small container: its ceiling, below the floor
+		{1000 * mib, 300, 768 * mib, 16000 * mib, 4000 * mib},   // GOGC=300: four times the live heap
+		{1000 * mib, 50, 768 * mib, 16000 * mib, 1500 * mib},    // GOGC=50
+		{1000 * mib, -1, 768 * mib, 16000 * mib, 16000 * mib},   // GOGC=off: the ceiling alone
+		{1000 * mib, -1, 768 * mib, 0, 768 * mib},               // GOGC=off, no ceiling: the floor
+		{0, 100, 768 * mib, 16000 * mib, 768 * mib},
 	} {
-		if got := Limit(tc.live, tc.floor, tc.ceiling); got != tc.want {
-			t.Errorf("Limit(%d MiB live, floor %d MiB, ceiling %d MiB) = %d MiB, want %d MiB",
-				tc.live/mib, tc.floor/mib, tc.ceiling/mib, got/mib, tc.want/mib)
+		if got := Limit(tc.live, tc.gogc, tc.floor, tc.ceiling); got != tc.want {
+			t.Errorf("Limit(%d MiB live, GOGC %d, floor %d MiB, ceiling %d MiB) = %d MiB, want %d MiB",
+				tc.live/mib, tc.gogc, tc.floor/mib, tc.ceiling/mib, got/mib, tc.want/mib)
 		}
 	}
 }
@@ -40,6 +46,7 @@ func TestKeep(t *testing.T) {
 	}
 
 	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
 	debug.SetMemoryLimit(math.MaxInt64)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -50,8 +57,9 @@ func TestKeep(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if got := debug.SetMemoryLimit(-1); got != Floor {
-		t.Errorf("limit after Keep = %d, want the floor %d (this test's live heap is small)", got, Floor)
+	ceiling := int64(float64(procstat.MachineMemory()) * CeilingShare)
+	if got := debug.SetMemoryLimit(-1); got != min(Floor, ceiling) {
+		t.Errorf("limit after Keep = %d, want the floor %d (this test's live heap is small) or the ceiling %d if lower", got, Floor, ceiling)
 	}
 
 	t.Setenv("GOMEMLIMIT", "1GiB")

@@ -8,7 +8,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,25 +78,73 @@ func SelfCPU() time.Duration {
 }
 
 // MachineMemory is the memory this process may use, in bytes: the
-// machine's (MemTotal of /proc/meminfo), or its cgroup's limit if that is
-// lower (cgroup v2 memory.max). 0 if neither can be read.
-func MachineMemory() int64 {
+// machine's (MemTotal of /proc/meminfo), or the lowest memory limit of its
+// cgroup and the cgroup's parents if lower (cgroup v2 memory.max, v1
+// memory.limit_in_bytes; under /sys/fs/cgroup, at the path
+// /proc/self/cgroup names, or at the mount's root when a cgroup namespace
+// shows the process's own cgroup there). 0 if none can be read.
+func MachineMemory() int64 { return machineMemory(os.DirFS("/")) }
+
+// machineMemory is MachineMemory over the file system root.
+func machineMemory(root fs.FS) int64 {
 	var total int64
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+	if b, err := fs.ReadFile(root, "proc/meminfo"); err == nil {
 		for line := range strings.Lines(string(b)) {
 			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-				if err == nil {
+				if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil {
 					total = kb << 10
 				}
 				break
 			}
 		}
 	}
-	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
-		if lim, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && lim > 0 && (total == 0 || lim < total) {
-			total = lim
+	lower := func(limit int64) {
+		if limit > 0 && (total == 0 || limit < total) {
+			total = limit
+		}
+	}
+	b, err := fs.ReadFile(root, "proc/self/cgroup")
+	if err != nil {
+		return total
+	}
+	for line := range strings.Lines(string(b)) {
+		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case parts[0] == "0" && parts[1] == "": // cgroup v2
+			lower(cgroupLimit(root, "sys/fs/cgroup", parts[2], "memory.max"))
+		case slices.Contains(strings.Split(parts[1], ","), "memory"): // cgroup v1
+			lower(cgroupLimit(root, "sys/fs/cgroup/memory", parts[2], "memory.limit_in_bytes"))
 		}
 	}
 	return total
+}
+
+// cgroupLimit is the lowest limit in file of the cgroup at path under
+// mount and of its parents, the mount's root included; 0 if none is set.
+// A v1 "no limit" (a page-rounded 2^63-1) and v2 "max" count as none.
+func cgroupLimit(root fs.FS, mount, path, file string) int64 {
+	var lowest int64
+	dir := strings.Trim(path, "/")
+	for {
+		p := mount + "/" + file
+		if dir != "" {
+			p = mount + "/" + dir + "/" + file
+		}
+		if b, err := fs.ReadFile(root, p); err == nil {
+			if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 && v < 1<<62 && (lowest == 0 || v < lowest) {
+				lowest = v
+			}
+		}
+		if dir == "" {
+			return lowest
+		}
+		if i := strings.LastIndexByte(dir, '/'); i >= 0 {
+			dir = dir[:i]
+		} else {
+			dir = ""
+		}
+	}
 }
