@@ -44,7 +44,7 @@ type State struct {
 // OpenTimes is how long each part of OpenState took. The store is opened
 // first; the other parts run at the same time.
 type OpenTimes struct {
-	Store    time.Duration // opening the store (its log replayed)
+	Store    time.Duration // opening the store (its log replayed, if it holds one)
 	Seen     time.Duration // the URL-seen gate's filter, from the seen keys
 	Filters  time.Duration // the filters over URL records and digests (the longer)
 	Frontier time.Duration // host states, queue counts and job counters

@@ -18,6 +18,7 @@ import (
 	"github.com/trawl-crawler/trawl/internal/cli/config"
 	"github.com/trawl-crawler/trawl/internal/cli/crawlrun"
 	"github.com/trawl-crawler/trawl/internal/cli/linefile"
+	"github.com/trawl-crawler/trawl/internal/procstat"
 	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
@@ -110,6 +111,10 @@ func (nf *nodeFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&nf.expected, "expected-urls", urlseen.DefaultExpectedURLs, "URLs the URL-seen gate's Bloom filters are sized for (about 1.3 bytes a URL for each of three); a crawl that outgrows it keeps working, its filters grow")
 	fs.BoolVar(&nf.noSitemaps, "no-sitemaps", false, "read no sitemaps (by default each host's robots.txt Sitemap: files and /sitemap.xml are read before its pages)")
 }
+
+// maxExpectedURLs bounds --expected-urls: a trillion URLs' filters would
+// take about 3.6 TB.
+const maxExpectedURLs = 1e12
 
 // crawlFlags are the flags shared by crawl and demo: the node's and the
 // one job's.
@@ -281,8 +286,11 @@ func (nf *nodeFlags) options() (node.Options, error) {
 		FetchTimeout:       nf.fetchTO,
 		ExpectedURLs:       nf.expected,
 	}
-	if nf.expected < 1 {
-		return o, fmt.Errorf("--expected-urls %d: want at least 1 (the filters grow past it; 10000000 by default)", nf.expected)
+	if nf.expected < 1 || nf.expected > maxExpectedURLs {
+		return o, fmt.Errorf("--expected-urls %d: want 1 to %d (the filters grow past it; 10000000 by default)", nf.expected, uint(maxExpectedURLs))
+	}
+	if mem, need := procstat.MachineMemory(), 3*urlseen.FilterSize(nf.expected, urlseen.DefaultFalsePositiveRate); mem > 0 && need > mem/2 {
+		return o, fmt.Errorf("--expected-urls %d: its three Bloom filters would take %.1f GiB, more than half of the %.1f GiB this process may use; size them for fewer URLs (they grow past it)", nf.expected, float64(need)/(1<<30), float64(mem)/(1<<30))
 	}
 	if nf.fetchTO < 0 {
 		return o, fmt.Errorf("--fetch-timeout %v is negative", nf.fetchTO)

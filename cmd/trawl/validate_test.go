@@ -85,7 +85,9 @@ func TestCrawlChecksEveryValueBeforeTouchingData(t *testing.T) {
 		{"ftp seed", []string{"ftp://a.test/"}, `seed "ftp://a.test/" is not an http or https URL`},
 		{"seed outside --domain", []string{"--domain", "a.test", "http://a.test/", "http://b.test/"}, `seed "http://b.test/" is outside the crawl's domains (a.test)`},
 		{"bad domain", []string{"--domain", "a b", "http://a.test/"}, `--domain "a b" is not a host name`},
-		{"no expected URLs", []string{"--expected-urls", "0", "http://a.test/"}, "--expected-urls 0: want at least 1"},
+		{"no expected URLs", []string{"--expected-urls", "0", "http://a.test/"}, "--expected-urls 0: want 1 to 1000000000000"},
+		{"expected URLs past the bound", []string{"--expected-urls", "18446744073709551615", "http://a.test/"}, "--expected-urls 18446744073709551615: want 1 to"},
+		{"expected URLs past the memory", []string{"--expected-urls", "900000000000", "http://a.test/"}, "--expected-urls 900000000000: its three Bloom filters would take"},
 		{"from the config file", []string{"--config", cfg, "http://a.test/"}, "--max-depth -3 is negative: want 0 (no limit) or more (set in the config file)"},
 	} {
 		var out, errb bytes.Buffer

@@ -30,11 +30,17 @@ type Footprint struct {
 	HeapBaseBytes    int64 `json:"heap_base_bytes"`
 	HeapStartupBytes int64 `json:"heap_after_startup_bytes"`
 	FilterBytes      int64 `json:"filter_bytes"`
-	// HeapPerHost is the rest of the heap's growth over hosts: the host
-	// table, and everything else the state holds (windows, at most
-	// frontier.Options.WindowBudget items), counted as if per host: an
-	// upper bound.
+	// HeapPerHost is the rest of the heap's growth at start-up over
+	// hosts: the host table, names and heaps, and whatever else the state
+	// holds then (the windows are empty until leasing starts), counted as
+	// if per host.
 	HeapPerHost float64 `json:"heap_per_host_bytes"`
+	// HeapLeaseBytes is the live heap after the lease phase, and
+	// WindowBytes its growth since start-up: the windows (at most
+	// frontier.Options.WindowBudget items, however many hosts) and the
+	// buffers leasing keeps.
+	HeapLeaseBytes int64 `json:"heap_after_lease_bytes"`
+	WindowBytes    int64 `json:"window_bytes"`
 	// Start-up by part (node.OpenTimes).
 	StartupStoreSeconds    float64 `json:"startup_store_s"`
 	StartupSeenSeconds     float64 `json:"startup_seen_s"`
@@ -47,11 +53,15 @@ type Footprint struct {
 type Projection struct {
 	URLs  int64 `json:"urls"`
 	Hosts int64 `json:"hosts"`
-	// RAM is FixedBytes (what the run's RSS after start-up held beyond the
-	// filters and the per-host heap: Pebble's cache and memtables, the
-	// windows, the runtime) + FilterBytes + HostBytes.
+	// RAM is what is live: FixedBytes (what the run's RSS after start-up
+	// held beyond the filters and the per-host heap: Pebble's cache and
+	// memtables, the runtime) + WindowBytes (as measured) + FilterBytes +
+	// HostBytes. Between collections the Go heap (all but the fixed part)
+	// may grow to twice its live size, as far as the soft limit lets it
+	// (internal/memlimit: 80% of the memory).
 	RAMBytes    int64 `json:"ram_bytes"`
 	FixedBytes  int64 `json:"fixed_bytes"`
+	WindowBytes int64 `json:"window_bytes"`
 	FilterBytes int64 `json:"filter_bytes"` // three filters, each sized for URLs at 1% (--expected-urls URLs)
 	HostBytes   int64 `json:"host_bytes"`   // HeapPerHost x Hosts
 	// DiskBytes is a queue key and a seen key per URL and a host record
@@ -76,7 +86,8 @@ func Project(r Result, urls, hosts int64) Projection {
 	p.FixedBytes = max(0, r.RSSStartupBytes-f.FilterBytes-int64(measuredHosts))
 	p.FilterBytes = 3 * urlseen.FilterSize(uint(urls), urlseen.DefaultFalsePositiveRate)
 	p.HostBytes = int64(f.HeapPerHost * float64(hosts))
-	p.RAMBytes = p.FixedBytes + p.FilterBytes + p.HostBytes
+	p.WindowBytes = f.WindowBytes
+	p.RAMBytes = p.FixedBytes + p.WindowBytes + p.FilterBytes + p.HostBytes
 	p.DiskBytes = int64((f.DiskQueueBytesPerURL+f.DiskSeenBytesPerURL)*float64(urls) + f.DiskHostBytesPerHost*float64(hosts))
 	p.RawDiskBytes = int64((f.RawQueueBytesPerURL+f.RawSeenBytesPerURL)*float64(urls) + f.DiskHostBytesPerHost*float64(hosts))
 	if parts := f.StartupSeenSeconds + f.StartupFrontierSeconds; r.URLs > 0 && parts > 0 {
@@ -103,7 +114,8 @@ func printFootprint(w io.Writer, r Result) {
 	fmt.Fprintf(w, "  %-28s %10.1f B   (queue keys as stored, compressed; %.1f B uncompressed)\n", "disk per queued URL", f.DiskQueueBytesPerURL, f.RawQueueBytesPerURL)
 	fmt.Fprintf(w, "  %-28s %10.1f B   (%.1f B uncompressed)\n", "disk per seen URL", f.DiskSeenBytesPerURL, f.RawSeenBytesPerURL)
 	fmt.Fprintf(w, "  %-28s %10.1f B   (%d hosts with one)\n", "disk per host record", f.DiskHostBytesPerHost, f.HostRecords)
-	fmt.Fprintf(w, "  %-28s %10.0f B   (Go heap after start-up, less the filters, over hosts: an upper bound)\n", "heap per host", f.HeapPerHost)
+	fmt.Fprintf(w, "  %-28s %10.0f B   (Go heap after start-up, less the filters, over hosts)\n", "heap per host", f.HeapPerHost)
+	fmt.Fprintf(w, "  %-28s %10s     (the heap's growth over the lease phase: windows, within their budget)\n", "held after leasing", mibs(f.WindowBytes))
 	fmt.Fprintf(w, "  %-28s %10s     (3 filters, %.1f bits a URL)\n", "Bloom filters", mibs(f.FilterBytes), 8*float64(f.FilterBytes)/float64(max(r.URLs, 1)))
 	fmt.Fprintf(w, "  %-28s store %.2f s, seen keys %.2f s (%s), URL record and digest filters %.2f s, frontier %.2f s (%s)\n", "start-up by part",
 		f.StartupStoreSeconds, f.StartupSeenSeconds, perURL(f.StartupSeenSeconds), f.StartupFiltersSeconds, f.StartupFrontierSeconds, perURL(f.StartupFrontierSeconds))
@@ -112,7 +124,8 @@ func printFootprint(w io.Writer, r Result) {
 		return
 	}
 	fmt.Fprintf(w, "projection for %d URLs over %d hosts on one node (linear in the figures above):\n", p.URLs, p.Hosts)
-	fmt.Fprintf(w, "  %-28s %10s     = fixed %s + filters %s + hosts %s\n", "RAM", gibs(p.RAMBytes), mibs(p.FixedBytes), gibs(p.FilterBytes), gibs(p.HostBytes))
+	fmt.Fprintf(w, "  %-28s %10s     = fixed %s + windows %s + filters %s (sized by --expected-urls %d) + hosts %s; the heap may grow to twice between collections, up to the soft limit\n",
+		"RAM, live", gibs(p.RAMBytes), mibs(p.FixedBytes), mibs(p.WindowBytes), gibs(p.FilterBytes), p.URLs, gibs(p.HostBytes))
 	fmt.Fprintf(w, "  %-28s %10s     (%s uncompressed: a queue and a seen key per URL, a record per host; no URL records, WARCs or logs)\n", "disk", gibs(p.DiskBytes), gibs(p.RawDiskBytes))
 	fmt.Fprintf(w, "  %-28s %10.0f s   (every seen key, queue key, URL record and digest read again, as side by side as here)\n", "start-up", p.StartupSeconds)
 }

@@ -346,6 +346,8 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	}
 	r.LeaseCompleted, r.LeaseCompletePerS = n, float64(n)/secs
 	r.RSSLeaseBytes = settledRSS()
+	r.HeapLeaseBytes = heapLive()
+	r.WindowBytes = max(0, r.HeapLeaseBytes-r.HeapStartupBytes)
 	// Every completion was acknowledged, so committed: count the host
 	// records they wrote.
 	if r.HostRecords, err = st.DB.Count(store.KindPrefix(store.KindHost)); err != nil {

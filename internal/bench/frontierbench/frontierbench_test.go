@@ -113,7 +113,7 @@ func TestProject(t *testing.T) {
 	r.Footprint = Footprint{
 		DiskQueueBytesPerURL: 30, DiskSeenBytesPerURL: 20, DiskHostBytesPerHost: 40,
 		RawQueueBytesPerURL: 90, RawSeenBytesPerURL: 60,
-		FilterBytes: 1 << 20, HeapPerHost: 1000,
+		FilterBytes: 1 << 20, HeapPerHost: 1000, WindowBytes: 5 << 20,
 		StartupStoreSeconds: 0.5, StartupSeenSeconds: 0.001, StartupFrontierSeconds: 0.002,
 	}
 	p := Project(r, 1_000_000, 10_000)
@@ -126,7 +126,7 @@ func TestProject(t *testing.T) {
 	if want := 3 * urlseen.FilterSize(1_000_000, urlseen.DefaultFalsePositiveRate); p.FilterBytes != want {
 		t.Errorf("FilterBytes = %d, want %d", p.FilterBytes, want)
 	}
-	if p.RAMBytes != p.FixedBytes+p.FilterBytes+p.HostBytes {
+	if p.WindowBytes != 5<<20 || p.RAMBytes != p.FixedBytes+p.WindowBytes+p.FilterBytes+p.HostBytes {
 		t.Errorf("RAMBytes = %d, want the sum of its parts", p.RAMBytes)
 	}
 	if want := int64(50*1_000_000 + 40*10_000); p.DiskBytes != want {
@@ -144,7 +144,7 @@ func TestProject(t *testing.T) {
 	var out bytes.Buffer
 	r.Projection = &p
 	Print(&out, r)
-	for _, want := range []string{"disk per queued URL", "heap per host", "projection for 1000000 URLs over 10000 hosts", "RAM", "start-up"} {
+	for _, want := range []string{"disk per queued URL", "heap per host", "projection for 1000000 URLs over 10000 hosts", "RAM, live", "held after leasing", "start-up"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("Print lacks %q:\n%s", want, out.String())
 		}
