@@ -20,7 +20,7 @@ var layers = []struct {
 }{
 	{"libraries", []string{"urlnorm", "robots", "simhash", "links", "css", "scope", "sitemap",
 		"warc", "cdxj", "wacz", "crawllog", "fetch", "hostpolicy", "job", "recrawl", "usagepref",
-		"internal/procstat", "internal/patternbudget", "internal/hostrank", "internal/atomicfile", "internal/htmltok"}},
+		"internal/procstat", "internal/memlimit", "internal/patternbudget", "internal/hostrank", "internal/atomicfile", "internal/htmltok"}},
 	{"store core", []string{"internal/store", "internal/store/"}},
 	{"engine", []string{"frontier", "internal/frontierdb", "internal/outbox", "robotscache", "node", "node/"}},
 	{"fleet", []string{"cluster/"}},
