@@ -42,6 +42,11 @@ func TestPaginationCrawledWhole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: crawls of a paginated web, one stopped and resumed; the full suite runs it")
 	}
+	// Parallel beside the package's other tests: a test that is not waits
+	// for its parallel subtests, and every parallel test of the package
+	// waits for it (its two crawls took half a minute of the package's
+	// wall time alone).
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		stopAfter int // requests after which a first run is stopped; 0: one run
