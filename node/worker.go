@@ -59,7 +59,7 @@ func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b
 	n.tallyMu.Lock()
 	if j != nil {
 		j.Stats.Discovered.Add(int64(len(add)))
-		if err := b.Set(store.JobTallyKey(j.ID), j.Stats.Total().Encode()); err != nil {
+		if err := b.Set(store.JobTallyKey(j.ID), j.Stats.EncodeTotal()); err != nil {
 			n.opts.Logger.Warn("store job tally", "job", j.ID, "err", err)
 		}
 	}
