@@ -314,7 +314,10 @@ func titleKey(text []byte) uint64 {
 // wordsKey returns the hash of the words of text, in order; 0 if it has
 // none.
 func wordsKey(text []byte) uint64 {
-	var c content
+	// The words go into a buffer from the pools, given back at the end:
+	// a page takes two or three keys (title, heading, description).
+	c := content{words: getWords(0)}
+	defer func() { putWords(c.words) }()
 	w := words{c: &c}
 	w.write(text)
 	w.end()

@@ -484,3 +484,13 @@ func BenchmarkContent(b *testing.B) {
 		HTMLContent(doc).Release()
 	}
 }
+
+// BenchmarkTitleKey is the key of a page's title, taken at the end of the
+// title element (and of its first heading, and of its description).
+func BenchmarkTitleKey(b *testing.B) {
+	title := []byte("os — Miscellaneous operating system interfaces — Python 3 documentation")
+	b.ReportAllocs()
+	for b.Loop() {
+		titleKey(title)
+	}
+}
