@@ -70,7 +70,16 @@ func (s *Stats) SetPrior(t Tally) {
 
 // Run returns this run's counts.
 func (s *Stats) Run() Tally {
-	t := Tally{
+	t := s.counters()
+	s.mu.Lock()
+	t.Status, t.Errors = maps.Clone(s.status), maps.Clone(s.errors)
+	s.mu.Unlock()
+	return t
+}
+
+// counters returns this run's fixed counters (no maps).
+func (s *Stats) counters() Tally {
+	return Tally{
 		Pages:            s.Pages.Load(),
 		Shared:           s.Shared.Load(),
 		Requests:         s.Requests.Load(),
@@ -95,10 +104,6 @@ func (s *Stats) Run() Tally {
 		Routed:           s.Routed.Load(),
 		Requisites:       s.Requisites.Load(),
 	}
-	s.mu.Lock()
-	t.Status, t.Errors = maps.Clone(s.status), maps.Clone(s.errors)
-	s.mu.Unlock()
-	return t
 }
 
 // Total returns the counts of every run of the job: the prior ones' and
@@ -109,6 +114,23 @@ func (s *Stats) Total() Tally {
 	prior := s.prior
 	s.mu.Unlock()
 	return prior.Add(run)
+}
+
+// EncodeTotal returns Total().Encode(), the stored form of the job's
+// tally that the node writes with every completion, without the maps
+// Total clones and adds.
+func (s *Stats) EncodeTotal() []byte {
+	run := s.counters()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tot := s.prior
+	of, rf := tot.fields(), run.fields()
+	for i := range of {
+		*of[i] += *rf[i]
+	}
+	b := tot.appendCounters(make([]byte, 0, 64))
+	b = appendSum(b, s.prior.Status, s.status)
+	return appendSum(b, s.prior.Errors, s.errors)
 }
 
 // Freshness is what the node's recrawl schedule knows of a job's pages, as

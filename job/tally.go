@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 )
 
@@ -81,20 +80,44 @@ const tallyVersion = 1
 // then each (uvarint); then the status and error maps, each as a count
 // and (key length, key, value) triples in key order (uvarints).
 func (t Tally) Encode() []byte {
+	b := t.appendCounters(make([]byte, 0, 64))
+	b = appendSum(b, t.Status, nil)
+	return appendSum(b, t.Errors, nil)
+}
+
+// appendCounters appends the version and the fixed counters of t's stored
+// form to b.
+func (t *Tally) appendCounters(b []byte) []byte {
 	f := t.fields()
-	b := binary.AppendUvarint([]byte{tallyVersion}, uint64(len(f)))
+	b = binary.AppendUvarint(append(b, tallyVersion), uint64(len(f)))
 	for _, p := range f {
 		b = binary.AppendUvarint(b, uint64(max(*p, 0)))
 	}
-	for _, m := range []map[string]int64{t.Status, t.Errors} {
-		b = binary.AppendUvarint(b, uint64(len(m)))
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			b = binary.AppendUvarint(b, uint64(len(k)))
-			b = append(b, k...)
-			b = binary.AppendUvarint(b, uint64(max(m[k], 0)))
+	return b
+}
+
+// appendSum appends the stored form of the map a + b (a key of either,
+// its values added: Add's addMaps) to dst, without building that map: the
+// number of keys, then (key length, key, value) in key order.
+func appendSum(dst []byte, a, b map[string]int64) []byte {
+	var buf [16]string
+	keys := buf[:0]
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
 		}
 	}
-	return b
+	slices.Sort(keys)
+	dst = binary.AppendUvarint(dst, uint64(len(keys)))
+	for _, k := range keys {
+		dst = binary.AppendUvarint(dst, uint64(len(k)))
+		dst = append(dst, k...)
+		dst = binary.AppendUvarint(dst, uint64(max(a[k]+b[k], 0)))
+	}
+	return dst
 }
 
 // ErrBadTally wraps every DecodeTally error.

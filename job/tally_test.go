@@ -3,6 +3,7 @@ package job
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -105,6 +106,60 @@ func FuzzDecodeTally(f *testing.F) {
 		back, err := DecodeTally(tl.Encode())
 		if err != nil || !reflect.DeepEqual(back, tl) {
 			t.Fatalf("re-encoding %+v: %+v, %v", tl, back, err)
+		}
+	})
+}
+
+// TestEncodeTotal: EncodeTotal writes what Total().Encode() writes, keys
+// of the prior tally and of this run's maps merged, whichever has them.
+func TestEncodeTotal(t *testing.T) {
+	var s Stats
+	s.init()
+	check := func(when string) {
+		t.Helper()
+		if got, want := s.EncodeTotal(), s.Total().Encode(); !bytes.Equal(got, want) {
+			t.Errorf("%s: EncodeTotal = %x, want %x", when, got, want)
+		}
+	}
+	check("empty")
+	s.Pages.Add(3)
+	s.AddStatus(200)
+	s.AddError("dns")
+	check("no prior")
+	s.SetPrior(sampleTally())
+	check("prior")
+	s.AddStatus(404)
+	s.AddStatus(503)
+	s.AddError("timeout")
+	s.Requisites.Add(2)
+	check("keys in both")
+	for i := range 40 { // more keys than appendSum's buffer
+		s.AddError(fmt.Sprint("class", i))
+	}
+	check("many keys")
+}
+
+// BenchmarkEncodeTotal: the tally a completion stores, from a job's
+// stats with a prior run (Total().Encode() before EncodeTotal).
+func BenchmarkEncodeTotal(b *testing.B) {
+	var s Stats
+	s.init()
+	s.SetPrior(sampleTally())
+	for _, c := range []int{200, 200, 301, 404, 500} {
+		s.AddStatus(c)
+	}
+	s.AddError("dns")
+	s.AddError("timeout")
+	b.Run("Total.Encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			_ = s.Total().Encode()
+		}
+	})
+	b.Run("EncodeTotal", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			_ = s.EncodeTotal()
 		}
 	})
 }

@@ -465,7 +465,7 @@ func (n *Node) keepTallies() {
 	}
 	b := n.db.NewBatch()
 	for _, j := range n.Jobs() {
-		if err := b.Set(store.JobTallyKey(j.ID), j.Stats.Total().Encode()); err != nil {
+		if err := b.Set(store.JobTallyKey(j.ID), j.Stats.EncodeTotal()); err != nil {
 			b.Close()
 			n.opts.Logger.Warn("store job tallies at close", "err", err)
 			return

@@ -684,7 +684,7 @@ func (n *Node) fetchSitemapFile(ctx context.Context, l *frontier.Lease, j *job.J
 		return fetchedSitemap{err: err, start: start}, true
 	}
 	sum, hasSum := payloadSum(resp)
-	loc, ok := n.archive(j, resp, sum, hasSum, nil, sum, nil)
+	loc, ok := n.archive(j, resp, sum, hasSum, nil, nil, nil)
 	if !ok {
 		n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
 		resp.Release()

@@ -385,7 +385,7 @@ func (n *Node) fetchTDMRep(ctx context.Context, l *frontier.Lease, j *job.Job, h
 	} else {
 		defer resp.Release()
 		sum, hasSum := payloadSum(resp)
-		loc, ok := n.archive(j, resp, sum, hasSum, nil, sum, nil)
+		loc, ok := n.archive(j, resp, sum, hasSum, nil, nil, nil)
 		if !ok {
 			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
 			return

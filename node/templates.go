@@ -23,6 +23,10 @@ type templates struct {
 	// hold, at most maxEarlyBytes: past it, the early pages of the hosts
 	// read least recently are let go (they are not entered again).
 	earlyBytes int
+	// withEarly lists the hosts that hold early pages (*hostTemplate), in
+	// lru's order: the hosts whose pages are let go past maxEarlyBytes
+	// are found without walking past the many that hold none.
+	withEarly list.List
 }
 
 // maxEarlyBytes bounds the main text of early pages kept for reprints: a
@@ -42,6 +46,9 @@ type hostTemplate struct {
 	// not, so once it is learned they are entered again without it
 	// (reprint).
 	early []earlyPage
+	// inEarly is its element of templates.withEarly while early is not
+	// empty; nil otherwise.
+	inEarly *list.Element
 }
 
 // earlyPage is a page entered into the near-duplicate gate before its
@@ -106,6 +113,9 @@ func (ts *templates) add(host string, c *simhash.Content, entered bool, url stri
 	e, ok := ts.hosts[host]
 	if ok {
 		ts.lru.MoveToFront(e)
+		if ht := e.Value.(*hostTemplate); ht.inEarly != nil {
+			ts.withEarly.MoveToFront(ht.inEarly)
+		}
 	} else {
 		if ts.lru.Len() >= maxTemplateHosts {
 			old := ts.lru.Back()
@@ -121,9 +131,12 @@ func (ts *templates) add(host string, c *simhash.Content, entered bool, url stri
 	if ht.t.Pages() < simhash.TemplateMinPages {
 		if entered {
 			ht.early = append(ht.early, earlyPage{url: url, job: job, content: c})
+			if ht.inEarly == nil {
+				ht.inEarly = ts.withEarly.PushFront(ht) // ht is lru's front
+			}
 			ts.earlyBytes += c.Size()
-			for e := ts.lru.Back(); e != nil && ts.earlyBytes > maxEarlyBytes; e = e.Prev() {
-				ts.dropEarly(e.Value.(*hostTemplate))
+			for ts.earlyBytes > maxEarlyBytes && ts.withEarly.Len() > 0 {
+				ts.dropEarly(ts.withEarly.Back().Value.(*hostTemplate))
 			}
 			return nil
 		}
@@ -150,4 +163,8 @@ func (ts *templates) dropEarly(ht *hostTemplate) {
 		p.content.Release()
 	}
 	ht.early = nil
+	if ht.inEarly != nil {
+		ts.withEarly.Remove(ht.inEarly)
+		ht.inEarly = nil
+	}
 }

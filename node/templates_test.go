@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,5 +76,45 @@ func TestTemplatesBounded(t *testing.T) {
 	}
 	if sum != ts.earlyBytes {
 		t.Errorf("early pages hold %d bytes, the count says %d", sum, ts.earlyBytes)
+	}
+	// withEarly lists the hosts holding early pages, in lru's order.
+	var want []*hostTemplate
+	for e := ts.lru.Front(); e != nil; e = e.Next() {
+		if ht := e.Value.(*hostTemplate); len(ht.early) > 0 {
+			want = append(want, ht)
+		}
+	}
+	var got []*hostTemplate
+	for e := ts.withEarly.Front(); e != nil; e = e.Next() {
+		got = append(got, e.Value.(*hostTemplate))
+	}
+	if !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("%d hosts listed with early pages, want the %d that hold some, in lru order", len(got), len(want))
+	}
+}
+
+// BenchmarkTemplatesAdd: a broad crawl's first page of each of 1,000 new
+// hosts, read after 1,048 hosts whose templates are learned (they hold no
+// early pages): past the first 250 or so, each add lets an early page go
+// to stay under maxEarlyBytes.
+func BenchmarkTemplatesAdd(b *testing.B) {
+	big := templatedPage("p", 16000) // its Size is 1/256 of maxEarlyBytes
+	small := templatedPage("s", 50)
+	const fresh = 1000
+	var ts *templates
+	i := 0
+	for b.Loop() {
+		if i%fresh == 0 {
+			b.StopTimer()
+			ts = &templates{}
+			for h := range maxTemplateHosts - fresh {
+				for range simhash.TemplateMinPages {
+					ts.add(fmt.Sprintf("t%d.test", h), small.Clone(), true, "u", 1, nearMinWords)
+				}
+			}
+			b.StartTimer()
+		}
+		ts.add(fmt.Sprintf("n%d.test", i%fresh), big.Clone(), true, "u", 1, nearMinWords)
+		i++
 	}
 }

@@ -59,7 +59,7 @@ func (n *Node) completeWith(l *frontier.Lease, j *job.Job, o frontier.Outcome, b
 	n.tallyMu.Lock()
 	if j != nil {
 		j.Stats.Discovered.Add(int64(len(add)))
-		if err := b.Set(store.JobTallyKey(j.ID), j.Stats.Total().Encode()); err != nil {
+		if err := b.Set(store.JobTallyKey(j.ID), j.Stats.EncodeTotal()); err != nil {
 			n.opts.Logger.Warn("store job tally", "job", j.ID, "err", err)
 		}
 	}
@@ -318,7 +318,7 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 		// Not released: the robots keeper is handed the body, and a
 		// robots.txt fetch per host is too rare to be worth the care.
 		sum, hasSum := payloadSum(resp)
-		loc, ok := n.archive(j, resp, sum, hasSum, nil, sum, nil)
+		loc, ok := n.archive(j, resp, sum, hasSum, nil, nil, nil)
 		if !ok {
 			n.robots.Cancel(host, origin)
 			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status})
@@ -356,11 +356,14 @@ func (n *Node) fetchRobots(ctx context.Context, l *frontier.Lease, j *job.Job, o
 	n.completeWith(l, j, o, b, nil)
 }
 
-// archive writes resp to the WARC, as a revisit if rv is not nil (for an
-// identical-payload-digest revisit warcSum is the payload's digest, which
-// the original's record has), and waits until it is on disk. A failure
-// stops the node.
-func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, hasSum bool, rv *warc.Revisit, warcSum [sha256.Size]byte, meta *warc.Metadata) (warc.Location, bool) {
+// archive writes resp to the WARC, as a revisit if rv is not nil, and
+// waits until it is on disk. A failure stops the node. warcSum, if not
+// nil, is the SHA-256 of the body as transferred (contentSeen's): the
+// record's payload digest, which the writer then does not compute again
+// (a content-encoded body has its decoded sum, sum, taken too); for an
+// identical-payload-digest revisit it is required, the original's payload
+// digest.
+func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, hasSum bool, rv *warc.Revisit, warcSum *[sha256.Size]byte, meta *warc.Metadata) (warc.Location, bool) {
 	ex := &warc.Exchange{
 		Metadata:       meta,
 		URL:            resp.URL,
@@ -372,12 +375,15 @@ func (n *Node) archive(j *job.Job, resp *fetch.Response, sum [sha256.Size]byte, 
 		Truncated:      resp.Truncated,
 		Protocols:      resp.Protocols,
 	}
-	if hasSum && resp.Identity() {
+	switch {
+	case warcSum != nil:
+		ex.PayloadSHA256 = warcSum[:]
+	case hasSum && resp.Identity():
 		ex.PayloadSHA256 = sum[:] // the payload is the body as transferred
 	}
 	if rv != nil {
-		if rv.Profile != warc.ProfileServerNotModified {
-			ex.PayloadSHA256 = warcSum[:]
+		if rv.Profile == warc.ProfileServerNotModified {
+			ex.PayloadSHA256 = nil // no payload
 		}
 		ex.Revisit = rv
 	}
@@ -623,7 +629,11 @@ func (n *Node) fetchPage(ctx context.Context, l *frontier.Lease, j *job.Job, u *
 		eligible = false // nothing archived: no original for the gate
 	} else {
 		var ok bool
-		if loc, ok = n.archive(j, resp, sum, hasSum, revisitOf(orig), warcSum, usage.record); !ok {
+		var bodySum *[sha256.Size]byte // known when the page may enter the gate
+		if eligible {
+			bodySum = &warcSum
+		}
+		if loc, ok = n.archive(j, resp, sum, hasSum, revisitOf(orig), bodySum, usage.record); !ok {
 			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 			return
 		}
@@ -734,7 +744,7 @@ func (n *Node) notModified(l *frontier.Lease, j *job.Job, u *url.URL, pol *robot
 	var loc warc.Location
 	if !usage.skip {
 		var ok bool
-		if loc, ok = n.archive(j, resp, [sha256.Size]byte{}, false, rv, [sha256.Size]byte{}, usage.record); !ok {
+		if loc, ok = n.archive(j, resp, [sha256.Size]byte{}, false, rv, nil, usage.record); !ok {
 			n.complete(l, frontier.Outcome{Requeue: true, Status: resp.Status, ResponseTime: resp.Duration})
 			return
 		}

@@ -3,6 +3,7 @@ package simhash
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -419,5 +420,77 @@ func TestWordClasses(t *testing.T) {
 	putWords(make([]uint64, 0, 1000)) // of no class: left to the collector
 	if w := getWords(1000); cap(w) != 1024 {
 		t.Errorf("a buffer of no class was pooled: got cap %d", cap(w))
+	}
+}
+
+// TestBlockHash: blocks of the same words in the same order share a hash;
+// reordered, cut short, lengthened or with a word changed they do not.
+func TestBlockHash(t *testing.T) {
+	seen := map[uint64]string{}
+	add := func(ws []uint64) {
+		t.Helper()
+		key := fmt.Sprint(ws)
+		h := blockHash(ws)
+		if blockHash(slices.Clone(ws)) != h {
+			t.Fatalf("blockHash(%v) not stable", ws)
+		}
+		if prev, ok := seen[h]; ok && prev != key {
+			t.Fatalf("blockHash(%v) = blockHash(%s) = %#x", ws, prev, h)
+		}
+		seen[h] = key
+	}
+	var vocab [50]uint64
+	for i := range vocab {
+		vocab[i] = wordsKeyHash(fmt.Sprint("w", i))
+	}
+	r := uint64(1)
+	for range 20000 {
+		n := 1 + int(r%12)
+		ws := make([]uint64, n)
+		for i := range ws {
+			r = r*6364136223846793005 + 1442695040888963407
+			ws[i] = vocab[r>>58%uint64(len(vocab))]
+		}
+		add(ws)
+		if n > 1 {
+			add(ws[:n-1])
+		}
+		rev := slices.Clone(ws)
+		slices.Reverse(rev)
+		add(rev)
+		add(append(slices.Clone(ws), ws[0]))
+	}
+	add([]uint64{0})
+	add([]uint64{0, 0})
+}
+
+// wordsKeyHash is the FNV-1a hash words gives w (a word of ASCII letters
+// and digits).
+func wordsKeyHash(w string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(w); i++ {
+		h = (h ^ uint64(w[i])) * fnvPrime
+	}
+	return h
+}
+
+// BenchmarkContent reads a page's main text (words and blocks), as the
+// near-duplicate gate does before it prints it.
+func BenchmarkContent(b *testing.B) {
+	doc := benchPage()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		HTMLContent(doc).Release()
+	}
+}
+
+// BenchmarkTitleKey is the key of a page's title, taken at the end of the
+// title element (and of its first heading, and of its description).
+func BenchmarkTitleKey(b *testing.B) {
+	title := []byte("os — Miscellaneous operating system interfaces — Python 3 documentation")
+	b.ReportAllocs()
+	for b.Loop() {
+		titleKey(title)
 	}
 }

@@ -263,23 +263,58 @@ var ascii = func() (t [256]byte) {
 }()
 
 // write reads text, taken as UTF-8 (invalid bytes end a word).
+//
+// ASCII is read in runs: a run of separators is skipped, and a run of
+// letters and digits hashed, in loops of their own (one table look-up and
+// one compare a byte), and the word it makes added to the content in
+// place when nothing but an append is to be done (content.word does the
+// rest). Other bytes go through the rune rules below. The words and their
+// hashes are those of one loop over every byte (FuzzWordsSame).
 func (w *words) write(text []byte) {
 	h, inWord := w.h, w.inWord // in registers for the byte loop
+	c := w.c
 	for i := 0; i < len(text); {
-		c := ascii[text[i]]
-		if c != 0 && c < utf8.RuneSelf {
-			i++
+		b := ascii[text[i]]
+		// b-1 < 0x7f: b is a letter or digit (1 to 0x7f); 0 (a
+		// separator) and 0x80 (not ASCII) wrap or stay above.
+		if b-1 < 0x7f {
 			if !inWord {
 				inWord, h = true, fnvOffset
 			}
-			h = (h ^ uint64(c)) * fnvPrime
+			h = (h ^ uint64(b)) * fnvPrime
+			for i++; i < len(text); i++ {
+				b = ascii[text[i]]
+				if b-1 >= 0x7f {
+					break
+				}
+				h = (h ^ uint64(b)) * fnvPrime
+			}
+			if i == len(text) {
+				break // the word may go on in the next text
+			}
+			if b == 0 {
+				// The run ends at a separator: the word is whole.
+				i++
+				inWord = false
+				if n := len(c.words); n < cap(c.words) && n < MaxWords && !c.wantAttrs && c.inLink == 0 && !c.wordInLink {
+					c.words = append(c.words, h)
+				} else {
+					c.word(h)
+				}
+				for i < len(text) && ascii[text[i]] == 0 {
+					i++
+				}
+			}
 			continue
 		}
-		if c == 0 {
+		if b == 0 {
 			i++
 			if inWord {
 				inWord = false
 				w.emit(h)
+			}
+			for i < len(text) && ascii[text[i]] == 0 {
+				i++
 			}
 			continue
 		}

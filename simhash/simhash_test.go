@@ -9,10 +9,13 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 )
@@ -587,5 +590,101 @@ func BenchmarkPrintOnly(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c.Print(nil)
+	}
+}
+
+// refWrite is words.write as it was before it read ASCII in runs: one
+// loop over every byte. FuzzWordsSame holds the two to the same words.
+func refWrite(w *words, text []byte) {
+	h, inWord := w.h, w.inWord
+	for i := 0; i < len(text); {
+		c := ascii[text[i]]
+		if c != 0 && c < utf8.RuneSelf {
+			i++
+			if !inWord {
+				inWord, h = true, fnvOffset
+			}
+			h = (h ^ uint64(c)) * fnvPrime
+			continue
+		}
+		if c == 0 {
+			i++
+			if inWord {
+				inWord = false
+				w.emit(h)
+			}
+			continue
+		}
+		r, size := utf8.DecodeRune(text[i:])
+		i += size
+		switch {
+		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana):
+			if inWord {
+				w.emit(h)
+			}
+			inWord = false
+			w.emit(hashRune(fnvOffset, r))
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if !inWord {
+				inWord, h = true, fnvOffset
+			}
+			h = hashRune(h, unicode.ToLower(r))
+		case inWord && unicode.IsMark(r):
+			h = hashRune(h, r)
+		case inWord:
+			inWord = false
+			w.emit(h)
+		}
+	}
+	w.h, w.inWord = h, inWord
+}
+
+// FuzzWordsSame: words.write gives the words, hashes and link-text counts
+// of refWrite, for text cut into pieces anywhere (a word goes on across
+// pieces), inside a link or not.
+func FuzzWordsSame(f *testing.F) {
+	f.Add([]byte("hello world"), uint8(3), false)
+	f.Add([]byte("inter oper ability, café 東京 naïve x\u0301y  A-B_c9 "), uint8(7), true)
+	f.Add([]byte("\xff\xfe\x00bad utf8 \xc3 end\xe2\x82"), uint8(2), false)
+	f.Add([]byte(strings.Join(text(9, 300), " ")), uint8(41), false)
+	f.Fuzz(func(t *testing.T, txt []byte, cut uint8, inLink bool) {
+		var a, b content
+		a.words, b.words = getWords(len(txt)/4), getWords(len(txt)/4)
+		if inLink {
+			a.inLink, b.inLink = 1, 1
+		}
+		wa, wb := words{c: &a}, words{c: &b}
+		step := int(cut) + 1
+		for i := 0; i < len(txt); i += step {
+			piece := txt[i:min(i+step, len(txt))]
+			wa.write(piece)
+			refWrite(&wb, piece)
+		}
+		wa.end()
+		wb.end()
+		if !slices.Equal(a.words, b.words) || a.anchor != b.anchor {
+			t.Fatalf("write(%q) in pieces of %d: words %x (%d in links), want %x (%d)", txt, step, a.words, a.anchor, b.words, b.anchor)
+		}
+	})
+}
+
+// BenchmarkWords is the word loop alone over a page's text (about 21 KB):
+// cutting words and hashing them, into a buffer with room for them.
+func BenchmarkWords(b *testing.B) {
+	txt := []byte(strings.Join(text(77, 2700), " "))
+	for _, bc := range []struct {
+		name  string
+		write func(*words, []byte)
+	}{{"runs", (*words).write}, {"bytewise", refWrite}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(txt)))
+			c := content{words: make([]uint64, 0, MaxWords)}
+			for b.Loop() {
+				c.words = c.words[:0]
+				w := words{c: &c}
+				bc.write(&w, txt)
+				w.end()
+			}
+		})
 	}
 }

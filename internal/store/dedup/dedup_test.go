@@ -468,3 +468,24 @@ func shared(p simhash.Print) simhash.Print {
 	p.SharedTitle = true
 	return p
 }
+
+// BenchmarkRecent: a lookup of a page unlike the RecentPrints kept (the
+// common case of a crawl), each kept under a URL as long as its own.
+func BenchmarkRecent(b *testing.B) {
+	const n = 2 * RecentPrints
+	prints := make([]simhash.Print, n)
+	urls := make([]string, n)
+	for i := range prints {
+		prints[i] = printOf(fmt.Sprint("page ", i), words(uint64(1000+i), 50))
+		urls[i] = fmt.Sprintf("http://h%04d.bench.test/p/%06d", i%200, i)
+	}
+	var x Recent
+	for i := range RecentPrints {
+		x.CheckAndAdd(prints[i], urls[i], 1, 0.75)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		k := (RecentPrints + i) % n
+		x.CheckAndAdd(prints[k], urls[k], 1, 0.75)
+	}
+}
