@@ -39,7 +39,8 @@
 // The items held in memory (windows) grow neither with the queue nor with
 // the number of hosts: at most Options.WindowBudget plus WindowBudget/16
 // spare ones, and items put back at a queue's head; the rest wait in the
-// Store. (A host's own state is 184 B, whatever its queue.)
+// Store. (A host's own state is 184 B, whatever its queue, and its heap
+// entry 16 B.)
 //
 // Store I/O happens off the frontier's lock: Write (called under mu, in
 // change order) does not wait for I/O; windows are read by at most

@@ -65,8 +65,8 @@ func (f *Frontier) GiveUp(minWait time.Duration, wait func(job uint32) time.Dura
 	// before then costs nothing to wait for.
 	floor := now
 	var cands []*hostState
-	for _, id := range f.ready.ids {
-		h := f.hosts.at(id)
+	for _, e := range f.ready.es {
+		h := f.hosts.at(e.id)
 		// A backoff no failure has renewed since a success is waited for.
 		if h.gapWhy.GiveUpReason() && (h.gapWhy != GapBackoff || h.strikes >= 1) {
 			cands = append(cands, h)

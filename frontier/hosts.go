@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"container/heap"
+	"encoding/binary"
 	"hash/maphash"
 	"math"
 	"time"
@@ -270,67 +271,102 @@ func (c epochClock) time(m mono) time.Time {
 	return c.epoch.Add(time.Duration(m))
 }
 
-// hostHeap is a min-heap of hosts by key (next allowed time).
-type hostHeap struct {
-	ids []hostID
-	t   *hostTable
+// heapEntry is a host's place in the ready or the runnable heap: its id
+// with what orders it, copied from its state when it is pushed or fixed
+// (a host's key changes only just before its schedule, which fixes it).
+// Comparing two entries so reads neither host's state nor, mostly, its
+// name: with many hosts each was a cache miss, and Lease and Complete sift
+// these heaps under the frontier's lock. 16 B a host in a heap (the ids
+// alone took 4).
+type heapEntry struct {
+	key mono // hostState.key() (ready) or runKey (runnable)
+	// tie orders entries of equal keys as far as it can: the host's
+	// partition in the top byte, then its name's first 3 bytes
+	// (zero-padded: 0 is the least byte). Entries of equal ties compare
+	// their names whole.
+	tie uint32
+	id  hostID
 }
 
-func (q *hostHeap) Len() int { return len(q.ids) }
-func (q *hostHeap) Less(i, j int) bool {
-	a, b := q.t.at(q.ids[i]), q.t.at(q.ids[j])
-	if ka, kb := a.key(), b.key(); ka != kb {
-		return ka < kb
-	}
-	// Ties (every host ready at start-up) go in the store's key order, so
-	// that consecutive window reads touch neighbouring keys.
-	if a.part != b.part {
-		return a.part < b.part
-	}
-	return q.t.name(a) < q.t.name(b)
+// A partition fits in a tie's top byte.
+var _ [256 - partCount]struct{}
+
+// entry is h's heap entry with key.
+func (t *hostTable) entry(h *hostState, key mono) heapEntry {
+	var p [4]byte
+	p[0] = byte(h.part)
+	copy(p[1:], t.name(h))
+	return heapEntry{key: key, tie: binary.BigEndian.Uint32(p[:]), id: h.id}
 }
+
+// less orders two entries by key; ties (every host ready at start-up) in
+// the store's key order, partition then name, so that consecutive window
+// reads touch neighbouring keys.
+func (t *hostTable) less(a, b *heapEntry) bool {
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	if a.tie != b.tie {
+		return a.tie < b.tie
+	}
+	return t.name(t.at(a.id)) < t.name(t.at(b.id))
+}
+
+// hostHeap is a min-heap of hosts by key (next allowed time).
+type hostHeap struct {
+	es []heapEntry
+	t  *hostTable
+}
+
+func (q *hostHeap) Len() int           { return len(q.es) }
+func (q *hostHeap) Less(i, j int) bool { return q.t.less(&q.es[i], &q.es[j]) }
 func (q *hostHeap) Swap(i, j int) {
-	q.ids[i], q.ids[j] = q.ids[j], q.ids[i]
-	q.t.at(q.ids[i]).heapIdx = int32(i)
-	q.t.at(q.ids[j]).heapIdx = int32(j)
+	q.es[i], q.es[j] = q.es[j], q.es[i]
+	q.t.at(q.es[i].id).heapIdx = int32(i)
+	q.t.at(q.es[j].id).heapIdx = int32(j)
 }
 func (q *hostHeap) Push(x any) {
 	h := x.(*hostState)
-	h.heapIdx = int32(len(q.ids))
-	q.ids = append(q.ids, h.id)
+	h.heapIdx = int32(len(q.es))
+	q.es = append(q.es, q.t.entry(h, h.key()))
 }
 func (q *hostHeap) Pop() any {
-	h := q.t.at(q.ids[len(q.ids)-1])
-	q.ids = q.ids[:len(q.ids)-1]
+	h := q.t.at(q.es[len(q.es)-1].id)
+	q.es = q.es[:len(q.es)-1]
 	h.heapIdx = -1
 	return h
 }
 
+// fix moves h, in the heap, to the place of its key now.
+func (q *hostHeap) fix(h *hostState) {
+	q.es[h.heapIdx].key = h.key()
+	heap.Fix(q, int(h.heapIdx))
+}
+
 // top is the host with the earliest next allowed time; Len must be > 0.
-func (q *hostHeap) top() *hostState { return q.t.at(q.ids[0]) }
+func (q *hostHeap) top() *hostState { return q.t.at(q.es[0].id) }
 
 // due counts the entries whose key is at or before now, and the dead
 // hosts among them, visiting only those entries and their children: a
 // child's key is never before its parent's, so the due entries form a
 // subtree at the root. At most 2 x due + 1 entries are visited.
 func (q *hostHeap) due(now mono) (due, dead int) {
-	if len(q.ids) == 0 {
+	if len(q.es) == 0 {
 		return 0, 0
 	}
 	stack := []int{0}
 	for len(stack) > 0 {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		h := q.t.at(q.ids[i])
-		if h.key() > now {
+		if q.es[i].key > now {
 			continue
 		}
 		due++
-		if h.draining() {
+		if q.t.at(q.es[i].id).draining() {
 			dead++
 		}
 		for _, c := range [2]int{2*i + 1, 2*i + 2} {
-			if c < len(q.ids) {
+			if c < len(q.es) {
 				stack = append(stack, c)
 			}
 		}
@@ -448,35 +484,26 @@ func (q *laterHeap) top() *hostState { return q.t.at(q.ids[0]) }
 // in the store's key order as in hostHeap, with their index in
 // hostState.runIdx.
 type runHeap struct {
-	ids []hostID
-	t   *hostTable
+	es []heapEntry
+	t  *hostTable
 }
 
-func (q *runHeap) Len() int { return len(q.ids) }
-func (q *runHeap) Less(i, j int) bool {
-	a, b := q.t.at(q.ids[i]), q.t.at(q.ids[j])
-	if a.runKey != b.runKey {
-		return a.runKey < b.runKey
-	}
-	if a.part != b.part {
-		return a.part < b.part
-	}
-	return q.t.name(a) < q.t.name(b)
-}
+func (q *runHeap) Len() int           { return len(q.es) }
+func (q *runHeap) Less(i, j int) bool { return q.t.less(&q.es[i], &q.es[j]) }
 func (q *runHeap) Swap(i, j int) {
-	q.ids[i], q.ids[j] = q.ids[j], q.ids[i]
-	q.t.at(q.ids[i]).runIdx = int32(i)
-	q.t.at(q.ids[j]).runIdx = int32(j)
+	q.es[i], q.es[j] = q.es[j], q.es[i]
+	q.t.at(q.es[i].id).runIdx = int32(i)
+	q.t.at(q.es[j].id).runIdx = int32(j)
 }
 func (q *runHeap) Push(x any) {
 	h := x.(*hostState)
-	h.runIdx = int32(len(q.ids))
-	q.ids = append(q.ids, h.id)
+	h.runIdx = int32(len(q.es))
+	q.es = append(q.es, q.t.entry(h, h.runKey))
 }
 func (q *runHeap) Pop() any {
-	h := q.t.at(q.ids[len(q.ids)-1])
-	q.ids = q.ids[:len(q.ids)-1]
+	h := q.t.at(q.es[len(q.es)-1].id)
+	q.es = q.es[:len(q.es)-1]
 	h.runIdx = -1
 	return h
 }
-func (q *runHeap) top() *hostState { return q.t.at(q.ids[0]) }
+func (q *runHeap) top() *hostState { return q.t.at(q.es[0].id) }

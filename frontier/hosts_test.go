@@ -1,7 +1,10 @@
 package frontier
 
 import (
+	"cmp"
+	"container/heap"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +98,36 @@ func TestEpochClock(t *testing.T) {
 	}
 	if c.mono(epoch.Add(-time.Nanosecond)) >= c.mono(epoch) {
 		t.Error("mono does not keep order")
+	}
+}
+
+// TestHeapTies checks that hosts of equal keys leave both heaps in the
+// store's key order, partition then name, whatever their names share: the
+// entries compare an 8-byte prefix of the name before the name itself.
+func TestHeapTies(t *testing.T) {
+	tab := newHostTable()
+	names := []string{"", "a", "a\x00", "ab", "www.exam", "www.example.com", "www.example.org", "www.exa", "h0000123.bench.test", "h0000124.bench.test", "h000012", "zz", "www.examplf"}
+	for i := range 200 {
+		names = append(names, fmt.Sprintf("www.example-%d.test", i*7%200))
+	}
+	ready, runnable := hostHeap{t: tab}, runHeap{t: tab}
+	for _, n := range names {
+		h := tab.add(n)
+		h.nextAllowed = 5
+		heap.Push(&ready, h)
+		heap.Push(&runnable, h)
+	}
+	want := slices.Clone(names)
+	slices.SortFunc(want, func(a, b string) int {
+		return cmp.Or(cmp.Compare(partOf(a), partOf(b)), strings.Compare(a, b))
+	})
+	for _, q := range []heap.Interface{&ready, &runnable} {
+		var got []string
+		for q.Len() > 0 {
+			got = append(got, tab.name(heap.Pop(q).(*hostState)))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%T popped\n%q\nwant\n%q", q, got, want)
+		}
 	}
 }

@@ -113,7 +113,7 @@ func (f *Frontier) schedule(h *hostState) {
 	case want && h.heapIdx < 0:
 		heap.Push(&f.ready, h)
 	case want:
-		heap.Fix(&f.ready, int(h.heapIdx))
+		f.ready.fix(h)
 	case h.heapIdx >= 0:
 		heap.Remove(&f.ready, int(h.heapIdx))
 	}
@@ -124,6 +124,8 @@ func (f *Frontier) schedule(h *hostState) {
 // returns nil and how long until one may (wait < 0: nothing is queued that
 // could become ready by time alone; wait for Changed).
 func (f *Frontier) Lease() (*Lease, time.Duration) {
+	// Allocated before the lock is taken, like Complete's change.
+	l := new(Lease)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.opts.Now()
@@ -191,7 +193,8 @@ func (f *Frontier) Lease() (*Lease, time.Duration) {
 			f.schedule(h)
 			continue
 		}
-		return f.lease(h, it, now), 0
+		f.lease(l, h, it, now)
+		return l, 0
 	}
 }
 
@@ -279,9 +282,10 @@ func (f *Frontier) wait(now time.Time) time.Duration {
 	return w
 }
 
-func (f *Frontier) lease(h *hostState, it Item, now time.Time) *Lease {
+// lease makes l the lease of it, h's next item.
+func (f *Frontier) lease(l *Lease, h *hostState, it Item, now time.Time) {
 	f.nextID++
-	l := &Lease{
+	*l = Lease{
 		Item:     it,
 		ID:       f.nextID,
 		Start:    now,
@@ -304,7 +308,6 @@ func (f *Frontier) lease(h *hostState, it Item, now time.Time) *Lease {
 	}
 	f.leases = append(f.leases, l)
 	f.schedule(h)
-	return l
 }
 
 // expire re-offers leases whose deadline has passed.
@@ -364,6 +367,9 @@ func (f *Frontier) release(l *Lease) {
 // lease stays out, to be completed again once the caller has sent those
 // items to their partition's owner (Serves tells them apart).
 func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-chan error, error) {
+	// The change is allocated before the lock is taken: every worker
+	// waits while mu is held, and an allocation may assist the collector.
+	c := new(completion)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if l.done {
@@ -403,7 +409,6 @@ func (f *Frontier) Complete(l *Lease, o Outcome, attach any, add ...Item) (<-cha
 	} else if o.Duplicate {
 		h.dups++
 	}
-	c := new(completion)
 	ch := &c.ch
 	ch.Attach, ch.Del, ch.Hosts, ch.Jobs = attach, c.del[:0], c.hosts[:0], c.jobs[:0]
 	j := f.job(l.Item.Job)

@@ -137,15 +137,22 @@ func checkHeap(t *testing.T, f *Frontier) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := &f.ready
-	for i := 1; i < len(q.ids); i++ {
-		if p := (i - 1) / 2; q.Less(i, p) {
-			a, b := q.t.at(q.ids[i]), q.t.at(q.ids[p])
+	for i := range q.es {
+		// An entry holds its host's key and name as they are now.
+		if h := q.t.at(q.es[i].id); q.es[i] != q.t.entry(h, h.key()) || h.heapIdx != int32(i) {
+			t.Fatalf("ready entry %d: %+v, host %s with key %d at %d", i, q.es[i], q.t.name(h), h.key(), h.heapIdx)
+		}
+		if p := (i - 1) / 2; i > 0 && q.Less(i, p) {
+			a, b := q.t.at(q.es[i].id), q.t.at(q.es[p].id)
 			t.Fatalf("heap order broken at %d: %s (key %d) under %s (key %d)", i, q.t.name(a), a.key(), q.t.name(b), b.key())
 		}
 	}
 	r := &f.runnable
-	for i := range r.ids {
-		h := r.t.at(r.ids[i])
+	for i := range r.es {
+		h := r.t.at(r.es[i].id)
+		if r.es[i] != r.t.entry(h, h.runKey) {
+			t.Fatalf("runnable entry %d: %+v, host %s with key %d", i, r.es[i], r.t.name(h), h.runKey)
+		}
 		if p := (i - 1) / 2; i > 0 && r.Less(i, p) {
 			t.Fatalf("runnable order broken at %d: %s (key %d)", i, r.t.name(h), h.runKey)
 		}

@@ -153,6 +153,8 @@ func benchFrontierFlags(fset *flag.FlagSet, o *frontierbench.Options) {
 	fset.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
 	fset.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fset.StringVar(&c.ProfilePhase, "profile-phase", "", "profile only this phase: seen-new, enqueue, seen-known, startup or lease (default: the whole run)")
+	fset.StringVar(&o.MutexProfile, "mutexprofile", "", "write a mutex contention profile of --profile-phase to this file (every contended lock sampled)")
+	fset.StringVar(&o.BlockProfile, "blockprofile", "", "write a blocking profile of --profile-phase to this file (channel waits, selects, locks; one sample per µs blocked)")
 	fset.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile, taken with N URLs queued, to this file")
 	fset.StringVar(&o.LeaseMemProfile, "memprofile-lease", "", "write a heap profile, taken after the lease+complete phase, to this file")
 	fset.Int64Var(&c.ProjectURLs, "project-urls", 1_000_000_000, "URLs to project the measured footprint to (RAM, disk, start-up of one node; 0: no projection)")

@@ -4,12 +4,13 @@
 // Changes reach it in the frontier's order and are applied in that order
 // by one committer goroutine, which takes every change queued meanwhile
 // into one batch (group commit without reordering: two changes to one host
-// are never applied out of order). A second goroutine makes applied groups
-// durable, one WAL fsync for all groups applied before it, and only then
-// acknowledges them; since the WAL is written in order, a crash keeps a
-// prefix of the changes. A change's Attach, if it is a *store.Batch (the
-// URL-seen keys of the items it puts), is committed atomically with it.
-// Safe for concurrent use.
+// are never applied out of order), with the group's WAL fsync asked for at
+// once (store.DB.ApplyGroupSynced: Pebble shares one fsync among every
+// group waiting for one). A second goroutine waits for each group's fsync in
+// turn and only then acknowledges its changes; since the WAL is written in
+// order, a crash keeps a prefix of the changes. A change's Attach, if it is
+// a *store.Batch (the URL-seen keys of the items it puts), is committed
+// atomically with it. Safe for concurrent use.
 //
 // Value encodings are part of the on-disk format (store.FormatVersion);
 // they are drawn in codec.go and listed in docs/design/storage.md.
@@ -77,6 +78,9 @@ type Store struct {
 	itLower, itUpper []byte
 	readBuf          []frontier.Item // Read's items before they are handed out
 
+	// batches is apply's, kept for the next group (the committer's only).
+	batches []*store.Batch
+
 	mu     sync.Mutex
 	closed bool
 	err    error // first failure; every later Write fails with it
@@ -103,6 +107,13 @@ type overlayChange struct {
 type pending struct {
 	ch   *frontier.Change
 	done chan error
+}
+
+// applied is a group applied, its fsync asked for: wait returns once it is
+// durable (store.DB.ApplyGroupSynced).
+type applied struct {
+	group []pending
+	wait  func() error
 }
 
 // New starts a Store's committer on db.
@@ -194,21 +205,32 @@ func (s *Store) Close() error {
 	return s.err
 }
 
-// commitLoop applies the changes, group by group in write order, and hands
-// each applied group to syncLoop, which makes it durable and acknowledges
-// it: the fsync of one group overlaps the encoding and applying of the next.
+// commitLoop applies the changes, group by group in write order, each with
+// its fsync asked for, and hands each applied group to syncLoop, which waits
+// until it is durable and acknowledges it: the fsync of one group overlaps
+// the encoding and applying of the next.
+//
+// A group's slice goes back to the committer through free once its
+// changes are acknowledged: made afresh, it was 8 KiB (MaxGroup entries)
+// allocated and cleared for each group, however few its changes.
 func (s *Store) commitLoop() {
-	synced := make(chan []pending, syncQueueLen)
+	synced := make(chan applied, syncQueueLen)
+	free := make(chan []pending, syncQueueLen+2)
 	syncDone := make(chan struct{})
-	go s.syncLoop(synced, syncDone)
+	go s.syncLoop(synced, free, syncDone)
 	defer func() {
 		close(synced)
 		<-syncDone
 		close(s.stopped)
 	}()
 	for p := range s.changes {
-		group := make([]pending, 1, s.opts.MaxGroup)
-		group[0] = p
+		var group []pending
+		select {
+		case group = <-free:
+		default:
+			group = make([]pending, 0, s.opts.MaxGroup)
+		}
+		group = append(group, p)
 		ops := changeOps(p.ch)
 	drain:
 		// Stop at MaxGroup changes or maxGroupOps writes: a batch over
@@ -225,47 +247,43 @@ func (s *Store) commitLoop() {
 				break drain
 			}
 		}
-		err := s.apply(group)
+		wait, err := s.apply(group)
 		s.markApplied(group, s.commitGen.Add(1), ops)
 		if err != nil {
 			s.ack(group, err)
+			recycle(free, group)
 			continue
 		}
-		synced <- group
+		synced <- applied{group, wait}
 	}
 }
 
-// syncQueueLen bounds the applied groups waiting for an fsync.
+// recycle gives group's slice back to the committer (free), if it has
+// room; group's changes must all be acknowledged.
+func recycle(free chan<- []pending, group []pending) {
+	clear(group)
+	select {
+	case free <- group[:0]:
+	default:
+	}
+}
+
+// syncQueueLen bounds the applied groups waiting for their fsync.
 const syncQueueLen = 64
 
-// syncLoop makes applied groups durable: one WAL fsync for every group
-// applied before it starts, then their acknowledgements.
-func (s *Store) syncLoop(applied <-chan []pending, done chan<- struct{}) {
+// syncLoop waits until each applied group, in order, is durable, then
+// acknowledges it. Groups whose fsync failed fail, and so does every later
+// Write (setErr).
+func (s *Store) syncLoop(groups <-chan applied, free chan<- []pending, done chan<- struct{}) {
 	defer close(done)
-	var groups [][]pending
-	for g := range applied {
-		groups = append(groups[:0], g)
-	drain:
-		for {
-			select {
-			case g, ok := <-applied:
-				if !ok {
-					break drain
-				}
-				groups = append(groups, g)
-			default:
-				break drain
-			}
-		}
-		err := s.db.SyncWAL()
+	for g := range groups {
+		err := g.wait()
 		if err != nil {
 			err = fmt.Errorf("frontierdb: sync: %w", err)
 			s.setErr(err)
 		}
-		for _, g := range groups {
-			s.ack(g, err)
-		}
-		clear(groups)
+		s.ack(g.group, err)
+		recycle(free, g.group)
 	}
 }
 
@@ -350,13 +368,17 @@ func (s *Store) trim(gen uint64) {
 	s.staleOps = 0
 }
 
-// apply encodes group into batches and applies them as one, without
-// waiting for durability.
-func (s *Store) apply(group []pending) error {
+// apply encodes group into batches and applies them as one, with their
+// fsync asked for and not waited for: wait returns once they are durable.
+func (s *Store) apply(group []pending) (wait func() error, err error) {
 	s.mu.Lock()
 	failed := s.err
 	s.mu.Unlock()
-	batches := make([]*store.Batch, 0, len(group))
+	batches := s.batches[:0]
+	defer func() {
+		clear(batches)
+		s.batches = batches[:0]
+	}()
 	for _, p := range group {
 		b, ok := p.ch.Attach.(*store.Batch)
 		if !ok {
@@ -368,16 +390,15 @@ func (s *Store) apply(group []pending) error {
 		for _, b := range batches {
 			b.Close()
 		}
-		return failed
+		return nil, failed
 	}
-	var err error
 	for i, p := range group {
 		if err = encodeChange(batches[i], p.ch); err != nil {
 			break
 		}
 	}
 	if err == nil {
-		err = s.db.ApplyGroup(batches)
+		wait, err = s.db.ApplyGroupSynced(batches)
 	} else {
 		for _, b := range batches {
 			b.Close()
@@ -386,8 +407,9 @@ func (s *Store) apply(group []pending) error {
 	if err != nil {
 		err = fmt.Errorf("frontierdb: commit %d changes: %w", len(group), err)
 		s.setErr(err)
+		return nil, err
 	}
-	return err
+	return wait, nil
 }
 
 func encodeChange(b *store.Batch, ch *frontier.Change) error {

@@ -14,7 +14,8 @@ var CommitBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05
 
 // Stats describes the store's durable commits since Open: Commit and
 // SyncWAL calls that succeeded, from the call to its return (the batch,
-// or everything applied before, on stable storage). CommitNoSync and
+// or everything applied before, on stable storage), and groups applied by
+// ApplyGroupSynced, from the call to their wait's return. CommitNoSync and
 // ApplyGroup are not durable commits and are not counted; their writes
 // become durable with the next SyncWAL, which is.
 type Stats struct {

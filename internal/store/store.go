@@ -590,6 +590,96 @@ func (db *DB) ApplyGroup(bs []*Batch) error {
 	return err
 }
 
+// ApplyGroupSynced is ApplyGroup with the group's WAL record synced: it
+// returns once the group is applied and visible to reads, as ApplyGroup
+// does, with the fsync already asked for (shared with every other commit's
+// and sync's); wait returns once the group is durable, with the outcome
+// of the fsync; it must be called once. The fsync so starts while the caller goes
+// on, rather than when a later SyncWAL reaches the log: the frontier's
+// committer applies group after group and a second goroutine waits for
+// each in turn (the next group's memtable inserts overlap this one's
+// fsync), and no log-data record is written to ask for it. With a tap set
+// (SetTap), wait is a SyncWAL. After an error, wait returns it.
+func (db *DB) ApplyGroupSynced(bs []*Batch) (wait func() error, err error) {
+	failed := func(err error) (func() error, error) {
+		return func() error { return err }, err
+	}
+	if len(bs) == 0 {
+		return func() error { return nil }, nil
+	}
+	if db.tap.Load() != nil {
+		// The tap sees each batch in its order (commitTapped).
+		if err := db.ApplyGroup(bs); err != nil {
+			return failed(err)
+		}
+		return db.SyncWAL, nil
+	}
+	start := time.Now()
+	upgrade := false
+	count, size := 0, 0
+	for _, b := range bs {
+		if b.done {
+			return failed(fmt.Errorf("store: %s: commit of a consumed batch", db.dir))
+		}
+		upgrade = upgrade || b.upgrade
+		count += int(b.b.Count())
+		size += b.b.Len()
+	}
+	// One batch of the group's writes, sorted if it may be (sorted.go):
+	// it must outlive its fsync, so not one of bs, which are finished here.
+	group, ok := db.mergeSorted(bs, size, count)
+	if !ok {
+		group = db.pdb.NewBatchWithSize(size)
+		for _, b := range bs {
+			if err = group.Apply(b.b, nil); err != nil {
+				err = fmt.Errorf("store: %s: merge batches: %w", db.dir, err)
+				break
+			}
+		}
+	}
+	if err == nil && !upgrade && db.NeedsUpgrade() {
+		err = db.errOldVersion()
+	}
+	if err == nil {
+		db.mu.RLock()
+		switch {
+		case db.closed:
+			err = ErrClosed
+		case db.Err() != nil:
+			err = db.Err()
+		default:
+			if err = db.pdb.ApplyNoSyncWait(group, pebble.Sync); err != nil {
+				db.fail(err)
+				err = fmt.Errorf("store: %s: commit: %w", db.dir, err)
+			}
+		}
+		db.mu.RUnlock()
+	}
+	if err == nil && upgrade {
+		db.version.Store(FormatVersion)
+	}
+	for _, b := range bs {
+		b.finish(err)
+	}
+	if err != nil {
+		group.Close()
+		return failed(err)
+	}
+	return func() error {
+		err := group.SyncWait()
+		if err != nil {
+			db.fail(err)
+			err = fmt.Errorf("store: %s: sync: %w", db.dir, err)
+		} else if err = db.Err(); err == nil {
+			// Pebble reports WAL failures through Logger.Fatalf and
+			// then returns nil.
+			db.commits.observe(time.Since(start))
+		}
+		group.Close()
+		return err
+	}, nil
+}
+
 // SyncWAL returns once everything applied before the call is durable (one
 // fsync of the WAL, shared with concurrent commits).
 func (db *DB) SyncWAL() error {

@@ -467,6 +467,94 @@ func TestSyncWALDiskFull(t *testing.T) {
 	}
 }
 
+// TestApplyGroupSynced: a group applied with its fsync asked for is
+// visible at once, before its wait, and durable once its wait returns, even
+// when every unsynced write is thrown away (a crash); groups of a single
+// write and of a range deletion (not sorted) too.
+func TestApplyGroupSynced(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	db := mustOpen(t, "/data/state", memOpts(mem))
+	var order []string
+	group := func(names ...string) []*Batch {
+		var bs []*Batch
+		for _, n := range names {
+			b := db.NewBatch()
+			b.Set(MetaKey(n), []byte(n))
+			b.OnDone(func(err error) {
+				if err == nil {
+					order = append(order, n)
+				}
+			})
+			bs = append(bs, b)
+		}
+		return bs
+	}
+	var waits []func() error
+	for _, g := range [][]string{{"c", "a", "b"}, {"d"}, {"e", "f"}} {
+		wait, err := db.ApplyGroupSynced(group(g...))
+		if err != nil {
+			t.Fatalf("ApplyGroupSynced(%v) = %v", g, err)
+		}
+		waits = append(waits, wait)
+	}
+	ranged := db.NewBatch()
+	ranged.b.DeleteRange(MetaKey("f"), MetaKey("g"), nil)
+	wait, err := db.ApplyGroupSynced([]*Batch{ranged})
+	if err != nil {
+		t.Fatalf("ApplyGroupSynced(range deletion) = %v", err)
+	}
+	waits = append(waits, wait)
+	if got := strings.Join(order, ","); got != "c,a,b,d,e,f" {
+		t.Errorf("OnDone order = %s, want c,a,b,d,e,f", got)
+	}
+	for _, n := range []string{"a", "d", "e"} {
+		if v, err := db.Get(MetaKey(n)); err != nil || string(v) != n {
+			t.Errorf("Get(%s) before its wait = %q, %v; want it visible", n, v, err)
+		}
+	}
+	for _, w := range waits {
+		if err := w(); err != nil {
+			t.Fatalf("wait = %v", err)
+		}
+	}
+	crashed := mem.CrashClone(vfs.CrashCloneCfg{})
+	db.Close()
+	db = mustOpen(t, "/data/state", memOpts(crashed))
+	defer db.Close()
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		if ok, err := db.Has(MetaKey(n)); !ok || err != nil {
+			t.Errorf("%s lost in a crash after its wait (Has = %v, %v)", n, ok, err)
+		}
+	}
+	if ok, err := db.Has(MetaKey("f")); ok || err != nil {
+		t.Errorf("f, deleted by a range, is back after a crash (Has = %v, %v)", ok, err)
+	}
+}
+
+// TestApplyGroupSyncedDiskFull: a group whose fsync fails gets the failure
+// from its wait, naming the store, and the DB is failed.
+func TestApplyGroupSyncedDiskFull(t *testing.T) {
+	var full enospc
+	db := mustOpen(t, "/data/state", memOpts(errorfs.Wrap(vfs.NewMem(), full.inj())))
+	defer db.Close()
+	b := db.NewBatch()
+	b.Set(MetaKey("x"), make([]byte, 100))
+	full.on.Store(true)
+	wait, err := db.ApplyGroupSynced([]*Batch{b})
+	if err == nil {
+		err = wait()
+	}
+	if err == nil || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "/data/state") {
+		t.Fatalf("ApplyGroupSynced on a full disk = %v, want an error naming /data/state wrapping ENOSPC", err)
+	}
+	if db.Err() == nil {
+		t.Error("Err() = nil after a failed sync")
+	}
+	if _, err := db.ApplyGroupSynced([]*Batch{db.NewBatch()}); err == nil {
+		t.Error("ApplyGroupSynced after a failed sync = nil, want the failure")
+	}
+}
+
 // setVersion makes dir a store whose version key holds v.
 func setVersion(t *testing.T, fs vfs.FS, dir string, v uint32) {
 	t.Helper()

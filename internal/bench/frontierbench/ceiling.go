@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trawl-crawler/trawl/internal/procstat"
 	"github.com/trawl-crawler/trawl/internal/store"
 	"github.com/trawl-crawler/trawl/internal/store/partition"
 )
@@ -39,6 +40,9 @@ type Ceilings struct {
 	// commit, by Workers x InFlight goroutines (Pebble groups their
 	// syncs).
 	CompletePerSec float64 `json:"raw_completions_per_s"`
+	// CompleteCPUMicros is the process's CPU time over the raw
+	// completions, in µs a completion (LeaseCPUMicros's counterpart).
+	CompleteCPUMicros float64 `json:"raw_completion_cpu_us"`
 }
 
 // ceilingURLs and ceilingCompletions bound the URLs (ingest) and the
@@ -117,10 +121,12 @@ func measureCeilings(c Config) (Ceilings, error) {
 			return out, err
 		}
 	}
+	cpu0 := procstat.SelfCPU()
 	if secs, err = rawCommits(db, c.Workers*c.InFlight, true, batches); err != nil {
 		return out, fmt.Errorf("raw completions: %w", err)
 	}
 	out.CompletePerSec = float64(n) / secs
+	out.CompleteCPUMicros = float64((procstat.SelfCPU() - cpu0).Microseconds()) / float64(max(n, 1))
 	return out, db.Close()
 }
 

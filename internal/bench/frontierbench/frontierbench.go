@@ -53,6 +53,10 @@ type Result struct {
 	StoreBytes        int64   `json:"store_bytes"`             // size of the store after enqueue
 	Workers           int     `json:"workers"`
 	Batch             int     `json:"batch"`
+	// LeaseCPUMicros is the process's CPU time (user and system) over the
+	// lease+complete phase, in µs a completion: with the phase's rate, how
+	// many cores it kept busy.
+	LeaseCPUMicros float64 `json:"lease_complete_cpu_us"`
 	// Ceilings are measured after the phases, in the same run and on the
 	// same disk (see Ceilings).
 	Ceilings
@@ -89,6 +93,10 @@ type Config struct {
 	ProfilePhase string
 	// CPUProfile receives a CPU profile of ProfilePhase. Nil: no profile.
 	CPUProfile io.Writer
+	// MutexProfile and BlockProfile receive the contended-lock and
+	// blocking profiles of ProfilePhase (every contended lock sampled;
+	// one blocking sample per microsecond blocked). Nil: no profile.
+	MutexProfile, BlockProfile io.Writer
 	// HeapProfile receives a heap profile taken with URLs queued. Nil: no
 	// profile.
 	HeapProfile io.Writer
@@ -124,8 +132,8 @@ func (c Config) Validate() error {
 	if c.ProfilePhase != "" && !slices.Contains(phases, c.ProfilePhase) {
 		errs = append(errs, fmt.Errorf("frontierbench: ProfilePhase = %q, want one of %s", c.ProfilePhase, strings.Join(phases, ", ")))
 	}
-	if c.CPUProfile != nil && c.ProfilePhase == "" {
-		errs = append(errs, errors.New("frontierbench: CPUProfile is set but ProfilePhase is empty"))
+	if (c.CPUProfile != nil || c.MutexProfile != nil || c.BlockProfile != nil) && c.ProfilePhase == "" {
+		errs = append(errs, errors.New("frontierbench: a profile is set but ProfilePhase is empty"))
 	}
 	return errors.Join(errs...)
 }
@@ -197,13 +205,21 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 		stopProfile()
 		stopProfile = func() {}
 		fmt.Fprintf(progress, "bench frontier: "+format+"\n", args...)
-		if c.CPUProfile == nil || c.ProfilePhase != name {
+		if c.ProfilePhase != name {
 			return nil
 		}
-		if err := pprof.StartCPUProfile(c.CPUProfile); err != nil {
-			return fmt.Errorf("frontierbench: %s: CPU profile: %w", name, err)
+		if c.CPUProfile != nil {
+			if err := pprof.StartCPUProfile(c.CPUProfile); err != nil {
+				return fmt.Errorf("frontierbench: %s: CPU profile: %w", name, err)
+			}
 		}
-		stopProfile = pprof.StopCPUProfile
+		stopProfiles := startWaitProfiles(c.MutexProfile, c.BlockProfile)
+		stopProfile = func() {
+			if c.CPUProfile != nil {
+				pprof.StopCPUProfile()
+			}
+			stopProfiles()
+		}
 		return nil
 	}
 
@@ -340,11 +356,13 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	if err := enter("lease", "lease+complete of %d URLs", c.Leases); err != nil {
 		return r, err
 	}
+	cpu0 := procstat.SelfCPU()
 	n, secs, err := leasePhase(c, st.Frontier)
 	if err != nil {
 		return r, fmt.Errorf("frontierbench: lease+complete: %w", err)
 	}
 	r.LeaseCompleted, r.LeaseCompletePerS = n, float64(n)/secs
+	r.LeaseCPUMicros = float64((procstat.SelfCPU() - cpu0).Microseconds()) / float64(max(n, 1))
 	r.RSSLeaseBytes = settledRSS()
 	r.HeapLeaseBytes = heapLive()
 	r.WindowBytes = max(0, r.HeapLeaseBytes-r.HeapStartupBytes)
@@ -555,4 +573,27 @@ func leasePhase(c Config, f *frontier.Frontier) (int, float64, error) {
 	}
 	wg.Wait()
 	return int(done.Load()), time.Since(start).Seconds(), errors.Join(errs...)
+}
+
+// startWaitProfiles starts sampling contended locks if mutex is set and
+// blocking if block is set, and returns a func that stops sampling and
+// writes the profiles. The runtime samples nothing before it, so the
+// profiles cover only the time between the two.
+func startWaitProfiles(mutex, block io.Writer) (stop func()) {
+	if mutex != nil {
+		runtime.SetMutexProfileFraction(1)
+	}
+	if block != nil {
+		runtime.SetBlockProfileRate(int(time.Microsecond))
+	}
+	return func() {
+		if mutex != nil {
+			runtime.SetMutexProfileFraction(0)
+			pprof.Lookup("mutex").WriteTo(mutex, 0)
+		}
+		if block != nil {
+			runtime.SetBlockProfileRate(0)
+			pprof.Lookup("block").WriteTo(block, 0)
+		}
+	}
 }

@@ -23,13 +23,15 @@ ceilings: a table, or with --json one object.
 Examples:
   trawl bench frontier
   trawl bench frontier --urls 1000000 --hosts 100000 --json
-  trawl bench frontier --profile-phase lease --cpuprofile lease.pprof`
+  trawl bench frontier --profile-phase lease --cpuprofile lease.pprof
+  trawl bench frontier --profile-phase lease --mutexprofile mu.pprof --blockprofile block.pprof`
 
 // Options are `trawl bench frontier`'s flags.
 type Options struct {
 	Config
 	Data                                    string // the store's directory; "": a temporary one
 	CPUProfile, MemProfile, LeaseMemProfile string // files to write, if set
+	MutexProfile, BlockProfile              string // files to write, if set (of ProfilePhase)
 	Keep                                    bool   // keep Data at the end
 	JSON                                    bool   // one JSON Result instead of a table
 }
@@ -88,6 +90,25 @@ func Main(o Options, stdout, stderr io.Writer) int {
 		} else {
 			defer pprof.StopCPUProfile()
 		}
+	}
+	for _, p := range []struct {
+		path string
+		into *io.Writer
+	}{{o.MutexProfile, &c.MutexProfile}, {o.BlockProfile, &c.BlockProfile}} {
+		if p.path == "" {
+			continue
+		}
+		if c.ProfilePhase == "" {
+			fmt.Fprintf(stderr, "trawl bench frontier: a mutex or block profile needs --profile-phase\n")
+			return 2
+		}
+		f, err := os.Create(p.path)
+		if err != nil {
+			fmt.Fprintf(stderr, "trawl bench frontier: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		*p.into = f
 	}
 	if o.MemProfile != "" {
 		f, err := os.Create(o.MemProfile)

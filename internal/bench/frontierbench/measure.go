@@ -81,7 +81,7 @@ func Print(w io.Writer, r Result) {
 	fmt.Fprintf(w, "  %-28s %12.0f /s  target >= %d  %s\n", "seen-check, new URLs", r.SeenNewPerSec, targetSeenNew, check(r.SeenNewPerSec >= targetSeenNew))
 	fmt.Fprintf(w, "  %-28s %12.0f /s  (%d sampled)\n", "seen-check, known URLs", r.SeenKnownPerSec, r.SeenKnownChecked)
 	fmt.Fprintf(w, "  %-28s %12.0f /s  target >= %d  %s  (%.1f s)\n", "enqueue (seen-check+commit)", r.EnqueuePerSec, targetEnqueue, check(r.EnqueuePerSec >= targetEnqueue), r.EnqueueSeconds)
-	fmt.Fprintf(w, "  %-28s %12.0f /s  target >= %d  %s  (%d completed)\n", "lease+complete", r.LeaseCompletePerS, targetLeaseComplete, check(r.LeaseCompletePerS >= targetLeaseComplete), r.LeaseCompleted)
+	fmt.Fprintf(w, "  %-28s %12.0f /s  target >= %d  %s  (%d completed, %.1f CPU-µs each)\n", "lease+complete", r.LeaseCompletePerS, targetLeaseComplete, check(r.LeaseCompletePerS >= targetLeaseComplete), r.LeaseCompleted, r.LeaseCPUMicros)
 	fmt.Fprintf(w, "  %-28s %12s     target < 1 GiB  %s  (peak %s)\n", "RSS, N queued", mib(r.RSSBytes), check(r.RSSBytes < targetRSS), mib(r.RSSPeakBytes))
 	fmt.Fprintf(w, "  %-28s %12.2f s   RSS after %s (peak %s)\n", "start-up, N queued", r.StartupSeconds, mib(r.RSSStartupBytes), mib(r.RSSStartupPeak))
 	fmt.Fprintf(w, "  %-28s %12s\n", "RSS after lease+complete", mib(r.RSSLeaseBytes))
@@ -94,6 +94,6 @@ func Print(w io.Writer, r Result) {
 	fmt.Fprintf(w, "ceilings measured in the same run:\n")
 	fmt.Fprintf(w, "  %-28s %12.0f /s  (one goroutine, 4 KiB appends)\n", "fsync", r.FsyncsPerSec)
 	fmt.Fprintf(w, "  %-28s %12.0f /s  enqueue is %s of it\n", "raw ingest of enqueue writes", r.IngestPerSec, frac(r.EnqueuePerSec, r.IngestPerSec))
-	fmt.Fprintf(w, "  %-28s %12.0f /s  lease+complete is %s of it\n", "raw completion commits", r.CompletePerSec, frac(r.LeaseCompletePerS, r.CompletePerSec))
+	fmt.Fprintf(w, "  %-28s %12.0f /s  lease+complete is %s of it  (%.1f CPU-µs each)\n", "raw completion commits", r.CompletePerSec, frac(r.LeaseCompletePerS, r.CompletePerSec), r.CompleteCPUMicros)
 	printFootprint(w, r)
 }
