@@ -3,7 +3,7 @@
 //
 // A fixed limit keeps a small crawl's process small: the collector works
 // harder instead of letting the heap double before each cycle. But a
-// crawl's live heap grows with the hosts it knows (about 260 bytes a host)
+// crawl's live heap grows with the hosts it knows (about 275 bytes a host)
 // and its seen filters (about 1.3 bytes a URL each), and once the live
 // heap passes a fixed limit the collector runs back to back, taking up to
 // half the CPU, for no memory it can free. So the limit follows the live
