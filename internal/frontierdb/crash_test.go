@@ -71,15 +71,7 @@ func TestCrashKeepsAPrefix(t *testing.T) {
 				}
 			}
 			wg.Wait()
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			db.Close()
-
-			db, err = store.Open("/state", store.Options{FS: crashed, Logger: quiet, CacheSize: 1 << 20})
-			if err != nil {
-				t.Fatal(err)
-			}
+			db = reopenCrashed(t, s, db, opts, crashed)
 			defer db.Close()
 			present := queuedURLs(t, db)
 			gap := -1
@@ -192,15 +184,7 @@ func TestCrashKeepsJobCounts(t *testing.T) {
 			if crashed == nil {
 				crashed = mem.CrashClone(vfs.CrashCloneCfg{})
 			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			db.Close()
-
-			db, err = store.Open("/state", store.Options{FS: crashed, Logger: quiet, CacheSize: 1 << 20})
-			if err != nil {
-				t.Fatal(err)
-			}
+			db = reopenCrashed(t, s, db, opts, crashed)
 			defer db.Close()
 			// What the store holds, per job and partition.
 			queued, held := map[jobPart]int{}, map[jobPart]int{}
@@ -342,15 +326,7 @@ func TestCrashKeepsCompletions(t *testing.T) {
 				}(l.Item.URL)
 			}
 			wg.Wait()
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			db.Close()
-
-			db, err = store.Open("/state", store.Options{FS: crashed, Logger: quiet, CacheSize: 1 << 20})
-			if err != nil {
-				t.Fatal(err)
-			}
+			db = reopenCrashed(t, s, db, opts, crashed)
 			defer db.Close()
 			queued := queuedURLs(t, db)
 			for _, u := range ackedAtCrash {
@@ -410,4 +386,20 @@ func queuedURLs(t *testing.T, db *store.DB) map[string]bool {
 		urls[item.URL] = true
 	}
 	return urls
+}
+
+// reopenCrashed closes s and db, and opens the store with opts as crashed
+// holds it.
+func reopenCrashed(t *testing.T, s *Store, db *store.DB, opts store.Options, crashed vfs.FS) *store.DB {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	opts.FS = crashed
+	db, err := store.Open("/state", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

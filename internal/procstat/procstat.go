@@ -31,11 +31,7 @@ func Bytes(field string) int64 {
 		if !ok || name != field {
 			continue
 		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		if err != nil {
-			return 0
-		}
-		return kb << 10
+		return kiloBytes(rest)
 	}
 	return 0
 }
@@ -77,6 +73,15 @@ func SelfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// kiloBytes is a "  123 kB" figure of /proc in bytes; 0 if unreadable.
+func kiloBytes(s string) int64 {
+	kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(s), " kB"), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return kb << 10
+}
+
 // MachineMemory is the memory this process may use, in bytes: the
 // machine's (MemTotal of /proc/meminfo), or the lowest memory limit of its
 // cgroup and the cgroup's parents if lower (cgroup v2 memory.max, v1
@@ -91,9 +96,7 @@ func machineMemory(root fs.FS) int64 {
 	if b, err := fs.ReadFile(root, "proc/meminfo"); err == nil {
 		for line := range strings.Lines(string(b)) {
 			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-				if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil {
-					total = kb << 10
-				}
+				total = kiloBytes(rest)
 				break
 			}
 		}

@@ -398,20 +398,7 @@ func TestApplyGroupThenSyncWAL(t *testing.T) {
 	mem := vfs.NewCrashableMem()
 	db := mustOpen(t, "/data/state", memOpts(mem))
 	var order []string
-	group := func(names ...string) []*Batch {
-		var bs []*Batch
-		for _, n := range names {
-			b := db.NewBatch()
-			b.Set(MetaKey(n), []byte(n))
-			b.OnDone(func(err error) {
-				if err == nil {
-					order = append(order, n)
-				}
-			})
-			bs = append(bs, b)
-		}
-		return bs
-	}
+	group := func(names ...string) []*Batch { return metaGroup(db, &order, names...) }
 	if err := db.ApplyGroup(group("a", "b", "c")); err != nil {
 		t.Fatalf("ApplyGroup = %v", err)
 	}
@@ -475,20 +462,7 @@ func TestApplyGroupSynced(t *testing.T) {
 	mem := vfs.NewCrashableMem()
 	db := mustOpen(t, "/data/state", memOpts(mem))
 	var order []string
-	group := func(names ...string) []*Batch {
-		var bs []*Batch
-		for _, n := range names {
-			b := db.NewBatch()
-			b.Set(MetaKey(n), []byte(n))
-			b.OnDone(func(err error) {
-				if err == nil {
-					order = append(order, n)
-				}
-			})
-			bs = append(bs, b)
-		}
-		return bs
-	}
+	group := func(names ...string) []*Batch { return metaGroup(db, &order, names...) }
 	var waits []func() error
 	for _, g := range [][]string{{"c", "a", "b"}, {"d"}, {"e", "f"}} {
 		wait, err := db.ApplyGroupSynced(group(g...))
@@ -726,4 +700,21 @@ func TestDiskUsage(t *testing.T) {
 	if _, err := db.DiskUsage(KindQueue); !errors.Is(err, ErrClosed) {
 		t.Errorf("DiskUsage on a closed store = %v, want ErrClosed", err)
 	}
+}
+
+// metaGroup returns a batch per name, each setting the meta key name to
+// name and appending name to *done once it is done without error.
+func metaGroup(db *DB, done *[]string, names ...string) []*Batch {
+	var bs []*Batch
+	for _, n := range names {
+		b := db.NewBatch()
+		b.Set(MetaKey(n), []byte(n))
+		b.OnDone(func(err error) {
+			if err == nil {
+				*done = append(*done, n)
+			}
+		})
+		bs = append(bs, b)
+	}
+	return bs
 }
