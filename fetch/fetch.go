@@ -236,6 +236,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		mu          sync.Mutex // guards the fields below: trace hooks run on transport goroutines
 		ip          netip.Addr
 		gotConn     bool
+		conn        net.Conn // the request's connection, closed here if the fetch is cut
 		tlsErr      error // the failed TLS handshake's error
 		headersDone bool
 		fbTimer     *time.Timer
@@ -244,7 +245,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		GotConn: func(info httptrace.GotConnInfo) {
 			ap, _ := netip.ParseAddrPort(info.Conn.RemoteAddr().String())
 			mu.Lock()
-			gotConn, ip = true, ap.Addr().Unmap()
+			gotConn, ip, conn = true, ap.Addr().Unmap(), info.Conn
 			mu.Unlock()
 		},
 		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
@@ -277,9 +278,10 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	if fbTimer != nil {
 		fbTimer.Stop()
 	}
-	connected, connIP, handshakeErr := gotConn, ip, tlsErr
+	connected, connIP, handshakeErr, usedConn := gotConn, ip, tlsErr, conn
 	mu.Unlock()
 	if err != nil {
+		closeCut(usedConn)
 		class, cause := classify(ctx, rctx, err, connected, handshakeErr)
 		return nil, &Error{Class: class, URL: urlStr, Err: cause}
 	}
@@ -312,6 +314,9 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		}
 	}
 	body, truncated, err := readCapped(hresp.Body, f.opts.MaxBodyBytes, min(hresp.ContentLength, maxBodyHint))
+	if err != nil || truncated {
+		closeCut(usedConn)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			putBuf(body)
@@ -343,6 +348,23 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	}
 	resp.Duration = f.opts.Now().Sub(start)
 	return resp, nil
+}
+
+// closeCut closes the connection of a fetch cut short (a time-out, a
+// cancel, a body past its cap or a read error) before Fetch returns.
+// The transport would close it too, but from another goroutine, later:
+// on a loaded machine after the host's next request had opened another
+// connection, two requests in flight at once as the server sees them.
+// An HTTP/2 connection is left to the transport, which resets the one
+// stream: the connection may carry others.
+func closeCut(c net.Conn) {
+	if c == nil {
+		return
+	}
+	if tc, ok := c.(*tls.Conn); ok && tc.ConnectionState().NegotiatedProtocol == "h2" {
+		return
+	}
+	_ = c.Close()
 }
 
 // bodyCut names, as a WARC-Truncated reason, why reading a body failed

@@ -664,3 +664,82 @@ func BenchmarkFetch(b *testing.B) {
 		b.Errorf("server accepted %d connections, want 1 (keep-alive)", n)
 	}
 }
+
+// closeFlagConn records whether its Close was called.
+type closeFlagConn struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *closeFlagConn) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
+}
+
+// TestCutFetchClosesItsConnection: a fetch cut short has closed its
+// connection by the time Fetch returns, so that a retry or the host's
+// next fetch never opens a second connection while the server still
+// has the first (a server counts both in flight); a fetch read whole
+// leaves its connection open for the next.
+func TestCutFetchClosesItsConnection(t *testing.T) {
+	drip := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000000")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte("<p>start</p>"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	endless := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		chunk := bytes.Repeat([]byte("<p>more</p>"), 3000)
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	silent := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	cases := []struct {
+		name       string
+		h          http.Handler
+		set        func(*Options)
+		wantClosed bool
+	}{
+		{"body cut by the total time-out", drip, func(o *Options) { o.TotalTimeout = 200 * time.Millisecond }, true},
+		{"body past its cap", endless, func(o *Options) { o.MaxBodyBytes = 100_000 }, true},
+		{"no head before the first-byte time-out", silent, func(o *Options) { o.FirstByteTimeout = 100 * time.Millisecond }, true},
+		{"read whole", okHandler("<html>whole</html>"), func(*Options) {}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := newServer(t, c.h)
+			o := testOptions()
+			c.set(&o)
+			f := newFetcher(t, o)
+			var (
+				mu    sync.Mutex
+				conns []*closeFlagConn
+			)
+			dial := f.transport.DialContext
+			f.transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				nc, err := dial(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				fc := &closeFlagConn{Conn: nc}
+				mu.Lock()
+				conns = append(conns, fc)
+				mu.Unlock()
+				return fc, nil
+			}
+			_, err := get(t, f, srv.URL)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(conns) != 1 {
+				t.Fatalf("Fetch (err %v) dialled %d connections, want 1", err, len(conns))
+			}
+			if got := conns[0].closed.Load(); got != c.wantClosed {
+				t.Errorf("connection closed when Fetch returned (err %v): %v, want %v", err, got, c.wantClosed)
+			}
+		})
+	}
+}

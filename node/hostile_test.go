@@ -47,6 +47,15 @@ func TestHostileCrawl(t *testing.T) {
 	// A silent host holds a fetch until FetchTimeout: 5 s keeps its
 	// retries short; a slow drip is cut at the same bound.
 	h.opts.FetchTimeout = 5 * time.Second
+	// Caps that an endless body (20 MiB at least) and the bombs (56 MiB
+	// inflated) pass at a tenth of the work of the defaults (10 and
+	// 50 MiB): under the race detector on a loaded machine, inflating
+	// and archiving 50 MiB starved the crawl's other fetches past
+	// FetchTimeout (a bomb's "/" cut by time and retried while the server,
+	// starved too, was still writing the first answer: two in flight at
+	// once, as its log saw them). fetch's hostile tests bound one fetch's
+	// memory at its caps.
+	h.opts.MaxBodyBytes, h.opts.MaxDecodedBytes = 2<<20, 8<<20
 	// One retry of a 429 shows the wait is honoured without doubling the
 	// crawl.
 	h.opts.MaxRetries = 1
@@ -246,7 +255,8 @@ var hostileOutcomes = map[string][]string{
 // simhash.MaxTokenBytes bounds a token. Under the race detector it is
 // raceMemoryFactor times as much: its shadow memory grows with the heap
 // (measured alone with -race: 1,180 MiB of growth, 1,563-1,677 MiB before
-// the token bound).
+// the token bound). Those were at the default body caps; at the 2 and
+// 8 MiB the test sets now, -race, beside 4 to 12 busy loops: 452-510 MiB.
 const maxPeakRSS = 512 << 20
 
 // raceMemoryFactor scales memory bounds under the race detector.

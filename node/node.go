@@ -169,13 +169,14 @@ func Open(opts Options) (*Node, error) {
 
 	// Every option is checked before anything in DataDir is touched.
 	fetchOpts := fetch.Options{
-		UserAgent:    opts.UserAgent,
-		Hosts:        opts.Hosts,
-		AllowNets:    opts.AllowNets,
-		LocalAddr:    opts.SourceAddr,
-		CACerts:      opts.CACerts,
-		TotalTimeout: opts.FetchTimeout,
-		MaxBodyBytes: opts.MaxBodyBytes,
+		UserAgent:       opts.UserAgent,
+		Hosts:           opts.Hosts,
+		AllowNets:       opts.AllowNets,
+		LocalAddr:       opts.SourceAddr,
+		CACerts:         opts.CACerts,
+		TotalTimeout:    opts.FetchTimeout,
+		MaxBodyBytes:    opts.MaxBodyBytes,
+		MaxDecodedBytes: opts.MaxDecodedBytes,
 	}
 	stateOpts := StateOptions{
 		Dir:             filepath.Join(opts.DataDir, "state"),

@@ -397,11 +397,11 @@ func TestCrawlStopsOnCancel(t *testing.T) {
 // is checked before the data directory is touched.
 func TestOpenRejectsBadOptions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	_, err := Open(Options{DataDir: dir, Concurrency: -2, UserAgent: "/1.0", MaxBodyBytes: -1, FetchTimeout: -time.Second})
+	_, err := Open(Options{DataDir: dir, Concurrency: -2, UserAgent: "/1.0", MaxBodyBytes: -1, MaxDecodedBytes: -1, FetchTimeout: -time.Second})
 	if err == nil {
 		t.Fatal("Open accepted bad options")
 	}
-	for _, field := range []string{"Concurrency", "UserAgent", "MaxBodyBytes", "FetchTimeout"} {
+	for _, field := range []string{"Concurrency", "UserAgent", "MaxBodyBytes", "MaxDecodedBytes", "FetchTimeout"} {
 		if !strings.Contains(err.Error(), field) {
 			t.Errorf("error %q does not name %s", err, field)
 		}

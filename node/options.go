@@ -149,6 +149,9 @@ type Options struct {
 	FetchTimeout time.Duration
 	// MaxBodyBytes caps a response body as transferred. Default 10 MiB.
 	MaxBodyBytes int64
+	// MaxDecodedBytes caps a response body after content decoding, where
+	// a compression bomb stops. Default 50 MiB.
+	MaxDecodedBytes int64
 	// StopGrace is how long the fetches in flight when the node stops may
 	// take to finish (and be archived and recorded) before they are cut
 	// off. Default 5s; negative means none.
@@ -265,6 +268,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = fetch.DefaultMaxBodyBytes
 	}
+	if o.MaxDecodedBytes == 0 {
+		o.MaxDecodedBytes = fetch.DefaultMaxDecodedBytes
+	}
 	switch {
 	case o.StopGrace == 0:
 		o.StopGrace = 5 * time.Second
@@ -338,6 +344,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxBodyBytes < 0 {
 		bad("MaxBodyBytes", o.MaxBodyBytes, "negative")
+	}
+	if o.MaxDecodedBytes < 0 {
+		bad("MaxDecodedBytes", o.MaxDecodedBytes, "negative")
 	}
 	return errors.Join(errs...)
 }

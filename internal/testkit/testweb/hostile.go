@@ -276,11 +276,36 @@ func (s *Server) serveHostileHead(w http.ResponseWriter, r *http.Request, k host
 		w.Header().Set("X-Huge", strings.Repeat("h", hugeHeaderBytes))
 		send(w, r, http.StatusOK, "text/html", smallPage)
 	case hostileManyHeaders:
-		for i := range manyHeaders {
-			w.Header().Set(fmt.Sprintf("X-Many-%05d", i), "v")
+		c := hijack(w, http.StatusOK)
+		if c == nil {
+			return
 		}
-		send(w, r, http.StatusOK, "text/html", smallPage)
+		defer c.Close()
+		if _, err := c.Write(manyHeadersHead()); err == nil && r.Method != http.MethodHead {
+			_, _ = c.Write(smallPage)
+		}
 	}
+}
+
+var (
+	manyHeadersOnce sync.Once
+	manyHeadersRaw  []byte
+)
+
+// manyHeadersHead returns the head of many-headers' answer, made once: as
+// net/http writes a head (sorted, canonical keys), manyHeaders headers
+// cost the server tens of milliseconds an answer under the race
+// detector, seconds on a loaded machine, and the crawler under test,
+// sharing the process, its time-outs.
+func manyHeadersHead() []byte {
+	manyHeadersOnce.Do(func() {
+		b := fmt.Appendf(nil, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n", len(smallPage))
+		for i := range manyHeaders {
+			b = fmt.Appendf(b, "X-Many-%05d: v\r\n", i)
+		}
+		manyHeadersRaw = append(b, "\r\n"...)
+	})
+	return manyHeadersRaw
 }
 
 // hijack takes the connection over from net/http, recording status as the
@@ -494,6 +519,26 @@ func (s *Server) serveSilent(w http.ResponseWriter) {
 	}
 	_ = c.Close()
 	<-read
+}
+
+// makeHostileAnswers makes the costly answers web's hostile hosts give
+// (the compression bombs, many-headers' head) before it serves anything:
+// made by the first request instead, they held its answer for seconds on
+// a loaded machine under the race detector (two level-9 compressions of a
+// MiB), long enough for a crawler's time-out to fire and its retry to
+// come while the server, not yet answering the first, counted both in
+// flight.
+func makeHostileAnswers(web *Web) {
+	for _, h := range web.hosts {
+		switch h.hostile {
+		case hostileDeflateBomb, hostileGzipBomb:
+			bombs()
+		case hostileBrotliBomb:
+			brotliBomb()
+		case hostileManyHeaders:
+			manyHeadersHead()
+		}
+	}
 }
 
 // The bombs repeat one compressed chunk rather than compress bombBytes,

@@ -155,6 +155,7 @@ func Serve(web *Web, opts ServeOptions) (*Server, error) {
 			ips = append(ips, h.ip)
 		}
 	}
+	makeHostileAnswers(web)
 	s := &Server{web: web, opts: opts, done: make(chan struct{}), robotHits: make(map[*host]int)}
 	s.idle = sync.NewCond(&s.mu)
 	attempts := opts.PortAttempts
