@@ -33,6 +33,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/frontier"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/node"
 	"github.com/trawl-crawler/trawl/robotscache"
@@ -47,6 +48,7 @@ type Source interface {
 	RobotsStats() robotscache.KeeperStats
 	WARCStats() warc.WriterStats
 	StoreStats() store.Stats
+	FilterStats() map[string]urlseen.FilterStats
 }
 
 // FetchBuckets are the upper bounds, in seconds, of the fetch latency
@@ -154,10 +156,15 @@ var (
 	warcRecords  = counter("trawl_warc_records_total", "WARC records written (warcinfo, response, request), since the node started.")
 	warcFiles    = counter("trawl_warc_files_total", "WARC files begun, since the node started.")
 	warcSyncs    = counter("trawl_warc_syncs_total", "Rounds of WARC fsyncs, each shared by the exchanges written meanwhile, since the node started.")
+	filterBytes  = gauge("trawl_filter_bytes", "Memory of the node's Bloom filters, by filter: urls (the URL-seen gate), records (URLs with a record), digests (the content-seen gate's exact index).", "filter")
+	filterLayers = gauge("trawl_filter_layers", "Layers of a Bloom filter: 1 within the keys it was sized for (--expected-urls), one more each time its keys double past them.", "filter")
+	filterKeys   = gauge("trawl_filter_keys", "Keys a Bloom filter took since the node started, loaded from the store or added.", "filter")
+	filterCapped = gauge("trawl_filter_capped", "1 once a Bloom filter's memory cap stopped its growth: its false-positive rate, and the store reads new keys cost, then rise with its keys.", "filter")
 	commitTime   = prometheus.NewDesc("trawl_store_commit_duration_seconds", "Durable commits of the node's store (a synced batch, or the WAL sync that makes the frontier's applied groups durable), from the call to durable.", nil, nil)
 	all          = []desc{pages, bytes, requests, responses, fetchErrors, robotsDeny, discovered, duplicates, outOfScope, shared, contentDups, crawlURLs,
 		recrawls, notModified, changed, recrawlURLs, freshness, meanAge,
-		hosts, frontierN, robotsHits, robotsMisses, robotsLoads, robotsHeld, warcBytes, warcRecords, warcFiles, warcSyncs}
+		hosts, frontierN, robotsHits, robotsMisses, robotsLoads, robotsHeld, warcBytes, warcRecords, warcFiles, warcSyncs,
+		filterBytes, filterLayers, filterKeys, filterCapped}
 )
 
 type collector struct{ src func() Source }
@@ -236,6 +243,17 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	emit(warcRecords, float64(ws.Records))
 	emit(warcFiles, float64(ws.Files))
 	emit(warcSyncs, float64(ws.Syncs))
+
+	for name, f := range src.FilterStats() {
+		emit(filterBytes, float64(f.Bytes), name)
+		emit(filterLayers, float64(f.Layers), name)
+		emit(filterKeys, float64(f.Keys), name)
+		capped := 0.0
+		if f.Capped {
+			capped = 1
+		}
+		emit(filterCapped, capped, name)
+	}
 
 	ss := src.StoreStats()
 	buckets := make(map[float64]uint64, len(ss.CommitBuckets))

@@ -66,6 +66,7 @@ var labelValues = map[string]*regexp.Regexp{
 	"result":    regexp.MustCompile(`^(response|error|saved|failed|published|replayed|lost)$`),
 	"direction": regexp.MustCompile(`^(in|out)$`),
 	"where":     regexp.MustCompile(`^(local|remote)$`),
+	"filter":    regexp.MustCompile(`^(urls|records|digests)$`),
 }
 
 // units are the base units a name may carry, as its last word (before
@@ -228,12 +229,20 @@ func TestScrapeOfACrawl(t *testing.T) {
 	lint(t, fams)
 
 	rs, ws, ss, fs := n.RobotsStats(), n.WARCStats(), n.StoreStats(), n.FrontierStats()
+	filters := n.FilterStats()
 	crawl := map[string]string{"crawl": id}
+	urls := map[string]string{"filter": "urls"}
 	for _, c := range []struct {
 		name   string
 		labels map[string]string
 		want   int64
 	}{
+		{"trawl_filter_bytes", urls, filters["urls"].Bytes},
+		{"trawl_filter_layers", urls, int64(filters["urls"].Layers)},
+		{"trawl_filter_keys", urls, filters["urls"].Keys},
+		{"trawl_filter_capped", urls, 0},
+		{"trawl_filter_keys", map[string]string{"filter": "records"}, filters["records"].Keys},
+		{"trawl_filter_keys", map[string]string{"filter": "digests"}, filters["digests"].Keys},
 		{"trawl_pages_fetched_total", crawl, p.Pages},
 		{"trawl_requests_total", crawl, p.Requests},
 		{"trawl_fetched_bytes_total", crawl, p.Bytes},
@@ -260,7 +269,12 @@ func TestScrapeOfACrawl(t *testing.T) {
 			t.Errorf("%s%v = %v, want %d (the node's)", c.name, c.labels, got, c.want)
 		}
 	}
-	// The node's parts counted what the crawl did.
+	// The node's parts counted what the crawl did: the seen gate took
+	// every URL it found new, in one layer (the crawl is far below the
+	// URLs it was sized for).
+	if f := filters["urls"]; f.Keys < p.Discovered || f.Layers != 1 || f.Bytes == 0 || filters["records"].Keys < p.Pages {
+		t.Errorf("filters %+v after %d URLs discovered and %d pages: want the URL gate's keys at least those, in 1 layer, and the records' at least the pages", filters, p.Discovered, p.Pages)
+	}
 	if rs.Hits == 0 || rs.Misses == 0 || ws.Records < 2*p.Requests {
 		t.Errorf("robots.txt hits %d, misses %d; WARC records %d for %d requests: want hits, misses and two records a response", rs.Hits, rs.Misses, ws.Records, p.Requests)
 	}

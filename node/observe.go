@@ -5,6 +5,7 @@ import (
 
 	"github.com/trawl-crawler/trawl/fetch"
 	"github.com/trawl-crawler/trawl/internal/store"
+	"github.com/trawl-crawler/trawl/internal/store/urlseen"
 	"github.com/trawl-crawler/trawl/job"
 	"github.com/trawl-crawler/trawl/robotscache"
 	"github.com/trawl-crawler/trawl/warc"
@@ -95,3 +96,14 @@ func (n *Node) WARCStats() warc.WriterStats { return n.warc.Stats() }
 // StoreStats returns the store's durable commits for this run, with their
 // latencies.
 func (n *Node) StoreStats() store.Stats { return n.db.Stats() }
+
+// FilterStats returns the figures of the store's Bloom filters, by name:
+// "urls" (the URL-seen gate), "records" (URLs with a record) and
+// "digests" (the content-seen gate's exact index).
+func (n *Node) FilterStats() map[string]urlseen.FilterStats {
+	return map[string]urlseen.FilterStats{
+		"urls":    n.seen.FilterStats(),
+		"records": n.state.Fetched.FilterStats(),
+		"digests": n.state.Digests.FilterStats(),
+	}
+}

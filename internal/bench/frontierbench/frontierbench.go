@@ -349,7 +349,7 @@ func Run(c Config, progress io.Writer) (_ Result, err error) {
 	r.StartupFiltersSeconds = st.Opened.Filters.Seconds()
 	r.StartupFrontierSeconds = st.Opened.Frontier.Seconds()
 	r.HeapStartupBytes = heapLive()
-	r.FilterBytes = st.Seen.FilterBytes() + st.Fetched.FilterBytes() + st.Digests.FilterBytes()
+	r.FilterBytes = st.Seen.FilterStats().Bytes + st.Fetched.FilterStats().Bytes + st.Digests.FilterStats().Bytes
 	r.HeapPerHost = float64(max(0, r.HeapStartupBytes-r.HeapBaseBytes-r.FilterBytes)) / float64(c.Hosts)
 
 	// 6. lease+complete.

@@ -250,12 +250,10 @@ func (d *Durable) LoadPartition(p partition.ID) error {
 	return nil
 }
 
-// FilterBytes is the memory the Bloom filter's bits take, and
-// FilterLayers the layers it has grown to (1 within ExpectedURLs).
-func (d *Durable) FilterBytes() int64 { return d.filter.bytes() }
-
-// FilterLayers: see FilterBytes.
-func (d *Durable) FilterLayers() int { return d.filter.count() }
+// FilterStats returns the Bloom filter's figures: its memory, the layers
+// it has grown to (1 within ExpectedURLs), its keys, whether its cap was
+// reached.
+func (d *Durable) FilterStats() FilterStats { return d.filter.stats() }
 
 // Len implements Set: the number of URLs in the store or staged in batches
 // (an estimate once partitions moved: see LoadPartition).

@@ -233,8 +233,8 @@ func TestDurableReopen(t *testing.T) {
 	if d.Len() != n {
 		t.Errorf("Len() after reopen = %d, want %d", d.Len(), n)
 	}
-	if bits := uint(d.FilterBytes()) * 8; bits < 2*n*9 || d.FilterLayers() != 1 { // sized for 2n, not the 100 asked for
-		t.Errorf("filter has %d bits in %d layers after loading %d URLs, want one layer sized for %d", bits, d.FilterLayers(), n, 2*n)
+	if bits := uint(d.FilterStats().Bytes) * 8; bits < 2*n*9 || d.FilterStats().Layers != 1 { // sized for 2n, not the 100 asked for
+		t.Errorf("filter has %d bits in %d layers after loading %d URLs, want one layer sized for %d", bits, d.FilterStats().Layers, n, 2*n)
 	}
 	for _, u := range urls {
 		if !inFilter(t, d, u) {
@@ -413,8 +413,8 @@ func TestDurableOutgrowsExpected(t *testing.T) {
 		}
 		return float64(maybe) / n
 	}
-	if rate := maybeRate(d); rate > 0.025 || d.FilterLayers() < 5 {
-		t.Errorf("after %d URLs in a gate sized for %d: %d layers, %.4f of new URLs answered maybe; want at least 5 layers and below 0.025", n, expected, d.FilterLayers(), rate)
+	if rate := maybeRate(d); rate > 0.025 || d.FilterStats().Layers < 5 {
+		t.Errorf("after %d URLs in a gate sized for %d: %d layers, %.4f of new URLs answered maybe; want at least 5 layers and below 0.025", n, expected, d.FilterStats().Layers, rate)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -422,8 +422,8 @@ func TestDurableOutgrowsExpected(t *testing.T) {
 	db = openStore(t, fs, "/s")
 	defer db.Close()
 	d = newDurable(t, db, DurableOptions{ExpectedURLs: expected})
-	if rate := maybeRate(d); rate > 0.015 || d.FilterLayers() != 1 || d.Len() != n {
-		t.Errorf("after a restart: %d layers, %d URLs, %.4f of new URLs answered maybe; want 1 layer, %d URLs, below 0.015", d.FilterLayers(), d.Len(), rate, n)
+	if rate := maybeRate(d); rate > 0.015 || d.FilterStats().Layers != 1 || d.Len() != n {
+		t.Errorf("after a restart: %d layers, %d URLs, %.4f of new URLs answered maybe; want 1 layer, %d URLs, below 0.015", d.FilterStats().Layers, d.Len(), rate, n)
 	}
 }
 

@@ -156,6 +156,28 @@ func (f *filter) bytes() int64 {
 // count is the number of layers.
 func (f *filter) count() int { return len(*f.layers.Load()) }
 
+// FilterStats describes a seen gate's or key filter's Bloom filter.
+type FilterStats struct {
+	Bytes  int64 // the memory its layers' bits take
+	Layers int   // 1 within the keys it was opened for; one more each time its keys double past them
+	Keys   int64 // keys it took, loaded or added (false positives not counted)
+	// Capped is true once its cap (MaxFilterBytes) stopped its growth:
+	// from then on its false-positive rate, and the store reads new keys
+	// cost, rise with the keys.
+	Capped bool
+}
+
+// stats returns the filter's figures.
+func (f *filter) stats() FilterStats {
+	ls := *f.layers.Load()
+	st := FilterStats{Layers: len(ls), Capped: ls[len(ls)-1].capacity.Load() == math.MaxInt64}
+	for _, l := range ls {
+		st.Bytes += int64(len(l.blocks)) * blockBytes
+		st.Keys += l.added.Load()
+	}
+	return st
+}
+
 // FilterSize is the memory one filter layer takes for keys keys at
 // false-positive rate rate (in (0, 1)): what a gate opened on a store of
 // keys/2 keys, or sized for keys, takes (benchmarks' projections).

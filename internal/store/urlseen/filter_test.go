@@ -87,6 +87,11 @@ func TestFilterCap(t *testing.T) {
 		if tc.maxBytes > one && f.bytes() > tc.maxBytes {
 			t.Errorf("maxBytes %d: the filter takes %d bytes", tc.maxBytes, f.bytes())
 		}
+		// What the metrics show: the cap reached, or not.
+		st, capped := f.stats(), tc.wantLayers < 5
+		if st.Layers != f.count() || st.Bytes != f.bytes() || st.Capped != capped || st.Keys <= 0 || st.Keys > 16*n0 {
+			t.Errorf("maxBytes %d: stats %+v; want %d layers, %d bytes, capped %v, and 1 to %d keys", tc.maxBytes, st, f.count(), f.bytes(), capped, 16*n0)
+		}
 	}
 }
 

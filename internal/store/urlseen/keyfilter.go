@@ -82,8 +82,8 @@ func (k *KeyFilter) LoadPartition(db *store.DB, kind store.Kind, p partition.ID)
 // MayHave reports whether the store may hold key (false: certainly not).
 func (k *KeyFilter) MayHave(key []byte) bool { return k.f.test(k.f.hash(key)) }
 
-// FilterBytes is the memory the filter's bits take.
-func (k *KeyFilter) FilterBytes() int64 { return k.f.bytes() }
+// FilterStats returns the filter's figures (see Durable.FilterStats).
+func (k *KeyFilter) FilterStats() FilterStats { return k.f.stats() }
 
 // Add records that key is about to be written; call it before the batch
 // that writes key commits.
