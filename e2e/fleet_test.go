@@ -71,6 +71,7 @@ func TestFleetProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a multi-process crawl of minutes")
 	}
+	t.Parallel()
 	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 12, Hosts: 30, BigPages: 25, SharedIPHosts: 12}.SmallPages()), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -462,13 +463,13 @@ func checkFleetRemove(t *testing.T, p *fleetProc, gone string) {
 		{"nosuch", token, "not a server of the JetStream cluster", 1},
 		{gone, "TRAWL_TOKEN=wrong", "Bearer", 1},
 	} {
-		t.Setenv("TRAWL_TOKEN", strings.TrimPrefix(c.env, "TRAWL_TOKEN="))
+		setEnv(t, c.env)
 		code, _, errb := trawl(t, "fleet", "remove", c.name, "--server", p.api)
 		if code != c.code || !strings.Contains(errb, c.want) {
 			t.Errorf("trawl fleet remove %s (%s) = %d, %q; want %d and %q", c.name, c.env, code, errb, c.code, c.want)
 		}
 	}
-	t.Setenv("TRAWL_TOKEN", fleetToken)
+	setEnv(t, "TRAWL_TOKEN="+fleetToken)
 	code, out, errb := trawl(t, "fleet", "remove", gone, "--server", p.api)
 	if code != 0 || !strings.Contains(out, "removed "+gone) {
 		t.Fatalf("trawl fleet remove %s = %d: %s%s", gone, code, out, errb)

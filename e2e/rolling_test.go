@@ -26,6 +26,7 @@ func TestFleetRollingRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a multi-process crawl of minutes")
 	}
+	t.Parallel()
 	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 21, Hosts: 12, BigPages: 30}.SmallPages()), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
