@@ -20,6 +20,7 @@ func TestClientsAgainstAServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
 	}
+	t.Parallel()
 	server, data, web := startClientsServer(t)
 	noToken := t.TempDir() // a data directory without api.token
 
@@ -143,7 +144,8 @@ func TestClientsWithoutAServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the trawl binary: the full suite runs it")
 	}
-	t.Setenv("TRAWL_CONFIG", "")
+	t.Parallel()
+	setEnv(t, "TRAWL_CONFIG=")
 	server := closedServer(t)
 	for _, args := range [][]string{{"status"}, {"crawls", "list"}, {"crawls", "show", "1"}, {"crawls", "pause", "1"},
 		{"crawls", "create", "--seed", "http://a.test/"}} {
@@ -165,8 +167,9 @@ func TestSteeringHostsAndNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
 	}
+	t.Parallel()
 	_, data, web := startClientsServer(t)
-	t.Setenv("TRAWL_DATA", data)
+	setEnv(t, "TRAWL_DATA="+data)
 	seeds := web.Seeds()
 	fresh := strings.TrimSuffix(seeds[0], "/") + "/seeded-by-test"
 	// A crawl slow enough to stay running: a page limit it cannot reach

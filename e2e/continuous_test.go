@@ -14,6 +14,7 @@ func TestCrawlsCreateContinuous(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the trawl binary on a crawl: the full suite runs it")
 	}
+	t.Parallel()
 	_, data, web := startClientsServer(t)
 	code, _, errb := trawl(t, "crawls", "create", "--data", data, "--recrawl-min", "1h", web.Seeds()[0])
 	if code != 2 || !strings.Contains(errb, "--recrawl-min 1h0m0s: only a continuous crawl recrawls: set --continuous") {

@@ -67,6 +67,11 @@ type fleetProc struct {
 // checkpoints are minutes apart: its takers learn the rest from the
 // replicated progress); GET /v1/nodes shows every partition owned exactly once at the
 // end.
+//
+// Without t.Parallel on purpose, as TestServeEndToEnd, TestFleetProcesses
+// and TestFleetRollingRestart are (docs/design/testing.md): run side by
+// side, they loaded the machine enough that node's timing-bound tests,
+// run beside e2e, failed.
 func TestFleetProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a multi-process crawl of minutes")
@@ -462,13 +467,13 @@ func checkFleetRemove(t *testing.T, p *fleetProc, gone string) {
 		{"nosuch", token, "not a server of the JetStream cluster", 1},
 		{gone, "TRAWL_TOKEN=wrong", "Bearer", 1},
 	} {
-		t.Setenv("TRAWL_TOKEN", strings.TrimPrefix(c.env, "TRAWL_TOKEN="))
+		setEnv(t, c.env)
 		code, _, errb := trawl(t, "fleet", "remove", c.name, "--server", p.api)
 		if code != c.code || !strings.Contains(errb, c.want) {
 			t.Errorf("trawl fleet remove %s (%s) = %d, %q; want %d and %q", c.name, c.env, code, errb, c.code, c.want)
 		}
 	}
-	t.Setenv("TRAWL_TOKEN", fleetToken)
+	setEnv(t, "TRAWL_TOKEN="+fleetToken)
 	code, out, errb := trawl(t, "fleet", "remove", gone, "--server", p.api)
 	if code != 0 || !strings.Contains(out, "removed "+gone) {
 		t.Fatalf("trawl fleet remove %s = %d: %s%s", gone, code, out, errb)

@@ -12,6 +12,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/trawl-crawler/trawl/internal/testkit/testweb"
@@ -20,12 +22,13 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(trawlbin.Main(m)) }
 
-// trawl runs the trawl binary with args and returns its exit status and
-// output.
+// trawl runs the trawl binary with args, in the environment set for t
+// (environ), and returns its exit status and output.
 func trawl(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	cmd := exec.Command(trawlbin.Build(t), args...)
+	cmd.Env = environ(t)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	var exit *exec.ExitError
@@ -38,17 +41,41 @@ func trawl(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// childEnv holds, by test, the variables (KEY=value) that the trawl
+// processes a test runs get on top of the test process's environment:
+// what t.Setenv would set, which a parallel test may not.
+var childEnv sync.Map // *testing.T -> []string
+
+// environ is the environment of the trawl processes t runs: the test
+// process's, then the variables set for t.
+func environ(t *testing.T) []string {
+	env, _ := childEnv.Load(t)
+	set, _ := env.([]string)
+	return append(os.Environ(), set...)
+}
+
+// setEnv sets KEY=value pairs for the trawl processes t runs from now on
+// (trawl), until the test ends; a later pair for a key wins.
+func setEnv(t *testing.T, kv ...string) {
+	t.Helper()
+	old, seen := childEnv.Load(t)
+	if !seen {
+		old = []string(nil)
+		t.Cleanup(func() { childEnv.Delete(t) })
+	}
+	childEnv.Store(t, append(slices.Clone(old.([]string)), kv...))
+}
+
 // startClientsServer runs `trawl serve` on a loopback port over a node
 // crawling a small synthetic web, with the token in DATA/api.token as
-// trawl serve writes it, for the clients' tests: the token and config
-// variables of the test's environment are cleared, and TRAWL_SERVER
-// names the server. It returns the API's URL and the data directory, and
-// stops the server (checking its clean exit) at the end of the test.
+// trawl serve writes it, for the clients' tests: for the trawl processes
+// the test runs (setEnv), the token and config variables are cleared and
+// TRAWL_SERVER names the server. It returns the API's URL and the data
+// directory, and stops the server (checking its clean exit) at the end of
+// the test.
 func startClientsServer(t *testing.T) (server, data string, web *testweb.Server) {
 	t.Helper()
-	for _, v := range []string{"TRAWL_TOKEN", "TRAWL_TOKEN_FILE", "TRAWL_DATA", "TRAWL_CONFIG"} {
-		t.Setenv(v, "")
-	}
+	setEnv(t, "TRAWL_TOKEN=", "TRAWL_TOKEN_FILE=", "TRAWL_DATA=", "TRAWL_CONFIG=")
 	web, err := testweb.Serve(testweb.Generate(testweb.Options{Seed: 4, Hosts: 5, Latency: -1}), testweb.ServeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +90,7 @@ func startClientsServer(t *testing.T) (server, data string, web *testweb.Server)
 		"--allow-net", "127.0.0.0/8", "--hosts", files[0])
 	t.Cleanup(func() { s.stop() })
 	server = "http://" + s.addr
-	t.Setenv("TRAWL_SERVER", server)
+	setEnv(t, "TRAWL_SERVER="+server)
 	return server, data, web
 }
 

@@ -22,6 +22,11 @@ import (
 // with every partition owned once. Two crawls run at once, of two webs,
 // created through different members: each is judged on its own web, and
 // each ends by itself.
+//
+// Without t.Parallel on purpose, as TestServeEndToEnd, TestFleetProcesses
+// and TestFleetRollingRestart are (docs/design/testing.md): run side by
+// side, they loaded the machine enough that node's timing-bound tests,
+// run beside e2e, failed.
 func TestFleetRollingRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a multi-process crawl of minutes")

@@ -35,6 +35,15 @@ import (
 // channel, which is nil once the connection has closed, and so never
 // returns (nats.go v1.55.0, jetstream/publish.go). Every goroutine of
 // trawl's own is still checked.
+//
+// The tests that start a fleet (TestFleetCrawl, TestFleetKillAndJoin,
+// TestJoinFleetOfOne, TestUnreadableCheckpointIsServedWithout) run one
+// at a time, without t.Parallel, on purpose: tried side by side under the
+// race detector, beside node as CI runs it, TestFleetCrawl took 245 s and
+// TestFleetKillAndJoin 289 s (80-137 s and about 60 s one at a time),
+// replication lags reached 11 s, a member's leave ran out its 60 s, and
+// TestJoinFleetOfOne's fleet of one took more than 30 s to own every
+// partition.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
 }
