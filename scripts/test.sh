@@ -61,10 +61,13 @@ go mod download
 echo "== go vet"
 # Every analyzer on every package. go test's own vet pass (a subset of
 # these analyzers, on the race build) is turned off below: it would check
-# every package a second time. The race build differs from this one only
-# in node (race_on_test.go), which is vetted as built with -race too.
+# every package a second time. The packages whose files differ under
+# -race (a race_on_test.go) are vetted as built with -race too.
 go vet ./...
-go vet -race ./node
+mapfile -t race_pkgs < <(grep -rl --include='*.go' '^//go:build.*race' . | xargs -r -n1 dirname | sort -u)
+if [ "${#race_pkgs[@]}" -gt 0 ]; then
+	go vet -race "${race_pkgs[@]}"
+fi
 
 echo "== go test -race"
 # The longest packages first: go test starts packages in the order named,
