@@ -286,9 +286,13 @@ func TestURLStateValidatorsAndErrors(t *testing.T) {
 	h.run(t, context.Background())
 	stored := storedURLs(t, dir)
 	attempts := map[string]int{} // the crawler's own count: one crawl-log line per attempt
+	timeouts := map[string]int{} // of those, the ones its time-out ended
 	for _, e := range readCrawlLog(t, h) {
 		if e.Dropped == "" {
 			attempts[e.URL]++
+			if e.Status == 0 && e.Error == "timeout" {
+				timeouts[e.URL]++
+			}
 		}
 	}
 	mu.Lock()
@@ -320,12 +324,13 @@ func TestURLStateValidatorsAndErrors(t *testing.T) {
 		// Fetches counts attempts, as the crawl log does. The server sees
 		// each of them, except that an attempt which times out may expire
 		// before its request reaches the handler (seen under -race load:
-		// 3 attempts, 2 requests).
+		// 3 attempts, 2 requests). Under load any page's attempt may time
+		// out (300 ms) and be retried, not /slow's alone.
 		if int(r.Fetches) != attempts[u] || r.Fetches == 0 {
 			t.Errorf("%s: Fetches = %d, want %d (attempts in the crawl log)", u, r.Fetches, attempts[u])
 		}
-		if seen := hits[c.path]; seen > int(r.Fetches) || (c.errClass != "timeout" && seen != int(r.Fetches)) {
-			t.Errorf("%s: the server saw %d requests, the record counts %d fetches", u, seen, r.Fetches)
+		if seen := hits[c.path]; seen > int(r.Fetches) || seen < int(r.Fetches)-timeouts[u] {
+			t.Errorf("%s: the server saw %d requests, the record counts %d fetches, %d of them timed out", u, seen, r.Fetches, timeouts[u])
 		}
 		if c.body != "" && (!r.HasDigest || r.Digest != sha256.Sum256([]byte(c.body))) {
 			t.Errorf("%s: Digest %x (HasDigest %v), want sha256 of %q", u, r.Digest, r.HasDigest, c.body)
