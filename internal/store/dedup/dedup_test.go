@@ -635,3 +635,48 @@ func TestNearSingleCountsScanned(t *testing.T) {
 		t.Errorf("Near(the target itself) = %+v, %v, %v", m, ok, err)
 	}
 }
+
+// BenchmarkNearLookup looks up pages unlike any of 20,000 stored ones
+// (about a quarter of each band's values occupied, as in a crawl of
+// 2,000 hosts), with the index that added them, which passes over values
+// holding one far fingerprint without a store read, and with one opened
+// on the store, which reads every occupied value.
+func BenchmarkNearLookup(b *testing.B) {
+	db := storetest.Mem(b)
+	x, err := New(db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := printOf("t", words(1, 300))
+	r := rand.New(rand.NewPCG(1, 2))
+	batch := db.NewBatch()
+	for i := range 20000 {
+		p := base
+		p.FP = r.Uint64()
+		if err := x.AddNear(batch, p, fmt.Sprintf("http://h%d.test/p%d", i%2000, i), 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := db.Commit(batch); err != nil {
+		b.Fatal(err)
+	}
+	y, err := New(db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	queries := make([]simhash.Print, 1024)
+	for i := range queries {
+		queries[i] = printOf(fmt.Sprint(i), words(uint64(i)+100, 300))
+	}
+	for name, ix := range map[string]*Index{"added": x, "reopened": y} {
+		b.Run(name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, _, err := ix.Near(queries[i%len(queries)], 0.75); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
