@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/flate"
-	"compress/gzip"
 	"compress/zlib"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
 )
 
 // maxEncodingLayers bounds how many Content-Encoding layers are undone.
@@ -48,10 +48,17 @@ func decode(body []byte, encoding string, limit int64, truncatedInput bool) (dec
 		// Codings are listed in the order applied, so undo the last first.
 		switch codings[i] {
 		case "gzip", "x-gzip":
-			zr, err := gzip.NewReader(bufio.NewReader(r))
+			// The last coding applied reads body itself, a byte reader
+			// already; an inner one, another decoder's output.
+			src := r
+			if i != len(codings)-1 {
+				src = bufio.NewReader(r)
+			}
+			zr, err := getGzip(src)
 			if err != nil {
 				return nil, false, fmt.Errorf("decode %q: gzip: %w", encoding, err)
 			}
+			defer gzipPool.Put(zr)
 			r = zr
 		case "deflate":
 			br := bufio.NewReader(r)
@@ -94,6 +101,26 @@ func decode(body []byte, encoding string, limit int64, truncatedInput bool) (dec
 		return nil, false, fmt.Errorf("decode %q: %w", encoding, err)
 	}
 	return out, truncated, nil
+}
+
+// gzip readers are pooled: a Reader's inflater holds its window and
+// tables (about 40 KiB), as large as a typical page, and Reset keeps them.
+// They are klauspost's, whose inflater is faster than the standard
+// library's.
+var gzipPool sync.Pool // of *gzip.Reader
+
+// getGzip returns a gzip reader of r (an io.ByteReader, or it is
+// buffered), from the pool if one is there.
+func getGzip(r io.Reader) (*gzip.Reader, error) {
+	zr, _ := gzipPool.Get().(*gzip.Reader)
+	if zr == nil {
+		return gzip.NewReader(r)
+	}
+	if err := zr.Reset(r); err != nil {
+		gzipPool.Put(zr)
+		return nil, err
+	}
+	return zr, nil
 }
 
 // Brotli readers are pooled: a Reader's own state (a 32 KiB input buffer,

@@ -3,6 +3,7 @@ package fetch
 import (
 	"bytes"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -155,4 +156,43 @@ func FuzzMediaType(f *testing.F) {
 			t.Fatalf("mediaType(%q) = %q, want %q (idempotent)", got, again, got)
 		}
 	})
+}
+
+// TestGzipDecodeAllocs: decoding a gzipped page reuses a pooled reader,
+// allocating little more than the decoded page; a fresh reader would add
+// its inflater's window and tables. A pooled reader that failed on a
+// corrupt stream decodes the next one whole.
+func TestGzipDecodeAllocs(t *testing.T) {
+	page := []byte(strings.Repeat("<p>a page of some size</p>\n", 1500)) // 42 KB
+	body := gzipBytes(t, page)
+	corrupt := append([]byte(nil), body...)
+	corrupt[len(corrupt)/2] ^= 0xff
+	if _, _, err := decode(corrupt, "gzip", 1<<20, false); err == nil {
+		t.Fatal("decode of a corrupt stream: no error")
+	}
+	per := decodeAllocs(t, body, "gzip", page)
+	if per > 8<<10 && !raceEnabled {
+		t.Errorf("%d bytes allocated per decode, want at most 8 KiB", per)
+	}
+}
+
+// decodeAllocs returns the bytes one decode of body (page under coding)
+// allocates, averaged over 100, each decoded page's buffer given back.
+func decodeAllocs(t *testing.T, body []byte, coding string, page []byte) uint64 {
+	t.Helper()
+	const runs = 100
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range runs {
+		out, _, err := decode(body, coding, 1<<20, false)
+		if err != nil || !bytes.Equal(out, page) {
+			t.Fatalf("decode %s: %v", coding, err)
+		}
+		putBuf(out)
+	}
+	runtime.ReadMemStats(&after)
+	per := (after.TotalAlloc - before.TotalAlloc) / runs
+	t.Logf("%d bytes allocated per %s decode of a %d-byte page (%d on the wire)", per, coding, len(page), len(body))
+	return per
 }

@@ -3,7 +3,6 @@ package fetch
 import (
 	"bytes"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -95,20 +94,7 @@ func TestBrotliWindow(t *testing.T) {
 func TestBrotliDecodeAllocs(t *testing.T) {
 	page := []byte(strings.Repeat("<p>a small page</p>\n", 200)) // 4 KB
 	body := brotliBytes(t, page, 5, 19)
-	const runs = 100
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for range runs {
-		out, _, err := decode(body, "br", 1<<20, false)
-		if err != nil || !bytes.Equal(out, page) {
-			t.Fatalf("decode: %v", err)
-		}
-		putBuf(out)
-	}
-	runtime.ReadMemStats(&after)
-	per := (after.TotalAlloc - before.TotalAlloc) / runs
-	t.Logf("%d bytes allocated per decode of a %d-byte page (%d on the wire)", per, len(page), len(body))
+	per := decodeAllocs(t, body, "br", page)
 	if per > 32<<10 {
 		t.Errorf("%d bytes allocated per decode, want at most 32 KiB", per)
 	}

@@ -239,20 +239,7 @@ func BenchmarkDecodeZstd(b *testing.B) {
 func TestZstdDecodeAllocs(t *testing.T) {
 	page := []byte(strings.Repeat("<p>a small page</p>\n", 200)) // 4 KB
 	body := zstdBytes(t, page, zstd.SpeedDefault, 0)
-	const runs = 100
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for range runs {
-		out, _, err := decode(body, "zstd", 1<<20, false)
-		if err != nil || !bytes.Equal(out, page) {
-			t.Fatalf("decode: %v", err)
-		}
-		putBuf(out)
-	}
-	runtime.ReadMemStats(&after)
-	per := (after.TotalAlloc - before.TotalAlloc) / runs
-	t.Logf("%d bytes allocated per decode of a %d-byte page (%d on the wire)", per, len(page), len(body))
+	per := decodeAllocs(t, body, "zstd", page)
 	if per > 32<<10 {
 		t.Errorf("%d bytes allocated per decode, want at most 32 KiB", per)
 	}

@@ -128,6 +128,7 @@ func benchCrawlFlags(fs *flag.FlagSet, o *crawlbench.Options) {
 	fs.IntVar(&o.Concurrency, "concurrency", 256, "fetch workers")
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the synthetic web")
 	fs.IntVar(&o.BigPages, "big-pages", 0, "pages of each big host (0: the default)")
+	fs.StringVar(&o.WebFlags, "web-flags", "", "more flags of trawl testweb, space-separated, that shape the web (e.g. \"--gzip --links 30\")")
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the crawl to this file")
 	fs.StringVar(&o.MutexProfile, "mutexprofile", "", "write a mutex contention profile of the crawl to this file (every contended lock sampled)")

@@ -30,4 +30,11 @@ func testwebFlags(fs *flag.FlagSet, o *testwebcmd.Options) {
 	fs.DurationVar(&w.Latency, "latency", 0, "least per-host latency before the first byte (0: the default, 2ms; negative: none)")
 	fs.DurationVar(&w.MaxLatency, "max-latency", 0, "most per-host latency (0: the default, 20ms)")
 	fs.IntVar(&w.BigPages, "big-pages", 0, "pages of each big host (0: the default, 40)")
+	fs.IntVar(&w.MinPages, "min-pages", 0, "least pages of a small host (0: the default, 3)")
+	fs.IntVar(&w.MaxPages, "max-pages", 0, "most pages of a small host (0: the default, 15)")
+	fs.IntVar(&w.MinPageBytes, "min-page-bytes", 0, "least bytes of a regular HTML page (0: the default, 20 KiB)")
+	fs.IntVar(&w.MaxPageBytes, "max-page-bytes", 0, "most bytes of a regular HTML page (0: the default, 60 KiB)")
+	fs.IntVar(&w.ExtraLinks, "links", 0, "links added to each regular page, to pages of its host and others (0: none)")
+	fs.BoolVar(&o.Serve.Gzip, "gzip", false, "send regular pages gzipped (Content-Encoding) to clients that accept it")
+	fs.BoolVar(&o.Serve.Chunked, "chunked", false, "send regular pages in chunks, without a Content-Length")
 }

@@ -8,7 +8,7 @@
 //	collybench colly --seeds FILE --hosts FILE [--parallelism N]
 //	    crawls the web with colly (links of a[href], within --domain,
 //	    up to --max-depth) and prints one JSON object with the pages seen.
-//	collybench compare --trawl PATH [--hosts N] [--runs N]
+//	collybench compare --trawl PATH [--hosts N] [--runs N] [--web-flags FLAGS]
 //	    starts `trawl testweb` (its own process), then crawls it with
 //	    colly and with `trawl crawl` (gzipped WARC, durable completions,
 //	    robots.txt, per-host gaps), alternating, and prints each run's
@@ -174,6 +174,8 @@ func runCompare(args []string) error {
 	concurrency := fs.Int("concurrency", 256, "trawl's fetch workers and colly's parallelism")
 	only := fs.String("only", "", "run only this crawler (colly or trawl)")
 	jsonOut := fs.Bool("json", false, "print the runs as JSON lines")
+	webBinFlag := fs.String("web-bin", "", "trawl binary that serves the web (default: --trawl)")
+	webFlags := fs.String("web-flags", "", "more `trawl testweb` flags, space-separated, that shape the web (e.g. \"--gzip --links 30\")")
 	fs.Parse(args)
 	if *trawl == "" && *only != "colly" {
 		return errors.New("--trawl PATH is required")
@@ -188,12 +190,17 @@ func runCompare(args []string) error {
 	}
 	defer os.RemoveAll(dir)
 	webBin := *trawl
+	if *webBinFlag != "" {
+		webBin = *webBinFlag
+	}
 	if webBin == "" {
 		return errors.New("--trawl PATH is required (it serves the synthetic web)")
 	}
 	lat := *latency
-	web := exec.Command(webBin, "testweb", "--seed", strconv.FormatInt(*seed, 10), "--hosts", strconv.Itoa(*hosts),
-		"--latency", lat.String(), "--max-latency", lat.String(), "--out", filepath.Join(dir, "web"), "--for", "2h")
+	webArgs := append([]string{"testweb", "--seed", strconv.FormatInt(*seed, 10), "--hosts", strconv.Itoa(*hosts),
+		"--latency", lat.String(), "--max-latency", lat.String(), "--out", filepath.Join(dir, "web"), "--for", "2h"},
+		strings.Fields(*webFlags)...)
+	web := exec.Command(webBin, webArgs...)
 	web.Stderr = os.Stderr
 	if err := web.Start(); err != nil {
 		return err

@@ -54,9 +54,18 @@ var rules = func() []rule {
 		// (net., internal/poll.) are left unclaimed: file writes go
 		// through internal/poll too, and belong to their caller's stage.
 		{"net/http.", Fetch},
-		{"compress/gzip.", Fetch}, // response decoding (the WARC uses klauspost's)
+		{"compress/gzip.", Fetch}, // response decoding (deflate, zlib)
 		{"compress/flate.", Fetch},
 		{"compress/zlib.", Fetch},
+		// Response decoding through klauspost's readers (gzip, zstd), before
+		// the rule that gives the rest of klauspost's package, the WARC's
+		// compression, to the WARC.
+		{"github.com/klauspost/compress/gzip.(*Reader)", Fetch},
+		{"github.com/klauspost/compress/flate.(*decompressor)", Fetch},
+		{"github.com/klauspost/compress/flate.(*dictDecoder)", Fetch},
+		{"github.com/klauspost/compress/zstd.", Fetch},
+		{"github.com/klauspost/compress/huff0.", Fetch},
+		{"github.com/klauspost/compress/fse.", Fetch},
 		{m + "warc.", WARC},
 		{"github.com/nlnwa/gowarc/", WARC},
 		{"github.com/klauspost/compress/", WARC},

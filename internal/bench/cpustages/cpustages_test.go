@@ -66,6 +66,8 @@ func TestSplit(t *testing.T) {
 		{"gzip of a WARC record", []string{"github.com/klauspost/compress/flate.(*fastEncL5).Encode", m + "warc.(*encoder).encode", m + "node.(*Node).archive", m + "node.(*Node).fetchPage"}, WARC},
 		{"WARC fsync via internal/poll", []string{"syscall.Syscall", "internal/poll.(*FD).Fsync", "os.(*File).Sync", m + "warc.(*Writer).syncRound"}, WARC},
 		{"response gunzip", []string{"compress/flate.(*decompressor).huffmanBlock", "compress/gzip.(*Reader).Read", m + "fetch.(*Fetcher).Fetch"}, Fetch},
+		{"response gunzip by klauspost's reader", []string{"github.com/klauspost/compress/flate.(*decompressor).huffmanBytesReader", "github.com/klauspost/compress/flate.(*decompressor).Read", "github.com/klauspost/compress/gzip.(*Reader).Read", m + "fetch.readCapped", m + "fetch.(*Fetcher).Fetch"}, Fetch},
+		{"response zstd", []string{"github.com/klauspost/compress/zstd.(*blockDec).decodeBuf", m + "fetch.zstdReader.Read", m + "fetch.(*Fetcher).Fetch"}, Fetch},
 		{"transport read loop", []string{"syscall.Syscall", "internal/poll.(*FD).Read", "net.(*conn).Read", "net/http.(*persistConn).readLoop"}, Fetch},
 		{"payload SHA-256", []string{"crypto/internal/fips140/sha256.blockSHANI", "crypto/sha256.Sum256", m + "node.payloadSum", m + "node.(*Node).fetchPage"}, Digests},
 		{"WARC block SHA-256", []string{"crypto/internal/fips140/sha256.blockSHANI", "crypto/sha256.(*Digest).Write", m + "warc.newRecord", m + "warc.(*Writer).Write", m + "node.(*Node).archive"}, WARC},

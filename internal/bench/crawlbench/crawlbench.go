@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/trawl-crawler/trawl/internal/bench/benchweb"
@@ -120,6 +121,9 @@ type Options struct {
 	CPUProfile, MutexProfile, BlockProfile string // files to write, if set
 	MemProfile                             string
 	Baseline                               string // a recorded Result: the guard's figure
+	// WebFlags are more `trawl testweb` flags, space-separated, that shape
+	// the web (e.g. "--gzip --links 30"); "" serves the default web.
+	WebFlags string
 }
 
 // Main runs the bench, writes its report to stdout and its messages to
@@ -145,7 +149,7 @@ func Main(o Options, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(dir)
 	web, err := benchweb.Start(benchweb.Options{Exe: o.Exe, Dir: dir, Seed: o.Seed, Hosts: o.Hosts,
-		Latency: o.Latency, BigPages: o.BigPages, Lifetime: 30 * time.Minute, Stderr: stderr})
+		Latency: o.Latency, BigPages: o.BigPages, Lifetime: 30 * time.Minute, Stderr: stderr, Extra: strings.Fields(o.WebFlags)})
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl bench: %v\n", err)
 		return 1

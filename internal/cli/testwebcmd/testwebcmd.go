@@ -18,9 +18,10 @@ import (
 
 // Options are `trawl testweb`'s flags.
 type Options struct {
-	Web testweb.Options
-	Out string        // write DIR/hosts (IP NAME lines) and DIR/seeds.txt here; "" none
-	For time.Duration // stop after this long; 0 at SIGINT or SIGTERM only
+	Web   testweb.Options
+	Serve testweb.ServeOptions // how pages go on the wire (gzip, chunks)
+	Out   string               // write DIR/hosts (IP NAME lines) and DIR/seeds.txt here; "" none
+	For   time.Duration        // stop after this long; 0 at SIGINT or SIGTERM only
 }
 
 // Main serves the web until a signal or o.For and returns the exit
@@ -35,7 +36,7 @@ func Main(o Options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trawl testweb: %v\n", err)
 		return 2
 	}
-	srv, err := testweb.Serve(testweb.Generate(o.Web), testweb.ServeOptions{})
+	srv, err := testweb.Serve(testweb.Generate(o.Web), o.Serve)
 	if err != nil {
 		fmt.Fprintf(stderr, "trawl testweb: %v\n", err)
 		return 1

@@ -17,8 +17,8 @@
 // an entry never names a record that a crash could lose. Two fetches of
 // one payload completing at once may both be archived as originals; the
 // index then keeps the last written. An Index keeps in memory only which
-// band values the near index holds (32 KiB); it is safe for concurrent
-// use.
+// band values the near index holds (32 KiB), and of a value that holds one
+// fingerprint that fingerprint (2 MiB); it is safe for concurrent use.
 package dedup
 
 import (
@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -139,6 +140,19 @@ type Index struct {
 	// Once an index holds more than a few times 65,536 pages, most bits
 	// are set and lookups read the store for every band.
 	occupied [simhash.NumBands][1 << 16 / 64]atomic.Uint64
+	// single holds, for a band value this index alone has occupied (by
+	// AddNear) with one fingerprint, that fingerprint; multi has the value's
+	// bit set once a second fingerprint came, or when the value was read
+	// from the store (whose keys there may be many). A lookup need not read
+	// a value that holds one fingerprint too far from its own
+	// (MaxCandidateDistance): it counts the entry as scanned, as reading it
+	// would have, so a lookup finds what it found reading it. 2 MiB; addMu
+	// orders the adds, so a value's state changes by one add at a time.
+	// Until an index holds a few times 65,536 pages most occupied values
+	// hold one fingerprint, and a lookup reads the store only for near ones.
+	single [simhash.NumBands][1 << 16]atomic.Uint64
+	multi  [simhash.NumBands][1 << 16 / 64]atomic.Uint64
+	addMu  sync.Mutex
 }
 
 // New returns the index kept in db, reading which band values the stored
@@ -180,6 +194,7 @@ func (x *Index) loadBands(lo, hi uint16) error {
 			if v > hi {
 				break
 			}
+			x.multi[band][v/64].Or(1 << (v % 64)) // how many the store holds is not read
 			x.occupy(band, v)
 			if v == 1<<16-1 {
 				break
@@ -197,6 +212,30 @@ func (x *Index) occupy(band int, v uint16) { x.occupied[band][v/64].Or(1 << (v %
 
 func (x *Index) isOccupied(band int, v uint16) bool {
 	return x.occupied[band][v/64].Load()&(1<<(v%64)) != 0
+}
+
+// occupyWith occupies band value v of band with fingerprint fp, noting
+// whether the value holds fp alone (single) or more (multi). The caller
+// holds addMu.
+func (x *Index) occupyWith(band int, v uint16, fp uint64) {
+	switch {
+	case x.multi[band][v/64].Load()&(1<<(v%64)) != 0:
+	case !x.isOccupied(band, v):
+		x.single[band][v].Store(fp) // before the bit: a lookup that sees the bit sees fp
+	case x.single[band][v].Load() != fp:
+		x.multi[band][v/64].Or(1 << (v % 64))
+	}
+	x.occupy(band, v)
+}
+
+// onlyFar reports whether band value v of band holds one stored
+// fingerprint alone and that one is farther than MaxCandidateDistance from
+// fp: a lookup of fp would read it and pass it over.
+func (x *Index) onlyFar(band int, v uint16, fp uint64) bool {
+	if x.multi[band][v/64].Load()&(1<<(v%64)) != 0 {
+		return false
+	}
+	return bits.OnesCount64(x.single[band][v].Load()^fp) > MaxCandidateDistance
 }
 
 // Exact returns the archived original of a payload whose SHA-256 is sum,
@@ -329,6 +368,10 @@ probing:
 			break
 		}
 		if pr.Band < 0 || pr.Band >= simhash.NumBands || !x.isOccupied(pr.Band, pr.Value) {
+			continue
+		}
+		if x.onlyFar(pr.Band, pr.Value, p.FP) {
+			scanned++ // its one entry, read and passed over by distance
 			continue
 		}
 		if it == nil {
@@ -499,11 +542,17 @@ func (x *Index) AddNear(b *store.Batch, p simhash.Print, url string, job uint32)
 // of a fleet's index holds (PartitionBands).
 func (x *Index) AddNearBands(b *store.Batch, p simhash.Print, url string, job uint32, bands Bands) error {
 	v := encodeNear(p, url, job)
+	x.addMu.Lock()
+	for band := range simhash.NumBands {
+		if bands.Has(band) {
+			x.occupyWith(band, simhash.Band(p.FP, band), p.FP) // before b commits
+		}
+	}
+	x.addMu.Unlock()
 	for band := range simhash.NumBands {
 		if !bands.Has(band) {
 			continue
 		}
-		x.occupy(band, simhash.Band(p.FP, band)) // before b commits
 		if err := b.Set(store.NearKey(p.FP, band), v); err != nil {
 			return err
 		}

@@ -489,3 +489,194 @@ func BenchmarkRecent(b *testing.B) {
 		x.CheckAndAdd(prints[k], urls[k], 1, 0.75)
 	}
 }
+
+// TestNearSingleSameAnswers: an index that added its prints itself, and so
+// knows which band values hold one fingerprint and passes over those too
+// far without reading them, answers every lookup as an index opened on the
+// same store, which reads every occupied value: on prints spread over the
+// band values, and on crowded ones where a lookup's scan budget
+// (MaxLookupScan) runs out.
+func TestNearSingleSameAnswers(t *testing.T) {
+	db := memDB(t)
+	x, err := New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	crowd := func(fp uint64) uint64 { // every band one of 4 values
+		for band := range simhash.NumBands {
+			shift := 16 * band
+			fp = fp&^(0xffff<<shift) | uint64(r.IntN(4))<<shift
+		}
+		return fp
+	}
+	var stored []simhash.Print
+	commit(t, db, func(b *store.Batch) error {
+		for i := range 3000 {
+			p := printOf(fmt.Sprint(i%50), words(uint64(i), 120))
+			if i%3 == 0 {
+				p.FP = crowd(r.Uint64())
+			}
+			if i%7 == 0 && i > 0 {
+				p.FP = stored[i-1].FP // one fingerprint stored twice: still one
+			}
+			stored = append(stored, p)
+			if err := x.AddNear(b, p, fmt.Sprintf("http://h%d.test/", i), 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	singles := 0
+	for band := range simhash.NumBands {
+		for v := range 1 << 16 {
+			if x.isOccupied(band, uint16(v)) && x.multi[band][v/64].Load()&(1<<(v%64)) == 0 {
+				singles++
+			}
+		}
+	}
+	if singles == 0 {
+		t.Fatal("no band value holds a single fingerprint: the test does not test the summary")
+	}
+	y, err := New(db) // reads every occupied value
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queries []simhash.Print
+	for i, p := range stored[:600] {
+		q := p
+		q.FP ^= 1 << (i % 64)
+		queries = append(queries, q, printOf(fmt.Sprint(i%50), edit(words(uint64(i), 120), 3, uint64(i))))
+		q.FP = crowd(r.Uint64())
+		queries = append(queries, q)
+		q.FP = r.Uint64()
+		queries = append(queries, q)
+	}
+	found := 0
+	for i, q := range queries {
+		mx, okx, errx := x.Near(q, 0.5)
+		my, oky, erry := y.Near(q, 0.5)
+		if errx != nil || erry != nil || okx != oky || mx != my {
+			t.Fatalf("query %d: Near = %+v, %v, %v with the summary; %+v, %v, %v reading every value", i, mx, okx, errx, my, oky, erry)
+		}
+		if okx {
+			found++
+		}
+	}
+	if found < len(queries)/4 {
+		t.Errorf("%d of %d queries found a page: too few to compare answers", found, len(queries))
+	}
+}
+
+// TestNearSingleCountsScanned: a band value passed over for its one far
+// fingerprint counts against the lookup's scan budget as reading it
+// would: with one such value first and seven crowded ones after it, the
+// ninth probe has 15 reads left, not 16, and its sixteenth entry (a near
+// copy) is not read, by this index or by one that reads every value.
+func TestNearSingleCountsScanned(t *testing.T) {
+	db := memDB(t)
+	x, err := New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := printOf("t", words(1, 200))
+	q.FP, q.Probe = 0, 0x0003_0003_0003_0003 // probes: each band 0, then 1 and 2, then 3
+	at := func(band int, v, others uint16) uint64 {
+		var fp uint64
+		for b := range simhash.NumBands {
+			w := others
+			if b == band {
+				w = v
+			}
+			fp |= uint64(w) << (16 * b)
+		}
+		return fp
+	}
+	add := func(b *store.Batch, fp uint64, url string) error {
+		p := q
+		p.FP = fp
+		return x.AddNear(b, p, url, 1)
+	}
+	const target = 0xffff_0001_0100_0100 // band 2 holds 1; 19 bits from q
+	commit(t, db, func(b *store.Batch) error {
+		if err := add(b, 0xffff_ffff_ffff_0000, "http://single.test/"); err != nil { // band 0 value 0, alone
+			return err
+		}
+		crowded := []Probe{{1, 0}, {2, 0}, {3, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 1}}
+		for _, pr := range crowded {
+			n := 16
+			if pr == (Probe{2, 1}) {
+				n = 15 // and the target, after them
+			}
+			for j := range n {
+				if err := add(b, at(pr.Band, pr.Value, 0xfff0|uint16(j)), fmt.Sprintf("http://far%d-%d-%d.test/", pr.Band, pr.Value, j)); err != nil {
+					return err
+				}
+			}
+		}
+		return add(b, target, "http://target.test/")
+	})
+	if x.isOccupied(0, 0) && x.multi[0][0].Load()&1 != 0 {
+		t.Fatal("band 0 value 0 holds more than one fingerprint: the test does not test the summary")
+	}
+	y, err := New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ix := range map[string]*Index{"summary": x, "reading every value": y} {
+		if m, ok, err := ix.Near(q, 0.5); err != nil || ok {
+			t.Errorf("%s: Near = %+v, %v, %v; want none (the target lies past the scan budget)", name, m, ok, err)
+		}
+	}
+	// Looked up by its own fingerprint, the target is read at the first probe.
+	q2 := q
+	q2.FP = target
+	if m, ok, err := x.Near(q2, 0.5); err != nil || !ok || m.URL != "http://target.test/" {
+		t.Errorf("Near(the target itself) = %+v, %v, %v", m, ok, err)
+	}
+}
+
+// BenchmarkNearLookup looks up pages unlike any of 20,000 stored ones
+// (about a quarter of each band's values occupied, as in a crawl of
+// 2,000 hosts), with the index that added them, which passes over values
+// holding one far fingerprint without a store read, and with one opened
+// on the store, which reads every occupied value.
+func BenchmarkNearLookup(b *testing.B) {
+	db := storetest.Mem(b)
+	x, err := New(db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := printOf("t", words(1, 300))
+	r := rand.New(rand.NewPCG(1, 2))
+	batch := db.NewBatch()
+	for i := range 20000 {
+		p := base
+		p.FP = r.Uint64()
+		if err := x.AddNear(batch, p, fmt.Sprintf("http://h%d.test/p%d", i%2000, i), 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := db.Commit(batch); err != nil {
+		b.Fatal(err)
+	}
+	y, err := New(db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	queries := make([]simhash.Print, 1024)
+	for i := range queries {
+		queries[i] = printOf(fmt.Sprint(i), words(uint64(i)+100, 300))
+	}
+	for name, ix := range map[string]*Index{"added": x, "reopened": y} {
+		b.Run(name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, _, err := ix.Near(queries[i%len(queries)], 0.75); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

@@ -288,7 +288,7 @@ func (s *Server) serveChanging(w http.ResponseWriter, r *http.Request, h *host, 
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	send(w, r, http.StatusOK, res.contentType(), renderVersion(s.web.renderPage(res, sid), res.change.seed, v))
+	s.sendPage(w, r, res.contentType(), renderVersion(s.web.renderPage(res, sid), res.change.seed, v))
 }
 
 // notModified reports whether r's conditional headers say its copy is

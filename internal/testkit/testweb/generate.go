@@ -490,6 +490,22 @@ func (g *gen) makeLinks(h *host) {
 			for range g.rng.IntN(3) {
 				add(link{to: g.pickRegular(h)})
 			}
+			if o.ExtraLinks > 0 {
+				// A generator of their own: the rest of the web stays as
+				// it is without them.
+				xr := rand.New(rand.NewPCG(r.seed, 0x6c696e6b73))
+				for range o.ExtraLinks {
+					t := h.regular[xr.IntN(len(h.regular))]
+					if other := g.ordinary[xr.IntN(len(g.ordinary))]; xr.IntN(4) == 0 && other != h {
+						t = other.regular[xr.IntN(len(other.regular))]
+					}
+					raw := t.pq // written plainly: g.write draws from g.rng
+					if t.host != h {
+						raw = "http://" + t.host.name + portToken + t.pq
+					}
+					add(link{to: t, raw: raw})
+				}
+			}
 			if b.base == "" && g.rng.IntN(2) == 0 {
 				add(link{raw: "#sec2"}) // a self link
 			}

@@ -27,6 +27,12 @@ type Options struct {
 	// MinPageBytes and MaxPageBytes bound the size of a regular HTML page.
 	// Zero means 20 KiB and 60 KiB.
 	MinPageBytes, MaxPageBytes int
+	// ExtraLinks adds this many links to each regular page of an ordinary
+	// host, beyond the few the web's shape needs: three in four to a page of
+	// the same host, the rest to another host's. Real pages carry tens of
+	// links (menus, related lists), most of them to pages already seen.
+	// Zero adds none, and the web is the same as without it.
+	ExtraLinks int
 	// Latency and MaxLatency bound the per-host delay before the first byte
 	// of every response; each host draws its own value once. Zero means 2 ms
 	// and 20 ms; a negative Latency means no delay at all.
@@ -228,6 +234,9 @@ func (o Options) Validate() error {
 	if o.MaxPageBytes < o.MinPageBytes {
 		bad("MaxPageBytes", "%d < MinPageBytes %d", o.MaxPageBytes, o.MinPageBytes)
 	}
+	if o.ExtraLinks < 0 || o.ExtraLinks > 1000 {
+		bad("ExtraLinks", "%d not in 0..1000", o.ExtraLinks)
+	}
 	if cr := o.ChangeRange; cr != (ChangeRange{}) {
 		switch {
 		case !o.Changing:
@@ -271,7 +280,7 @@ func (o Options) Validate() error {
 			set  bool
 		}{{"Hostile", o.Hostile}, {"HostileKinds", len(o.HostileKinds) > 0}, {"TLSKinds", len(o.TLSKinds) > 0},
 			{"Traps", o.Traps}, {"Lookalikes", o.Lookalikes}, {"Changing", o.Changing}, {"Sitemaps", o.Sitemaps},
-			{"Pagination", o.Pagination}} {
+			{"Pagination", o.Pagination}, {"ExtraLinks", o.ExtraLinks != 0}} {
 			if f.set {
 				bad(f.name, "not with NearDup, which makes a web of its own")
 			}

@@ -1,6 +1,8 @@
 package testweb
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +45,14 @@ type ServeOptions struct {
 	// PortAttempts is how many ports Serve tries before giving up when the
 	// web has no port yet. Zero means 50.
 	PortAttempts int
+	// Gzip sends the regular HTML pages of ordinary hosts gzipped
+	// (Content-Encoding: gzip) to a request that accepts gzip, as most
+	// servers of the web do. Off, every body goes as it is.
+	Gzip bool
+	// Chunked sends the regular HTML pages of ordinary hosts without a
+	// Content-Length, in HTTP/1.1 chunks, as a server that generates or
+	// compresses a page on the fly does. Off, each carries its length.
+	Chunked bool
 }
 
 func (o ServeOptions) withDefaults() ServeOptions {
@@ -495,7 +505,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 			s.serveChanging(w, r, h, res, sid, s.changeNow())
 			return
 		}
-		send(w, r, http.StatusOK, res.contentType(), s.web.renderPage(res, sid))
+		s.sendPage(w, r, res.contentType(), s.web.renderPage(res, sid))
 	case kindPDF:
 		send(w, r, http.StatusOK, res.contentType(), renderPDF(res.seed))
 	case kindPNG:
@@ -510,6 +520,59 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, name string) {
 
 // redirectBody is the body of every redirect of an ordinary host.
 const redirectBody = "<html><body>moved</body></html>\n"
+
+// sendPage writes a regular HTML page of an ordinary host as the wire
+// options say: gzipped if Gzip is set and r accepts gzip, in chunks
+// without a Content-Length if Chunked is set.
+func (s *Server) sendPage(w http.ResponseWriter, r *http.Request, ctype string, body []byte) {
+	if !s.opts.Gzip && !s.opts.Chunked {
+		send(w, r, http.StatusOK, ctype, body)
+		return
+	}
+	if s.opts.Gzip && acceptsGzip(r) {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+		zw.Write(body)
+		zw.Close()
+		body = buf.Bytes()
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Vary", "Accept-Encoding")
+	}
+	w.Header().Set("Content-Type", ctype)
+	if !s.opts.Chunked {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	if !s.opts.Chunked {
+		_, _ = w.Write(body)
+		return
+	}
+	// Two writes and a flush between them: the server sends the head at
+	// the flush, without a length, so the body goes in chunks.
+	half := len(body) / 2
+	_, _ = w.Write(body[:half])
+	_ = http.NewResponseController(w).Flush()
+	_, _ = w.Write(body[half:])
+}
+
+// acceptsGzip reports whether r's Accept-Encoding lists gzip with a
+// quality above zero.
+func acceptsGzip(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for _, e := range strings.Split(v, ",") {
+			name, params, _ := strings.Cut(strings.TrimSpace(e), ";")
+			if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+				continue
+			}
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
+}
 
 // send writes a complete response with an exact Content-Length.
 func send(w http.ResponseWriter, r *http.Request, status int, ctype string, body []byte) {

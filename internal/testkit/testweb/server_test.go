@@ -1,6 +1,8 @@
 package testweb
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -364,4 +367,85 @@ func TestCrawlMatchesGroundTruth(t *testing.T) {
 		t.Errorf("crawlable set has %d URLs, want a web of at least 100", len(r.Reachable))
 	}
 	t.Logf("%s", r)
+}
+
+// TestServeWireOptions: with Gzip a regular page goes gzipped to a client
+// that accepts gzip and as it is to one that does not; with Chunked it goes
+// without a Content-Length; either way its bytes are the page's.
+func TestServeWireOptions(t *testing.T) {
+	for _, so := range []ServeOptions{{Gzip: true}, {Chunked: true}, {Gzip: true, Chunked: true}} {
+		srv, err := Serve(Generate(small(1)), so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		u := srv.Web().urlOf(srv.Web().hosts[0], "/")
+		want := string(srv.Web().renderHTML(srv.Web().hosts[0].byPQ["/"]))
+		for _, accept := range []string{"gzip, deflate, br", "identity", "gzip;q=0"} {
+			req, _ := http.NewRequest("GET", u, nil)
+			req.Header.Set("Accept-Encoding", accept) // set: the transport does not decode
+			resp, err := client(t, srv).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			gz := so.Gzip && accept == "gzip, deflate, br"
+			if got := resp.Header.Get("Content-Encoding") == "gzip"; got != gz {
+				t.Errorf("%+v, Accept-Encoding %q: Content-Encoding %q", so, accept, resp.Header.Get("Content-Encoding"))
+			}
+			if chunked := resp.ContentLength < 0; chunked != so.Chunked {
+				t.Errorf("%+v, Accept-Encoding %q: Content-Length %d, Transfer-Encoding %q", so, accept, resp.ContentLength, resp.TransferEncoding)
+			}
+			body := string(raw)
+			if gz {
+				zr, err := gzip.NewReader(bytes.NewReader(raw))
+				if err != nil {
+					t.Fatalf("%+v: %v", so, err)
+				}
+				b, err := io.ReadAll(zr)
+				if err != nil {
+					t.Fatalf("%+v: %v", so, err)
+				}
+				body = string(b)
+			}
+			if body != want {
+				t.Errorf("%+v, Accept-Encoding %q: the body is not the page's bytes", so, accept)
+			}
+		}
+	}
+}
+
+// TestExtraLinks: ExtraLinks adds links to regular pages, to their own
+// host and others, and leaves the web's pages as they were.
+func TestExtraLinks(t *testing.T) {
+	o := small(1)
+	base := Generate(o)
+	o.ExtraLinks = 20
+	more := Generate(o)
+	if !reflect.DeepEqual(base.Pages(), more.Pages()) {
+		t.Fatal("ExtraLinks changed the web's pages")
+	}
+	h := more.hosts[0]
+	count := func(w *Web) (links, otherHost int) {
+		for _, l := range w.hosts[0].regular[1].body.links {
+			links++
+			if l.to != nil && l.to.host != h {
+				otherHost++
+			}
+		}
+		return
+	}
+	n0, _ := count(base)
+	n1, other := count(more)
+	if n1 < n0+15 || other == 0 {
+		t.Errorf("a page with ExtraLinks 20 has %d links (%d to other hosts), without %d", n1, other, n0)
+	}
+	o.ExtraLinks = -1
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "ExtraLinks") {
+		t.Errorf("Validate(ExtraLinks -1) = %v, want an error naming ExtraLinks", err)
+	}
 }
