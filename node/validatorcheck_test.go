@@ -141,8 +141,11 @@ func TestConstantETagHostsAreRecrawled(t *testing.T) {
 	// freshness 0.32 where uniform recrawl keeps 0.77. Checked, the
 	// crawl is behind uniform only by what its schedule learnt from the
 	// 304s before the hosts were convicted (0.73 and 0.77 in two runs,
-	// uniform 0.76-0.77).
-	if rep.Fetches == 0 || rep.Freshness < jd.Uniform-0.1 {
+	// uniform 0.76-0.77). On a loaded machine the crawl fetches less in
+	// the same time (0.64 against uniform's 0.75 seen, beside other
+	// packages' tests): the bound sits between that and stuck copies'
+	// 0.32, at 0.2 below uniform.
+	if rep.Fetches == 0 || rep.Freshness < jd.Uniform-0.2 {
 		t.Errorf("freshness %.3f against uniform's %.3f at the same budget: the copies are stuck", rep.Freshness, jd.Uniform)
 	}
 	if r := h.analyze(0.99); len(problemsBut(r)) > 0 {
