@@ -105,6 +105,7 @@ type Frontier struct {
 	// runAt (schedule); it is never in both heaps.
 	runnable runHeap
 	runAt    mono     // the time Lease last moved due hosts to runnable
+	bulkMin  int      // the fewest due hosts moveDue moves at once (bulkMove; tests change it)
 	due      dueCount // the ready heap's hosts, counted by whether they are due (for Stats)
 	ipFlight map[string]int
 	ipParked map[string][]*hostState // hosts waiting for their IP's cap
@@ -112,12 +113,16 @@ type Frontier struct {
 	ipIndex  map[string]int32        // IP address → hostState.ip
 	windows  []*[maxLevels][]Item    // hostState.window-1 → the host's items in memory, per level, head first
 	freeWins []int32                 // unused entries of windows
-	leases   []*Lease                // in lease order; deadlines are ascending
-	nextID   uint64
-	queued   int // items waiting: in windows or unread in the store
-	windowed int // items in windows
-	inFlight int
-	dropped  int
+	// leases holds the leases out in lease order (deadlines ascending),
+	// and leasesDone completed ones among them not yet taken out (see
+	// removeLease): the first is always out.
+	leases     []*Lease
+	leasesDone int
+	nextID     uint64
+	queued     int // items waiting: in windows or unread in the store
+	windowed   int // items in windows
+	inFlight   int
+	dropped    int
 	// Refills (see startRefill).
 	refillQ   []hostID // hosts waiting for a refiller, each once
 	refilling int      // hosts marked refilling: queued or being read
@@ -167,6 +172,7 @@ func New(opts Options) (*Frontier, error) {
 		ipIndex:  make(map[string]int32),
 		jobs:     make(map[uint32]*job),
 		changed:  make(chan struct{}, 1),
+		bulkMin:  bulkMove,
 	}
 	f.ready.t = f.hosts
 	f.runnable.t = f.hosts

@@ -90,7 +90,7 @@ func (f *Frontier) snapshotHost(host string, s *hostSnapshot) bool {
 		}
 	}
 	for _, l := range f.leases {
-		if l.host == h {
+		if l.host == h && !l.done {
 			s.inFlight[l.Item.Job]++
 		}
 	}

@@ -346,6 +346,21 @@ func (q *hostHeap) fix(h *hostState) {
 // top is the host with the earliest next allowed time; Len must be > 0.
 func (q *hostHeap) top() *hostState { return q.t.at(q.es[0].id) }
 
+// removeMoved takes out of the heap the hosts whose heapIdx was set to -1
+// (Frontier.moveDue) and makes a heap of the rest, in O(n).
+func (q *hostHeap) removeMoved() {
+	rest := q.es[:0]
+	for _, e := range q.es {
+		if h := q.t.at(e.id); h.heapIdx >= 0 {
+			h.heapIdx = int32(len(rest))
+			rest = append(rest, e)
+		}
+	}
+	clear(q.es[len(rest):])
+	q.es = rest
+	heap.Init(q)
+}
+
 // due counts the entries whose key is at or before now, and the dead
 // hosts among them, visiting only those entries and their children: a
 // child's key is never before its parent's, so the due entries form a
@@ -418,6 +433,41 @@ func (d *dueCount) set(h *hostState) {
 	if h.heapIdx >= 0 {
 		d.count(h)
 	}
+}
+
+// removeMany does what set does for each of hosts, just taken out of the
+// ready heap (Frontier.moveDue), rebuilding later in O(n) rather than
+// taking each out in O(log n) if many of them are in it.
+func (d *dueCount) removeMany(hosts []hostID) {
+	inLater := 0
+	for _, id := range hosts {
+		if h := d.later.t.at(id); h.due > 0 {
+			inLater++
+		} else if h.due < 0 {
+			d.uncount(h)
+		}
+	}
+	if 16*inLater < d.later.Len() {
+		for _, id := range hosts {
+			if h := d.later.t.at(id); h.due > 0 {
+				heap.Remove(&d.later, int(h.due-1))
+			}
+		}
+		return
+	}
+	rest := d.later.ids[:0]
+	for _, id := range d.later.ids {
+		h := d.later.t.at(id)
+		if h.heapIdx < 0 {
+			h.due = dueNone
+			continue
+		}
+		rest = append(rest, id)
+		h.due = int32(len(rest))
+	}
+	clear(d.later.ids[len(rest):])
+	d.later.ids = rest
+	heap.Init(&d.later)
 }
 
 func (d *dueCount) count(h *hostState) {
