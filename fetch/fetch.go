@@ -237,7 +237,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		ip          netip.Addr
 		gotConn     bool
 		conn        net.Conn // the request's connection, closed here if the fetch is cut
-		tlsErr      error // the failed TLS handshake's error
+		tlsErr      error    // the failed TLS handshake's error
 		headersDone bool
 		fbTimer     *time.Timer
 	)
