@@ -58,7 +58,7 @@ func decode(body []byte, encoding string, limit int64, truncatedInput bool) (dec
 			if err != nil {
 				return nil, false, fmt.Errorf("decode %q: gzip: %w", encoding, err)
 			}
-			defer gzipPool.Put(zr)
+			defer putGzip(zr)
 			r = zr
 		case "deflate":
 			br := bufio.NewReader(r)
@@ -117,11 +117,24 @@ func getGzip(r io.Reader) (*gzip.Reader, error) {
 		return gzip.NewReader(r)
 	}
 	if err := zr.Reset(r); err != nil {
-		gzipPool.Put(zr)
+		putGzip(zr)
 		return nil, err
 	}
 	return zr, nil
 }
+
+// putGzip returns zr to the pool, holding no reference to its last
+// source (a response body, up to MaxBodyBytes) while it waits there.
+func putGzip(zr *gzip.Reader) {
+	_ = zr.Reset(eofReader{}) // fails at once: no header to read; getGzip resets it again
+	gzipPool.Put(zr)
+}
+
+// eofReader is an empty io.ByteReader.
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+func (eofReader) ReadByte() (byte, error)  { return 0, io.EOF }
 
 // Brotli readers are pooled: a Reader's own state (a 32 KiB input buffer,
 // Huffman tables) is about the size of a typical page, and Reset keeps it.

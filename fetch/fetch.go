@@ -314,10 +314,8 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		}
 	}
 	body, truncated, err := readCapped(hresp.Body, f.opts.MaxBodyBytes, min(hresp.ContentLength, maxBodyHint))
-	if err != nil || truncated {
-		closeCut(usedConn)
-	}
 	if err != nil {
+		closeCut(usedConn)
 		if ctx.Err() != nil {
 			putBuf(body)
 			return nil, &Error{Class: ClassCanceled, URL: urlStr, Err: context.Cause(ctx)}
@@ -351,12 +349,13 @@ func (f *Fetcher) Fetch(ctx context.Context, req *Request) (*Response, error) {
 }
 
 // closeCut closes the connection of a fetch cut short (a time-out, a
-// cancel, a body past its cap or a read error) before Fetch returns.
-// The transport would close it too, but from another goroutine, later:
-// on a loaded machine after the host's next request had opened another
-// connection, two requests in flight at once as the server sees them.
-// An HTTP/2 connection is left to the transport, which resets the one
-// stream: the connection may carry others.
+// cancel, a read error) before Fetch returns, so that a retry cannot open
+// a second connection to the host while the first is still open. The
+// transport closes it too, from its read loop's goroutine. A body past
+// its cap is left to the transport's early close (Body.Close): the read
+// that reached the cap may have been the body's last, and the connection
+// back in the idle pool. An HTTP/2 connection is left to the transport,
+// which resets the one stream: the connection may carry others.
 func closeCut(c net.Conn) {
 	if c == nil {
 		return

@@ -708,6 +708,9 @@ func TestCutFetchClosesItsConnection(t *testing.T) {
 		{"body past its cap", endless, func(o *Options) { o.MaxBodyBytes = 100_000 }, true},
 		{"no head before the first-byte time-out", silent, func(o *Options) { o.FirstByteTimeout = 100 * time.Millisecond }, true},
 		{"read whole", okHandler("<html>whole</html>"), func(*Options) {}, false},
+		// A body one byte past the cap: the read that passed the cap
+		// read it whole, and the connection is reusable.
+		{"read whole, one byte past its cap", okHandler(strings.Repeat("x", 1001)), func(o *Options) { o.MaxBodyBytes = 1000 }, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -18,7 +18,8 @@
 // one payload completing at once may both be archived as originals; the
 // index then keeps the last written. An Index keeps in memory only which
 // band values the near index holds (32 KiB), and of a value that holds one
-// fingerprint that fingerprint (2 MiB); it is safe for concurrent use.
+// fingerprint that fingerprint (2 MiB, and 32 KiB marking the values that
+// hold more); it is safe for concurrent use.
 package dedup
 
 import (
@@ -146,7 +147,9 @@ type Index struct {
 	// from the store (whose keys there may be many). A lookup need not read
 	// a value that holds one fingerprint too far from its own
 	// (MaxCandidateDistance): it counts the entry as scanned, as reading it
-	// would have, so a lookup finds what it found reading it. 2 MiB; addMu
+	// would have, so a lookup finds what it found reading it (but for an
+	// add whose batch then failed to commit: counted, it was never there,
+	// and can only end a crowded lookup's budget sooner). 2 MiB and 32 KiB; addMu
 	// orders the adds, so a value's state changes by one add at a time.
 	// Until an index holds a few times 65,536 pages most occupied values
 	// hold one fingerprint, and a lookup reads the store only for near ones.
