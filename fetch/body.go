@@ -48,13 +48,9 @@ func decode(body []byte, encoding string, limit int64, truncatedInput bool) (dec
 		// Codings are listed in the order applied, so undo the last first.
 		switch codings[i] {
 		case "gzip", "x-gzip":
-			// The last coding applied reads body itself, a byte reader
-			// already; an inner one, another decoder's output.
-			src := r
-			if i != len(codings)-1 {
-				src = bufio.NewReader(r)
-			}
-			zr, err := getGzip(src)
+			// The reader buffers a source that is not a byte reader (an
+			// inner coding's decoder) itself, reusing its buffer on Reset.
+			zr, err := getGzip(r)
 			if err != nil {
 				return nil, false, fmt.Errorf("decode %q: gzip: %w", encoding, err)
 			}
@@ -109,8 +105,7 @@ func decode(body []byte, encoding string, limit int64, truncatedInput bool) (dec
 // library's.
 var gzipPool sync.Pool // of *gzip.Reader
 
-// getGzip returns a gzip reader of r (an io.ByteReader, or it is
-// buffered), from the pool if one is there.
+// getGzip returns a gzip reader of r, from the pool if one is there.
 func getGzip(r io.Reader) (*gzip.Reader, error) {
 	zr, _ := gzipPool.Get().(*gzip.Reader)
 	if zr == nil {

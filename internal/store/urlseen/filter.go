@@ -145,13 +145,7 @@ func (f *filter) addLayer(full *layer) {
 }
 
 // bytes is the memory the layers' bits take.
-func (f *filter) bytes() int64 {
-	var b int64
-	for _, l := range *f.layers.Load() {
-		b += int64(len(l.blocks)) * blockBytes
-	}
-	return b
-}
+func (f *filter) bytes() int64 { return f.stats().Bytes }
 
 // count is the number of layers.
 func (f *filter) count() int { return len(*f.layers.Load()) }
